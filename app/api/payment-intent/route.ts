@@ -1,0 +1,20 @@
+/**
+ * POST /api/payment-intent — creates or reuses the card payment intent of a
+ * pending order and writes the customer's addresses (spec 4.1).
+ * OPTIONS answers the storefront's CORS preflight.
+ */
+import { preparePaymentIntent } from '@/lib/checkout/payment-intent';
+import { paymentIntentRequestSchema } from '@/lib/checkout/schemas';
+import { checkoutRoute } from '@/lib/http/route';
+import { RATE_LIMITS } from '@/lib/security/rate-limit';
+
+export const runtime = 'nodejs';
+export const dynamic = 'force-dynamic';
+
+export const { POST, OPTIONS } = checkoutRoute({
+  route: '/api/payment-intent',
+  rule: RATE_LIMITS.paymentIntent,
+  profile: { code: 'PAYMENT_INTENT_ERROR', notPayableMessage: 'Order cannot be paid' },
+  schema: paymentIntentRequestSchema,
+  handle: preparePaymentIntent,
+});

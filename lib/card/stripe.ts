@@ -1,0 +1,131 @@
+/**
+ * The card client: Stripe PaymentIntents and webhook signature checks through
+ * the official SDK, pointed at STRIPE_API_BASE_URL when set (a local stand-in).
+ *
+ * Provider objects become the service's own PaymentIntentSummary here, and
+ * SDK errors become CardProviderError carrying only Stripe's type and code.
+ */
+import Stripe from 'stripe';
+import type { CardSettings } from '@/lib/config';
+import { CardProviderError, InvalidSignatureError, ServiceNotConfiguredError } from '@/lib/errors';
+
+export interface PaymentIntentSummary {
+  id: string;
+  amount: number;
+  /** Lower-case, as Stripe writes it. */
+  currency: string;
+  status: string;
+  clientSecret: string;
+  orderId: string | undefined;
+}
+
+export interface CreateIntentInput {
+  orderId: number;
+  amount: number;
+  /** ISO code in any case; sent lower-case. */
+  currency: string;
+  email: string | undefined;
+  idempotencyKey: string;
+}
+
+export interface CardProvider {
+  createPaymentIntent(input: CreateIntentInput): Promise<PaymentIntentSummary>;
+  /** The intent, or undefined when the provider does not know the id (deleted, other account or mode). */
+  retrievePaymentIntent(id: string): Promise<PaymentIntentSummary | undefined>;
+  updatePaymentIntentAmount(id: string, amount: number, orderId: number): Promise<PaymentIntentSummary>;
+  /** Verifies a webhook's signature against its raw body and returns the parsed event. */
+  verifyWebhookEvent(rawBody: string, signature: string): Stripe.Event;
+}
+
+function summarize(intent: Stripe.PaymentIntent): PaymentIntentSummary {
+  return {
+    id: intent.id,
+    amount: intent.amount,
+    currency: intent.currency,
+    status: intent.status,
+    clientSecret: intent.client_secret ?? '',
+    orderId: intent.metadata?.shop_order_id,
+  };
+}
+
+function toCardError(operation: string, error: unknown): CardProviderError {
+  if (error instanceof Stripe.errors.StripeError) {
+    return new CardProviderError(operation, error.type, error.statusCode, error.code);
+  }
+  return new CardProviderError(operation, 'unknown', undefined, undefined);
+}
+
+export class StripeCardProvider implements CardProvider {
+  private readonly stripe: Stripe;
+
+  constructor(
+    private readonly settings: CardSettings,
+    timeoutMs: number,
+  ) {
+    const base = settings.apiBaseUrl ? new URL(settings.apiBaseUrl) : undefined;
+    this.stripe = new Stripe(settings.secretKey, {
+      timeout: timeoutMs,
+      // Retries are safe: every write carries an idempotency key.
+      maxNetworkRetries: 1,
+      telemetry: false,
+      appInfo: { name: 'checkout-payment-service' },
+      ...(base
+        ? {
+            protocol: base.protocol === 'http:' ? 'http' : 'https',
+            host: base.hostname,
+            port: base.port || (base.protocol === 'http:' ? 80 : 443),
+          }
+        : {}),
+    });
+  }
+
+  async createPaymentIntent(input: CreateIntentInput): Promise<PaymentIntentSummary> {
+    try {
+      const intent = await this.stripe.paymentIntents.create(
+        {
+          amount: input.amount,
+          currency: input.currency.toLowerCase(),
+          description: `Order #${input.orderId}`,
+          metadata: { shop_order_id: String(input.orderId) },
+          ...(input.email ? { receipt_email: input.email } : {}),
+        },
+        { idempotencyKey: input.idempotencyKey },
+      );
+      return summarize(intent);
+    } catch (error) {
+      throw toCardError('create payment intent', error);
+    }
+  }
+
+  async retrievePaymentIntent(id: string): Promise<PaymentIntentSummary | undefined> {
+    try {
+      return summarize(await this.stripe.paymentIntents.retrieve(id));
+    } catch (error) {
+      if (error instanceof Stripe.errors.StripeError && error.code === 'resource_missing') return undefined;
+      throw toCardError('retrieve payment intent', error);
+    }
+  }
+
+  async updatePaymentIntentAmount(id: string, amount: number, orderId: number): Promise<PaymentIntentSummary> {
+    try {
+      const intent = await this.stripe.paymentIntents.update(id, {
+        amount,
+        metadata: { shop_order_id: String(orderId) },
+      });
+      return summarize(intent);
+    } catch (error) {
+      throw toCardError('update payment intent', error);
+    }
+  }
+
+  verifyWebhookEvent(rawBody: string, signature: string): Stripe.Event {
+    const secret = this.settings.webhookSecret;
+    if (!secret) throw new ServiceNotConfiguredError('The service is not configured: set STRIPE_WEBHOOK_SECRET');
+    try {
+      return this.stripe.webhooks.constructEvent(rawBody, signature, secret);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : 'Webhook signature verification failed';
+      throw new InvalidSignatureError(`Webhook Error: ${message.split('\n')[0]?.slice(0, 200)}`);
+    }
+  }
+}

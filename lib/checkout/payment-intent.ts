@@ -1,0 +1,117 @@
+/**
+ * POST /api/payment-intent (spec 4.1): create a card payment intent for a
+ * pending order, or reuse the one stored on it, and write the customer's
+ * addresses, all under the order's lock so concurrent calls create one intent.
+ *
+ * Upstream calls for a new intent with addresses: get order, create intent,
+ * one order update carrying both the intent id and the addresses. WooCommerce
+ * recalculates taxes when addresses change (DECISIONS 7), so the intent's
+ * amount is then brought to the total that update returned.
+ */
+import { createHash } from 'node:crypto';
+import type { PaymentIntentSummary } from '@/lib/card/stripe';
+import { checkoutAddressChange } from '@/lib/checkout/addresses';
+import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
+import type { PaymentIntentRequest } from '@/lib/checkout/schemas';
+import type { RequestContext } from '@/lib/http/route';
+import { log } from '@/lib/log';
+import { buildOrderUpdate } from '@/lib/orders/mutation';
+import { normalizeOrder, PAYMENT_INTENT_META_KEY } from '@/lib/orders/normalize';
+import type { Services } from '@/lib/services';
+
+export const CHECKOUT_ADDRESS_META_KEY = '_checkout_address_updated';
+
+export interface PaymentIntentResponse {
+  success: true;
+  client_secret: string;
+  payment_intent_id: string;
+}
+
+/**
+ * Stripe idempotency key for creating an order's intent: the same order,
+ * amount, currency and email always give the same key, so a retry after a
+ * failed order update (or a second instance racing this one) gets the intent
+ * already created instead of a second one.
+ */
+export function intentIdempotencyKey(parts: {
+  orderId: number;
+  amount: number;
+  currency: string;
+  email: string | undefined;
+  replaces: string | undefined;
+}): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([parts.orderId, parts.amount, parts.currency.toLowerCase(), parts.email ?? '', parts.replaces ?? '']))
+    .digest('hex')
+    .slice(0, 32);
+  return `checkout-order-${parts.orderId}-${digest}`;
+}
+
+export async function preparePaymentIntent(
+  input: PaymentIntentRequest,
+  services: Services,
+  context: RequestContext,
+): Promise<PaymentIntentResponse> {
+  const orderId = await orderIdFromToken(input.token, services, context);
+  const card = services.card();
+  const store = services.store();
+
+  return services.orderLocks.withOrderLock('checkout', orderId, async () => {
+    const { order, normalized } = await loadPayableOrder(orderId, services);
+
+    let intent: PaymentIntentSummary | undefined;
+    let replaces: string | undefined;
+    if (normalized.payment_intent_id) {
+      intent = await card.retrievePaymentIntent(normalized.payment_intent_id);
+      // A canceled or vanished intent can never be paid: the customer needs a new one.
+      if (intent === undefined || intent.status === 'canceled') {
+        log.warn('payment_intent.replaced', { orderId, reason: intent ? 'canceled' : 'missing' });
+        replaces = normalized.payment_intent_id;
+        intent = undefined;
+      }
+    }
+
+    const created = intent === undefined;
+    if (intent === undefined) {
+      const email = input.contact_info?.email || input.billing_address?.email || normalized.email;
+      intent = await card.createPaymentIntent({
+        orderId,
+        amount: normalized.charge_cents,
+        currency: normalized.currency,
+        email,
+        idempotencyKey: intentIdempotencyKey({
+          orderId,
+          amount: normalized.charge_cents,
+          currency: normalized.currency,
+          email,
+          replaces,
+        }),
+      });
+    }
+
+    let amountDue = normalized.charge_cents;
+    const addresses = checkoutAddressChange(input, { shippingFallsBackToBilling: false });
+    if (created || addresses) {
+      const meta: Record<string, string> = {};
+      if (created) meta[PAYMENT_INTENT_META_KEY] = intent.id;
+      if (addresses) meta[CHECKOUT_ADDRESS_META_KEY] = new Date().toISOString();
+      const updated = await store.updateOrder(
+        orderId,
+        buildOrderUpdate(order, { ...addresses, meta, metaMode: 'replace' }),
+      );
+      amountDue = normalizeOrder(updated).charge_cents;
+    }
+
+    if (intent.amount !== amountDue) {
+      if (intent.status === 'requires_payment_method') {
+        intent = await card.updatePaymentIntentAmount(intent.id, amountDue, orderId);
+      } else {
+        // Spec 4.1 step 8: reused unchanged; the webhook will put a mismatched payment on hold.
+        log.warn('payment_intent.amount_differs', { orderId, intentAmount: intent.amount, amountDue, intentStatus: intent.status });
+      }
+    }
+
+    context.outcome = created ? 'intent_created' : 'intent_reused';
+    return { success: true, client_secret: intent.clientSecret, payment_intent_id: intent.id };
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * POST /api/submit-order (spec 4.2): submit a pending order for manual
+ * payment verification. One order read, one order update.
+ */
+import { checkoutAddressChange } from '@/lib/checkout/addresses';
+import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
+import { CHECKOUT_ADDRESS_META_KEY } from '@/lib/checkout/payment-intent';
+import type { SubmitOrderRequest } from '@/lib/checkout/schemas';
+import type { RequestContext } from '@/lib/http/route';
+import { buildOrderUpdate } from '@/lib/orders/mutation';
+import { normalizeOrder } from '@/lib/orders/normalize';
+import { manualPaymentAwaitedNote } from '@/lib/orders/notes';
+import type { Services } from '@/lib/services';
+
+export interface SubmitOrderResponse {
+  success: true;
+  order_id: number;
+  /** Minor units of the order's currency. */
+  total: number;
+  currency: string;
+}
+
+export async function submitOrderForManualPayment(
+  input: SubmitOrderRequest,
+  services: Services,
+  context: RequestContext,
+): Promise<SubmitOrderResponse> {
+  const orderId = await orderIdFromToken(input.token, services, context);
+  const { manualTitle } = services.config.paymentMethods;
+
+  return services.orderLocks.withOrderLock('checkout', orderId, async () => {
+    const { order } = await loadPayableOrder(orderId, services);
+    const now = new Date().toISOString();
+    const updated = await services.store().updateOrder(
+      orderId,
+      buildOrderUpdate(order, {
+        ...checkoutAddressChange(input, { shippingFallsBackToBilling: true }),
+        status: 'pending',
+        customerNote: manualPaymentAwaitedNote(manualTitle),
+        metaMode: 'replace',
+        meta: {
+          _payment_method: 'manual',
+          _payment_method_title: manualTitle,
+          _manual_payment_status: 'pending-screenshot',
+          _order_submitted_at: now,
+          [CHECKOUT_ADDRESS_META_KEY]: now,
+        },
+      }),
+    );
+    // The total after the address write: WooCommerce recalculates taxes for the new addresses.
+    const normalized = normalizeOrder(updated);
+    context.outcome = 'submitted';
+    return { success: true, order_id: orderId, total: normalized.total_cents, currency: normalized.currency };
+  });
+}

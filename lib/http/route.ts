@@ -1,0 +1,146 @@
+/**
+ * Route wrappers: every route handler is one of these around a use case in lib/.
+ *
+ * The wrapper owns the spec's processing order up to the use case (rate limit,
+ * origin, body), turns every error into the endpoint's response through
+ * lib/http/errors.ts, and writes one JSON log line per request with route,
+ * status, duration and the order or event id, never a body or a header value.
+ */
+import type { z } from 'zod';
+import { ConfigError, getConfig } from '@/lib/config';
+import { InvalidRequestError, RateLimitedError, ServiceError } from '@/lib/errors';
+import { CHECKOUT_BODY_LIMIT, parseJson, readBodyText } from '@/lib/http/body';
+import { clientIp } from '@/lib/http/client-ip';
+import { checkoutErrorResponse, type CheckoutErrorProfile, type ErrorResponse } from '@/lib/http/errors';
+import { allowedOrigin, assertAllowedOrigin, corsHeaders, preflightResponse } from '@/lib/http/origin';
+import { log } from '@/lib/log';
+import type { RateLimitRule } from '@/lib/security/rate-limit';
+import { getServices, type Services } from '@/lib/services';
+
+/** What a handler learns along the way, for the request's log line. */
+export interface RequestContext {
+  orderId?: number;
+  eventId?: string;
+  eventType?: string;
+  outcome?: string;
+}
+
+interface RunOptions {
+  route: string;
+  toErrorResponse: (error: unknown, showDetails: boolean) => ErrorResponse;
+  headers?: Record<string, string>;
+}
+
+interface HandlerResult {
+  status?: number;
+  body: unknown;
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return Response.json(body, { status, headers: { 'Cache-Control': 'no-store', ...headers } });
+}
+
+/** Runs a handler with error mapping and the request log line. */
+export async function runRoute(
+  options: RunOptions,
+  handler: (context: RequestContext) => Promise<HandlerResult>,
+): Promise<Response> {
+  const started = performance.now();
+  const context: RequestContext = {};
+  let status: number;
+  let response: Response;
+  let errorKind: string | undefined;
+  try {
+    const result = await handler(context);
+    status = result.status ?? 200;
+    response = json(status, result.body, options.headers);
+  } catch (error) {
+    const showDetails = safeIsDevelopment();
+    const mapped = options.toErrorResponse(error, showDetails);
+    status = mapped.status;
+    errorKind = error instanceof ServiceError ? error.kind : error instanceof ConfigError ? 'config' : 'unexpected';
+    response = json(status, mapped.body, { ...options.headers, ...mapped.headers });
+    if (errorKind === 'unexpected' || errorKind === 'config') {
+      // Logged by name only: an unknown error's message may quote upstream data.
+      log.error('request.unexpected_error', {
+        route: options.route,
+        error: error instanceof Error ? error.name : typeof error,
+        message: error instanceof ConfigError ? error.message : undefined,
+      });
+    }
+  }
+  log[status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info']('request', {
+    route: options.route,
+    status,
+    durationMs: Math.round(performance.now() - started),
+    orderId: context.orderId,
+    eventId: context.eventId,
+    eventType: context.eventType,
+    outcome: context.outcome,
+    error: errorKind,
+  });
+  return response;
+}
+
+function safeIsDevelopment(): boolean {
+  try {
+    return getConfig().isDevelopment;
+  } catch {
+    return process.env.NODE_ENV === 'development';
+  }
+}
+
+/** Counts the request against the endpoint's limit; RateLimitedError when it is over. */
+export async function enforceRateLimit(services: Services, rule: RateLimitRule, headers: Headers): Promise<void> {
+  const decision = await services.rateLimiter.hit(rule, clientIp(headers, services.config.trustProxyHops));
+  if (!decision.allowed) throw new RateLimitedError(decision);
+}
+
+export interface CheckoutRouteOptions<Input> {
+  route: string;
+  rule: RateLimitRule;
+  profile: CheckoutErrorProfile;
+  schema: z.ZodType<Input>;
+  handle: (input: Input, services: Services, context: RequestContext) => Promise<unknown>;
+}
+
+/**
+ * The storefront endpoints (spec 4.1, 4.2): rate limit → origin → body →
+ * use case, answering the CORS preflight too.
+ */
+export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
+  async function POST(request: Request): Promise<Response> {
+    let origin: string | undefined;
+    try {
+      origin = allowedOrigin(request.headers, getConfig().allowedOrigins);
+    } catch {
+      origin = undefined;
+    }
+    return runRoute(
+      {
+        route: options.route,
+        toErrorResponse: (error, showDetails) => checkoutErrorResponse(error, options.profile, showDetails),
+        headers: corsHeaders(origin),
+      },
+      async (context) => {
+        const services = getServices();
+        await enforceRateLimit(services, options.rule, request.headers);
+        assertAllowedOrigin(request.headers, services.config.allowedOrigins);
+        const raw = parseJson(await readBodyText(request, CHECKOUT_BODY_LIMIT));
+        const parsed = options.schema.safeParse(raw);
+        if (!parsed.success) throw new InvalidRequestError(parsed.error.issues);
+        return { body: await options.handle(parsed.data, services, context) };
+      },
+    );
+  }
+
+  async function OPTIONS(request: Request): Promise<Response> {
+    try {
+      return preflightResponse(request.headers, getConfig().allowedOrigins);
+    } catch {
+      return new Response(null, { status: 403, headers: { Vary: 'Origin' } });
+    }
+  }
+
+  return { POST, OPTIONS };
+}

@@ -1,0 +1,79 @@
+/**
+ * Money (DECISIONS 7): WooCommerce's decimal strings become integer minor units
+ * with integer arithmetic only, using Stripe's exponent for each currency.
+ */
+
+// https://docs.stripe.com/currencies#zero-decimal and #three-decimal
+const ZERO_DECIMAL = new Set([
+  'bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf',
+]);
+const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
+
+export class MoneyError extends Error {
+  override readonly name = 'MoneyError';
+}
+
+/** Digits after the decimal point in the currency's minor unit, as Stripe counts them. */
+export function currencyExponent(currency: string): 0 | 2 | 3 {
+  const code = currency.toLowerCase();
+  if (ZERO_DECIMAL.has(code)) return 0;
+  if (THREE_DECIMAL.has(code)) return 3;
+  return 2;
+}
+
+const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?$/;
+
+/**
+ * Parses a decimal amount ("4.35", "10", "-1.5", 12) into integer minor units.
+ * Digits beyond the currency's exponent are rounded half away from zero, so a
+ * store configured with more price decimals than the currency has still
+ * produces the amount a person would expect.
+ */
+export function toMinorUnits(amount: string | number, currency: string): number {
+  const text = typeof amount === 'number' ? numberToPlainString(amount) : amount.trim();
+  const match = DECIMAL.exec(text);
+  const sign = match?.[1] ?? '';
+  const whole = match?.[2] ?? '';
+  const fraction = match?.[3] ?? '';
+  if (!match || (whole === '' && fraction === '')) {
+    throw new MoneyError('Amount is not a decimal number');
+  }
+  const exponent = currencyExponent(currency);
+  const kept = fraction.slice(0, exponent).padEnd(exponent, '0');
+  const dropped = fraction.slice(exponent);
+  let minor = BigInt(`${whole || '0'}${kept}`);
+  if (dropped !== '' && dropped.charCodeAt(0) >= 53 /* '5' */) minor += 1n;
+  if (sign === '-') minor = -minor;
+  if (minor > BigInt(Number.MAX_SAFE_INTEGER) || minor < BigInt(Number.MIN_SAFE_INTEGER)) {
+    throw new MoneyError('Amount is too large');
+  }
+  return Number(minor) || 0; // never -0
+}
+
+/** A JSON number as WooCommerce might send it, written without exponent notation. */
+function numberToPlainString(value: number): string {
+  if (!Number.isFinite(value)) throw new MoneyError('Amount is not a decimal number');
+  // toFixed(6) is exact enough for any price a store holds and never uses exponent notation.
+  return value.toFixed(6);
+}
+
+/**
+ * The amount Stripe can actually charge for a total in minor units. Stripe
+ * requires three-decimal currencies to be charged in multiples of 10, so such
+ * totals are rounded half up to the nearest 10; every other total is charged as is.
+ */
+export function chargeableAmount(totalMinor: number, currency: string): number {
+  if (currencyExponent(currency) !== 3) return totalMinor;
+  const remainder = totalMinor % 10;
+  return remainder >= 5 ? totalMinor - remainder + 10 : totalMinor - remainder;
+}
+
+/** Formats integer minor units as a decimal string for logs and notes ("4.35", "1200", "12.340"). */
+export function formatMinorUnits(minor: number, currency: string): string {
+  const exponent = currencyExponent(currency);
+  if (exponent === 0) return String(minor);
+  const negative = minor < 0;
+  const digits = String(Math.abs(minor)).padStart(exponent + 1, '0');
+  const text = `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
+  return negative ? `-${text}` : text;
+}

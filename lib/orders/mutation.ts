@@ -1,0 +1,87 @@
+/**
+ * The one order-mutation helper (DECISIONS 9): every WooCommerce order update
+ * the service sends is built here.
+ *
+ * Meta is written the two ways spec 2.1 names: checkout writes replace a key's
+ * value (one entry per key), webhooks append their entries to the existing
+ * list. Either way the body carries the existing entries plus the new ones.
+ */
+import type { OrderAddress, OrderUpdate, StoreOrder } from '@/lib/store/types';
+
+export const ADDRESS_FIELDS = [
+  'first_name',
+  'last_name',
+  'company',
+  'address_1',
+  'address_2',
+  'city',
+  'state',
+  'postcode',
+  'country',
+  'email',
+  'phone',
+] as const satisfies readonly (keyof OrderAddress)[];
+
+export type MetaMode = 'replace' | 'append';
+
+export interface OrderChange {
+  status?: string;
+  billing?: OrderAddress;
+  shipping?: OrderAddress;
+  customerNote?: string;
+  meta?: Record<string, string>;
+  /** Required with `meta`: checkout writes replace, webhooks append. */
+  metaMode?: MetaMode;
+  paymentMethod?: { id: string; title: string; transactionId?: string };
+  datePaid?: string;
+  customerId?: number;
+}
+
+/** Only the address fields the service writes; anything else a client sent is dropped here too. */
+export function pickAddress(source: OrderAddress | Record<string, unknown>, options: { withEmail: boolean }): OrderAddress {
+  const address: OrderAddress = {};
+  for (const field of ADDRESS_FIELDS) {
+    if (field === 'email' && !options.withEmail) continue;
+    const value = (source as Record<string, unknown>)[field];
+    if (typeof value === 'string') address[field] = value;
+  }
+  return address;
+}
+
+export function buildOrderUpdate(order: StoreOrder, change: OrderChange): OrderUpdate {
+  const update: OrderUpdate = {};
+  if (change.status !== undefined) update.status = change.status;
+  // WooCommerce's billing has email and phone; its shipping has phone but no email.
+  if (change.billing !== undefined) update.billing = pickAddress(change.billing, { withEmail: true });
+  if (change.shipping !== undefined) update.shipping = pickAddress(change.shipping, { withEmail: false });
+  if (change.customerNote !== undefined) update.customer_note = change.customerNote;
+  if (change.customerId !== undefined && change.customerId > 0) update.customer_id = change.customerId;
+  if (change.paymentMethod !== undefined) {
+    update.payment_method = change.paymentMethod.id;
+    update.payment_method_title = change.paymentMethod.title;
+    if (change.paymentMethod.transactionId !== undefined) update.transaction_id = change.paymentMethod.transactionId;
+  }
+  if (change.datePaid !== undefined) {
+    update.date_paid = change.datePaid;
+    update.date_paid_gmt = change.datePaid;
+  }
+  if (change.meta !== undefined) {
+    if (change.metaMode === undefined) throw new TypeError('metaMode is required when writing meta');
+    update.meta_data = mergeMeta(order.meta_data, change.meta, change.metaMode);
+  }
+  return update;
+}
+
+function mergeMeta(existing: StoreOrder['meta_data'], entries: Record<string, string>, mode: MetaMode): OrderUpdate['meta_data'] {
+  const current = existing.map(({ id, key, value }) => (id === undefined ? { key, value } : { id, key, value }));
+  const additions = Object.entries(entries).map(([key, value]) => ({ key, value }));
+  if (mode === 'append') return [...current, ...additions];
+
+  const written = new Set<string>();
+  const merged = current.map((entry) => {
+    if (!(entry.key in entries)) return entry;
+    written.add(entry.key);
+    return { ...entry, value: entries[entry.key] };
+  });
+  return [...merged, ...additions.filter((entry) => !written.has(entry.key))];
+}

@@ -1,0 +1,68 @@
+/**
+ * The normalized order (spec 2.1): amounts in integer minor units computed
+ * from the order's parts (DECISIONS 7). WooCommerce's own `total` is logged
+ * when it disagrees and is never charged.
+ */
+import { log } from '@/lib/log';
+import { chargeableAmount, toMinorUnits } from '@/lib/money';
+import type { StoreOrder } from '@/lib/store/types';
+
+export const PAYMENT_INTENT_META_KEY = '_payment_intent_id';
+
+export interface NormalizedOrder {
+  id: number;
+  status: string;
+  /** Σ line_items[].total (after discounts). */
+  subtotal_cents: number;
+  /** Σ fee_lines[].total (may be negative). */
+  fees_cents: number;
+  tax_cents: number;
+  shipping_cost_cents: number;
+  /** What the customer owes: subtotal + fees + shipping + tax. */
+  total_cents: number;
+  /** What the card provider is asked to charge (total_cents, rounded to 10 for three-decimal currencies). */
+  charge_cents: number;
+  /** Upper-case ISO code, as the store holds it. */
+  currency: string;
+  email: string | undefined;
+  customer_id: number;
+  payment_intent_id: string | undefined;
+}
+
+export function metaValue(order: StoreOrder, key: string): string | undefined {
+  const entry = order.meta_data.find((m) => m.key === key);
+  return typeof entry?.value === 'string' && entry.value !== '' ? entry.value : undefined;
+}
+
+export function normalizeOrder(order: StoreOrder): NormalizedOrder {
+  const currency = order.currency.toUpperCase();
+  const minor = (amount: string) => toMinorUnits(amount, currency);
+  const sum = (lines: { total: string }[]) => lines.reduce((acc, line) => acc + minor(line.total), 0);
+
+  const subtotal = sum(order.line_items);
+  const fees = sum(order.fee_lines);
+  const shipping = minor(order.shipping_total);
+  const tax = minor(order.total_tax);
+  const total = subtotal + fees + shipping + tax;
+
+  const storeTotal = minor(order.total);
+  if (storeTotal !== total) {
+    log.warn('order.total_mismatch', { orderId: order.id, currency, computedTotal: total, storeTotal });
+  }
+
+  const email = typeof order.billing.email === 'string' && order.billing.email !== '' ? order.billing.email : undefined;
+  return {
+    id: order.id,
+    status: order.status,
+    subtotal_cents: subtotal,
+    fees_cents: fees,
+    tax_cents: tax,
+    shipping_cost_cents: shipping,
+    total_cents: total,
+    charge_cents: chargeableAmount(total, currency),
+    currency,
+    email,
+    customer_id: order.customer_id,
+    payment_intent_id: metaValue(order, PAYMENT_INTENT_META_KEY),
+  };
+}

@@ -1,0 +1,20 @@
+/** Paid and payable (DECISIONS 8). */
+import type { NotPayableReason } from '@/lib/errors';
+import type { StoreOrder } from '@/lib/store/types';
+
+const PAID_STATUSES = new Set(['processing', 'completed', 'shipped', 'awaiting_shipment']);
+
+export function isPaid(order: Pick<StoreOrder, 'status' | 'date_paid'>): boolean {
+  return Boolean(order.date_paid) || PAID_STATUSES.has(order.status);
+}
+
+export function canBePaid(order: Pick<StoreOrder, 'status' | 'date_paid'>): boolean {
+  return order.status === 'pending' && !isPaid(order);
+}
+
+/** Why an order cannot be paid, or undefined when it can. */
+export function notPayableReason(order: Pick<StoreOrder, 'status' | 'date_paid'>): NotPayableReason | undefined {
+  if (isPaid(order)) return 'Order is already paid';
+  if (order.status !== 'pending') return 'Order status is not pending';
+  return undefined;
+}

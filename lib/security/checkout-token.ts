@@ -1,0 +1,90 @@
+/**
+ * Checkout tokens (DECISIONS 3): compact JWTs signed with HS256.
+ *
+ * `sub` is the store order id in decimal, `exp` is required, `iss` and `aud`
+ * are checked when configured, and no algorithm but HS256 is accepted (never
+ * `none`). A storefront server that shares the secret can import
+ * `mintCheckoutToken` to issue tokens itself.
+ */
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { InvalidTokenError } from '@/lib/errors';
+
+export interface CheckoutTokenOptions {
+  secret: string;
+  issuer?: string | undefined;
+  audience?: string | undefined;
+}
+
+export interface MintOptions extends CheckoutTokenOptions {
+  /** Lifetime: seconds, or a string such as "30m", "2h", "1d". Default 30 minutes. */
+  ttl?: number | string;
+  now?: Date;
+}
+
+const ALGORITHM = 'HS256';
+const ORDER_ID = /^[1-9]\d{0,15}$/;
+const TTL = /^(\d+)\s*(s|m|h|d)?$/;
+const MAX_TTL_SECONDS = 7 * 24 * 60 * 60;
+
+function key(secret: string): Uint8Array {
+  if (Buffer.byteLength(secret, 'utf8') < 32) {
+    throw new Error('CHECKOUT_TOKEN_SECRET must be at least 32 bytes long');
+  }
+  return new TextEncoder().encode(secret);
+}
+
+/** "30m" → 1800. Throws on anything that is not a positive duration of at most 7 days. */
+export function parseTtl(ttl: number | string): number {
+  let seconds: number;
+  if (typeof ttl === 'number') {
+    seconds = ttl;
+  } else {
+    const match = TTL.exec(ttl.trim());
+    if (!match) throw new Error(`Invalid token lifetime "${ttl}": use e.g. 900, 30m, 2h or 1d`);
+    const unit = { s: 1, m: 60, h: 3600, d: 86_400 }[(match[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
+    seconds = Number(match[1]) * unit;
+  }
+  if (!Number.isInteger(seconds) || seconds <= 0 || seconds > MAX_TTL_SECONDS) {
+    throw new Error('Token lifetime must be between 1 second and 7 days');
+  }
+  return seconds;
+}
+
+export async function mintCheckoutToken(orderId: number, options: MintOptions): Promise<string> {
+  if (!Number.isSafeInteger(orderId) || orderId <= 0) throw new Error('Order id must be a positive integer');
+  const issuedAt = Math.floor((options.now ?? new Date()).getTime() / 1000);
+  const jwt = new SignJWT({})
+    .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
+    .setSubject(String(orderId))
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(issuedAt + parseTtl(options.ttl ?? '30m'));
+  if (options.issuer) jwt.setIssuer(options.issuer);
+  if (options.audience) jwt.setAudience(options.audience);
+  return jwt.sign(key(options.secret));
+}
+
+/** The order id a valid token names; InvalidTokenError for anything else. */
+export async function verifyCheckoutToken(token: string, options: CheckoutTokenOptions): Promise<number> {
+  let subject: string | undefined;
+  try {
+    const { payload } = await jwtVerify(token, key(options.secret), {
+      algorithms: [ALGORITHM],
+      requiredClaims: ['exp', 'sub'],
+      ...(options.issuer ? { issuer: options.issuer } : {}),
+      ...(options.audience ? { audience: options.audience } : {}),
+    });
+    subject = payload.sub;
+  } catch (error) {
+    throw new InvalidTokenError(tokenFailureReason(error));
+  }
+  if (subject === undefined || !ORDER_ID.test(subject)) throw new InvalidTokenError('subject is not an order id');
+  return Number(subject);
+}
+
+function tokenFailureReason(error: unknown): string {
+  if (error instanceof joseErrors.JWTExpired) return 'expired';
+  if (error instanceof joseErrors.JWTClaimValidationFailed) return `claim ${error.claim} failed validation`;
+  if (error instanceof joseErrors.JOSEAlgNotAllowed) return 'algorithm not allowed';
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return 'signature mismatch';
+  return 'malformed';
+}

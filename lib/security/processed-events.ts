@@ -1,0 +1,29 @@
+/**
+ * Remembered webhook event ids (DECISIONS 12), so a delivery that was already
+ * applied is acknowledged without touching the order again. Entries expire
+ * after the providers' retry horizon (Stripe retries for up to three days).
+ */
+import { LRUCache } from 'lru-cache';
+
+export interface ProcessedEvents {
+  has(eventId: string): Promise<boolean>;
+  remember(eventId: string): Promise<void>;
+}
+
+export const PROCESSED_EVENT_TTL_MS = 4 * 24 * 60 * 60 * 1000;
+
+export class MemoryProcessedEvents implements ProcessedEvents {
+  private readonly seen: LRUCache<string, true>;
+
+  constructor(options: { max?: number; ttlMs?: number } = {}) {
+    this.seen = new LRUCache({ max: options.max ?? 100_000, ttl: options.ttlMs ?? PROCESSED_EVENT_TTL_MS });
+  }
+
+  async has(eventId: string): Promise<boolean> {
+    return this.seen.has(eventId);
+  }
+
+  async remember(eventId: string): Promise<void> {
+    this.seen.set(eventId, true);
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * Fixed-window rate limiting per client and endpoint (spec section 8).
+ *
+ * Windows are aligned to the clock (floor(now / window)), so every instance
+ * and a shared store agree on when a window ends. The in-process limiter keeps
+ * its counters in a bounded LRU cache: a flood of distinct addresses evicts
+ * the oldest counters instead of growing memory without limit.
+ */
+import { LRUCache } from 'lru-cache';
+import type { RateLimitState } from '@/lib/errors';
+
+export interface RateLimitRule {
+  /** Counter name; each endpoint has its own. */
+  name: string;
+  limit: number;
+  windowMs: number;
+}
+
+export interface RateLimitDecision extends RateLimitState {
+  allowed: boolean;
+}
+
+export interface RateLimiter {
+  /** Counts one request from `client` against `rule` and says whether it may proceed. */
+  hit(rule: RateLimitRule, client: string): Promise<RateLimitDecision>;
+}
+
+export const RATE_LIMITS = {
+  paymentIntent: { name: 'payment-intent', limit: 10, windowMs: 60_000 },
+  submitOrder: { name: 'submit-order', limit: 10, windowMs: 60_000 },
+  cardWebhook: { name: 'cardprovider-webhook', limit: 100, windowMs: 60_000 },
+  shippingWebhook: { name: 'shipping-webhook', limit: 100, windowMs: 60_000 },
+} as const satisfies Record<string, RateLimitRule>;
+
+interface Window {
+  start: number;
+  count: number;
+}
+
+export class MemoryRateLimiter implements RateLimiter {
+  private readonly windows: LRUCache<string, Window>;
+  private readonly now: () => number;
+
+  constructor(options: { maxClients?: number; now?: () => number } = {}) {
+    this.windows = new LRUCache({ max: options.maxClients ?? 50_000 });
+    this.now = options.now ?? Date.now;
+  }
+
+  async hit(rule: RateLimitRule, client: string): Promise<RateLimitDecision> {
+    const now = this.now();
+    const start = Math.floor(now / rule.windowMs) * rule.windowMs;
+    const key = `${rule.name}\u0000${client}`;
+    let window = this.windows.get(key);
+    if (!window || window.start !== start) {
+      window = { start, count: 0 };
+      this.windows.set(key, window);
+    }
+    window.count += 1;
+    return {
+      allowed: window.count <= rule.limit,
+      limit: rule.limit,
+      remaining: Math.max(0, rule.limit - window.count),
+      resetAt: start + rule.windowMs,
+    };
+  }
+
+  /** How many counters are held (for tests and benchmarks). */
+  get size(): number {
+    return this.windows.size;
+  }
+}

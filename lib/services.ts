@@ -1,0 +1,48 @@
+/**
+ * The service's collaborators, built once per process from the configuration.
+ * Use cases receive them as interfaces; tests swap the configuration and call
+ * resetServices() to get fresh state.
+ */
+import { StripeCardProvider, type CardProvider } from '@/lib/card/stripe';
+import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/config';
+import { MemoryOrderLocks, type OrderLocks } from '@/lib/security/order-lock';
+import { MemoryProcessedEvents, type ProcessedEvents } from '@/lib/security/processed-events';
+import { MemoryRateLimiter, type RateLimiter } from '@/lib/security/rate-limit';
+import { WooCommerceStore } from '@/lib/store/woocommerce';
+import type { Store } from '@/lib/store/types';
+
+export interface Services {
+  config: Config;
+  rateLimiter: RateLimiter;
+  orderLocks: OrderLocks;
+  processedEvents: ProcessedEvents;
+  /** Built on first use, so an unconfigured part fails only the requests that need it. */
+  store(): Store;
+  card(): CardProvider;
+}
+
+let current: Services | undefined;
+
+function build(config: Config): Services {
+  let store: Store | undefined;
+  let card: CardProvider | undefined;
+  return {
+    config,
+    rateLimiter: new MemoryRateLimiter(),
+    orderLocks: new MemoryOrderLocks(),
+    processedEvents: new MemoryProcessedEvents(),
+    store: () => (store ??= new WooCommerceStore(requireSetting(config, 'store'), config.upstreamTimeoutMs)),
+    card: () => (card ??= new StripeCardProvider(requireSetting(config, 'card'), config.upstreamTimeoutMs)),
+  };
+}
+
+export function getServices(): Services {
+  current ??= build(getConfig());
+  return current;
+}
+
+/** Drops every collaborator and the parsed configuration (tests, and the demo launcher). */
+export function resetServices(): void {
+  resetConfig();
+  current = undefined;
+}

@@ -1,0 +1,81 @@
+/**
+ * The store order as the service sees it: WooCommerce REST v3's order resource,
+ * parsed at the boundary so the rest of the service works with typed data.
+ * Only the fields the service reads are kept.
+ */
+import { z } from 'zod';
+
+const decimal = z.union([z.string(), z.number()]).transform(String);
+
+export const metaEntrySchema = z.object({
+  id: z.number().int().optional(),
+  key: z.string(),
+  // WooCommerce meta values may be any JSON; the service only ever writes strings.
+  value: z.unknown(),
+});
+
+const addressSchema = z.record(z.string(), z.unknown());
+
+const lineSchema = z.object({ total: decimal.default('0') });
+
+export const storeOrderSchema = z.object({
+  id: z.number().int().positive(),
+  status: z.string(),
+  currency: z.string().min(3).max(3),
+  total: decimal.default('0'),
+  total_tax: decimal.default('0'),
+  shipping_total: decimal.default('0'),
+  customer_id: z.number().int().nullish().transform((v) => v ?? 0),
+  billing: addressSchema.nullish().transform((v) => v ?? {}),
+  shipping: addressSchema.nullish().transform((v) => v ?? {}),
+  customer_note: z.string().nullish().transform((v) => v ?? ''),
+  payment_method: z.string().nullish(),
+  date_paid: z.string().nullish().transform((v) => v ?? null),
+  date_paid_gmt: z.string().nullish().transform((v) => v ?? null),
+  meta_data: z.array(metaEntrySchema).nullish().transform((v) => v ?? []),
+  line_items: z.array(lineSchema).nullish().transform((v) => v ?? []),
+  fee_lines: z.array(lineSchema).nullish().transform((v) => v ?? []),
+});
+
+export type StoreOrder = z.infer<typeof storeOrderSchema>;
+export type MetaEntry = z.infer<typeof metaEntrySchema>;
+
+/** Address fields the service writes (DECISIONS 6); every other key is dropped. */
+export interface OrderAddress {
+  first_name?: string;
+  last_name?: string;
+  company?: string;
+  address_1?: string;
+  address_2?: string;
+  city?: string;
+  state?: string;
+  postcode?: string;
+  country?: string;
+  email?: string;
+  phone?: string;
+}
+
+/** The body of a WooCommerce order update, as built by lib/orders/mutation.ts. */
+export interface OrderUpdate {
+  status?: string;
+  billing?: OrderAddress;
+  shipping?: OrderAddress;
+  customer_note?: string;
+  customer_id?: number;
+  meta_data?: { id?: number; key: string; value: unknown }[];
+  payment_method?: string;
+  payment_method_title?: string;
+  transaction_id?: string;
+  date_paid?: string;
+  date_paid_gmt?: string;
+}
+
+/** What the service needs from the store backend. */
+export interface Store {
+  getOrder(orderId: number): Promise<StoreOrder>;
+  updateOrder(orderId: number, update: OrderUpdate): Promise<StoreOrder>;
+  /** Companion plugin (DECISIONS 10): empties a registered customer's persistent cart and session. */
+  clearCustomerCart(customerId: number): Promise<void>;
+  /** Companion plugin: rebuilds a customer's cart from an order's line items; returns the number of items. */
+  restoreCustomerCart(customerId: number, orderId: number): Promise<number>;
+}

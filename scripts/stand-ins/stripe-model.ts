@@ -1,0 +1,219 @@
+/**
+ * An in-memory Stripe PaymentIntents API, shared by the tests' msw handlers
+ * and the local HTTP stand-in, so the real `stripe` SDK is what runs against it.
+ *
+ * Modelled on Stripe's documented behaviour: form-encoded parameters;
+ * `Idempotency-Key` replays the first answer for the same parameters and
+ * answers 400 `idempotency_error` for other parameters; Stripe-shaped errors;
+ * amounts only updatable before the intent is processing, succeeded or canceled.
+ * It is not part of the production bundle.
+ */
+import { randomBytes } from 'node:crypto';
+
+export interface StripeIntent {
+  id: string;
+  object: 'payment_intent';
+  amount: number;
+  amount_received: number;
+  currency: string;
+  status: 'requires_payment_method' | 'requires_confirmation' | 'requires_action' | 'processing' | 'succeeded' | 'canceled';
+  client_secret: string;
+  description: string | null;
+  receipt_email: string | null;
+  metadata: Record<string, string>;
+  latest_charge: string | null;
+  last_payment_error: { message: string; code?: string } | null;
+  created: number;
+  livemode: false;
+}
+
+export class StripeApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: string,
+    readonly code: string | undefined,
+    message: string,
+    readonly param?: string,
+  ) {
+    super(message);
+  }
+
+  toJSON(): { error: Record<string, string> } {
+    return {
+      error: {
+        type: this.type,
+        message: this.message,
+        ...(this.code ? { code: this.code } : {}),
+        ...(this.param ? { param: this.param } : {}),
+      },
+    };
+  }
+}
+
+type Params = Record<string, unknown>;
+
+/** `metadata[shop_order_id]=1&amount=5` → `{metadata: {shop_order_id: '1'}, amount: '5'}`. */
+export function parseFormBody(body: string): Params {
+  const result: Params = {};
+  for (const [rawKey, value] of new URLSearchParams(body)) {
+    const path = rawKey.split(/\[|\]\[|\]/).filter((part) => part !== '');
+    let target = result;
+    path.forEach((part, index) => {
+      if (index === path.length - 1) {
+        target[part] = value;
+      } else {
+        target[part] ??= {};
+        target = target[part] as Params;
+      }
+    });
+  }
+  return result;
+}
+
+const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
+const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
+const UPDATABLE: StripeIntent['status'][] = ['requires_payment_method', 'requires_confirmation', 'requires_action'];
+
+function invalid(message: string, param: string, code = 'parameter_invalid_integer'): StripeApiError {
+  return new StripeApiError(400, 'invalid_request_error', code, message, param);
+}
+
+function parseAmount(value: unknown, currency: string): number {
+  if (typeof value !== 'string' || !/^\d+$/.test(value)) throw invalid('Invalid integer: amount', 'amount');
+  const amount = Number(value);
+  if (amount < 1) throw invalid('Amount must be at least 1', 'amount', 'amount_too_small');
+  if (amount > 99_999_999) throw invalid('Amount must be no more than 999,999.99', 'amount', 'amount_too_large');
+  if (THREE_DECIMAL.has(currency) && amount % 10 !== 0) {
+    throw invalid('Amounts in this currency must be a multiple of 10', 'amount', 'invalid_amount');
+  }
+  return amount;
+}
+
+export class StripeModel {
+  readonly intents = new Map<string, StripeIntent>();
+  private readonly idempotencyCache = new Map<string, { fingerprint: string; status: number; body: unknown }>();
+  private sequence = 0;
+
+  private newId(prefix: string): string {
+    this.sequence += 1;
+    return `${prefix}_${this.sequence.toString().padStart(6, '0')}${randomBytes(6).toString('hex')}`;
+  }
+
+  /**
+   * Runs a write with Stripe's idempotency rules: the first answer (success or
+   * error) for a key is replayed for the same parameters.
+   */
+  idempotent<T>(key: string | null, fingerprint: string, run: () => T): { status: number; body: unknown } {
+    if (key) {
+      const previous = this.idempotencyCache.get(key);
+      if (previous) {
+        if (previous.fingerprint !== fingerprint) {
+          throw new StripeApiError(
+            400,
+            'idempotency_error',
+            'idempotency_key_in_use',
+            `Keys for idempotent requests can only be used with the same parameters they were first used with.`,
+          );
+        }
+        return { status: previous.status, body: previous.body };
+      }
+    }
+    let answer: { status: number; body: unknown };
+    try {
+      answer = { status: 200, body: run() };
+    } catch (error) {
+      if (!(error instanceof StripeApiError)) throw error;
+      answer = { status: error.status, body: error.toJSON() };
+    }
+    if (key) this.idempotencyCache.set(key, { fingerprint, ...answer });
+    return answer;
+  }
+
+  create(params: Params): StripeIntent {
+    const currency = typeof params.currency === 'string' ? params.currency : '';
+    if (!/^[a-z]{3}$/.test(currency)) throw invalid('Missing required param: currency.', 'currency', 'parameter_missing');
+    if (params.amount === undefined) throw invalid('Missing required param: amount.', 'amount', 'parameter_missing');
+    const amount = parseAmount(params.amount, currency);
+    const id = this.newId('pi');
+    const intent: StripeIntent = {
+      id,
+      object: 'payment_intent',
+      amount,
+      amount_received: 0,
+      currency,
+      status: 'requires_payment_method',
+      client_secret: `${id}_secret_${randomBytes(12).toString('hex')}`,
+      description: typeof params.description === 'string' ? params.description : null,
+      receipt_email: typeof params.receipt_email === 'string' ? params.receipt_email : null,
+      metadata: { ...((params.metadata as Record<string, string>) ?? {}) },
+      latest_charge: null,
+      last_payment_error: null,
+      created: Math.floor(Date.now() / 1000),
+      livemode: false,
+    };
+    this.intents.set(id, intent);
+    return structuredClone(intent);
+  }
+
+  retrieve(id: string): StripeIntent {
+    const intent = this.intents.get(id);
+    if (!intent) {
+      throw new StripeApiError(404, 'invalid_request_error', 'resource_missing', `No such payment_intent: '${id}'`, 'intent');
+    }
+    return structuredClone(intent);
+  }
+
+  update(id: string, params: Params): StripeIntent {
+    const intent = this.intents.get(id);
+    if (!intent) this.retrieve(id);
+    const target = intent as StripeIntent;
+    if (params.amount !== undefined) {
+      if (!UPDATABLE.includes(target.status)) {
+        throw new StripeApiError(
+          400,
+          'invalid_request_error',
+          'payment_intent_unexpected_state',
+          `This PaymentIntent's amount could not be updated because it has a status of ${target.status}.`,
+        );
+      }
+      target.amount = parseAmount(params.amount, target.currency);
+    }
+    if (params.metadata && typeof params.metadata === 'object') {
+      for (const [key, value] of Object.entries(params.metadata as Record<string, string>)) {
+        if (value === '') delete target.metadata[key];
+        else target.metadata[key] = value;
+      }
+    }
+    if (typeof params.description === 'string') target.description = params.description;
+    if (typeof params.receipt_email === 'string') target.receipt_email = params.receipt_email;
+    return structuredClone(target);
+  }
+
+  /** What a customer's successful payment does (used by demo helpers and tests). */
+  succeed(id: string): StripeIntent {
+    const intent = this.intents.get(id);
+    if (!intent) return this.retrieve(id);
+    intent.status = 'succeeded';
+    intent.amount_received = intent.amount;
+    intent.latest_charge = this.newId('ch');
+    return structuredClone(intent);
+  }
+
+  /** What a declined card does: the intent goes back to requires_payment_method with an error. */
+  fail(id: string, message = 'Your card was declined.'): StripeIntent {
+    const intent = this.intents.get(id);
+    if (!intent) return this.retrieve(id);
+    intent.status = 'requires_payment_method';
+    intent.last_payment_error = { message, code: 'card_declined' };
+    return structuredClone(intent);
+  }
+
+  setStatus(id: string, status: StripeIntent['status']): void {
+    const intent = this.intents.get(id);
+    if (intent) intent.status = status;
+  }
+
+  static isZeroDecimal(currency: string): boolean {
+    return ZERO_DECIMAL.has(currency);
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * npm run token -- <orderId> [--ttl 30m]
+ *
+ * Prints a checkout token for an order, signed with CHECKOUT_TOKEN_SECRET
+ * (read from the environment, or from .env.local / .env like Next.js does).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { mintCheckoutToken } from '../lib/security/checkout-token';
+
+function loadDotEnv(): void {
+  for (const file of ['.env.local', '.env']) {
+    if (!existsSync(file)) continue;
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      const match = /^\s*([A-Z0-9_]+)\s*=\s*(.*?)\s*$/.exec(line);
+      if (!match || match[1] === undefined || process.env[match[1]] !== undefined) continue;
+      process.env[match[1]] = (match[2] ?? '').replace(/^(['"])(.*)\1$/, '$2');
+    }
+  }
+}
+
+function usage(message?: string): never {
+  if (message) console.error(message);
+  console.error('Usage: npm run token -- <orderId> [--ttl 30m]');
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  loadDotEnv();
+  const args = process.argv.slice(2);
+  let ttl = '30m';
+  const positional: string[] = [];
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i] as string;
+    if (arg === '--ttl') ttl = args[++i] ?? usage('--ttl needs a value');
+    else if (arg.startsWith('--ttl=')) ttl = arg.slice('--ttl='.length);
+    else if (arg === '--help' || arg === '-h') usage();
+    else positional.push(arg);
+  }
+  const [orderArg] = positional;
+  if (orderArg === undefined || positional.length > 1 || !/^[1-9]\d*$/.test(orderArg)) {
+    usage('The order id must be a positive integer.');
+  }
+  const secret = process.env.CHECKOUT_TOKEN_SECRET;
+  if (!secret) usage('CHECKOUT_TOKEN_SECRET is not set (environment, .env.local or .env).');
+  const token = await mintCheckoutToken(Number(orderArg), {
+    secret,
+    ttl,
+    issuer: process.env.CHECKOUT_TOKEN_ISSUER || undefined,
+    audience: process.env.CHECKOUT_TOKEN_AUDIENCE || undefined,
+  });
+  process.stdout.write(`${token}\n`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : 'Could not mint a token');
+  process.exit(1);
+});
