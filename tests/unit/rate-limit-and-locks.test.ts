@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { OrderBusyError } from '@/lib/errors';
+import { MemoryOrderLocks } from '@/lib/security/order-lock';
+import { MemoryProcessedEvents } from '@/lib/security/processed-events';
+import { MemoryRateLimiter, RATE_LIMITS } from '@/lib/security/rate-limit';
+
+describe('fixed-window rate limiter', () => {
+  it('allows 10 requests in a window and refuses the 11th until the window resets', async () => {
+    let now = 120_000 + 5_000;
+    const limiter = new MemoryRateLimiter({ now: () => now });
+    const rule = RATE_LIMITS.paymentIntent;
+    for (let i = 1; i <= 10; i += 1) {
+      const decision = await limiter.hit(rule, '203.0.113.1');
+      expect(decision.allowed).toBe(true);
+      expect(decision.remaining).toBe(10 - i);
+    }
+    const eleventh = await limiter.hit(rule, '203.0.113.1');
+    expect(eleventh).toEqual({ allowed: false, limit: 10, remaining: 0, resetAt: 180_000 });
+    now = 180_000;
+    expect((await limiter.hit(rule, '203.0.113.1')).allowed).toBe(true);
+  });
+
+  it('keeps a counter per endpoint and per client', async () => {
+    const limiter = new MemoryRateLimiter({ now: () => 1_000 });
+    for (let i = 0; i < 10; i += 1) await limiter.hit(RATE_LIMITS.paymentIntent, 'a');
+    expect((await limiter.hit(RATE_LIMITS.paymentIntent, 'a')).allowed).toBe(false);
+    expect((await limiter.hit(RATE_LIMITS.submitOrder, 'a')).allowed).toBe(true);
+    expect((await limiter.hit(RATE_LIMITS.paymentIntent, 'b')).allowed).toBe(true);
+  });
+
+  it('stays bounded under a flood of distinct addresses', async () => {
+    const limiter = new MemoryRateLimiter({ maxClients: 100, now: () => 1_000 });
+    for (let i = 0; i < 5_000; i += 1) await limiter.hit(RATE_LIMITS.cardWebhook, `10.0.${i >> 8}.${i & 255}`);
+    expect(limiter.size).toBe(100);
+  });
+});
+
+describe('per-order lock', () => {
+  it('runs tasks for one order one at a time, in arrival order', async () => {
+    const locks = new MemoryOrderLocks();
+    const events: string[] = [];
+    const task = (name: string, ms: number) => async () => {
+      events.push(`start ${name}`);
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      events.push(`end ${name}`);
+      return name;
+    };
+    const results = await Promise.all([
+      locks.withOrderLock('s', 1, task('a', 20)),
+      locks.withOrderLock('s', 1, task('b', 1)),
+      locks.withOrderLock('s', 1, task('c', 1)),
+    ]);
+    expect(results).toEqual(['a', 'b', 'c']);
+    expect(events).toEqual(['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
+    expect(locks.activeKeys).toBe(0);
+  });
+
+  it('lets different orders run at the same time and releases after a failure', async () => {
+    const locks = new MemoryOrderLocks();
+    let running = 0;
+    let peak = 0;
+    const task = async () => {
+      running += 1;
+      peak = Math.max(peak, running);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      running -= 1;
+    };
+    await Promise.all([locks.withOrderLock('s', 1, task), locks.withOrderLock('s', 2, task)]);
+    expect(peak).toBe(2);
+    await expect(locks.withOrderLock('s', 3, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(locks.withOrderLock('s', 3, async () => 'after')).resolves.toBe('after');
+  });
+
+  it('gives up waiting with OrderBusyError', async () => {
+    const locks = new MemoryOrderLocks(20);
+    const holder = locks.withOrderLock('s', 1, () => new Promise((resolve) => setTimeout(resolve, 100)));
+    await expect(locks.withOrderLock('s', 1, async () => 'never')).rejects.toBeInstanceOf(OrderBusyError);
+    await holder;
+  });
+});
+
+describe('processed events', () => {
+  it('remembers event ids', async () => {
+    const events = new MemoryProcessedEvents();
+    expect(await events.has('evt_1')).toBe(false);
+    await events.remember('evt_1');
+    expect(await events.has('evt_1')).toBe(true);
+  });
+});
