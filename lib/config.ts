@@ -173,6 +173,9 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       warnings.push('ALLOWED_ORIGINS is empty: every checkout request will be refused as coming from an invalid origin');
     }
   }
+  if (env.REDIS_URL) {
+    warnings.push('REDIS_URL is set, but this version keeps rate limits, locks and processed events in process memory');
+  }
   if (Boolean(env.SHIPSTATION_API_KEY) !== Boolean(env.SHIPSTATION_API_SECRET)) {
     warnings.push('only one of SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET is set: resource_url deliveries will be ignored');
   }
