@@ -8,7 +8,7 @@
  */
 import type { z } from 'zod';
 import { ConfigError, getConfig } from '@/lib/config';
-import { InvalidRequestError, RateLimitedError, ServiceError } from '@/lib/errors';
+import { InvalidRequestError, RateLimitedError, ServiceError, ServiceNotConfiguredError } from '@/lib/errors';
 import { CHECKOUT_BODY_LIMIT, parseJson, readBodyText } from '@/lib/http/body';
 import { clientIp } from '@/lib/http/client-ip';
 import { checkoutErrorResponse, type CheckoutErrorProfile, type ErrorResponse } from '@/lib/http/errors';
@@ -56,7 +56,9 @@ export async function runRoute(
     response = json(status, result.body, options.headers);
   } catch (error) {
     const showDetails = safeIsDevelopment();
-    const mapped = options.toErrorResponse(error, showDetails);
+    // The full configuration message (variable names, never values) goes to the log below.
+    const answerable = error instanceof ConfigError ? new ServiceNotConfiguredError('The service configuration is invalid') : error;
+    const mapped = options.toErrorResponse(answerable, showDetails);
     status = mapped.status;
     errorKind = error instanceof ServiceError ? error.kind : error instanceof ConfigError ? 'config' : 'unexpected';
     response = json(status, mapped.body, { ...options.headers, ...mapped.headers });

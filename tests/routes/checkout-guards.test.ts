@@ -8,6 +8,7 @@ import * as submitOrder from '@/app/api/submit-order/route';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 import { postJson, tokenFor } from '../support/requests';
+import { loggedLines } from '../support/setup';
 
 const providers = useProviders();
 
@@ -158,5 +159,17 @@ describe('separate counters', () => {
     for (let i = 0; i < 10; i += 1) await paymentIntent.POST(postJson('/api/payment-intent', { token: 'x' }, { ip }));
     expect((await paymentIntent.POST(postJson('/api/payment-intent', { token: 'x' }, { ip }))).status).toBe(429);
     expect((await submitOrder.POST(postJson('/api/submit-order', { token: 'x' }, { ip }))).status).not.toBe(429);
+  });
+});
+
+describe('invalid configuration', () => {
+  it('answers 500 "configuration is invalid" and logs the variable names, never their values', async () => {
+    useTestEnv({ STRIPE_SECRET_KEY: 'pk_test_SHOULD_NOT_APPEAR' });
+    const response = await paymentIntent.POST(postJson('/api/payment-intent', { token: 'x' }));
+    expect(response.status).toBe(500);
+    expect((await response.json()).error).toEqual({ code: 'PAYMENT_INTENT_ERROR', message: 'The service configuration is invalid' });
+    const logs = JSON.stringify(loggedLines());
+    expect(logs).toContain('STRIPE_SECRET_KEY');
+    expect(logs).not.toContain('SHOULD_NOT_APPEAR');
   });
 });
