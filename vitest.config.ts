@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   resolve: {
@@ -7,10 +7,34 @@ export default defineConfig({
   },
   test: {
     environment: 'node',
-    include: ['tests/**/*.test.ts'],
     setupFiles: ['tests/support/setup.ts'],
     // Route tests share module-level state (rate limiter, locks); isolate each file.
     isolate: true,
     testTimeout: 15_000,
+    // `include` lives in each project: with `extends: true` a root include would be added to the e2e one.
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['tests/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'tests/e2e/**'],
+        },
+      },
+      {
+        // End-to-end: a production build served by `next start` against the HTTP stand-ins, and Chromium.
+        // The build runs once in the global setup, only when e2e files are selected; this group runs
+        // after the unit group so the servers and the browser do not compete with it for the CPU.
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['tests/e2e/**/*.test.ts'],
+          globalSetup: ['tests/support/e2e-global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

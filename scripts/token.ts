@@ -3,9 +3,11 @@
  *
  * Prints a checkout token for an order, signed with CHECKOUT_TOKEN_SECRET
  * (read from the environment, or from .env.local / .env like Next.js does).
+ * With none set, a running demo's secret (.demo/state.json, see `npm run dev`) is used.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mintCheckoutToken } from '../lib/security/checkout-token';
+import { readDemoState } from './stand-ins/demo';
 
 function loadDotEnv(): void {
   for (const file of ['.env.local', '.env']) {
@@ -40,8 +42,8 @@ async function main(): Promise<void> {
   if (orderArg === undefined || positional.length > 1 || !/^[1-9]\d*$/.test(orderArg)) {
     usage('The order id must be a positive integer.');
   }
-  const secret = process.env.CHECKOUT_TOKEN_SECRET;
-  if (!secret) usage('CHECKOUT_TOKEN_SECRET is not set (environment, .env.local or .env).');
+  const secret = process.env.CHECKOUT_TOKEN_SECRET || readDemoState()?.checkoutTokenSecret;
+  if (!secret) usage('CHECKOUT_TOKEN_SECRET is not set (environment, .env.local or .env), and no demo is running (npm run dev).');
   const token = await mintCheckoutToken(Number(orderArg), {
     secret,
     ttl,

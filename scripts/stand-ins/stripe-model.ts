@@ -196,6 +196,8 @@ export class StripeModel {
     intent.status = 'succeeded';
     intent.amount_received = intent.amount;
     intent.latest_charge = this.newId('ch');
+    // Stripe clears the previous attempt's error once a payment succeeds.
+    intent.last_payment_error = null;
     return structuredClone(intent);
   }
 

@@ -84,6 +84,17 @@ export interface SeedOrder {
   meta_data?: { key: string; value: unknown }[];
 }
 
+export interface WooCustomer {
+  id: number;
+  email: string;
+  first_name: string;
+  last_name: string;
+  username: string;
+  role: string;
+  billing: WooAddress;
+  shipping: WooAddress;
+}
+
 export class WooError extends Error {
   constructor(
     readonly status: number,
@@ -136,6 +147,8 @@ export class WooCommerceModel {
   readonly orders = new Map<number, WooOrder>();
   /** Customers' persistent carts, for the companion plugin's routes. */
   readonly carts = new Map<number, { product_id: number; quantity: number }[]>();
+  /** Registered customers (GET /customers/<id>); orders refer to them by customer_id. */
+  readonly customers = new Map<number, WooCustomer>();
   cartBridgeInstalled = true;
   private nextMetaId = 1000;
   private readonly statuses: Set<string>;
@@ -302,6 +315,28 @@ export class WooCommerceModel {
     order.date_modified = this.now().toISOString().slice(0, 19);
     this.orders.set(id, order);
     return structuredClone(order);
+  }
+
+  seedCustomer(seed: { id: number; email: string; first_name?: string; last_name?: string; billing?: WooAddress; shipping?: WooAddress }): WooCustomer {
+    const customer: WooCustomer = {
+      id: seed.id,
+      email: seed.email,
+      first_name: seed.first_name ?? '',
+      last_name: seed.last_name ?? '',
+      username: seed.email.split('@')[0] ?? `customer${seed.id}`,
+      role: 'customer',
+      billing: { ...emptyAddress(BILLING_FIELDS), email: seed.email, ...seed.billing },
+      shipping: { ...emptyAddress(SHIPPING_FIELDS), ...seed.shipping },
+    };
+    this.customers.set(customer.id, customer);
+    if (!this.carts.has(customer.id)) this.carts.set(customer.id, []);
+    return structuredClone(customer);
+  }
+
+  getCustomer(id: number): WooCustomer {
+    const customer = this.customers.get(id);
+    if (!customer) throw new WooError(404, 'woocommerce_rest_invalid_id', 'Invalid resource ID.');
+    return structuredClone(customer);
   }
 
   /** Companion plugin: DELETE …/customers/<id>/cart. */

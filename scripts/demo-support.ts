@@ -1,0 +1,42 @@
+/** What the demo helper scripts share: finding the running demo and reading the stand-ins. */
+import { readDemoState, type DemoState } from './stand-ins/demo';
+
+export function usageError(usage: string): never {
+  console.error(usage);
+  process.exit(2);
+}
+
+export function requireDemo(): DemoState {
+  const demo = readDemoState();
+  if (!demo) {
+    console.error('No demo is running here: start one with `npm run dev` (with no WooCommerce or Stripe configured) and keep it open.');
+    process.exit(1);
+  }
+  return demo;
+}
+
+async function read(response: Response, url: string): Promise<unknown> {
+  const body: unknown = await response.json().catch(() => undefined);
+  if (!response.ok) {
+    const message = (body as { message?: string; error?: { message?: string } } | undefined);
+    throw new Error(`${url} → HTTP ${response.status}: ${message?.message ?? message?.error?.message ?? 'failed'}`);
+  }
+  return body;
+}
+
+export async function demoGet(url: string): Promise<unknown> {
+  return read(await fetch(url), url);
+}
+
+export async function demoPost(url: string, body: unknown): Promise<unknown> {
+  return read(await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }), url);
+}
+
+/** Prints the order as the WooCommerce stand-in holds it now. */
+export async function printOrder(demo: DemoState, orderId: number): Promise<void> {
+  const url = `${demo.woocommerceUrl}/demo/orders/${orderId}`;
+  const order = (await demoGet(url)) as { status: string; total: string; currency: string; customer_note: string; date_paid: string | null };
+  console.log(`Order ${orderId} now: status ${order.status}, total ${order.total} ${order.currency}${order.date_paid ? `, paid ${order.date_paid}` : ''}`);
+  if (order.customer_note) console.log(`  customer note: ${order.customer_note}`);
+  console.log(`  full state: curl -s ${url}`);
+}

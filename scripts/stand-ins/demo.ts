@@ -1,0 +1,174 @@
+/**
+ * Demo mode's world: the stand-ins' credentials, the demo secrets the service
+ * runs with, the seeded orders, and the state file that the helper scripts
+ * (`npm run token`, `demo:pay`, `demo:ship`) read to find the running demo.
+ *
+ * Every value here is a public, local-only demo value. Not part of the production bundle.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { StripeModel } from './stripe-model';
+import { startStripeStandIn, type StripeStandIn } from './stripe-server';
+import { WooCommerceModel } from './woocommerce-model';
+import { startWooCommerceStandIn, type WooStandIn } from './woocommerce-server';
+
+export const DEMO_SECRETS = {
+  consumerKey: 'ck_demo_local_stand_in_key',
+  consumerSecret: 'cs_demo_local_stand_in_secret',
+  stripeSecretKey: 'sk_test_demo_local_stand_in',
+  stripeWebhookSecret: 'whsec_demo_local_stand_in_signing_secret',
+  checkoutTokenSecret: 'demo-checkout-token-secret-for-local-use-only',
+  shippingWebhookSecret: 'demo-shipping-webhook-secret',
+} as const;
+
+/** Preferred ports; a busy one is replaced by a free one (the launcher prints what it used). */
+export const DEMO_PORTS = { service: 3000, storefront: 3001, woocommerce: 3101, stripe: 3102 } as const;
+
+export const DEMO_CUSTOMER_ID = 42;
+
+export interface DemoOrder {
+  id: number;
+  what: string;
+}
+
+/** The seeded orders, as the README lists them. */
+export const DEMO_ORDERS: DemoOrder[] = [
+  { id: 1001, what: 'pending guest order, 45.00 USD' },
+  { id: 1002, what: `pending order of registered customer #${DEMO_CUSTOMER_ID}, 89.50 USD (their cart is cleared on payment)` },
+  { id: 1003, what: 'pending guest order in yen, 4000 JPY (zero-decimal currency)' },
+  { id: 1004, what: 'already paid by card (processing): payment is refused, shipping works' },
+  { id: 1005, what: 'pending guest order with a fee line, 27.50 EUR' },
+];
+
+/** WooCommerce as a shop with a shipment-tracking plugin: `shipped` is a registered status. */
+export function createDemoWooCommerce(): WooCommerceModel {
+  const woo = new WooCommerceModel({ customStatuses: ['shipped', 'awaiting_shipment'], taxRates: { CA: 13 } });
+  seedDemoOrders(woo);
+  return woo;
+}
+
+export function seedDemoOrders(woo: WooCommerceModel): void {
+  const guest = { first_name: 'Grace', last_name: 'Hopper', email: 'grace@example.com', country: 'US' };
+  woo.seedCustomer({ id: DEMO_CUSTOMER_ID, email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace' });
+  woo.seed({
+    id: 1001,
+    billing: guest,
+    lines: [{ name: 'Organic cotton T-shirt', quantity: 2, total: '40.00' }],
+    shipping_total: '5.00',
+  });
+  woo.seed({
+    id: 1002,
+    customer_id: DEMO_CUSTOMER_ID,
+    billing: { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', country: 'GB' },
+    lines: [
+      { name: 'Analytical engine poster', quantity: 1, total: '24.50' },
+      { name: 'Brass gear set', quantity: 1, total: '60.00' },
+    ],
+    shipping_total: '5.00',
+  });
+  woo.carts.set(DEMO_CUSTOMER_ID, [
+    { product_id: 500, quantity: 1 },
+    { product_id: 501, quantity: 1 },
+  ]);
+  woo.seed({
+    id: 1003,
+    currency: 'JPY',
+    billing: { ...guest, country: 'JP' },
+    lines: [{ name: 'Matcha tea set', quantity: 1, total: '3500' }],
+    shipping_total: '500',
+  });
+  const paidAt = new Date(Date.now() - 3600_000).toISOString().slice(0, 19);
+  woo.seed({
+    id: 1004,
+    status: 'processing',
+    billing: guest,
+    lines: [{ name: 'Wool socks', quantity: 3, total: '30.00' }],
+    date_paid: paidAt,
+    meta_data: [{ key: '_provider_payment_intent_id', value: 'pi_demo_already_paid' }],
+  });
+  woo.seed({
+    id: 1005,
+    currency: 'EUR',
+    billing: { ...guest, country: 'DE' },
+    lines: [{ name: 'Linen apron', quantity: 1, total: '22.50' }],
+    fees: [{ name: 'Gift wrapping', total: '5.00' }],
+  });
+}
+
+export interface DemoStandIns {
+  woocommerce: WooStandIn;
+  stripe: StripeStandIn;
+  close(): Promise<void>;
+}
+
+/** Starts both stand-ins on loopback with the demo data. Ports: preferred ones when free, or 0 for any. */
+export async function startDemoStandIns(ports: { woocommerce?: number; stripe?: number } = {}): Promise<DemoStandIns> {
+  const woocommerce = await startWooCommerceStandIn({
+    model: createDemoWooCommerce(),
+    credentials: { consumerKey: DEMO_SECRETS.consumerKey, consumerSecret: DEMO_SECRETS.consumerSecret },
+    ...(ports.woocommerce ? { preferredPort: ports.woocommerce } : { port: 0 }),
+  });
+  const stripe = await startStripeStandIn({
+    model: new StripeModel(),
+    secretKey: DEMO_SECRETS.stripeSecretKey,
+    ...(ports.stripe ? { preferredPort: ports.stripe } : { port: 0 }),
+  });
+  return {
+    woocommerce,
+    stripe,
+    close: async () => {
+      await Promise.all([woocommerce.close(), stripe.close()]);
+    },
+  };
+}
+
+/** The service's environment against the stand-ins, with the demo secrets. */
+export function demoServiceEnv(urls: { woocommerce: string; stripe: string; storefrontOrigins: string[] }): Record<string, string> {
+  return {
+    WOOCOMMERCE_URL: urls.woocommerce,
+    WOOCOMMERCE_CONSUMER_KEY: DEMO_SECRETS.consumerKey,
+    WOOCOMMERCE_CONSUMER_SECRET: DEMO_SECRETS.consumerSecret,
+    STRIPE_SECRET_KEY: DEMO_SECRETS.stripeSecretKey,
+    STRIPE_WEBHOOK_SECRET: DEMO_SECRETS.stripeWebhookSecret,
+    STRIPE_API_BASE_URL: urls.stripe,
+    CHECKOUT_TOKEN_SECRET: DEMO_SECRETS.checkoutTokenSecret,
+    SHIPPING_WEBHOOK_SECRET: DEMO_SECRETS.shippingWebhookSecret,
+    ALLOWED_ORIGINS: urls.storefrontOrigins.join(','),
+  };
+}
+
+export interface DemoState {
+  pid: number;
+  startedAt: string;
+  serviceUrl: string;
+  storefrontUrl: string;
+  woocommerceUrl: string;
+  stripeUrl: string;
+  storefrontOrigin: string;
+  checkoutTokenSecret: string;
+  stripeWebhookSecret: string;
+  shippingWebhookSecret: string;
+}
+
+export const DEMO_STATE_FILE = join(process.cwd(), '.demo', 'state.json');
+
+export function writeDemoState(state: DemoState, file = DEMO_STATE_FILE): void {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** The running demo's state, or undefined when no demo is running (no file, or its launcher is gone). */
+export function readDemoState(file = DEMO_STATE_FILE): DemoState | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    const state = JSON.parse(readFileSync(file, 'utf8')) as DemoState;
+    process.kill(state.pid, 0);
+    return state;
+  } catch {
+    return undefined;
+  }
+}
+
+export function removeDemoState(file = DEMO_STATE_FILE): void {
+  rmSync(file, { force: true });
+}

@@ -1,0 +1,234 @@
+/**
+ * The stand-ins' contract: one scenario, run once with the providers behind
+ * msw (tests/support/providers.ts) and once against the local HTTP stand-ins
+ * (scripts/stand-ins/*-server.ts). Both variants drive the service's real
+ * store and card clients and its real route handlers, so the same assertions
+ * passing in both files is what "the stand-ins are faithful" means here.
+ */
+import { describe, expect, it } from 'vitest';
+import { POST as cardWebhook } from '@/app/api/cardprovider/webhook/route';
+import { POST as paymentIntent } from '@/app/api/payment-intent/route';
+import { POST as shippingWebhook } from '@/app/api/shipping/webhook/route';
+import { POST as submitOrder } from '@/app/api/submit-order/route';
+import { StripeCardProvider } from '@/lib/card/stripe';
+import { CardProviderError, StoreError } from '@/lib/errors';
+import { WooCommerceStore } from '@/lib/store/woocommerce';
+import type { StripeModel } from '@/scripts/stand-ins/stripe-model';
+import { cardEvent, shipNotification, signCardEvent } from '@/scripts/stand-ins/webhooks';
+import type { WooCommerceModel } from '@/scripts/stand-ins/woocommerce-model';
+import { TEST_CONSUMER_KEY, TEST_CONSUMER_SECRET, TEST_STRIPE_KEY, TEST_WEBHOOK_SECRET } from '../support/env';
+import { freshIp, postJson, tokenFor } from '../support/requests';
+
+export interface ContractTarget {
+  /** Where the store client points: https://shop.test (msw, Basic auth) or http://127.0.0.1:<port> (OAuth 1.0a). */
+  storeUrl(): string;
+  /** STRIPE_API_BASE_URL: undefined for msw (Stripe's own host), the stand-in's URL otherwise. */
+  stripeBaseUrl(): string | undefined;
+  woo(): WooCommerceModel;
+  stripe(): StripeModel;
+  /** Sets the route handlers' configuration to this target. */
+  useEnv(): void;
+}
+
+let nextOrderId = 7000;
+const newOrderId = () => (nextOrderId += 1);
+
+const failureOf = async (promise: Promise<unknown>): Promise<unknown> => promise.then(() => undefined, (error: unknown) => error);
+
+export function defineContract(label: string, target: ContractTarget): void {
+  const store = (credentials = { consumerKey: TEST_CONSUMER_KEY, consumerSecret: TEST_CONSUMER_SECRET }) =>
+    new WooCommerceStore({ url: target.storeUrl(), ...credentials }, 2000);
+  const card = (secretKey = TEST_STRIPE_KEY) =>
+    new StripeCardProvider({ secretKey, webhookSecret: TEST_WEBHOOK_SECRET, apiBaseUrl: target.stripeBaseUrl() }, 2000);
+
+  describe(`${label}: WooCommerce`, () => {
+    it('returns an order as WooCommerce shapes it', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, lines: [{ total: '12.50' }, { total: '7.25' }], shipping_total: '4.00', currency: 'EUR' });
+      const order = await store().getOrder(id);
+      expect(order).toMatchObject({ id, status: 'pending', currency: 'EUR', total: '23.75', shipping_total: '4.00', customer_id: 0 });
+      expect(order.line_items.map((l) => l.total)).toEqual(['12.50', '7.25']);
+    });
+
+    it('merges addresses field by field, updates meta by id or key, and routes internal keys to order fields', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, billing: { first_name: 'Ada', city: 'London' }, meta_data: [{ key: 'color', value: 'red' }] });
+      const before = await store().getOrder(id);
+      const colorId = before.meta_data.find((m) => m.key === 'color')?.id;
+      const order = await store().updateOrder(id, {
+        billing: { city: 'Paris' },
+        meta_data: [
+          { id: colorId, key: 'color', value: 'blue' },
+          { key: 'size', value: 'L' },
+          { key: '_payment_method', value: 'manual' },
+          { key: '_transaction_id', value: 'tx_1' },
+        ],
+      });
+      expect(order.billing).toMatchObject({ first_name: 'Ada', city: 'Paris' });
+      expect(order.meta_data.map((m) => [m.key, m.value])).toEqual([
+        ['color', 'blue'],
+        ['size', 'L'],
+      ]);
+      expect(order.payment_method).toBe('manual');
+      const again = await store().updateOrder(id, { meta_data: [{ key: 'size', value: 'XL' }] });
+      expect(again.meta_data.filter((m) => m.key === 'size').map((m) => m.value)).toEqual(['XL']);
+    });
+
+    it('ignores date_paid on write and stamps it when the order becomes processing', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id });
+      const written = await store().updateOrder(id, { date_paid: '2001-01-01T00:00:00' });
+      expect(written.date_paid).toBeNull();
+      const paid = await store().updateOrder(id, { status: 'processing' });
+      expect(paid.status).toBe('processing');
+      expect(paid.date_paid).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+      expect(paid.date_paid).not.toBe('2001-01-01T00:00:00');
+    });
+
+    it('recalculates taxes and the total when an address is written', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, lines: [{ total: '100.00' }], shipping_total: '10.00' });
+      const order = await store().updateOrder(id, { billing: { country: 'CA' } });
+      expect(order.total_tax).toBe('14.30');
+      expect(order.total).toBe('124.30');
+    });
+
+    it('refuses an unknown status with rest_invalid_param and changes nothing', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id });
+      const error = await failureOf(store().updateOrder(id, { status: 'teleported', customer_note: 'x' }));
+      expect(error).toBeInstanceOf(StoreError);
+      expect(error).toMatchObject({ failure: 'invalid_param', status: 400, code: 'rest_invalid_param' });
+      expect(target.woo().get(id)).toMatchObject({ status: 'pending', customer_note: '' });
+      // A registered custom status is accepted.
+      await expect(store().updateOrder(id, { status: 'shipped' })).resolves.toMatchObject({ status: 'shipped' });
+    });
+
+    it('answers a missing order with 404 on read and 400 invalid id on write', async () => {
+      expect(await failureOf(store().getOrder(999_999))).toMatchObject({ failure: 'not_found', status: 404 });
+      expect(await failureOf(store().updateOrder(999_999, { customer_note: 'x' }))).toMatchObject({
+        failure: 'not_found',
+        status: 400,
+        code: 'woocommerce_rest_shop_order_invalid_id',
+      });
+    });
+
+    it('clears and restores a customer cart through the companion plugin routes', async () => {
+      const id = newOrderId();
+      const customer = id;
+      target.woo().seed({ id, customer_id: customer, lines: [{ total: '5.00' }, { total: '6.00' }] });
+      await expect(store().restoreCustomerCart(customer, id)).resolves.toBe(2);
+      expect(target.woo().carts.get(customer)).toHaveLength(2);
+      await store().clearCustomerCart(customer);
+      expect(target.woo().carts.get(customer)).toEqual([]);
+    });
+
+    it('refuses wrong credentials with 401', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id });
+      const error = await failureOf(store({ consumerKey: 'ck_wrong', consumerSecret: 'cs_wrong' }).getOrder(id));
+      expect(error).toMatchObject({ failure: 'rejected', status: 401 });
+    });
+  });
+
+  describe(`${label}: Stripe`, () => {
+    const input = (orderId: number, amount: number, key: string) => ({
+      orderId,
+      amount,
+      currency: 'USD',
+      email: 'grace@example.com',
+      idempotencyKey: key,
+    });
+
+    it('creates a payment intent awaiting a payment method, with the order id in metadata', async () => {
+      const orderId = newOrderId();
+      const intent = await card().createPaymentIntent(input(orderId, 4500, `k-${orderId}`));
+      expect(intent).toMatchObject({ amount: 4500, currency: 'usd', status: 'requires_payment_method', orderId: String(orderId) });
+      expect(intent.clientSecret.startsWith(`${intent.id}_secret_`)).toBe(true);
+      expect(target.stripe().intents.get(intent.id)?.description).toBe(`Order #${orderId}`);
+    });
+
+    it('replays the same answer for a reused idempotency key and refuses other parameters', async () => {
+      const orderId = newOrderId();
+      const first = await card().createPaymentIntent(input(orderId, 1000, `idem-${orderId}`));
+      const second = await card().createPaymentIntent(input(orderId, 1000, `idem-${orderId}`));
+      expect(second.id).toBe(first.id);
+      const error = await failureOf(card().createPaymentIntent(input(orderId, 2000, `idem-${orderId}`)));
+      expect(error).toBeInstanceOf(CardProviderError);
+      expect(error).toMatchObject({ type: 'StripeIdempotencyError', status: 400 });
+    });
+
+    it('retrieves, updates the amount before payment, and refuses to after it succeeded', async () => {
+      const orderId = newOrderId();
+      const intent = await card().createPaymentIntent(input(orderId, 1000, `upd-${orderId}`));
+      await expect(card().retrievePaymentIntent(intent.id)).resolves.toMatchObject({ id: intent.id, amount: 1000 });
+      await expect(card().updatePaymentIntentAmount(intent.id, 1200, orderId)).resolves.toMatchObject({ amount: 1200 });
+      target.stripe().succeed(intent.id);
+      const error = await failureOf(card().updatePaymentIntentAmount(intent.id, 1300, orderId));
+      expect(error).toMatchObject({ type: 'StripeInvalidRequestError', status: 400, code: 'payment_intent_unexpected_state' });
+    });
+
+    it('answers an unknown intent as missing and an invalid amount as a request error', async () => {
+      await expect(card().retrievePaymentIntent('pi_does_not_exist')).resolves.toBeUndefined();
+      const error = await failureOf(card().createPaymentIntent({ ...input(newOrderId(), 1005, `kwd-${nextOrderId}`), currency: 'KWD' }));
+      expect(error).toMatchObject({ type: 'StripeInvalidRequestError', status: 400, code: 'invalid_amount' });
+    });
+
+    it('refuses a wrong API key with 401', async () => {
+      const error = await failureOf(card('sk_test_wrong_key_000').createPaymentIntent(input(newOrderId(), 1000, `auth-${nextOrderId}`)));
+      expect(error).toMatchObject({ type: 'StripeAuthenticationError', status: 401 });
+    });
+  });
+
+  describe(`${label}: the whole checkout through the route handlers`, () => {
+    it('payment-intent → card success → shipped, and submit-order for a manual payment', async () => {
+      target.useEnv();
+      const id = newOrderId();
+      target.woo().seed({ id, billing: { email: 'grace@example.com' }, lines: [{ total: '40.00' }], shipping_total: '5.00' });
+      const body = {
+        token: await tokenFor(id),
+        billing_address: { first_name: 'Grace', last_name: 'Hopper', country: 'US', city: 'Arlington' },
+        shipping_address: null,
+        contact_info: { email: 'grace@example.com', phone: '+1 555 0100' },
+      };
+      const ip = freshIp();
+      const first = await paymentIntent(postJson('/api/payment-intent', body, { ip }));
+      expect(first.status).toBe(200);
+      const created = (await first.json()) as { payment_intent_id: string; client_secret: string };
+      const again = (await (await paymentIntent(postJson('/api/payment-intent', body, { ip }))).json()) as { payment_intent_id: string };
+      expect(again.payment_intent_id).toBe(created.payment_intent_id);
+      expect(target.stripe().intents.get(created.payment_intent_id)).toMatchObject({ amount: 4500, currency: 'usd' });
+      expect(target.woo().get(id).shipping).toMatchObject({ first_name: 'Grace', city: 'Arlington' });
+
+      const { payload, signature } = signCardEvent(
+        cardEvent('payment_intent.succeeded', target.stripe().succeed(created.payment_intent_id)),
+        TEST_WEBHOOK_SECRET,
+      );
+      const paid = await cardWebhook(
+        new Request('http://localhost:3000/api/cardprovider/webhook', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'stripe-signature': signature, 'x-forwarded-for': freshIp() },
+          body: payload,
+        }),
+      );
+      expect(paid.status).toBe(200);
+      expect(target.woo().get(id)).toMatchObject({ status: 'processing', payment_method: 'cardprovider' });
+      expect(target.woo().get(id).date_paid).not.toBeNull();
+
+      const shipped = await shippingWebhook(
+        postJson('/api/shipping/webhook', shipNotification({ orderId: id, trackingNumber: '1ZCONTRACT', carrier: 'UPS' }), { origin: null }),
+      );
+      expect(shipped.status).toBe(200);
+      const order = target.woo().get(id);
+      expect(order.status).toBe('shipped');
+      expect(order.meta_data.find((m) => m.key === '_tracking_number')?.value).toBe('1ZCONTRACT');
+
+      const manualId = newOrderId();
+      target.woo().seed({ id: manualId, currency: 'JPY', lines: [{ total: '3500' }], shipping_total: '500' });
+      const submitted = await submitOrder(postJson('/api/submit-order', { ...body, token: await tokenFor(manualId) }, { ip: freshIp() }));
+      expect(submitted.status).toBe(200);
+      expect(await submitted.json()).toEqual({ success: true, order_id: manualId, total: 4000, currency: 'JPY' });
+      expect(target.woo().get(manualId).meta_data.find((m) => m.key === '_manual_payment_status')?.value).toBe('pending-screenshot');
+    });
+  });
+}

@@ -1,0 +1,194 @@
+/**
+ * The end-to-end world: the WooCommerce and Stripe stand-ins (seeded with the
+ * demo orders) and the production build served by `next start`, all on
+ * 127.0.0.1 with free ports, plus, for the browser test, storefront pages on
+ * an allowed and a disallowed origin and a recording proxy in front of the
+ * service so the test can see which requests the browser really sent.
+ *
+ * Everything is started by the test file and stopped in its afterAll; the
+ * service's output goes to test-artifacts/e2e-<name>.log.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { mintCheckoutToken } from '@/lib/security/checkout-token';
+import { DEMO_SECRETS, demoServiceEnv, startDemoStandIns, type DemoStandIns } from '@/scripts/stand-ins/demo';
+import { freePort, listen, LOOPBACK, type RunningServer } from '@/scripts/stand-ins/http';
+import { startStorefront } from '@/scripts/stand-ins/storefront';
+
+export const ARTIFACTS = join(process.cwd(), 'test-artifacts');
+
+/** Variables the service reads; the e2e server gets only the values set here, never the test run's own. */
+const SERVICE_VARS = /^(WOOCOMMERCE_|STRIPE_|CHECKOUT_TOKEN_|ALLOWED_ORIGINS|TRUST_PROXY_HOPS|SHIPPING_|SHIPSTATION_|REDIS_URL|UPSTREAM_|CARD_PAYMENT|MANUAL_PAYMENT|LOG_LEVEL|PORT)/;
+
+export interface ServiceServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts `next start` on 127.0.0.1 and a free port, and waits until it answers. */
+export async function startService(name: string, env: Record<string, string>): Promise<ServiceServer> {
+  const port = await freePort();
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const logFile = join(ARTIFACTS, `e2e-${name}.log`);
+  const log = createWriteStream(logFile);
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !SERVICE_VARS.test(key)));
+  const nextBin = createRequire(join(process.cwd(), 'package.json')).resolve('next/dist/bin/next');
+  const child: ChildProcess = spawn(process.execPath, [nextBin, 'start', '--port', String(port), '--hostname', LOOPBACK], {
+    env: { ...inherited, ...env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group, so closing it ends everything it started.
+    detached: true,
+  });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://${LOOPBACK}:${port}`;
+
+  const close = async () => {
+    if (child.exitCode === null && child.pid) {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+      const killer = setTimeout(() => {
+        try {
+          if (child.pid) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }, 5000);
+      await exited;
+      clearTimeout(killer);
+    }
+    log.end();
+  };
+
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) break;
+    try {
+      const response = await fetch(`${url}/`, { signal: AbortSignal.timeout(2000) });
+      if (response.status < 500) return { url, close };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  await close();
+  throw new Error(`next start did not come up on ${url}; see ${logFile}`);
+}
+
+export interface E2eWorld {
+  standIns: DemoStandIns;
+  service: ServiceServer;
+  /** http://127.0.0.1:<port> of the stand-ins, for the read-only order view. */
+  woocommerceUrl: string;
+  allowedOrigin: string;
+  close(): Promise<void>;
+}
+
+/** Stand-ins with the demo orders, and the built service against them with the demo secrets. */
+export async function startE2eWorld(
+  name: string,
+  options: { allowedOrigins?: string[]; extraEnv?: Record<string, string> } = {},
+): Promise<E2eWorld> {
+  const standIns = await startDemoStandIns();
+  const allowedOrigins = options.allowedOrigins ?? ['https://storefront.e2e.test'];
+  let service: ServiceServer;
+  try {
+    service = await startService(name, {
+      ...demoServiceEnv({ woocommerce: standIns.woocommerce.url, stripe: standIns.stripe.url, storefrontOrigins: allowedOrigins }),
+      TRUST_PROXY_HOPS: '1',
+      UPSTREAM_TIMEOUT_MS: '5000',
+      ...options.extraEnv,
+    });
+  } catch (error) {
+    await standIns.close();
+    throw error;
+  }
+  return {
+    standIns,
+    service,
+    woocommerceUrl: standIns.woocommerce.url,
+    allowedOrigin: allowedOrigins[0] as string,
+    close: async () => {
+      await service.close();
+      await standIns.close();
+    },
+  };
+}
+
+export function demoToken(orderId: number): Promise<string> {
+  return mintCheckoutToken(orderId, { secret: DEMO_SECRETS.checkoutTokenSecret, ttl: '10m' });
+}
+
+let ipCounter = 0;
+/** A fresh client address for X-Forwarded-For, so each test has its own rate-limit bucket. */
+export function e2eIp(): string {
+  ipCounter += 1;
+  return `10.99.${(ipCounter >> 8) & 255}.${ipCounter & 255}`;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  origin: string | undefined;
+}
+
+/**
+ * A loopback reverse proxy in front of the service that records what reaches
+ * it: a browser's CORS preflight is not visible to page scripts, but it is here.
+ */
+export async function startRecordingProxy(target: string): Promise<RunningServer & { requests: RecordedRequest[] }> {
+  const requests: RecordedRequest[] = [];
+  const upstream = new URL(target);
+  const server = await listen((request, response, url, body) => {
+    requests.push({ method: request.method ?? 'GET', path: url.pathname, origin: request.headers.origin });
+    return new Promise<void>((resolve) => {
+      const forward = httpRequest(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: request.method,
+          path: `${url.pathname}${url.search}`,
+          headers: { ...request.headers, host: upstream.host },
+        },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+          answer.on('end', () => resolve());
+        },
+      );
+      forward.on('error', () => {
+        response.writeHead(502).end();
+        resolve();
+      });
+      forward.end(body);
+    });
+  });
+  return { ...server, requests };
+}
+
+/** The demo storefront page calling serviceUrl, minting tokens with the demo secret; port 0 for any free port. */
+export async function startStorefrontFor(serviceUrl: string, port = 0): Promise<RunningServer> {
+  return startStorefront({ serviceUrl, tokenSecret: DEMO_SECRETS.checkoutTokenSecret, port });
+}
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const chromiumAvailable = (): boolean => existsSync(CHROMIUM_PATH);
+
+/** The flags this machine's Chromium needs (no sandbox as root, no network beyond loopback). */
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
