@@ -124,8 +124,12 @@ export class StripeCardProvider implements CardProvider {
     try {
       return this.stripe.webhooks.constructEvent(rawBody, signature, secret);
     } catch (error) {
-      const message = error instanceof Error ? error.message : 'Webhook signature verification failed';
-      throw new InvalidSignatureError(`Webhook Error: ${message.split('\n')[0]?.slice(0, 200)}`);
+      // Only the SDK's own verification messages are passed on: a JSON parse error would quote the body.
+      const message =
+        error instanceof Stripe.errors.StripeSignatureVerificationError
+          ? (error.message.split('\n')[0]?.trim().slice(0, 200) ?? 'Webhook signature verification failed')
+          : 'payload is not a valid event';
+      throw new InvalidSignatureError(`Webhook Error: ${message}`);
     }
   }
 }
