@@ -1,0 +1,224 @@
+<?php
+/**
+ * Plugin Name:       Checkout Cart Bridge
+ * Description:       Lets the headless checkout payment service clear a registered customer's cart after a card payment succeeds and restore it after one fails. Adds two REST routes under wc-checkout-bridge/v1, authenticated with WooCommerce REST API keys.
+ * Version:           1.0.0
+ * Requires at least: 6.0
+ * Requires PHP:      7.4
+ * Requires Plugins:  woocommerce
+ * License:           GPL-2.0-or-later
+ * Text Domain:       checkout-cart-bridge
+ *
+ * Why a plugin: WooCommerce's REST API cannot read or change another
+ * customer's cart (the persistent cart is user meta hidden from /customers,
+ * and the live cart sits in the customer's session). The routes live in a
+ * `wc-` namespace so WooCommerce's own consumer-key authentication applies to
+ * them, and they require `manage_woocommerce`, which a read/write key of a
+ * shop manager or administrator has.
+ *
+ *   DELETE /wp-json/wc-checkout-bridge/v1/customers/<id>/cart
+ *          → {"cleared": true}
+ *   POST   /wp-json/wc-checkout-bridge/v1/customers/<id>/cart/restore  {"order_id": <n>}
+ *          → {"restored": true, "items": <number of cart lines>}
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+const CHECKOUT_CART_BRIDGE_NAMESPACE = 'wc-checkout-bridge/v1';
+
+add_action( 'rest_api_init', 'checkout_cart_bridge_register_routes' );
+
+// Orders are read through wc_get_order(), so High-Performance Order Storage is supported.
+add_action(
+	'before_woocommerce_init',
+	static function () {
+		if ( class_exists( \Automattic\WooCommerce\Utilities\FeaturesUtil::class ) ) {
+			\Automattic\WooCommerce\Utilities\FeaturesUtil::declare_compatibility( 'custom_order_tables', __FILE__, true );
+		}
+	}
+);
+
+function checkout_cart_bridge_register_routes() {
+	$customer_id = array(
+		'description'       => 'Registered customer (WordPress user) id.',
+		'type'              => 'integer',
+		'minimum'           => 1,
+		'required'          => true,
+		'sanitize_callback' => 'absint',
+	);
+
+	register_rest_route(
+		CHECKOUT_CART_BRIDGE_NAMESPACE,
+		'/customers/(?P<id>\d+)/cart',
+		array(
+			'methods'             => WP_REST_Server::DELETABLE,
+			'callback'            => 'checkout_cart_bridge_clear_cart',
+			'permission_callback' => 'checkout_cart_bridge_can_manage',
+			'args'                => array( 'id' => $customer_id ),
+		)
+	);
+
+	register_rest_route(
+		CHECKOUT_CART_BRIDGE_NAMESPACE,
+		'/customers/(?P<id>\d+)/cart/restore',
+		array(
+			'methods'             => WP_REST_Server::CREATABLE,
+			'callback'            => 'checkout_cart_bridge_restore_cart',
+			'permission_callback' => 'checkout_cart_bridge_can_manage',
+			'args'                => array(
+				'id'       => $customer_id,
+				'order_id' => array(
+					'description'       => 'The order whose line items become the cart.',
+					'type'              => 'integer',
+					'minimum'           => 1,
+					'required'          => true,
+					'sanitize_callback' => 'absint',
+				),
+			),
+		)
+	);
+}
+
+/** Only shop managers and administrators (and REST API keys owned by them). */
+function checkout_cart_bridge_can_manage() {
+	if ( current_user_can( 'manage_woocommerce' ) ) {
+		return true;
+	}
+	return new WP_Error(
+		'checkout_bridge_forbidden',
+		'Sorry, you are not allowed to manage customer carts.',
+		array( 'status' => rest_authorization_required_code() )
+	);
+}
+
+/** The user meta key WooCommerce keeps a customer's persistent cart under. */
+function checkout_cart_bridge_persistent_cart_key() {
+	return '_woocommerce_persistent_cart_' . get_current_blog_id();
+}
+
+/**
+ * @return WP_User|WP_Error
+ */
+function checkout_cart_bridge_customer( $customer_id ) {
+	$user = get_userdata( (int) $customer_id );
+	if ( ! $user ) {
+		return new WP_Error( 'checkout_bridge_customer_not_found', 'Customer not found.', array( 'status' => 404 ) );
+	}
+	return $user;
+}
+
+/**
+ * Deletes the customer's WooCommerce session (the live cart), so their next
+ * visit starts from the persistent cart.
+ */
+function checkout_cart_bridge_forget_session( $customer_id ) {
+	if ( class_exists( 'WC_Session_Handler' ) && method_exists( 'WC_Session_Handler', 'delete_session' ) ) {
+		$sessions = new WC_Session_Handler();
+		$sessions->delete_session( (string) $customer_id );
+		return;
+	}
+	global $wpdb;
+	$wpdb->delete( $wpdb->prefix . 'woocommerce_sessions', array( 'session_key' => (string) $customer_id ), array( '%s' ) );
+}
+
+/** DELETE …/customers/<id>/cart: empties the persistent cart and the session. */
+function checkout_cart_bridge_clear_cart( WP_REST_Request $request ) {
+	$customer_id = (int) $request['id'];
+	$user        = checkout_cart_bridge_customer( $customer_id );
+	if ( is_wp_error( $user ) ) {
+		return $user;
+	}
+
+	delete_user_meta( $customer_id, checkout_cart_bridge_persistent_cart_key() );
+	checkout_cart_bridge_forget_session( $customer_id );
+
+	return rest_ensure_response( array( 'cleared' => true ) );
+}
+
+/**
+ * POST …/customers/<id>/cart/restore: the persistent cart becomes the order's
+ * line items (replacing, not adding to, what was there, so a repeated call
+ * gives the same cart), and the session is dropped so the customer sees it.
+ * Items whose product no longer exists, is out of stock, or is a variable
+ * product without a chosen variation are skipped, as WooCommerce's own
+ * "order again" does.
+ */
+function checkout_cart_bridge_restore_cart( WP_REST_Request $request ) {
+	$customer_id = (int) $request['id'];
+	$order_id    = (int) $request['order_id'];
+
+	$user = checkout_cart_bridge_customer( $customer_id );
+	if ( is_wp_error( $user ) ) {
+		return $user;
+	}
+	$order = wc_get_order( $order_id );
+	if ( ! $order || (int) $order->get_customer_id() !== $customer_id ) {
+		return new WP_Error( 'checkout_bridge_order_not_found', 'Order not found for this customer.', array( 'status' => 404 ) );
+	}
+
+	$cart = array();
+	foreach ( $order->get_items( 'line_item' ) as $item ) {
+		/** @var WC_Order_Item_Product $item */
+		$product_id   = (int) $item->get_product_id();
+		$variation_id = (int) $item->get_variation_id();
+		$quantity     = (int) $item->get_quantity();
+		$product      = $item->get_product();
+		if ( ! $product || $quantity < 1 || ! $product->is_in_stock() ) {
+			continue;
+		}
+		if ( ! $variation_id && $product->is_type( 'variable' ) ) {
+			continue;
+		}
+
+		$variation = array();
+		foreach ( $item->get_meta_data() as $meta ) {
+			if ( taxonomy_is_product_attribute( $meta->key ) || meta_is_product_attribute( $meta->key, $meta->value, $product_id ) ) {
+				$variation[ 'attribute_' . $meta->key ] = $meta->value;
+			}
+		}
+
+		$key = checkout_cart_bridge_cart_id( $product_id, $variation_id, $variation );
+		if ( isset( $cart[ $key ] ) ) {
+			$cart[ $key ]['quantity'] += $quantity;
+			continue;
+		}
+		$cart[ $key ] = array(
+			'key'          => $key,
+			'product_id'   => $product_id,
+			'variation_id' => $variation_id,
+			'variation'    => $variation,
+			'quantity'     => $quantity,
+			'data_hash'    => function_exists( 'wc_get_cart_item_data_hash' ) ? wc_get_cart_item_data_hash( $product ) : '',
+		);
+	}
+
+	update_user_meta( $customer_id, checkout_cart_bridge_persistent_cart_key(), array( 'cart' => $cart ) );
+	checkout_cart_bridge_forget_session( $customer_id );
+
+	return rest_ensure_response(
+		array(
+			'restored' => true,
+			'items'    => count( $cart ),
+		)
+	);
+}
+
+/**
+ * The cart item key WooCommerce itself would give this line
+ * (WC_Cart::generate_cart_id, which needs a loaded cart this request does not
+ * have), so the customer's next "add to cart" of the same item merges with it.
+ */
+function checkout_cart_bridge_cart_id( $product_id, $variation_id, array $variation ) {
+	$id_parts = array( $product_id );
+	if ( $variation_id ) {
+		$id_parts[] = $variation_id;
+	}
+	if ( ! empty( $variation ) ) {
+		$variation_key = '';
+		foreach ( $variation as $name => $value ) {
+			$variation_key .= trim( (string) $name ) . trim( (string) $value );
+		}
+		$id_parts[] = $variation_key;
+	}
+	return apply_filters( 'woocommerce_cart_id', md5( implode( '_', $id_parts ) ), $product_id, $variation_id, $variation, array() );
+}
