@@ -1,0 +1,38 @@
+/**
+ * Which `resource_url` the service will read (DECISIONS 11).
+ *
+ * The URL arrives in an unauthenticated webhook body, and reading it sends
+ * the ShipStation credentials along, so it must be on SHIPSTATION_API_BASE_URL's
+ * origin (same scheme, host and port) and under its path. Anything else is
+ * refused before a connection is made: the endpoint cannot be used to make
+ * the server fetch arbitrary URLs or hand the API key to another host.
+ */
+export const RESOURCE_URL_REFUSALS = ['malformed', 'foreign_origin', 'credentials_in_url', 'outside_base_path'] as const;
+export type ResourceUrlRefusal = (typeof RESOURCE_URL_REFUSALS)[number];
+
+export function isResourceUrlRefusal(failure: string): failure is ResourceUrlRefusal {
+  return (RESOURCE_URL_REFUSALS as readonly string[]).includes(failure);
+}
+
+export type ResourceUrlCheck = { allowed: true; url: URL } | { allowed: false; reason: ResourceUrlRefusal; origin?: string };
+
+const MAX_RESOURCE_URL_LENGTH = 2048;
+
+export function checkResourceUrl(resourceUrl: string, apiBaseUrl: string): ResourceUrlCheck {
+  if (resourceUrl.length > MAX_RESOURCE_URL_LENGTH || !URL.canParse(resourceUrl)) {
+    return { allowed: false, reason: 'malformed' };
+  }
+  const url = new URL(resourceUrl);
+  const base = new URL(apiBaseUrl);
+  // URL.origin is normalized: scheme and host lower-cased, default ports dropped.
+  if (url.origin !== base.origin) {
+    return { allowed: false, reason: 'foreign_origin', origin: url.origin.slice(0, 200) };
+  }
+  if (url.username !== '' || url.password !== '') return { allowed: false, reason: 'credentials_in_url' };
+  const basePath = base.pathname.replace(/\/+$/, '');
+  if (basePath !== '' && url.pathname !== basePath && !url.pathname.startsWith(`${basePath}/`)) {
+    return { allowed: false, reason: 'outside_base_path' };
+  }
+  url.hash = '';
+  return { allowed: true, url };
+}

@@ -1,0 +1,266 @@
+/**
+ * The ShipStation client (V1 API): reads the `resource_url` of a real
+ * ShipStation webhook delivery, which carries only `{resource_url, resource_type}`
+ * (DECISIONS 11).
+ *
+ * - Only URLs on SHIPSTATION_API_BASE_URL's origin are read (lib/shipping/resource-url.ts).
+ * - Basic auth with the API key and secret; redirects are refused, so the
+ *   credentials never follow a Location header to another host.
+ * - Every request has the upstream timeout and stays within ShipStation's
+ *   40 requests per minute (lib/shipping/rate-budget.ts); a 429 is waited out
+ *   once when the wait fits in the timeout.
+ * - Shipments become the service's ShipmentNotice at this boundary; failures
+ *   become ShipStationError with the HTTP status only, never a body.
+ */
+import { z } from 'zod';
+import { ServiceError } from '@/lib/errors';
+import { ShipStationRateBudget } from '@/lib/shipping/rate-budget';
+import { checkResourceUrl, type ResourceUrlRefusal } from '@/lib/shipping/resource-url';
+
+export interface ShipStationSettings {
+  apiKey: string;
+  apiSecret: string;
+  apiBaseUrl: string;
+  timeoutMs: number;
+}
+
+/** One shipment as the webhook use case needs it, whether it came inline or from ShipStation. */
+export interface ShipmentNotice {
+  orderNumber: string | undefined;
+  trackingNumber: string | undefined;
+  carrier: string | undefined;
+  shipDate: string | undefined;
+}
+
+export type ShipStationFailure =
+  | ResourceUrlRefusal
+  | 'rate_limited'
+  | 'timeout'
+  | 'unavailable'
+  | 'rejected'
+  | 'bad_response';
+
+export class ShipStationError extends ServiceError {
+  readonly kind = 'shipstation';
+  constructor(
+    readonly failure: ShipStationFailure,
+    readonly status: number | undefined,
+    /** For a refused URL: the origin it pointed at (never its path or query). */
+    readonly origin?: string,
+  ) {
+    super(`ShipStation request failed: ${failure}`, { failure, status: status ?? null });
+  }
+}
+
+/** Shipments of one response; voided ones are dropped here, so nothing downstream can apply them. */
+export interface ShipmentsPage {
+  notices: ShipmentNotice[];
+  voided: number;
+  page: number;
+  pages: number;
+}
+
+const optionalText = z
+  .union([z.string(), z.number()])
+  .nullish()
+  .transform((v) => (v === null || v === undefined ? undefined : String(v).trim().slice(0, 200) || undefined));
+
+// Only the fields the service reads; the rest of ShipStation's shipment (addresses, label data) is dropped unread.
+const shipmentSchema = z.object({
+  orderNumber: optionalText,
+  trackingNumber: optionalText,
+  carrierCode: optionalText,
+  shipDate: optionalText,
+  voided: z.boolean().nullish(),
+});
+
+const shipmentsResponseSchema = z.object({
+  shipments: z.array(z.unknown()),
+  page: z.number().int().nullish(),
+  pages: z.number().int().nullish(),
+});
+
+/** Parses a GET /shipments response. Shipments that do not have the expected shape are skipped, not fatal. */
+export function parseShipmentsResponse(data: unknown): ShipmentsPage & { malformed: number } {
+  const parsed = shipmentsResponseSchema.safeParse(data);
+  if (!parsed.success) throw new ShipStationError('bad_response', 200);
+  const notices: ShipmentNotice[] = [];
+  let voided = 0;
+  let malformed = 0;
+  for (const raw of parsed.data.shipments) {
+    const shipment = shipmentSchema.safeParse(raw);
+    if (!shipment.success) {
+      malformed += 1;
+      continue;
+    }
+    if (shipment.data.voided === true) {
+      voided += 1;
+      continue;
+    }
+    notices.push({
+      orderNumber: shipment.data.orderNumber,
+      trackingNumber: shipment.data.trackingNumber,
+      carrier: shipment.data.carrierCode,
+      shipDate: shipment.data.shipDate,
+    });
+  }
+  return { notices, voided, malformed, page: parsed.data.page ?? 1, pages: parsed.data.pages ?? 1 };
+}
+
+/** A batch of more shipments than this many pages is read only this far (and logged by the caller). */
+export const MAX_SHIPMENT_PAGES = 10;
+const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+const MAX_ATTEMPTS = 2;
+
+export interface ShipStationClientOptions {
+  fetch?: typeof fetch;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface ShipmentsResult {
+  notices: ShipmentNotice[];
+  voided: number;
+  malformed: number;
+  /** More pages existed than were read. */
+  truncated: boolean;
+}
+
+export class ShipStationClient {
+  private readonly budget: ShipStationRateBudget;
+  private readonly fetchImpl: typeof fetch;
+  private readonly now: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly authorization: string;
+
+  constructor(
+    private readonly settings: ShipStationSettings,
+    options: ShipStationClientOptions = {},
+  ) {
+    this.fetchImpl = options.fetch ?? fetch;
+    this.now = options.now ?? Date.now;
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.budget = new ShipStationRateBudget(this.now);
+    this.authorization = `Basic ${Buffer.from(`${settings.apiKey}:${settings.apiSecret}`).toString('base64')}`;
+  }
+
+  /** Reads every page of the shipments a webhook's `resource_url` names. */
+  async shipmentsAt(resourceUrl: string): Promise<ShipmentsResult> {
+    const check = checkResourceUrl(resourceUrl, this.settings.apiBaseUrl);
+    if (!check.allowed) throw new ShipStationError(check.reason, undefined, check.origin);
+
+    const result: ShipmentsResult = { notices: [], voided: 0, malformed: 0, truncated: false };
+    let url = check.url;
+    for (let page = 1; ; page += 1) {
+      const answer = parseShipmentsResponse(await this.getJson(url));
+      result.notices.push(...answer.notices);
+      result.voided += answer.voided;
+      result.malformed += answer.malformed;
+      if (answer.pages <= page) return result;
+      if (page >= MAX_SHIPMENT_PAGES) {
+        result.truncated = true;
+        return result;
+      }
+      url = new URL(url);
+      url.searchParams.set('page', String(page + 1));
+    }
+  }
+
+  private async getJson(url: URL): Promise<unknown> {
+    // The wait for the budget counts against the same allowance as the request itself.
+    const deadline = this.now() + this.settings.timeoutMs;
+    for (let attempt = 1; ; attempt += 1) {
+      await this.takeBudget(deadline);
+      let response: Response;
+      try {
+        response = await this.fetchImpl(url, {
+          method: 'GET',
+          headers: { Authorization: this.authorization, Accept: 'application/json' },
+          redirect: 'error',
+          cache: 'no-store',
+          signal: AbortSignal.timeout(this.settings.timeoutMs),
+        });
+      } catch (error) {
+        const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+        throw new ShipStationError(timedOut ? 'timeout' : 'unavailable', undefined);
+      }
+
+      if (response.status === 429) {
+        this.budget.throttled(response.headers);
+        discard(response);
+        if (attempt < MAX_ATTEMPTS) continue;
+        throw new ShipStationError('rate_limited', 429);
+      }
+      this.budget.observe(response.headers);
+      if (!response.ok) {
+        discard(response);
+        throw new ShipStationError(response.status >= 500 ? 'unavailable' : 'rejected', response.status);
+      }
+      return this.readJson(response);
+    }
+  }
+
+  /** Waits for a request from the budget, or gives up when the wait would pass the deadline. */
+  private async takeBudget(deadline: number): Promise<void> {
+    for (;;) {
+      const wait = this.budget.reserve();
+      if (wait === 0) return;
+      if (this.now() + wait > deadline) throw new ShipStationError('rate_limited', undefined);
+      await this.sleep(wait);
+    }
+  }
+
+  private async readJson(response: Response): Promise<unknown> {
+    const declared = Number(response.headers.get('content-length'));
+    if (Number.isFinite(declared) && declared > MAX_RESPONSE_BYTES) {
+      discard(response);
+      throw new ShipStationError('bad_response', response.status);
+    }
+    let text: string;
+    try {
+      text = await readLimited(response, MAX_RESPONSE_BYTES);
+    } catch (error) {
+      if (error instanceof ShipStationError) throw error;
+      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+      throw new ShipStationError(timedOut ? 'timeout' : 'unavailable', response.status);
+    }
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new ShipStationError('bad_response', response.status);
+    }
+  }
+}
+
+/** Drops a body that will not be read, without waiting on the sender. */
+function discard(response: Response): void {
+  response.body?.cancel().catch(() => undefined);
+}
+
+async function readLimited(response: Response, limit: number): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw new ShipStationError('bad_response', response.status);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The client's settings when both ShipStation credentials are configured, else undefined. */
+export function shipStationSettings(config: {
+  shipping: { apiKey: string | undefined; apiSecret: string | undefined; apiBaseUrl: string };
+  upstreamTimeoutMs: number;
+}): ShipStationSettings | undefined {
+  const { apiKey, apiSecret, apiBaseUrl } = config.shipping;
+  if (!apiKey || !apiSecret) return undefined;
+  return { apiKey, apiSecret, apiBaseUrl, timeoutMs: config.upstreamTimeoutMs };
+}

@@ -1,0 +1,141 @@
+/**
+ * POST /api/shipping/webhook, after the rate limit and the shared secret
+ * (spec 4.4 steps 2-5, DECISIONS 11).
+ *
+ * Shipped notifications name their shipment inline (`order_number`,
+ * `tracking_number`, `carrier`, `ship_date`) or, as real ShipStation does,
+ * only by `resource_url`, which is then read from ShipStation and each
+ * non-voided shipment in it is applied as if it had come inline. Order
+ * notifications and unknown types are logged only. Nothing here throws for a
+ * business outcome: the sender always gets 200 and the reason is in the log.
+ */
+import type { RequestContext } from '@/lib/http/route';
+import { log } from '@/lib/log';
+import type { Services } from '@/lib/services';
+import { isResourceUrlRefusal } from '@/lib/shipping/resource-url';
+import { ShipStationClient, ShipStationError, shipStationSettings, type ShipmentNotice } from '@/lib/shipping/shipstation';
+import { markOrderShipped, type ShipResult } from '@/lib/webhooks/shipping/mark-shipped';
+import {
+  hasOrderNumber,
+  ORDER_EVENT_TYPES,
+  parseShippingPayload,
+  SHIPPED_EVENT_TYPES,
+  type ShippingPayload,
+} from '@/lib/webhooks/shipping/payload';
+import { ShippedStatusMemory } from '@/lib/webhooks/shipping/shipped-status';
+
+interface ShippingCollaborators {
+  shippedStatus: ShippedStatusMemory;
+  /** undefined when SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set. */
+  shipStation: ShipStationClient | undefined;
+}
+
+// Kept per Services instance, so they live as long as the process's other
+// collaborators (the ShipStation request budget must outlive one request) and
+// are dropped with them by resetServices().
+const collaborators = new WeakMap<Services, ShippingCollaborators>();
+
+export function shippingCollaborators(services: Services): ShippingCollaborators {
+  let found = collaborators.get(services);
+  if (!found) {
+    const settings = shipStationSettings(services.config);
+    found = {
+      shippedStatus: new ShippedStatusMemory(),
+      shipStation: settings ? new ShipStationClient(settings) : undefined,
+    };
+    collaborators.set(services, found);
+  }
+  return found;
+}
+
+export async function handleShippingNotification(rawBody: string, services: Services, context: RequestContext): Promise<void> {
+  const parsed = parseShippingPayload(rawBody);
+  if (!parsed.valid) {
+    log.warn('shipping.invalid_payload', { reason: parsed.reason, fields: parsed.fields || undefined });
+    context.outcome = 'invalid_payload';
+    return;
+  }
+  const { payload } = parsed;
+  const eventType = payload.resource_type;
+  context.eventType = eventType.slice(0, 50);
+
+  if (ORDER_EVENT_TYPES.has(eventType)) {
+    log.info('shipping.order_notification', { eventType });
+    context.outcome = 'logged_only';
+    return;
+  }
+  if (!SHIPPED_EVENT_TYPES.has(eventType)) {
+    context.outcome = 'ignored_event_type';
+    return;
+  }
+
+  const notices = await shipmentNotices(payload, services, context);
+  if (notices === undefined) return;
+  if (notices.length === 0) {
+    context.outcome = 'no_shipments';
+    return;
+  }
+
+  const { shippedStatus } = shippingCollaborators(services);
+  const results: ShipResult[] = [];
+  // One at a time: shipments of one batch may name the same order, and the lock then makes the later ones no-ops.
+  for (const notice of notices) {
+    const result = await markOrderShipped(notice, services, shippedStatus);
+    results.push(result);
+    if (notices.length > 1) log.info('shipping.shipment', { orderId: result.orderId, outcome: result.outcome });
+  }
+  const orderIds = new Set(results.map((r) => r.orderId).filter((id) => id !== undefined));
+  if (orderIds.size === 1) context.orderId = [...orderIds][0];
+  context.outcome = results.length === 1 ? results[0]?.outcome : `shipments:${results.length}`;
+}
+
+/** The shipments a shipped notification is about, or undefined when they cannot be known (the reason is logged). */
+async function shipmentNotices(
+  payload: ShippingPayload,
+  services: Services,
+  context: RequestContext,
+): Promise<ShipmentNotice[] | undefined> {
+  if (hasOrderNumber(payload) || !payload.resource_url) {
+    // Inline. A missing or malformed order number ends in markOrderShipped as `bad_order_number`.
+    return [
+      {
+        orderNumber: typeof payload.order_number === 'string' ? payload.order_number : undefined,
+        trackingNumber: payload.tracking_number,
+        carrier: payload.carrier,
+        shipDate: payload.ship_date,
+      },
+    ];
+  }
+
+  const { shipStation } = shippingCollaborators(services);
+  if (!shipStation) {
+    log.warn('shipping.resource_url_not_configured', {
+      eventType: payload.resource_type,
+      hint: 'set SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET to read ShipStation deliveries',
+    });
+    context.outcome = 'resource_not_configured';
+    return undefined;
+  }
+
+  try {
+    const result = await shipStation.shipmentsAt(payload.resource_url);
+    log.info('shipping.resource_read', {
+      eventType: payload.resource_type,
+      shipments: result.notices.length,
+      voided: result.voided,
+      malformed: result.malformed || undefined,
+      truncated: result.truncated || undefined,
+    });
+    return result.notices;
+  } catch (error) {
+    if (!(error instanceof ShipStationError)) throw error;
+    if (isResourceUrlRefusal(error.failure)) {
+      log.warn('shipping.resource_url_refused', { reason: error.failure, origin: error.origin });
+      context.outcome = 'resource_url_refused';
+    } else {
+      log.error('shipping.resource_read_failed', { failure: error.failure, status: error.status });
+      context.outcome = 'resource_read_failed';
+    }
+    return undefined;
+  }
+}

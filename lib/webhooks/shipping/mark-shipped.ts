@@ -1,0 +1,127 @@
+/**
+ * One shipment applied to one order (spec 4.4 step 3), exactly once.
+ *
+ * Under the order's lock: fetch the order, act only when it is `processing`
+ * or `awaiting_shipment`, then write status `shipped`, the tracking note and
+ * the four tracking meta keys (appended). A duplicate delivery, even a
+ * concurrent one, waits for the lock and then finds the order no longer in
+ * a shippable status, so it writes nothing.
+ */
+import { OrderBusyError, StoreError } from '@/lib/errors';
+import { log } from '@/lib/log';
+import { buildOrderUpdate } from '@/lib/orders/mutation';
+import { shippedNote } from '@/lib/orders/notes';
+import type { Services } from '@/lib/services';
+import type { ShipmentNotice } from '@/lib/shipping/shipstation';
+import type { StoreOrder } from '@/lib/store/types';
+import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
+import { FALLBACK_STATUS, SHIPPED_STATUS, type ShippedStatusMemory } from '@/lib/webhooks/shipping/shipped-status';
+
+export const SHIPPABLE_STATUSES: ReadonlySet<string> = new Set(['processing', 'awaiting_shipment']);
+
+export const SHIPPING_META_KEYS = {
+  trackingNumber: '_tracking_number',
+  carrier: '_shipping_carrier',
+  shippedDate: '_shipped_date',
+  receivedAt: '_shipstation_webhook_received_at',
+} as const;
+
+export type ShipOutcome =
+  | 'shipped'
+  | 'completed_fallback'
+  | 'bad_order_number'
+  | 'order_fetch_failed'
+  | 'ignored_status'
+  | 'update_failed'
+  | 'order_busy';
+
+export interface ShipResult {
+  orderId: number | undefined;
+  outcome: ShipOutcome;
+}
+
+/** Lock scope for order writes made by the shipping webhook. */
+const LOCK_SCOPE = 'shipping-webhook';
+
+export async function markOrderShipped(
+  notice: ShipmentNotice,
+  services: Services,
+  shippedStatus: ShippedStatusMemory,
+): Promise<ShipResult> {
+  const orderId = parseOrderNumber(notice.orderNumber);
+  if (orderId === undefined) return { orderId, outcome: 'bad_order_number' };
+
+  try {
+    const outcome = await services.orderLocks.withOrderLock(LOCK_SCOPE, orderId, () =>
+      shipLocked(orderId, notice, services, shippedStatus),
+    );
+    return { orderId, outcome };
+  } catch (error) {
+    if (error instanceof OrderBusyError) return { orderId, outcome: 'order_busy' };
+    throw error;
+  }
+}
+
+async function shipLocked(
+  orderId: number,
+  notice: ShipmentNotice,
+  services: Services,
+  shippedStatus: ShippedStatusMemory,
+): Promise<ShipOutcome> {
+  const store = services.store();
+  let order: StoreOrder;
+  try {
+    order = await store.getOrder(orderId);
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    log.warn('shipping.order_fetch_failed', { orderId, failure: error.failure, status: error.status, code: error.code });
+    return 'order_fetch_failed';
+  }
+  if (!SHIPPABLE_STATUSES.has(order.status)) {
+    log.info('shipping.order_not_shippable', { orderId, orderStatus: order.status });
+    return 'ignored_status';
+  }
+
+  const now = new Date().toISOString();
+  const change = {
+    customerNote: shippedNote({ trackingNumber: notice.trackingNumber, carrier: notice.carrier, shipDate: notice.shipDate }),
+    meta: {
+      [SHIPPING_META_KEYS.trackingNumber]: notice.trackingNumber ?? '',
+      [SHIPPING_META_KEYS.carrier]: notice.carrier ?? '',
+      [SHIPPING_META_KEYS.shippedDate]: notice.shipDate ?? now,
+      [SHIPPING_META_KEYS.receivedAt]: now,
+    },
+    metaMode: 'append' as const,
+  };
+
+  const status = shippedStatus.statusToWrite();
+  try {
+    await store.updateOrder(orderId, buildOrderUpdate(order, { ...change, status }));
+    return status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback';
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    if (status !== SHIPPED_STATUS || !isUnknownStatus(error)) return updateFailed(orderId, error);
+  }
+
+  // The store has no `shipped` status (DECISIONS 9). WordPress validates a request before
+  // changing anything, so the refused write left the order as fetched: the same update
+  // with `completed` is built from the same snapshot.
+  shippedStatus.rememberShippedMissing();
+  log.warn('shipping.status_fallback', { orderId, from: SHIPPED_STATUS, to: FALLBACK_STATUS });
+  try {
+    await store.updateOrder(orderId, buildOrderUpdate(order, { ...change, status: FALLBACK_STATUS }));
+    return 'completed_fallback';
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    return updateFailed(orderId, error);
+  }
+}
+
+function isUnknownStatus(error: StoreError): boolean {
+  return error.failure === 'invalid_param' && error.code === 'rest_invalid_param';
+}
+
+function updateFailed(orderId: number, error: StoreError): ShipOutcome {
+  log.warn('shipping.order_update_failed', { orderId, failure: error.failure, status: error.status, code: error.code });
+  return 'update_failed';
+}

@@ -1,0 +1,31 @@
+/**
+ * Whether the store knows the `shipped` order status (DECISIONS 9).
+ *
+ * Stock WooCommerce has no `shipped` status; a plugin adds it. When a write of
+ * `shipped` is refused with 400 `rest_invalid_param`, the webhook writes
+ * `completed` instead and remembers the refusal for a few minutes, so the next
+ * notifications go straight to `completed` (one write, not two). The memory
+ * expires, so a shop that installs the status plugin is picked up again
+ * without a restart.
+ */
+export const SHIPPED_STATUS = 'shipped';
+export const FALLBACK_STATUS = 'completed';
+export const SHIPPED_MISSING_TTL_MS = 10 * 60 * 1000;
+
+export class ShippedStatusMemory {
+  private missingUntil = 0;
+
+  constructor(
+    private readonly ttlMs = SHIPPED_MISSING_TTL_MS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The status to write now: `completed` while the store is remembered to lack `shipped`. */
+  statusToWrite(): string {
+    return this.now() < this.missingUntil ? FALLBACK_STATUS : SHIPPED_STATUS;
+  }
+
+  rememberShippedMissing(): void {
+    this.missingUntil = this.now() + this.ttlMs;
+  }
+}

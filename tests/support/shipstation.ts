@@ -1,0 +1,186 @@
+/**
+ * A ShipStation V1 stand-in for route tests: GET /shipments answers in the
+ * shape ShipStation documents (shipments[] with orderNumber, trackingNumber,
+ * carrierCode, shipDate, voided, … plus total/page/pages) and carries the
+ * X-Rate-Limit-Limit/-Remaining/-Reset headers of its 40 requests per minute.
+ *
+ * `useShippingProviders()` installs the WooCommerce/Stripe handlers of
+ * providers.ts plus this stand-in on one msw server, and records the URL of
+ * every outgoing request, so a test can prove a URL was never fetched.
+ */
+import { delay, http, HttpResponse } from 'msw';
+import { beforeAll, beforeEach, afterAll, afterEach } from 'vitest';
+import { createProviders, type Providers } from './providers';
+
+export const SHIPSTATION_BASE_URL = 'https://ssapi.shipstation.com';
+export const TEST_SHIPSTATION_KEY = 'test-shipstation-api-key-7d41';
+export const TEST_SHIPSTATION_SECRET = 'test-shipstation-api-secret-93be';
+export const SHIPSTATION_ENV = {
+  SHIPSTATION_API_KEY: TEST_SHIPSTATION_KEY,
+  SHIPSTATION_API_SECRET: TEST_SHIPSTATION_SECRET,
+};
+
+export interface StandInShipment {
+  orderNumber: string;
+  trackingNumber: string | null;
+  carrierCode: string | null;
+  shipDate: string | null;
+  voided?: boolean;
+}
+
+let shipmentIds = 72_000_000;
+
+/** One shipment as ShipStation's List Shipments returns it (all fields of the documented model, fake values). */
+export function recordedShipment(shipment: StandInShipment): Record<string, unknown> {
+  shipmentIds += 1;
+  return {
+    shipmentId: shipmentIds,
+    orderId: 94_000_000 + Number(shipment.orderNumber.replace(/\D/g, '') || 0),
+    orderKey: `wc_order_${shipment.orderNumber}`,
+    userId: '1a2b3c4d-0000-4000-8000-0000000000aa',
+    customerEmail: 'customer@example.test',
+    orderNumber: shipment.orderNumber,
+    createDate: '2026-05-01T09:12:44.5230000',
+    shipDate: shipment.shipDate,
+    shipmentCost: 7.65,
+    insuranceCost: 0,
+    trackingNumber: shipment.trackingNumber,
+    isReturnLabel: false,
+    batchNumber: '100301',
+    carrierCode: shipment.carrierCode,
+    serviceCode: 'usps_priority_mail',
+    packageCode: 'package',
+    confirmation: 'delivery',
+    warehouseId: 55_001,
+    voided: shipment.voided ?? false,
+    voidDate: shipment.voided ? '2026-05-01T10:02:11.0000000' : null,
+    marketplaceNotified: true,
+    notifyErrorMessage: null,
+    shipTo: {
+      name: 'Test Customer',
+      company: null,
+      street1: '1 Test Street',
+      street2: '',
+      street3: null,
+      city: 'Testville',
+      state: 'TX',
+      postalCode: '78701',
+      country: 'US',
+      phone: null,
+      residential: null,
+      addressVerified: null,
+    },
+    weight: { value: 16, units: 'ounces', WeightUnits: 1 },
+    dimensions: null,
+    insuranceOptions: { provider: null, insureShipment: false, insuredValue: 0 },
+    advancedOptions: { billToParty: null, billToAccount: null, billToPostalCode: null, billToCountryCode: null, storeId: 311_001 },
+    shipmentItems: null,
+    labelData: null,
+    formData: null,
+  };
+}
+
+interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+  delayMs?: number;
+}
+
+export interface ShipStationCall {
+  url: string;
+  authorization: string | null;
+}
+
+export class ShipStationStandIn {
+  /** Shipments by batch id (the `batchId` query parameter of SHIP_NOTIFY resource URLs). */
+  readonly batches = new Map<string, Record<string, unknown>[]>();
+  readonly calls: ShipStationCall[] = [];
+  pageSize = 100;
+  remaining = 40;
+  resetSeconds = 42;
+  private readonly queued: Answer[] = [];
+
+  reset(): void {
+    this.batches.clear();
+    this.calls.length = 0;
+    this.queued.length = 0;
+    this.pageSize = 100;
+    this.remaining = 40;
+    this.resetSeconds = 42;
+  }
+
+  addBatch(batchId: string, shipments: StandInShipment[]): string {
+    this.batches.set(batchId, shipments.map(recordedShipment));
+    return `${SHIPSTATION_BASE_URL}/shipments?batchId=${batchId}&includeShipmentItems=False`;
+  }
+
+  /** The next requests get these answers instead of the model's (once each, in order). */
+  answerNext(...answers: Answer[]): void {
+    this.queued.push(...answers);
+  }
+
+  private rateHeaders(): Record<string, string> {
+    return {
+      'X-Rate-Limit-Limit': '40',
+      'X-Rate-Limit-Remaining': String(this.remaining),
+      'X-Rate-Limit-Reset': String(this.resetSeconds),
+    };
+  }
+
+  readonly handlers = [
+    http.get(`${SHIPSTATION_BASE_URL}/shipments`, async ({ request }) => {
+      this.calls.push({ url: request.url, authorization: request.headers.get('authorization') });
+      const queued = this.queued.shift();
+      if (queued) {
+        if (queued.delayMs) await delay(queued.delayMs);
+        return HttpResponse.json((queued.body ?? {}) as Record<string, unknown>, {
+          status: queued.status,
+          headers: { ...this.rateHeaders(), ...queued.headers },
+        });
+      }
+      const expected = `Basic ${Buffer.from(`${TEST_SHIPSTATION_KEY}:${TEST_SHIPSTATION_SECRET}`).toString('base64')}`;
+      if (request.headers.get('authorization') !== expected) {
+        return HttpResponse.json({ Message: 'Authorization has been denied for this request.' }, { status: 401 });
+      }
+      if (this.remaining <= 0) {
+        return HttpResponse.json({ message: 'Too Many Requests' }, { status: 429, headers: this.rateHeaders() });
+      }
+      this.remaining -= 1;
+      const url = new URL(request.url);
+      const all = this.batches.get(url.searchParams.get('batchId') ?? '') ?? [];
+      const page = Number(url.searchParams.get('page') ?? '1');
+      const pages = Math.max(1, Math.ceil(all.length / this.pageSize));
+      const shipments = all.slice((page - 1) * this.pageSize, page * this.pageSize);
+      return HttpResponse.json({ shipments, total: all.length, page, pages }, { headers: this.rateHeaders() });
+    }),
+  ];
+}
+
+export interface ShippingProviders {
+  providers: Providers;
+  shipStation: ShipStationStandIn;
+  /** URL of every request that left the service in this test, to any host. */
+  outgoing: string[];
+}
+
+/** providers.ts's store and card models (with `shipped` and `awaiting_shipment` registered) plus the ShipStation stand-in, fresh for every test. */
+export function useShippingProviders(): ShippingProviders {
+  const { providers, server } = createProviders();
+  const state: ShippingProviders = { providers, shipStation: new ShipStationStandIn(), outgoing: [] };
+  beforeAll(() => {
+    server.events.on('request:start', ({ request }) => {
+      state.outgoing.push(request.url);
+    });
+    server.listen({ onUnhandledRequest: 'error' });
+  });
+  beforeEach(() => {
+    providers.reset({ customStatuses: ['shipped', 'awaiting_shipment'] });
+    state.shipStation.reset();
+    state.outgoing.length = 0;
+    server.use(...state.shipStation.handlers);
+  });
+  afterEach(() => server.resetHandlers());
+  afterAll(() => server.close());
+  return state;
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '@/lib/config';
+import { UnauthorizedError } from '@/lib/errors';
+import { assertShippingWebhookSecret, secretMatches } from '@/lib/webhooks/shipping/secret';
+
+const SECRET = 'a-shared-secret-of-some-length';
+const request = (query = '', headers: Record<string, string> = {}) =>
+  new Request(`https://service.test/api/shipping/webhook${query}`, { method: 'POST', headers });
+
+describe('shipping webhook shared secret', () => {
+  it('compares exactly', () => {
+    expect(secretMatches(SECRET, SECRET)).toBe(true);
+    expect(secretMatches(`${SECRET} `, SECRET)).toBe(false);
+    expect(secretMatches(SECRET.slice(1), SECRET)).toBe(false);
+    expect(secretMatches('', SECRET)).toBe(false);
+  });
+
+  it('is not checked when none is configured', () => {
+    expect(() => assertShippingWebhookSecret(request(), undefined)).not.toThrow();
+  });
+
+  it('accepts the query parameter or the header', () => {
+    expect(() => assertShippingWebhookSecret(request(`?secret=${encodeURIComponent(SECRET)}`), SECRET)).not.toThrow();
+    expect(() => assertShippingWebhookSecret(request('', { 'x-webhook-secret': SECRET }), SECRET)).not.toThrow();
+    expect(() => assertShippingWebhookSecret(request('?secret=wrong', { 'x-webhook-secret': SECRET }), SECRET)).not.toThrow();
+  });
+
+  it('refuses a missing or wrong secret', () => {
+    expect(() => assertShippingWebhookSecret(request(), SECRET)).toThrow(UnauthorizedError);
+    expect(() => assertShippingWebhookSecret(request('?secret=wrong'), SECRET)).toThrow(UnauthorizedError);
+    expect(() => assertShippingWebhookSecret(request('?Secret=' + SECRET), SECRET)).toThrow(UnauthorizedError);
+    expect(() => assertShippingWebhookSecret(request('', { 'x-webhook-secret': 'wrong' }), SECRET)).toThrow(UnauthorizedError);
+  });
+
+  it('production warns at start when it is unset, and not when it is set', () => {
+    const production = {
+      NODE_ENV: 'production',
+      WOOCOMMERCE_URL: 'https://shop.test',
+      WOOCOMMERCE_CONSUMER_KEY: 'ck_x',
+      WOOCOMMERCE_CONSUMER_SECRET: 'cs_x',
+      STRIPE_SECRET_KEY: 'sk_test_x',
+      STRIPE_WEBHOOK_SECRET: 'whsec_x',
+      CHECKOUT_TOKEN_SECRET: 'x'.repeat(32),
+      ALLOWED_ORIGINS: 'https://storefront.test',
+    };
+    expect(parseConfig(production).warnings.some((w) => w.startsWith('SHIPPING_WEBHOOK_SECRET is not set'))).toBe(true);
+    expect(parseConfig({ ...production, SHIPPING_WEBHOOK_SECRET: SECRET }).warnings.some((w) => w.includes('SHIPPING_WEBHOOK_SECRET'))).toBe(false);
+  });
+});

@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_SHIPMENT_PAGES, parseShipmentsResponse, ShipStationClient, ShipStationError } from '@/lib/shipping/shipstation';
+
+const BASE = 'https://ssapi.shipstation.com';
+const URL_1 = `${BASE}/shipments?batchId=1`;
+const settings = { apiKey: 'key', apiSecret: 'secret', apiBaseUrl: BASE, timeoutMs: 5_000 };
+
+interface Seen {
+  url: string;
+  init: RequestInit | undefined;
+}
+
+function fakeFetch(answers: (Response | Error)[]) {
+  const seen: Seen[] = [];
+  const impl = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    seen.push({ url: String(input), init });
+    const answer = answers.shift();
+    if (!answer) throw new Error('no answer queued');
+    if (answer instanceof Error) throw answer;
+    return answer;
+  }) as typeof fetch;
+  return { seen, impl };
+}
+
+const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+
+function client(answers: (Response | Error)[], clock = { now: 0 }, sleeps: number[] = []) {
+  const fake = fakeFetch(answers);
+  const instance = new ShipStationClient(settings, {
+    fetch: fake.impl,
+    now: () => clock.now,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      clock.now += ms;
+    },
+  });
+  return { instance, seen: fake.seen, sleeps, clock };
+}
+
+async function failure(promise: Promise<unknown>): Promise<ShipStationError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ShipStationError);
+  return error as ShipStationError;
+}
+
+describe('ShipStation client', () => {
+  it('GETs the resource with Basic auth, refusing redirects, with a timeout', async () => {
+    const { instance, seen } = client([json({ shipments: [], total: 0, page: 1, pages: 0 })]);
+
+    await instance.shipmentsAt(URL_1);
+
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.url).toBe(URL_1);
+    const init = seen[0]!.init!;
+    expect(init.method).toBe('GET');
+    expect((init.headers as Record<string, string>).Authorization).toBe(`Basic ${Buffer.from('key:secret').toString('base64')}`);
+    expect(init.redirect).toBe('error');
+    expect(init.signal).toBeInstanceOf(AbortSignal);
+  });
+
+  it('refuses a foreign URL without calling fetch', async () => {
+    const { instance, seen } = client([]);
+    const error = await failure(instance.shipmentsAt('https://attacker.example/shipments'));
+    expect(error.failure).toBe('foreign_origin');
+    expect(seen).toHaveLength(0);
+  });
+
+  it('turns shipments into notices and drops voided ones', () => {
+    const page = parseShipmentsResponse({
+      shipments: [
+        { orderNumber: '1', trackingNumber: 'T1', carrierCode: 'ups', shipDate: '2026-05-01', voided: false },
+        { orderNumber: '2', trackingNumber: 'T2', carrierCode: 'ups', shipDate: '2026-05-01', voided: true },
+        { orderNumber: 3, trackingNumber: null, carrierCode: null, shipDate: null },
+        { orderNumber: '4', voided: 'sometimes' },
+      ],
+      page: 1,
+      pages: 1,
+    });
+    expect(page.notices).toEqual([
+      { orderNumber: '1', trackingNumber: 'T1', carrier: 'ups', shipDate: '2026-05-01' },
+      { orderNumber: '3', trackingNumber: undefined, carrier: undefined, shipDate: undefined },
+    ]);
+    expect(page.voided).toBe(1);
+    expect(page.malformed).toBe(1);
+  });
+
+  it.each([
+    [json({ shipments: [] }, 500), 'unavailable', 500],
+    [json({ Message: 'denied' }, 401), 'rejected', 401],
+    [new Response('not json', { status: 200 }), 'bad_response', 200],
+    [json({ orders: [] }), 'bad_response', 200],
+  ])('maps failures: %#', async (answer, kind, status) => {
+    const error = await failure(client([answer]).instance.shipmentsAt(URL_1));
+    expect(error.failure).toBe(kind);
+    expect(error.status).toBe(status);
+    expect(error.message).not.toContain('denied');
+  });
+
+  it('maps a timeout and a network failure', async () => {
+    const timeout = Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' });
+    expect((await failure(client([timeout]).instance.shipmentsAt(URL_1))).failure).toBe('timeout');
+    expect((await failure(client([new TypeError('fetch failed')]).instance.shipmentsAt(URL_1))).failure).toBe('unavailable');
+  });
+
+  it('refuses a response larger than it will read', async () => {
+    const big = new Response('x', { headers: { 'content-length': String(5 * 1024 * 1024) } });
+    expect((await failure(client([big]).instance.shipmentsAt(URL_1))).failure).toBe('bad_response');
+  });
+
+  it('waits out a 429 for the reset ShipStation names, then retries once', async () => {
+    const { instance, seen, sleeps } = client([
+      json({ message: 'Too Many Requests' }, 429, { 'X-Rate-Limit-Remaining': '0', 'X-Rate-Limit-Reset': '3' }),
+      json({ shipments: [{ orderNumber: '1', voided: false }], page: 1, pages: 1 }),
+    ]);
+
+    const result = await instance.shipmentsAt(URL_1);
+
+    expect(seen).toHaveLength(2);
+    expect(sleeps).toEqual([3_000]);
+    expect(result.notices).toHaveLength(1);
+  });
+
+  it('gives up rather than wait past the upstream timeout', async () => {
+    const { instance, seen, sleeps } = client([json({}, 429, { 'X-Rate-Limit-Reset': '30' })]);
+
+    const error = await failure(instance.shipmentsAt(URL_1));
+
+    expect(error.failure).toBe('rate_limited');
+    expect(seen).toHaveLength(1);
+    expect(sleeps).toEqual([]);
+  });
+
+  it('stops before ShipStation has to say 429 once the headers report the window used up', async () => {
+    const clock = { now: 0 };
+    const { instance, seen, sleeps } = client(
+      [
+        json({ shipments: [], page: 1, pages: 1 }, 200, { 'X-Rate-Limit-Limit': '40', 'X-Rate-Limit-Remaining': '0', 'X-Rate-Limit-Reset': '2' }),
+        json({ shipments: [], page: 1, pages: 1 }),
+      ],
+      clock,
+    );
+
+    await instance.shipmentsAt(URL_1);
+    await instance.shipmentsAt(URL_1);
+
+    expect(seen).toHaveLength(2);
+    expect(sleeps).toEqual([2_000]);
+  });
+
+  it(`follows pages up to ${MAX_SHIPMENT_PAGES}`, async () => {
+    const pages = Array.from({ length: MAX_SHIPMENT_PAGES }, (_, i) =>
+      json({ shipments: [{ orderNumber: String(i + 1) }], page: i + 1, pages: 50 }),
+    );
+    const { instance, seen } = client(pages);
+
+    const result = await instance.shipmentsAt(URL_1);
+
+    expect(seen).toHaveLength(MAX_SHIPMENT_PAGES);
+    expect(new URL(seen[1]!.url).searchParams.get('page')).toBe('2');
+    expect(new URL(seen[1]!.url).searchParams.get('batchId')).toBe('1');
+    expect(result.notices).toHaveLength(MAX_SHIPMENT_PAGES);
+    expect(result.truncated).toBe(true);
+  });
+});

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { ShippedStatusMemory, SHIPPED_MISSING_TTL_MS } from '@/lib/webhooks/shipping/shipped-status';
+
+describe('memory that the store lacks the shipped status', () => {
+  it('writes shipped until told otherwise, completed for the TTL after, then shipped again', () => {
+    let now = 0;
+    const memory = new ShippedStatusMemory(SHIPPED_MISSING_TTL_MS, () => now);
+    expect(memory.statusToWrite()).toBe('shipped');
+    memory.rememberShippedMissing();
+    expect(memory.statusToWrite()).toBe('completed');
+    now += SHIPPED_MISSING_TTL_MS - 1;
+    expect(memory.statusToWrite()).toBe('completed');
+    now += 1;
+    expect(memory.statusToWrite()).toBe('shipped');
+  });
+
+  it('lasts a few minutes', () => {
+    expect(SHIPPED_MISSING_TTL_MS).toBeGreaterThanOrEqual(2 * 60_000);
+    expect(SHIPPED_MISSING_TTL_MS).toBeLessThanOrEqual(15 * 60_000);
+  });
+});
