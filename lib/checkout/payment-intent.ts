@@ -56,7 +56,7 @@ export async function preparePaymentIntent(
   const card = services.card();
   const store = services.store();
 
-  return services.orderLocks.withOrderLock('checkout', orderId, async () => {
+  return services.orderLocks.withOrderLock(orderId, async () => {
     const { order, normalized } = await loadPayableOrder(orderId, services);
 
     let intent: PaymentIntentSummary | undefined;

@@ -28,7 +28,7 @@ export async function submitOrderForManualPayment(
   const orderId = await orderIdFromToken(input.token, services, context);
   const { manualTitle } = services.config.paymentMethods;
 
-  return services.orderLocks.withOrderLock('checkout', orderId, async () => {
+  return services.orderLocks.withOrderLock(orderId, async () => {
     const { order } = await loadPayableOrder(orderId, services);
     const now = new Date().toISOString();
     const updated = await services.store().updateOrder(

@@ -9,18 +9,22 @@
 import { OrderBusyError } from '@/lib/errors';
 
 export interface OrderLocks {
-  /** Runs `task` while holding the lock for `orderId` in `scope`; waits at most `waitMs` for the lock. */
-  withOrderLock<T>(scope: string, orderId: number, task: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `task` while holding `orderId`'s lock, waiting at most the lock's wait time for it.
+   * One lock per order for every writer (checkout, card webhook, shipping webhook): a
+   * submit-order writing `pending` must not interleave with a payment marking it paid.
+   */
+  withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T>;
 }
 
 export class MemoryOrderLocks implements OrderLocks {
-  /** The tail of each key's queue: a promise that settles when the last holder releases. */
+  /** The tail of each order's queue: a promise that settles when the last holder releases. */
   private readonly tails = new Map<string, Promise<void>>();
 
   constructor(private readonly waitMs = 30_000) {}
 
-  async withOrderLock<T>(scope: string, orderId: number, task: () => Promise<T>): Promise<T> {
-    const key = `${scope}:${orderId}`;
+  async withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T> {
+    const key = String(orderId);
     const previous = this.tails.get(key) ?? Promise.resolve();
     let release!: () => void;
     const mine = new Promise<void>((resolve) => {

@@ -4,7 +4,7 @@
  * over HTTP. Every request is recorded for assertions on what was written
  * and sent; anything unhandled fails the test (onUnhandledRequest: 'error').
  */
-import { http, HttpResponse } from 'msw';
+import { delay, http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { StripeApiError, StripeModel, parseFormBody } from '@/scripts/stand-ins/stripe-model';
@@ -31,7 +31,9 @@ export interface Providers {
   failStore(method: string, path: RegExp, status: number, code: string, times?: number): void;
   /** Makes the next matching card calls fail with this Stripe error (once each). */
   failCard(method: string, path: RegExp, status: number, type: string, code: string, times?: number): void;
-  /** Resets models and recordings (between tests). */
+  /** Delays every store answer by this many milliseconds (to make concurrent requests overlap). */
+  setStoreLatency(ms: number): void;
+  /** Resets models, recordings, failures and latency (call it in each test file's beforeEach). */
   reset(options?: WooModelOptions): void;
 }
 
@@ -61,6 +63,7 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
     stripe: new StripeModel(),
     calls: [] as RecordedCall[],
     failures: [] as (Failure & { provider: 'store' | 'card' })[],
+    storeLatencyMs: 0,
   };
 
   const takeFailure = (provider: 'store' | 'card', method: string, path: string) => {
@@ -98,6 +101,7 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
     (run: (params: Record<string, string>, body: unknown) => unknown) =>
     async ({ request, params }: { request: Request; params: Record<string, string | readonly string[] | undefined> }) => {
       const { path, body } = await record('store', request);
+      if (state.storeLatencyMs > 0) await delay(state.storeLatencyMs);
       if (!wooAuthorized(request)) {
         return HttpResponse.json({ code: 'woocommerce_rest_cannot_view', message: 'Sorry, you cannot list resources.' }, { status: 401 });
       }
@@ -175,7 +179,11 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
     failCard(method, path, status, type, code, times = 1) {
       state.failures.push({ provider: 'card', method, path, status, times, body: { error: { type, code, message: 'Upstream failure' } } });
     },
+    setStoreLatency(ms) {
+      state.storeLatencyMs = ms;
+    },
     reset(options) {
+      state.storeLatencyMs = 0;
       state.woo = new WooCommerceModel(options);
       state.stripe = new StripeModel();
       state.calls = [];
@@ -185,7 +193,7 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
   return { providers, server };
 }
 
-/** Installs the msw server for a test file and resets the models before each test. */
+/** Installs the msw server for a test file; the file's beforeEach calls `providers.reset()`. */
 export function useProviders(): Providers {
   const { providers, server } = createProviders();
   beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));

@@ -46,9 +46,9 @@ describe('per-order lock', () => {
       return name;
     };
     const results = await Promise.all([
-      locks.withOrderLock('s', 1, task('a', 20)),
-      locks.withOrderLock('s', 1, task('b', 1)),
-      locks.withOrderLock('s', 1, task('c', 1)),
+      locks.withOrderLock(1, task('a', 20)),
+      locks.withOrderLock(1, task('b', 1)),
+      locks.withOrderLock(1, task('c', 1)),
     ]);
     expect(results).toEqual(['a', 'b', 'c']);
     expect(events).toEqual(['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
@@ -65,16 +65,16 @@ describe('per-order lock', () => {
       await new Promise((resolve) => setTimeout(resolve, 10));
       running -= 1;
     };
-    await Promise.all([locks.withOrderLock('s', 1, task), locks.withOrderLock('s', 2, task)]);
+    await Promise.all([locks.withOrderLock(1, task), locks.withOrderLock(2, task)]);
     expect(peak).toBe(2);
-    await expect(locks.withOrderLock('s', 3, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
-    await expect(locks.withOrderLock('s', 3, async () => 'after')).resolves.toBe('after');
+    await expect(locks.withOrderLock(3, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(locks.withOrderLock(3, async () => 'after')).resolves.toBe('after');
   });
 
   it('gives up waiting with OrderBusyError', async () => {
     const locks = new MemoryOrderLocks(20);
-    const holder = locks.withOrderLock('s', 1, () => new Promise((resolve) => setTimeout(resolve, 100)));
-    await expect(locks.withOrderLock('s', 1, async () => 'never')).rejects.toBeInstanceOf(OrderBusyError);
+    const holder = locks.withOrderLock(1, () => new Promise((resolve) => setTimeout(resolve, 100)));
+    await expect(locks.withOrderLock(1, async () => 'never')).rejects.toBeInstanceOf(OrderBusyError);
     await holder;
   });
 });

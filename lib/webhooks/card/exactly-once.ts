@@ -10,9 +10,6 @@
  */
 import type { Services } from '@/lib/services';
 
-/** One lock scope for every card-provider event touching an order, whatever its type. */
-export const CARD_WEBHOOK_LOCK_SCOPE = 'card-webhook';
-
 export const DUPLICATE_EVENT = 'duplicate_event';
 
 /** Namespaced, so a shared store of processed ids can hold other providers' ids too. */
@@ -27,7 +24,7 @@ export async function applyEventOnce<Outcome extends string>(
   apply: () => Promise<Outcome>,
 ): Promise<Outcome | typeof DUPLICATE_EVENT> {
   const key = processedEventKey(eventId);
-  return services.orderLocks.withOrderLock(CARD_WEBHOOK_LOCK_SCOPE, orderId, async () => {
+  return services.orderLocks.withOrderLock(orderId, async () => {
     if (await services.processedEvents.has(key)) return DUPLICATE_EVENT;
     const outcome = await apply();
     await services.processedEvents.remember(key);

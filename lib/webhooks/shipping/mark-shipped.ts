@@ -40,9 +40,6 @@ export interface ShipResult {
   outcome: ShipOutcome;
 }
 
-/** Lock scope for order writes made by the shipping webhook. */
-const LOCK_SCOPE = 'shipping-webhook';
-
 export async function markOrderShipped(
   notice: ShipmentNotice,
   services: Services,
@@ -52,7 +49,7 @@ export async function markOrderShipped(
   if (orderId === undefined) return { orderId, outcome: 'bad_order_number' };
 
   try {
-    const outcome = await services.orderLocks.withOrderLock(LOCK_SCOPE, orderId, () =>
+    const outcome = await services.orderLocks.withOrderLock(orderId, () =>
       shipLocked(orderId, notice, services, shippedStatus),
     );
     return { orderId, outcome };
