@@ -11,7 +11,9 @@ export function paymentFailedNote(errorMessage: string, cartRestored: boolean): 
   const next = cartRestored
     ? 'Your cart has been restored so you can try again.'
     : 'Please try again or use another payment method.';
-  return `Your payment could not be completed: ${errorMessage}. ${next}`;
+  // Provider messages usually end with their own full stop ("Your card was declined.").
+  const reason = /[.!?]$/.test(errorMessage) ? errorMessage : `${errorMessage}.`;
+  return `Your payment could not be completed: ${reason} ${next}`;
 }
 
 export interface ShipmentDetails {

@@ -543,7 +543,7 @@ describe('card webhook: payment_intent.payment_failed', () => {
     const order = providers.woo.get(401);
     expect(order.status).toBe('pending');
     expect(order.customer_note).toBe(
-      'Your payment could not be completed: Your card was declined.. Please try again or use another payment method.',
+      'Your payment could not be completed: Your card was declined. Please try again or use another payment method.',
     );
     expect(order.meta_data.map((m) => [m.key, m.value])).toEqual([
       ['_payment_intent_id', 'pi_test_401'],
@@ -581,7 +581,7 @@ describe('card webhook: payment_intent.payment_failed', () => {
     expect(update).not.toHaveProperty('status');
     expect(providers.woo.get(402)).toMatchObject({
       status: 'pending',
-      customer_note: 'Your payment could not be completed: Insufficient funds.. Your cart has been restored so you can try again.',
+      customer_note: 'Your payment could not be completed: Insufficient funds. Your cart has been restored so you can try again.',
     });
   });
 

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { AMOUNT_MISMATCH_NOTE, manualPaymentAwaitedNote, paymentFailedNote, shippedNote } from '@/lib/orders/notes';
+
+describe('customer notes', () => {
+  it('states the provider message once, with one full stop, and what happens next', () => {
+    expect(paymentFailedNote('Your card was declined.', false)).toBe(
+      'Your payment could not be completed: Your card was declined. Please try again or use another payment method.',
+    );
+    expect(paymentFailedNote('Unknown error', true)).toBe(
+      'Your payment could not be completed: Unknown error. Your cart has been restored so you can try again.',
+    );
+  });
+
+  it('tells the customer about a mismatch and to contact support', () => {
+    expect(AMOUNT_MISMATCH_NOTE).toMatch(/does not match/);
+    expect(AMOUNT_MISMATCH_NOTE).toMatch(/contact support/);
+  });
+
+  it('names the manual payment methods in the submitted note', () => {
+    expect(manualPaymentAwaitedNote('Manual Payment (Zelle / Venmo)')).toContain('awaiting manual payment (Manual Payment (Zelle / Venmo))');
+  });
+
+  it('builds the shipped note from the present parts only, in order', () => {
+    expect(shippedNote({})).toBe('Your order has been shipped!');
+    expect(shippedNote({ trackingNumber: '1Z999', carrier: 'UPS', shipDate: '2026-11-20' })).toBe(
+      'Your order has been shipped! Tracking Number: 1Z999 | Carrier: UPS | Ship Date: 2026-11-20',
+    );
+    expect(shippedNote({ carrier: 'USPS' })).toBe('Your order has been shipped! Carrier: USPS');
+    expect(shippedNote({ trackingNumber: '9400', shipDate: '2026-11-21' })).toBe(
+      'Your order has been shipped! Tracking Number: 9400 | Ship Date: 2026-11-21',
+    );
+  });
+});
