@@ -8,14 +8,20 @@ import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/confi
 import { MemoryOrderLocks, type OrderLocks } from '@/lib/security/order-lock';
 import { MemoryProcessedEvents, type ProcessedEvents } from '@/lib/security/processed-events';
 import { MemoryRateLimiter, type RateLimiter } from '@/lib/security/rate-limit';
+import { ShipStationClient, shipStationSettings } from '@/lib/shipping/shipstation';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
 import type { Store } from '@/lib/store/types';
+import { ShippedStatusMemory } from '@/lib/webhooks/shipping/shipped-status';
 
 export interface Services {
   config: Config;
   rateLimiter: RateLimiter;
   orderLocks: OrderLocks;
   processedEvents: ProcessedEvents;
+  /** Whether the store was recently found to lack the `shipped` status. */
+  shippedStatus: ShippedStatusMemory;
+  /** ShipStation's API, or undefined when SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set. */
+  shipStation: ShipStationClient | undefined;
   /** Built on first use, so an unconfigured part fails only the requests that need it. */
   store(): Store;
   card(): CardProvider;
@@ -31,9 +37,16 @@ function build(config: Config): Services {
     rateLimiter: new MemoryRateLimiter(),
     orderLocks: new MemoryOrderLocks(),
     processedEvents: new MemoryProcessedEvents(),
+    shippedStatus: new ShippedStatusMemory(),
+    shipStation: shipStationClientFor(config),
     store: () => (store ??= new WooCommerceStore(requireSetting(config, 'store'), config.upstreamTimeoutMs)),
     card: () => (card ??= new StripeCardProvider(requireSetting(config, 'card'), config.upstreamTimeoutMs)),
   };
+}
+
+function shipStationClientFor(config: Config): ShipStationClient | undefined {
+  const settings = shipStationSettings(config);
+  return settings ? new ShipStationClient(settings) : undefined;
 }
 
 export function getServices(): Services {

@@ -13,7 +13,7 @@ import type { RequestContext } from '@/lib/http/route';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { isResourceUrlRefusal } from '@/lib/shipping/resource-url';
-import { ShipStationClient, ShipStationError, shipStationSettings, type ShipmentNotice } from '@/lib/shipping/shipstation';
+import { ShipStationError, type ShipmentNotice } from '@/lib/shipping/shipstation';
 import { markOrderShipped, type ShipResult } from '@/lib/webhooks/shipping/mark-shipped';
 import {
   hasOrderNumber,
@@ -22,31 +22,6 @@ import {
   SHIPPED_EVENT_TYPES,
   type ShippingPayload,
 } from '@/lib/webhooks/shipping/payload';
-import { ShippedStatusMemory } from '@/lib/webhooks/shipping/shipped-status';
-
-interface ShippingCollaborators {
-  shippedStatus: ShippedStatusMemory;
-  /** undefined when SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set. */
-  shipStation: ShipStationClient | undefined;
-}
-
-// Kept per Services instance, so they live as long as the process's other
-// collaborators (the ShipStation request budget must outlive one request) and
-// are dropped with them by resetServices().
-const collaborators = new WeakMap<Services, ShippingCollaborators>();
-
-export function shippingCollaborators(services: Services): ShippingCollaborators {
-  let found = collaborators.get(services);
-  if (!found) {
-    const settings = shipStationSettings(services.config);
-    found = {
-      shippedStatus: new ShippedStatusMemory(),
-      shipStation: settings ? new ShipStationClient(settings) : undefined,
-    };
-    collaborators.set(services, found);
-  }
-  return found;
-}
 
 export async function handleShippingNotification(rawBody: string, services: Services, context: RequestContext): Promise<void> {
   const parsed = parseShippingPayload(rawBody);
@@ -76,11 +51,10 @@ export async function handleShippingNotification(rawBody: string, services: Serv
     return;
   }
 
-  const { shippedStatus } = shippingCollaborators(services);
   const results: ShipResult[] = [];
   // One at a time: shipments of one batch may name the same order, and the lock then makes the later ones no-ops.
   for (const notice of notices) {
-    const result = await markOrderShipped(notice, services, shippedStatus);
+    const result = await markOrderShipped(notice, services);
     results.push(result);
     if (notices.length > 1) log.info('shipping.shipment', { orderId: result.orderId, outcome: result.outcome });
   }
@@ -107,7 +81,7 @@ async function shipmentNotices(
     ];
   }
 
-  const { shipStation } = shippingCollaborators(services);
+  const { shipStation } = services;
   if (!shipStation) {
     log.warn('shipping.resource_url_not_configured', {
       eventType: payload.resource_type,

@@ -15,7 +15,7 @@ import type { Services } from '@/lib/services';
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
 import type { StoreOrder } from '@/lib/store/types';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
-import { FALLBACK_STATUS, SHIPPED_STATUS, type ShippedStatusMemory } from '@/lib/webhooks/shipping/shipped-status';
+import { FALLBACK_STATUS, SHIPPED_STATUS } from '@/lib/webhooks/shipping/shipped-status';
 
 export const SHIPPABLE_STATUSES: ReadonlySet<string> = new Set(['processing', 'awaiting_shipment']);
 
@@ -40,17 +40,13 @@ export interface ShipResult {
   outcome: ShipOutcome;
 }
 
-export async function markOrderShipped(
-  notice: ShipmentNotice,
-  services: Services,
-  shippedStatus: ShippedStatusMemory,
-): Promise<ShipResult> {
+export async function markOrderShipped(notice: ShipmentNotice, services: Services): Promise<ShipResult> {
   const orderId = parseOrderNumber(notice.orderNumber);
   if (orderId === undefined) return { orderId, outcome: 'bad_order_number' };
 
   try {
     const outcome = await services.orderLocks.withOrderLock(orderId, () =>
-      shipLocked(orderId, notice, services, shippedStatus),
+      shipLocked(orderId, notice, services),
     );
     return { orderId, outcome };
   } catch (error) {
@@ -59,12 +55,8 @@ export async function markOrderShipped(
   }
 }
 
-async function shipLocked(
-  orderId: number,
-  notice: ShipmentNotice,
-  services: Services,
-  shippedStatus: ShippedStatusMemory,
-): Promise<ShipOutcome> {
+async function shipLocked(orderId: number, notice: ShipmentNotice, services: Services): Promise<ShipOutcome> {
+  const { shippedStatus } = services;
   const store = services.store();
   let order: StoreOrder;
   try {
