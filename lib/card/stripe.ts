@@ -64,6 +64,9 @@ export class StripeCardProvider implements CardProvider {
   ) {
     const base = settings.apiBaseUrl ? new URL(settings.apiBaseUrl) : undefined;
     this.stripe = new Stripe(settings.secretKey, {
+      // fetch bounds the whole request by `timeout`; Node's http client only bounds socket idleness,
+      // which a slow-dripping upstream can stretch without limit.
+      httpClient: Stripe.createFetchHttpClient(),
       timeout: timeoutMs,
       // Retries are safe: every write carries an idempotency key.
       maxNetworkRetries: 1,

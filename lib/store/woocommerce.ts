@@ -46,7 +46,10 @@ export class WooCommerceStore implements Store {
   private readonly api: WooCommerceRestApi;
   private readonly bridge: WooCommerceRestApi;
 
-  constructor(settings: StoreSettings, timeoutMs: number) {
+  constructor(
+    settings: StoreSettings,
+    private readonly timeoutMs: number,
+  ) {
     const options = {
       url: settings.url,
       consumerKey: settings.consumerKey,
@@ -61,11 +64,19 @@ export class WooCommerceStore implements Store {
 
   private async call<T>(operation: string, request: () => Promise<{ data: unknown }>, parse: (data: unknown) => T): Promise<T> {
     let data: unknown;
+    let timer: NodeJS.Timeout | undefined;
+    // axios's own timeout bounds socket idleness only; this bounds the whole call.
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StoreError(operation, 'timeout', undefined, undefined)), this.timeoutMs);
+    });
     try {
-      ({ data } = await request());
+      ({ data } = await Promise.race([request(), deadline]));
     } catch (error) {
+      if (error instanceof StoreError) throw error;
       const failure = describeFailure(error);
       throw new StoreError(operation, classify(failure), failure.status, failure.code);
+    } finally {
+      clearTimeout(timer);
     }
     try {
       return parse(data);
