@@ -11,9 +11,19 @@ export const WEBHOOK_BODY_LIMIT = 512 * 1024;
 export async function readBodyText(request: Request, limit: number): Promise<string> {
   const declared = Number(request.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limit) throw new PayloadTooLargeError();
-  if (!request.body) return '';
+  const text = await readStreamText(request.body, limit);
+  if (text === undefined) throw new PayloadTooLargeError();
+  return text;
+}
 
-  const reader = request.body.getReader();
+/**
+ * Reads a byte stream as UTF-8 text, or answers undefined (and stops reading)
+ * as soon as more than `limit` bytes have arrived. Used for request bodies and
+ * for upstream responses alike, so neither can make the service buffer without bound.
+ */
+export async function readStreamText(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<string | undefined> {
+  if (!stream) return '';
+  const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -22,7 +32,7 @@ export async function readBodyText(request: Request, limit: number): Promise<str
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => undefined);
-      throw new PayloadTooLargeError();
+      return undefined;
     }
     chunks.push(value);
   }

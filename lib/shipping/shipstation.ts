@@ -14,6 +14,7 @@
  */
 import { z } from 'zod';
 import { ServiceError } from '@/lib/errors';
+import { readStreamText } from '@/lib/http/body';
 import { ShipStationRateBudget } from '@/lib/shipping/rate-budget';
 import { checkResourceUrl, type ResourceUrlRefusal } from '@/lib/shipping/resource-url';
 
@@ -238,21 +239,9 @@ function discard(response: Response): void {
 }
 
 async function readLimited(response: Response, limit: number): Promise<string> {
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw new ShipStationError('bad_response', response.status);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  const text = await readStreamText(response.body, limit);
+  if (text === undefined) throw new ShipStationError('bad_response', response.status);
+  return text;
 }
 
 /** The client's settings when both ShipStation credentials are configured, else undefined. */
