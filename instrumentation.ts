@@ -1,24 +1,9 @@
 /**
- * Runs once when the server starts (Next.js instrumentation hook): the
- * configuration is validated here, so a production deployment with a missing
- * or malformed variable refuses to start instead of failing its first checkout.
+ * Next.js instrumentation hook: runs once when the server starts. The start-up
+ * checks live in lib/startup.ts, loaded only on the Node.js runtime.
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== 'nodejs') return;
-  const { getConfig, ConfigError } = await import('@/lib/config');
-  const { log } = await import('@/lib/log');
-  try {
-    const config = getConfig();
-    for (const warning of config.warnings) log.warn('config.warning', { message: warning });
-    if (config.missing.length > 0) {
-      log.warn('config.incomplete', {
-        message: `not set: ${config.missing.join(', ')}; requests that need them will fail until they are set`,
-      });
-    }
-    log.info('service.started', { env: config.env, allowedOrigins: config.allowedOrigins.length });
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    log.error('config.invalid', { message: error.message });
-    if (process.env.NODE_ENV === 'production') process.exit(1);
-  }
+  const { validateConfigurationAtStart } = await import('@/lib/startup');
+  validateConfigurationAtStart();
 }

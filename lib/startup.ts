@@ -1,0 +1,24 @@
+/**
+ * Server start (Node.js runtime only, loaded by instrumentation.ts): the
+ * configuration is validated here, so a production deployment with a missing
+ * or malformed variable refuses to start instead of failing its first checkout.
+ */
+import { ConfigError, getConfig } from '@/lib/config';
+import { log } from '@/lib/log';
+
+export function validateConfigurationAtStart(): void {
+  try {
+    const config = getConfig();
+    for (const warning of config.warnings) log.warn('config.warning', { message: warning });
+    if (config.missing.length > 0) {
+      log.warn('config.incomplete', {
+        message: `not set: ${config.missing.join(', ')}; requests that need them will fail until they are set`,
+      });
+    }
+    log.info('service.started', { env: config.env, allowedOrigins: config.allowedOrigins.length });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    log.error('config.invalid', { message: error.message });
+    if (process.env.NODE_ENV === 'production') process.exit(1);
+  }
+}
