@@ -5,7 +5,15 @@
  */
 import { z } from 'zod';
 
-const decimal = z.union([z.string(), z.number()]).transform(String);
+/**
+ * A WooCommerce amount: a decimal string (or a JSON number). An empty string is
+ * zero; anything else that is not a decimal makes the whole order a bad store
+ * response at this boundary, rather than a money error deep in a use case.
+ */
+const decimal = z
+  .union([z.string(), z.number().finite()])
+  .transform((v) => (typeof v === 'number' ? v.toFixed(6) : v.trim() === '' ? '0' : v.trim()))
+  .refine((v) => /^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(v), { message: 'must be a decimal amount' });
 
 export const metaEntrySchema = z.object({
   id: z.number().int().optional(),

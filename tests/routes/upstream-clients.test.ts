@@ -123,3 +123,30 @@ describe('STRIPE_API_BASE_URL', () => {
     expect(providers.woo.get(804).meta_data.find((m) => m.key === '_payment_intent_id')?.value).toBe('pi_local_1');
   });
 });
+
+describe('malformed store amounts', () => {
+  it('treats an order whose amounts are not decimals as a bad store response, and charges nothing', async () => {
+    server.use(
+      http.get(`${TEST_STORE_URL}/wp-json/wc/v3/orders/:id`, () =>
+        HttpResponse.json({ id: 805, status: 'pending', currency: 'USD', total: 'N/A', line_items: [{ total: '1,50' }] }),
+      ),
+    );
+    const response = await POST(postJson('/api/payment-intent', { token: await tokenFor(805) }));
+    expect(response.status).toBe(500);
+    expect((await response.json()).error).toMatchObject({
+      message: 'Store request failed: get order',
+      details: { failure: 'bad_response' },
+    });
+    expect(providers.callsTo('card')).toHaveLength(0);
+  });
+
+  it('reads an empty amount as zero', async () => {
+    server.use(
+      http.get(`${TEST_STORE_URL}/wp-json/wc/v3/orders/:id`, () =>
+        HttpResponse.json({ id: 806, status: 'pending', currency: 'USD', total: '5.00', shipping_total: '', total_tax: '', line_items: [{ total: '5.00' }] }),
+      ),
+    );
+    const order = await getServices().store().getOrder(806);
+    expect(order.shipping_total).toBe('0');
+  });
+});
