@@ -315,12 +315,15 @@ describe('card webhook: payment_intent.succeeded', () => {
         { key: '_payment_method', value: 'cardprovider' },
         { key: '_payment_method_title', value: 'Credit Card (cardprovider)' },
         { key: '_transaction_id', value: 'ch_test_301' },
+        { key: '_date_paid', value: expect.stringMatching(/^\d+$/) },
       ],
     });
-    // One moment of payment: date_paid, date_paid_gmt and _paid_date agree.
+    // One moment of payment: date_paid, date_paid_gmt, _paid_date and _date_paid (Unix seconds) agree.
     const paidDate = (update!.meta_data as Meta[]).find((m) => m.key === '_paid_date')!.value;
     expect(update!.date_paid).toBe(paidDate);
     expect(update!.date_paid_gmt).toBe(paidDate);
+    const datePaidSeconds = (update!.meta_data as Meta[]).find((m) => m.key === '_date_paid')!.value;
+    expect(Number(datePaidSeconds)).toBe(Math.floor(Date.parse(String(paidDate)) / 1000));
     // A guest order has no customer to keep.
     expect(update).not.toHaveProperty('customer_id');
 
