@@ -248,23 +248,24 @@ export class WooCommerceModel {
   cartBridgeInstalled = true;
   private nextMetaId = 1000;
   private readonly statuses: Set<string>;
-  private readonly options: WooModelOptions;
+  /** The shop's settings; tests change them as a shop owner would in wp-admin. */
+  readonly settings: WooModelOptions;
   /** Product flags of each order line, by line id (products are not part of the order resource). */
   private readonly lineProducts = new Map<number, { virtual: boolean; downloadable: boolean }>();
   /** Internal meta the REST API never shows (`_paid_date`), by order id. */
   private readonly hiddenMeta = new Map<number, Record<string, unknown>>();
 
   constructor(options: WooModelOptions = {}) {
-    this.options = options;
+    this.settings = { ...options };
     this.statuses = new Set([...STOCK_ORDER_STATUSES, ...(options.customStatuses ?? [])]);
   }
 
   private now(): Date {
-    return this.options.now?.() ?? new Date();
+    return this.settings.now?.() ?? new Date();
   }
 
   private decimals(currency: string): number {
-    if (this.options.decimalsFor) return this.options.decimalsFor(currency);
+    if (this.settings.decimalsFor) return this.settings.decimalsFor(currency);
     const code = currency.toUpperCase();
     if (['JPY', 'KRW', 'VND', 'CLP'].includes(code)) return 0;
     if (['KWD', 'BHD', 'JOD', 'OMR', 'TND'].includes(code)) return 3;
@@ -350,17 +351,17 @@ export class WooCommerceModel {
 
   /** WC_Abstract_Order::get_tax_location: by the "calculate tax based on" setting. */
   private taxCountry(order: WooOrder): string {
-    let basedOn = this.options.taxBasedOn ?? 'shipping';
+    let basedOn = this.settings.taxBasedOn ?? 'shipping';
     if (basedOn === 'shipping' && !order.shipping.country) basedOn = 'billing';
-    if (basedOn === 'base') return this.options.baseCountry ?? 'US';
+    if (basedOn === 'base') return this.settings.baseCountry ?? 'US';
     return (basedOn === 'billing' ? order.billing.country : order.shipping.country) ?? '';
   }
 
   /** WooCommerce recalculates taxes from the customer's location when an address changes. */
   private recalculate(order: WooOrder): void {
-    if (this.options.taxRates) {
+    if (this.settings.taxRates) {
       const d = this.decimals(order.currency);
-      const rate = this.options.taxRates[this.taxCountry(order)] ?? 0;
+      const rate = this.settings.taxRates[this.taxCountry(order)] ?? 0;
       const rateMicro = BigInt(Math.round(rate * 10_000));
       let total = 0n;
       for (const line of order.line_items) {
