@@ -38,11 +38,16 @@ export const DEMO_ORDERS: DemoOrder[] = [
   { id: 1003, what: 'pending guest order in yen, 4000 JPY (zero-decimal currency)' },
   { id: 1004, what: 'already paid by card (processing): payment is refused, shipping works' },
   { id: 1005, what: 'pending guest order with a fee line, 27.50 EUR' },
+  { id: 1006, what: 'pending guest order of e-books only (virtual, downloadable), 12.00 USD: paid by card it still gets its paid date' },
 ];
 
-/** WooCommerce as a shop with a shipment-tracking plugin: `shipped` is a registered status. */
+/**
+ * WooCommerce as a shop with a shipment-tracking plugin (`shipped` is a
+ * registered status; stock WooCommerce has none) and a 13% Canadian tax rate,
+ * taxed by the customer's shipping address (WooCommerce's default setting).
+ */
 export function createDemoWooCommerce(): WooCommerceModel {
-  const woo = new WooCommerceModel({ customStatuses: ['shipped', 'awaiting_shipment'], taxRates: { CA: 13 } });
+  const woo = new WooCommerceModel({ customStatuses: ['shipped'], taxRates: { CA: 13 } });
   seedDemoOrders(woo);
   return woo;
 }
@@ -92,6 +97,14 @@ export function seedDemoOrders(woo: WooCommerceModel): void {
     billing: { ...guest, country: 'DE' },
     lines: [{ name: 'Linen apron', quantity: 1, total: '22.50' }],
     fees: [{ name: 'Gift wrapping', total: '5.00' }],
+  });
+  woo.seed({
+    id: 1006,
+    billing: guest,
+    lines: [
+      { name: 'Notes on the Analytical Engine (e-book)', quantity: 1, total: '9.00', virtual: true, downloadable: true },
+      { name: 'Sketch of the Engine (PDF)', quantity: 1, total: '3.00', virtual: true, downloadable: true },
+    ],
   });
 }
 

@@ -70,7 +70,6 @@ export function parseFormBody(body: string): Params {
   return result;
 }
 
-const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
 const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
 const UPDATABLE: StripeIntent['status'][] = ['requires_payment_method', 'requires_confirmation', 'requires_action'];
 
@@ -213,9 +212,5 @@ export class StripeModel {
   setStatus(id: string, status: StripeIntent['status']): void {
     const intent = this.intents.get(id);
     if (intent) intent.status = status;
-  }
-
-  static isZeroDecimal(currency: string): boolean {
-    return ZERO_DECIMAL.has(currency);
   }
 }

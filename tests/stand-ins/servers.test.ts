@@ -84,6 +84,11 @@ describe('demo views and controls', () => {
     expect([...model.orders.keys()]).toEqual(DEMO_ORDERS.map((o) => o.id));
     expect(model.get(1003)).toMatchObject({ currency: 'JPY', total: '4000' });
     expect(model.get(1004).status).toBe('processing');
+    // The e-book order needs no processing: WooCommerce alone would stamp its paid date only at `completed`.
+    expect(model.needsProcessing(model.get(1006))).toBe(false);
+    expect(model.needsProcessing(model.get(1001))).toBe(true);
+    expect(model.registeredStatuses).toContain('shipped');
+    expect(model.registeredStatuses).not.toContain('awaiting_shipment');
   });
 
   it('completes or declines a payment intent like a customer’s card would', async () => {
