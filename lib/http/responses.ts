@@ -76,3 +76,15 @@ export type ValidationIssue = z.output<typeof validationIssueSchema>;
 export type InvalidRequestResponse = z.output<typeof invalidRequestResponseSchema>;
 export type NotPayableResponse = z.output<typeof notPayableResponseSchema>;
 export type CheckoutFailureResponse = z.output<typeof checkoutFailureResponseSchema>;
+
+/** Every error body lib/http/errors.ts may answer with, so the compiler holds it to these schemas. */
+export type ErrorResponseBody =
+  | z.output<typeof checkoutRateLimitedResponseSchema>
+  | z.output<typeof payloadTooLargeResponseSchema>
+  | InvalidRequestResponse
+  | NotPayableResponse
+  | CheckoutFailureResponse
+  | z.output<typeof webhookRateLimitedResponseSchema>
+  | z.output<typeof cardWebhookErrorResponseSchema>
+  | z.output<typeof unauthorizedResponseSchema>
+  | z.output<typeof receivedResponseSchema>;
