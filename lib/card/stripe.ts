@@ -8,6 +8,7 @@
 import Stripe from 'stripe';
 import type { CardSettings } from '@/lib/config';
 import { CardProviderError, InvalidSignatureError, ServiceNotConfiguredError } from '@/lib/errors';
+import { traceCall } from '@/lib/telemetry';
 
 export interface PaymentIntentSummary {
   id: string;
@@ -84,7 +85,7 @@ export class StripeCardProvider implements CardProvider {
 
   async createPaymentIntent(input: CreateIntentInput): Promise<PaymentIntentSummary> {
     try {
-      const intent = await this.stripe.paymentIntents.create(
+      const intent = await traceCall('card', 'create payment intent', () => this.stripe.paymentIntents.create(
         {
           amount: input.amount,
           currency: input.currency.toLowerCase(),
@@ -93,7 +94,7 @@ export class StripeCardProvider implements CardProvider {
           ...(input.email ? { receipt_email: input.email } : {}),
         },
         { idempotencyKey: input.idempotencyKey },
-      );
+      ));
       return summarize(intent);
     } catch (error) {
       throw toCardError('create payment intent', error);
@@ -102,7 +103,7 @@ export class StripeCardProvider implements CardProvider {
 
   async retrievePaymentIntent(id: string): Promise<PaymentIntentSummary | undefined> {
     try {
-      return summarize(await this.stripe.paymentIntents.retrieve(id));
+      return summarize(await traceCall('card', 'retrieve payment intent', () => this.stripe.paymentIntents.retrieve(id)));
     } catch (error) {
       if (error instanceof Stripe.errors.StripeError && error.code === 'resource_missing') return undefined;
       throw toCardError('retrieve payment intent', error);
@@ -111,10 +112,10 @@ export class StripeCardProvider implements CardProvider {
 
   async updatePaymentIntentAmount(id: string, amount: number, orderId: number): Promise<PaymentIntentSummary> {
     try {
-      const intent = await this.stripe.paymentIntents.update(id, {
+      const intent = await traceCall('card', 'update payment intent', () => this.stripe.paymentIntents.update(id, {
         amount,
         metadata: { shop_order_id: String(orderId) },
-      });
+      }));
       return summarize(intent);
     } catch (error) {
       throw toCardError('update payment intent', error);

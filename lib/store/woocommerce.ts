@@ -11,6 +11,7 @@ import WooCommerceRestApi from '@woocommerce/woocommerce-rest-api';
 import { StoreError, type StoreFailure } from '@/lib/errors';
 import type { StoreSettings } from '@/lib/config';
 import { storeOrderSchema, type OrderUpdate, type Store, type StoreOrder } from '@/lib/store/types';
+import { traceCall } from '@/lib/telemetry';
 
 export const CART_BRIDGE_NAMESPACE = 'wc-checkout-bridge/v1';
 
@@ -70,7 +71,7 @@ export class WooCommerceStore implements Store {
       timer = setTimeout(() => reject(new StoreError(operation, 'timeout', undefined, undefined)), this.timeoutMs);
     });
     try {
-      ({ data } = await Promise.race([request(), deadline]));
+      ({ data } = await traceCall('store', operation, () => Promise.race([request(), deadline])));
     } catch (error) {
       if (error instanceof StoreError) throw error;
       const failure = describeFailure(error);
