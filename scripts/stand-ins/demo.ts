@@ -16,6 +16,8 @@ export const DEMO_SECRETS = {
   consumerKey: 'ck_demo_local_stand_in_key',
   consumerSecret: 'cs_demo_local_stand_in_secret',
   stripeSecretKey: 'sk_test_demo_local_stand_in',
+  /** What the storefront page confirms card payments with, as Stripe.js would. */
+  stripePublishableKey: 'pk_test_demo_local_stand_in',
   stripeWebhookSecret: 'whsec_demo_local_stand_in_signing_secret',
   checkoutTokenSecret: 'demo-checkout-token-secret-for-local-use-only',
   shippingWebhookSecret: 'demo-shipping-webhook-secret',
@@ -115,7 +117,10 @@ export interface DemoStandIns {
 }
 
 /** Starts both stand-ins on loopback with the demo data. Ports: preferred ones when free, or 0 for any. */
-export async function startDemoStandIns(ports: { woocommerce?: number; stripe?: number } = {}): Promise<DemoStandIns> {
+export async function startDemoStandIns(
+  ports: { woocommerce?: number; stripe?: number } = {},
+  options: { webhookRetryDelaysMs?: number[] } = {},
+): Promise<DemoStandIns> {
   const woocommerce = await startWooCommerceStandIn({
     model: createDemoWooCommerce(),
     credentials: { consumerKey: DEMO_SECRETS.consumerKey, consumerSecret: DEMO_SECRETS.consumerSecret },
@@ -124,6 +129,8 @@ export async function startDemoStandIns(ports: { woocommerce?: number; stripe?: 
   const stripe = await startStripeStandIn({
     model: new StripeModel(),
     secretKey: DEMO_SECRETS.stripeSecretKey,
+    publishableKey: DEMO_SECRETS.stripePublishableKey,
+    ...(options.webhookRetryDelaysMs ? { webhookRetryDelaysMs: options.webhookRetryDelaysMs } : {}),
     ...(ports.stripe ? { preferredPort: ports.stripe } : { port: 0 }),
   });
   return {
@@ -133,6 +140,11 @@ export async function startDemoStandIns(ports: { woocommerce?: number; stripe?: 
       await Promise.all([woocommerce.close(), stripe.close()]);
     },
   };
+}
+
+/** The service's card webhook as the demo's Stripe endpoint, with the demo signing secret. */
+export function demoWebhookEndpoint(serviceUrl: string): { url: string; secret: string } {
+  return { url: `${serviceUrl.replace(/\/+$/, '')}/api/stripe/webhook`, secret: DEMO_SECRETS.stripeWebhookSecret };
 }
 
 /** The service's environment against the stand-ins, with the demo secrets. */

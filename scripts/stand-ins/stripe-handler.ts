@@ -10,13 +10,21 @@
  * answer for the same parameters and answering 400 `idempotency_error` for
  * other parameters, and errors shaped `{error: {type, code, message, param}}`.
  *
- * Routes: POST /v1/payment_intents, GET /v1/payment_intents/<id>, POST /v1/payment_intents/<id>
+ * Routes: POST /v1/payment_intents, GET /v1/payment_intents/<id>, POST /v1/payment_intents/<id>,
+ * POST /v1/payment_intents/<id>/confirm.
+ *
+ * The browser side, as Stripe.js calls it: with the publishable key in the
+ * form body (`key=pk_…`, or the query string of a GET) instead of an
+ * Authorization header, a publishable-key call may only confirm or read a
+ * payment intent and must carry that intent's `client_secret`. Answers carry
+ * `Access-Control-Allow-Origin: *`, as api.stripe.com's do, so a storefront
+ * page on any origin can read them.
  *
  * Not part of the production bundle.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FetchHandler } from './http';
-import { StripeApiError, StripeModel, parseFormBody } from './stripe-model';
+import { StripeApiError, StripeModel, parseFormBody, type ConfirmOutcome } from './stripe-model';
 
 function sameText(a: string, b: string): boolean {
   const left = Buffer.from(a);
@@ -43,30 +51,78 @@ export function stripeJson(status: number, body: unknown): Response {
       'Content-Type': 'application/json',
       'Request-Id': `req_${randomBytes(7).toString('hex')}`,
       'Stripe-Version': '2025-01-01',
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Expose-Headers': 'Request-Id, Stripe-Version',
     },
   });
 }
 
-export function stripeApiHandler(model: StripeModel, secretKey: string): FetchHandler {
+export interface StripeHandlerOptions {
+  /** The publishable key (pk_test_…) the storefront page uses; without it, publishable-key calls are refused. */
+  publishableKey?: string;
+  /** Told what each confirmation did, so the events can be delivered (stripe-webhooks.ts). */
+  onConfirmOutcome?: (outcome: ConfirmOutcome) => void;
+}
+
+const unauthorized = (message: string, code?: string) => stripeJson(401, new StripeApiError(401, 'invalid_request_error', code, message).toJSON());
+
+export function stripeApiHandler(model: StripeModel, secretKey: string, options: StripeHandlerOptions = {}): FetchHandler {
   return async (request) => {
     const method = request.method.toUpperCase();
-    const path = new URL(request.url).pathname.replace(/\/+$/, '');
+    const url = new URL(request.url);
+    const path = url.pathname.replace(/\/+$/, '');
+    const intentRoute = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
+    const confirmRoute = /^\/v1\/payment_intents\/([^/]+)\/confirm$/.exec(path);
 
-    const key = apiKeyOf(request);
-    if (!key) {
-      return stripeJson(401, new StripeApiError(401, 'invalid_request_error', undefined, 'You did not provide an API key.').toJSON());
-    }
-    if (!sameText(key, secretKey)) {
-      return stripeJson(
-        401,
-        new StripeApiError(401, 'invalid_request_error', 'api_key_invalid', `Invalid API Key provided: ${redactKey(key)}`).toJSON(),
-      );
+    if (method === 'OPTIONS') {
+      return new Response(null, {
+        status: 204,
+        headers: {
+          'Access-Control-Allow-Origin': '*',
+          'Access-Control-Allow-Methods': 'GET, POST, HEAD, OPTIONS, DELETE',
+          'Access-Control-Allow-Headers': 'Authorization, Content-Type, Idempotency-Key, Stripe-Version',
+          'Access-Control-Max-Age': '300',
+        },
+      });
     }
 
     const body = method === 'POST' ? await request.text() : '';
     const params = body ? parseFormBody(body) : {};
+    const publishable = typeof params.key === 'string' ? params.key : url.searchParams.get('key');
+    if (publishable !== null && !apiKeyOf(request)) {
+      const intentId = decodeURIComponent((confirmRoute ?? intentRoute)?.[1] ?? '');
+      if (!options.publishableKey || !sameText(publishable, options.publishableKey)) {
+        return unauthorized(`Invalid API Key provided: ${redactKey(publishable)}`, 'api_key_invalid');
+      }
+      const readsIntent = Boolean(intentRoute) && method === 'GET';
+      if (!(confirmRoute && method === 'POST') && !readsIntent) {
+        return unauthorized('This API call cannot be made with a publishable API key. Please use a secret API key.');
+      }
+      const clientSecret = readsIntent ? url.searchParams.get('client_secret') : params.client_secret;
+      try {
+        if (!model.clientSecretMatches(intentId, clientSecret)) {
+          model.retrieve(intentId);
+          throw new StripeApiError(
+            400,
+            'invalid_request_error',
+            'payment_intent_invalid_parameter',
+            'The client_secret provided does not match the client_secret associated with the PaymentIntent.',
+            'client_secret',
+          );
+        }
+        if (readsIntent) return stripeJson(200, model.retrieve(intentId));
+        return stripeJson(200, model.confirm(intentId, params, options.onConfirmOutcome));
+      } catch (error) {
+        if (!(error instanceof StripeApiError)) throw error;
+        return stripeJson(error.status, error.toJSON());
+      }
+    }
+
+    const key = apiKeyOf(request);
+    if (!key) return unauthorized('You did not provide an API key.');
+    if (!sameText(key, secretKey)) return unauthorized(`Invalid API Key provided: ${redactKey(key)}`, 'api_key_invalid');
+
     const idempotencyKey = method === 'POST' ? request.headers.get('idempotency-key') : null;
-    const intentRoute = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
 
     try {
       if (path === '/v1/payment_intents' && method === 'POST') {
@@ -77,6 +133,13 @@ export function stripeApiHandler(model: StripeModel, secretKey: string): FetchHa
       if (intentRoute && method === 'POST') {
         const id = decodeURIComponent(intentRoute[1] ?? '');
         const result = model.idempotent(idempotencyKey, `POST ${path} ${JSON.stringify(params)}`, () => model.update(id, params));
+        return stripeJson(result.status, result.body);
+      }
+      if (confirmRoute && method === 'POST') {
+        const id = decodeURIComponent(confirmRoute[1] ?? '');
+        const result = model.idempotent(idempotencyKey, `POST ${path} ${JSON.stringify(params)}`, () =>
+          model.confirm(id, params, options.onConfirmOutcome),
+        );
         return stripeJson(result.status, result.body);
       }
     } catch (error) {

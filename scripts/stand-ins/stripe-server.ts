@@ -4,7 +4,13 @@
  * served by a node http server, so the real `stripe` SDK (pointed here with
  * STRIPE_API_BASE_URL) is what runs.
  *
- * Demo controls on top, without authentication (what a customer's card would do):
+ * Like Stripe, it delivers the signed `payment_intent.succeeded` /
+ * `payment_intent.payment_failed` event of each confirmation by itself, to the
+ * webhook endpoint set with `deliverEventsTo` (stripe-webhooks.ts), retrying a
+ * few times when the endpoint does not answer 2xx.
+ *
+ * Demo controls on top, without authentication (what a customer's card would
+ * do, without an event: `npm run demo:pay` delivers its own):
  *   GET  /demo/payment_intents[/<id>]
  *   POST /demo/payment_intents/<id>/succeed
  *   POST /demo/payment_intents/<id>/fail      optional JSON {"message": "..."}
@@ -12,16 +18,23 @@
  * Not part of the production bundle.
  */
 import { listen, listenPreferring, serveFetch, type FetchHandler, type RunningServer } from './http';
-import { stripeApiHandler, stripeJson } from './stripe-handler';
+import { stripeApiHandler, stripeJson, type StripeHandlerOptions } from './stripe-handler';
 import { StripeApiError, StripeModel } from './stripe-model';
+import { StripeWebhookSender, type WebhookAttempt, type WebhookEndpoint } from './stripe-webhooks';
 
 export interface StripeStandIn extends RunningServer {
   model: StripeModel;
+  /** Where this stand-in posts its events from now on, signed with the endpoint's secret. */
+  deliverEventsTo(endpoint: WebhookEndpoint): void;
+  /** Every webhook delivery attempt so far. */
+  webhookAttempts: WebhookAttempt[];
+  /** Resolves when every pending delivery has succeeded or given up. */
+  webhooksIdle(): Promise<void>;
 }
 
 /** The Stripe handler plus the demo controls. */
-export function stripeHandler(model: StripeModel, secretKey: string): FetchHandler {
-  const api = stripeApiHandler(model, secretKey);
+export function stripeHandler(model: StripeModel, secretKey: string, options: StripeHandlerOptions = {}): FetchHandler {
+  const api = stripeApiHandler(model, secretKey, options);
   return async (request) => {
     const method = request.method.toUpperCase();
     const path = new URL(request.url).pathname.replace(/\/+$/, '');
@@ -54,12 +67,35 @@ export function stripeHandler(model: StripeModel, secretKey: string): FetchHandl
 export async function startStripeStandIn(options: {
   model: StripeModel;
   secretKey: string;
+  /** The publishable key a storefront page confirms with (pk_test_…). */
+  publishableKey?: string;
+  /** Delays before each webhook retry; its length is the number of retries. */
+  webhookRetryDelaysMs?: number[];
   port?: number;
   preferredPort?: number;
 }): Promise<StripeStandIn> {
-  const handler = serveFetch(stripeHandler(options.model, options.secretKey));
+  const sender = new StripeWebhookSender(options.webhookRetryDelaysMs);
+  const handler = serveFetch(
+    stripeHandler(options.model, options.secretKey, {
+      publishableKey: options.publishableKey,
+      onConfirmOutcome: (outcome) => sender.publish(outcome),
+    }),
+  );
   const server = options.preferredPort
     ? await listenPreferring(handler, options.preferredPort, 'stripe stand-in')
     : await listen(handler, options.port ?? 0, 'stripe stand-in');
-  return { ...server, model: options.model };
+  return {
+    ...server,
+    model: options.model,
+    deliverEventsTo: (endpoint) => {
+      sender.endpoint = endpoint;
+    },
+    webhookAttempts: sender.attempts,
+    webhooksIdle: () => sender.idle(),
+    close: async () => {
+      sender.stop();
+      await sender.idle();
+      await server.close();
+    },
+  };
 }

@@ -7,12 +7,16 @@
  *
  * Read-only demo views on top, without authentication:
  *   GET /demo/orders, GET /demo/orders/<id>, GET /demo/customers/<id>/cart
+ * An order's view carries its items and a history of the writes made through
+ * the REST API (status changes, customer notes, meta entries written), the
+ * way a shop owner reads an order's notes in wp-admin, so the demo can show
+ * what the service did without a terminal.
  *
  * Not part of the production bundle.
  */
 import { listen, listenPreferring, serveFetch, type FetchHandler, type RunningServer } from './http';
 import { oauthSignature, wooCommerceHandler, wooJson, type WooCredentials } from './woocommerce-handler';
-import { WooCommerceModel, WooError } from './woocommerce-model';
+import { WooCommerceModel, WooError, type WooOrder } from './woocommerce-model';
 
 export { oauthSignature, type WooCredentials };
 
@@ -20,14 +24,50 @@ export interface WooStandIn extends RunningServer {
   model: WooCommerceModel;
 }
 
+/** One write to an order through the REST API, as the demo's timeline shows it. */
+export interface OrderWrite {
+  at: string;
+  status?: { from: string; to: string };
+  customer_note?: string;
+  /** The meta entries the write brought that the order did not already hold with that value. */
+  meta: { key: string; value: unknown }[];
+}
+
+/** Records what each successful order write changed, for the read-only views. */
+export class OrderHistory {
+  private readonly writes = new Map<number, OrderWrite[]>();
+
+  of(id: number): OrderWrite[] {
+    return structuredClone(this.writes.get(id) ?? []);
+  }
+
+  record(before: WooOrder, after: WooOrder, body: Record<string, unknown>): void {
+    const held = new Map(before.meta_data.map((m) => [m.key, JSON.stringify(m.value)]));
+    const sent = Array.isArray(body.meta_data) ? (body.meta_data as { key?: unknown; value?: unknown }[]) : [];
+    const meta = sent
+      .filter((m): m is { key: string; value: unknown } => typeof m?.key === 'string' && held.get(m.key) !== JSON.stringify(m.value))
+      .map(({ key, value }) => ({ key, value }));
+    const write: OrderWrite = { at: new Date().toISOString(), meta };
+    if (after.status !== before.status) write.status = { from: before.status, to: after.status };
+    if (after.customer_note !== before.customer_note) write.customer_note = after.customer_note;
+    if (!write.status && write.customer_note === undefined && meta.length === 0) return;
+    this.writes.set(after.id, [...(this.writes.get(after.id) ?? []), write]);
+  }
+}
+
 /** A compact view of an order for people reading the demo. */
-export function orderSummary(model: WooCommerceModel, id: number) {
+export function orderSummary(model: WooCommerceModel, id: number, history?: OrderHistory) {
   const order = model.get(id);
   return {
     id: order.id,
     status: order.status,
     currency: order.currency,
     total: order.total,
+    date_created: order.date_created,
+    items: order.line_items.map((line) => ({ name: line.name, quantity: line.quantity, total: line.total })),
+    fees: order.fee_lines.map((fee) => ({ name: fee.name, total: fee.total })),
+    shipping_total: order.shipping_total,
+    total_tax: order.total_tax,
     customer_id: order.customer_id,
     customer_note: order.customer_note,
     payment_method: order.payment_method,
@@ -37,14 +77,36 @@ export function orderSummary(model: WooCommerceModel, id: number) {
     billing: order.billing,
     shipping: order.shipping,
     meta: Object.fromEntries(order.meta_data.map((m) => [m.key, m.value])),
+    history: history?.of(id) ?? [],
   };
 }
 
+const ORDER_WRITE = /^\/wp-json\/wc\/v3\/orders\/(\d+)$/;
+
 /** The WooCommerce handler plus the read-only demo views. */
-export function wooHandler(model: WooCommerceModel, credentials: WooCredentials): FetchHandler {
+export function wooHandler(model: WooCommerceModel, credentials: WooCredentials, history = new OrderHistory()): FetchHandler {
   const api = wooCommerceHandler(model, credentials);
   return async (request) => {
     const path = new URL(request.url).pathname.replace(/\/+$/, '');
+    const written = ['PUT', 'POST', 'PATCH'].includes(request.method) ? ORDER_WRITE.exec(path) : null;
+    if (written) {
+      const id = Number(written[1]);
+      const before = model.orders.get(id);
+      const snapshot = before ? structuredClone(before) : undefined;
+      const text = await request.clone().text();
+      const answer = await api(request);
+      const after = model.orders.get(id);
+      if (answer.ok && snapshot && after) {
+        let body: Record<string, unknown> = {};
+        try {
+          body = JSON.parse(text || '{}') as Record<string, unknown>;
+        } catch {
+          body = {};
+        }
+        history.record(snapshot, after, body);
+      }
+      return answer;
+    }
     const view = (read: () => unknown) => {
       try {
         return wooJson(200, read());
@@ -57,8 +119,8 @@ export function wooHandler(model: WooCommerceModel, credentials: WooCredentials)
       const order = /^\/demo\/orders(?:\/(\d+))?$/.exec(path);
       if (order) {
         const id = order[1];
-        if (id) return view(() => orderSummary(model, Number(id)));
-        return view(() => [...model.orders.keys()].sort((a, b) => a - b).map((orderId) => orderSummary(model, orderId)));
+        if (id) return view(() => orderSummary(model, Number(id), history));
+        return view(() => [...model.orders.keys()].sort((a, b) => a - b).map((orderId) => orderSummary(model, orderId, history)));
       }
       const cart = /^\/demo\/customers\/(\d+)\/cart$/.exec(path);
       if (cart) return view(() => ({ customer_id: Number(cart[1]), items: model.carts.get(Number(cart[1])) ?? [] }));
