@@ -122,17 +122,24 @@ export class StripeCardProvider implements CardProvider {
   }
 
   verifyWebhookEvent(rawBody: string, signature: string): Stripe.Event {
-    const secret = this.settings.webhookSecret;
-    if (!secret) throw new ServiceNotConfiguredError('The service is not configured: set STRIPE_WEBHOOK_SECRET');
-    try {
-      return this.stripe.webhooks.constructEvent(rawBody, signature, secret);
-    } catch (error) {
-      // Only the SDK's own verification messages are passed on: a JSON parse error would quote the body.
-      const message =
-        error instanceof Stripe.errors.StripeSignatureVerificationError
-          ? (error.message.split('\n')[0]?.trim().slice(0, 200) ?? 'Webhook signature verification failed')
-          : 'payload is not a valid event';
-      throw new InvalidSignatureError(`Webhook Error: ${message}`);
+    const secrets = this.settings.webhookSecrets;
+    if (secrets.length === 0) {
+      throw new ServiceNotConfiguredError('The service is not configured: set STRIPE_WEBHOOK_SECRET');
     }
+    // While a secret is being rolled Stripe signs with both (one v1 each); any configured one may match.
+    let firstFailure: unknown;
+    for (const secret of secrets) {
+      try {
+        return this.stripe.webhooks.constructEvent(rawBody, signature, secret);
+      } catch (error) {
+        firstFailure ??= error;
+      }
+    }
+    // Only the SDK's own verification messages are passed on: a JSON parse error would quote the body.
+    const message =
+      firstFailure instanceof Stripe.errors.StripeSignatureVerificationError
+        ? (firstFailure.message.split('\n')[0]?.trim().slice(0, 200) ?? 'Webhook signature verification failed')
+        : 'payload is not a valid event';
+    throw new InvalidSignatureError(`Webhook Error: ${message}`);
   }
 }

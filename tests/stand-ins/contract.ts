@@ -39,7 +39,7 @@ export function defineContract(label: string, target: ContractTarget): void {
   const store = (credentials = { consumerKey: TEST_CONSUMER_KEY, consumerSecret: TEST_CONSUMER_SECRET }) =>
     new WooCommerceStore({ url: target.storeUrl(), ...credentials }, 2000);
   const card = (secretKey = TEST_STRIPE_KEY) =>
-    new StripeCardProvider({ secretKey, webhookSecret: TEST_WEBHOOK_SECRET, apiBaseUrl: target.stripeBaseUrl() }, 2000);
+    new StripeCardProvider({ secretKey, webhookSecrets: [TEST_WEBHOOK_SECRET], apiBaseUrl: target.stripeBaseUrl() }, 2000);
 
   describe(`${label}: WooCommerce`, () => {
     it('returns an order as WooCommerce shapes it', async () => {
