@@ -5,6 +5,8 @@
  * origin, body), turns every error into the endpoint's response through
  * lib/http/errors.ts, and writes one JSON log line per request with route,
  * status, duration and the order or event id, never a body or a header value.
+ * Every response, errors and preflights included, carries the request's
+ * `x-request-id`, and every log line written while handling it names it.
  */
 import type { z } from 'zod';
 import { ConfigError, getConfig } from '@/lib/config';
@@ -13,7 +15,7 @@ import { CHECKOUT_BODY_LIMIT, parseJson, readBodyText } from '@/lib/http/body';
 import { clientIp } from '@/lib/http/client-ip';
 import { checkoutErrorResponse, type CheckoutErrorProfile, type ErrorResponse } from '@/lib/http/errors';
 import { allowedOrigin, assertAllowedOrigin, corsHeaders, preflightResponse } from '@/lib/http/origin';
-import { log } from '@/lib/log';
+import { log, REQUEST_ID_HEADER, requestIdFrom, withLogScope } from '@/lib/log';
 import type { RateLimitRule } from '@/lib/security/rate-limit';
 import { getServices, type Services } from '@/lib/services';
 
@@ -27,6 +29,7 @@ export interface RequestContext {
 
 interface RunOptions {
   route: string;
+  request: Request;
   toErrorResponse: (error: unknown, showDetails: boolean) => ErrorResponse;
   headers?: Record<string, string>;
 }
@@ -40,11 +43,18 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
   return Response.json(body, { status, headers: { 'Cache-Control': 'no-store', ...headers } });
 }
 
-/** Runs a handler with error mapping and the request log line. */
+/** Runs a handler with error mapping, the request id and the request log line. */
 export async function runRoute(
   options: RunOptions,
   handler: (context: RequestContext) => Promise<HandlerResult>,
 ): Promise<Response> {
+  const requestId = requestIdFrom(options.request.headers);
+  const response = await withLogScope({ requestId, route: options.route }, () => runScoped(options, handler));
+  response.headers.set(REQUEST_ID_HEADER, requestId);
+  return response;
+}
+
+async function runScoped(options: RunOptions, handler: (context: RequestContext) => Promise<HandlerResult>): Promise<Response> {
   const started = performance.now();
   const context: RequestContext = {};
   let status: number;
@@ -121,6 +131,7 @@ export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
     return runRoute(
       {
         route: options.route,
+        request,
         toErrorResponse: (error, showDetails) => checkoutErrorResponse(error, options.profile, showDetails),
         headers: corsHeaders(origin),
       },
@@ -137,11 +148,14 @@ export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
   }
 
   async function OPTIONS(request: Request): Promise<Response> {
+    let response: Response;
     try {
-      return preflightResponse(request.headers, getConfig().allowedOrigins);
+      response = preflightResponse(request.headers, getConfig().allowedOrigins);
     } catch {
-      return new Response(null, { status: 403, headers: { Vary: 'Origin' } });
+      response = new Response(null, { status: 403, headers: { Vary: 'Origin' } });
     }
+    response.headers.set(REQUEST_ID_HEADER, requestIdFrom(request.headers));
+    return response;
   }
 
   return { POST, OPTIONS };
