@@ -6,6 +6,7 @@
  * SDK errors become CardProviderError carrying only Stripe's type and code.
  */
 import Stripe from 'stripe';
+import type { CardEventPage, CardEventQuery } from '@/lib/card/events';
 import type { CardSettings } from '@/lib/config';
 import { CardProviderError, InvalidSignatureError, ServiceNotConfiguredError } from '@/lib/errors';
 
@@ -33,6 +34,8 @@ export interface CardProvider {
   /** The intent, or undefined when the provider does not know the id (deleted, other account or mode). */
   retrievePaymentIntent(id: string): Promise<PaymentIntentSummary | undefined>;
   updatePaymentIntentAmount(id: string, amount: number, orderId: number): Promise<PaymentIntentSummary>;
+  /** One page of events of the given types, newest first (reconciliation, health). */
+  listEvents(query: CardEventQuery): Promise<CardEventPage>;
   /** Verifies a webhook's signature against its raw body and returns the parsed event. */
   verifyWebhookEvent(rawBody: string, signature: string): Stripe.Event;
 }
@@ -118,6 +121,28 @@ export class StripeCardProvider implements CardProvider {
       return summarize(intent);
     } catch (error) {
       throw toCardError('update payment intent', error);
+    }
+  }
+
+  async listEvents(query: CardEventQuery): Promise<CardEventPage> {
+    try {
+      const page = await this.stripe.events.list({
+        types: [...query.types],
+        created: { gte: query.createdFrom },
+        limit: query.limit,
+        ...(query.startingAfter ? { starting_after: query.startingAfter } : {}),
+      });
+      return {
+        events: page.data.map((event) => ({
+          id: event.id,
+          type: event.type,
+          created: event.created,
+          object: event.data.object as unknown as Record<string, unknown>,
+        })),
+        hasMore: page.has_more,
+      };
+    } catch (error) {
+      throw toCardError('list events', error);
     }
   }
 
