@@ -9,6 +9,7 @@
  * It is not part of the production bundle.
  */
 import { randomBytes } from 'node:crypto';
+import { StripeEventLog } from './stripe-events';
 
 export interface StripeIntent {
   id: string;
@@ -91,6 +92,8 @@ function parseAmount(value: unknown, currency: string): number {
 
 export class StripeModel {
   readonly intents = new Map<string, StripeIntent>();
+  /** `payment_intent.succeeded` / `payment_intent.payment_failed`, recorded by succeed() and fail(). */
+  readonly events = new StripeEventLog();
   private readonly idempotencyCache = new Map<string, { fingerprint: string; status: number; body: unknown }>();
   private sequence = 0;
 
@@ -198,6 +201,7 @@ export class StripeModel {
     intent.latest_charge = this.newId('ch');
     // Stripe clears the previous attempt's error once a payment succeeds.
     intent.last_payment_error = null;
+    this.events.record('payment_intent.succeeded', intent);
     return structuredClone(intent);
   }
 
@@ -207,6 +211,7 @@ export class StripeModel {
     if (!intent) return this.retrieve(id);
     intent.status = 'requires_payment_method';
     intent.last_payment_error = { message, code: 'card_declined' };
+    this.events.record('payment_intent.payment_failed', intent);
     return structuredClone(intent);
   }
 

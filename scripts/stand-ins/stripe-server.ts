@@ -10,6 +10,7 @@
  *
  * Routes:
  *   POST /v1/payment_intents, GET /v1/payment_intents/<id>, POST /v1/payment_intents/<id>
+ *   GET /v1/events (scripts/stand-ins/stripe-events.ts)
  * Demo controls, without authentication (what a customer's card would do):
  *   GET  /demo/payment_intents[/<id>]
  *   POST /demo/payment_intents/<id>/succeed
@@ -97,6 +98,10 @@ export function stripeHandler(model: StripeModel, secretKey: string) {
     const intentRoute = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
 
     try {
+      if (path === '/v1/events' && method === 'GET') {
+        const result = model.events.list(url.searchParams);
+        return answer(result.status, result.body);
+      }
       if (path === '/v1/payment_intents' && method === 'POST') {
         const result = model.idempotent(idempotencyKey, `POST ${path} ${JSON.stringify(params)}`, () => model.create(params));
         return answer(result.status, result.body);

@@ -142,6 +142,8 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
         state.stripe.idempotent(request.headers.get('idempotency-key'), JSON.stringify(body), () => state.stripe.create(body)),
       ),
     ),
+    http.get(`${STRIPE_API}/events`, stripeHandler((_params, _body, request) => state.stripe.events.list(new URL(request.url).searchParams))),
+    http.get(`${WOO_API}/orders`, storeHandler(() => [...state.woo.orders.keys()].sort((a, b) => b - a).slice(0, 1).map((id) => ({ id })))),
     http.get(`${STRIPE_API}/payment_intents/:id`, stripeHandler(({ id }) => ({ status: 200, body: state.stripe.retrieve(id as string) }))),
     http.post(
       `${STRIPE_API}/payment_intents/:id`,
