@@ -5,6 +5,7 @@
  */
 import { StripeCardProvider, type CardProvider } from '@/lib/card/stripe';
 import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/config';
+import { MemoryReconcileCursorStore, type ReconcileCursorStore } from '@/lib/cron/reconcile-cursor';
 import { MemoryOrderLocks, type OrderLocks } from '@/lib/security/order-lock';
 import { MemoryProcessedEvents, type ProcessedEvents } from '@/lib/security/processed-events';
 import { MemoryRateLimiter, type RateLimiter } from '@/lib/security/rate-limit';
@@ -18,6 +19,8 @@ export interface Services {
   rateLimiter: RateLimiter;
   orderLocks: OrderLocks;
   processedEvents: ProcessedEvents;
+  /** Where an interrupted payment reconciliation resumes. */
+  reconcileCursor: ReconcileCursorStore;
   /** Whether the store was recently found to lack the `shipped` status. */
   shippedStatus: ShippedStatusMemory;
   /** ShipStation's API, or undefined when SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set. */
@@ -37,6 +40,7 @@ function build(config: Config): Services {
     rateLimiter: new MemoryRateLimiter(),
     orderLocks: new MemoryOrderLocks(),
     processedEvents: new MemoryProcessedEvents(),
+    reconcileCursor: new MemoryReconcileCursorStore(),
     shippedStatus: new ShippedStatusMemory(),
     shipStation: shipStationClientFor(config),
     store: () => (store ??= new WooCommerceStore(requireSetting(config, 'store'), config.upstreamTimeoutMs)),

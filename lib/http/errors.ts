@@ -105,5 +105,9 @@ export function shippingWebhookErrorResponse(error: unknown): ErrorResponse {
 export function cronErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof UnauthorizedError) return { status: 401, body: { error: 'Unauthorized' } };
   if (error instanceof ServiceNotConfiguredError) return { status: 503, body: { error: error.message } };
+  // An upstream that failed the whole run (the provider's event list): its own message names the operation only.
+  if (error instanceof ServiceError && (error.kind === 'card' || error.kind === 'store')) {
+    return { status: 502, body: { error: error.message } };
+  }
   return { status: 500, body: { error: GENERIC_MESSAGE } };
 }
