@@ -12,6 +12,7 @@ import { MemoryRateLimiter, type RateLimiter } from '@/lib/security/rate-limit';
 import { ShipStationClient, shipStationSettings } from '@/lib/shipping/shipstation';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
 import type { Store } from '@/lib/store/types';
+import { MemoryShippingReplayQueue, type ShippingReplayQueue } from '@/lib/webhooks/shipping/replay-queue';
 import { ShippedStatusMemory } from '@/lib/webhooks/shipping/shipped-status';
 
 export interface Services {
@@ -21,6 +22,8 @@ export interface Services {
   processedEvents: ProcessedEvents;
   /** Where an interrupted payment reconciliation resumes. */
   reconcileCursor: ReconcileCursorStore;
+  /** Shipping updates that failed at the store, until the replay cron applies them. */
+  shippingReplay: ShippingReplayQueue;
   /** Whether the store was recently found to lack the `shipped` status. */
   shippedStatus: ShippedStatusMemory;
   /** ShipStation's API, or undefined when SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set. */
@@ -41,6 +44,7 @@ function build(config: Config): Services {
     orderLocks: new MemoryOrderLocks(),
     processedEvents: new MemoryProcessedEvents(),
     reconcileCursor: new MemoryReconcileCursorStore(),
+    shippingReplay: new MemoryShippingReplayQueue(),
     shippedStatus: new ShippedStatusMemory(),
     shipStation: shipStationClientFor(config),
     store: () => (store ??= new WooCommerceStore(requireSetting(config, 'store'), config.upstreamTimeoutMs)),
