@@ -132,7 +132,7 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
         log.info('shipping.replay_resource_read', { entryId: entry.id, shipments: result.notices.length, truncated: result.truncated || undefined });
       } catch (error) {
         if (!(error instanceof ShipStationError)) throw error;
-        if (isRetryableShipStationFailure(error.failure)) {
+        if (isRetryableShipStationFailure(error)) {
           await failedAgain(entry, `shipstation:${error.failure}`);
         } else {
           await queue.remove(entry.id);

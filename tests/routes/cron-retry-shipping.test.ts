@@ -153,6 +153,21 @@ describe('shipping replay', () => {
     expect([woo().get(405).status, woo().get(406).status]).toEqual(['shipped', 'shipped']);
   });
 
+  it('queues a batch ShipStation refused with 401 (credentials being rotated), but not one from a refused URL', async () => {
+    woo().seed({ id: 409, status: 'processing' });
+    const batch = [{ orderNumber: '409', trackingNumber: 'T409', carrierCode: 'ups', shipDate: '2026-05-01' }];
+    const resourceUrl = ctx.shipStation.addBatch('4090', batch);
+    ctx.shipStation.answerNext({ status: 401 }, { status: 401 }, { status: 401 });
+    await ship({ resource_type: 'SHIP_NOTIFY', resource_url: resourceUrl });
+    await ship({ resource_type: 'SHIP_NOTIFY', resource_url: 'https://evil.example/shipments?batchId=1' });
+    expect((await getServices().shippingReplay.counts()).waiting).toBe(1);
+    ctx.shipStation.reset();
+    ctx.shipStation.addBatch('4090', batch);
+
+    expect((await retry()).body).toMatchObject({ applied: 1, waiting: 0 });
+    expect(woo().get(409).status).toBe('shipped');
+  });
+
   it('stops before its time is up and leaves the rest queued', async () => {
     for (const id of [407, 408]) {
       woo().seed({ id, status: 'processing' });

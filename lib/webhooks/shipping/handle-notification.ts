@@ -69,9 +69,13 @@ export async function handleShippingNotification(rawBody: string, services: Serv
   context.outcome = results.length === 1 ? results[0]?.outcome : `shipments:${results.length}`;
 }
 
-/** ShipStation did not answer now (down, slow, over its rate): the batch is still to be read. */
-export function isRetryableShipStationFailure(failure: string): boolean {
-  return failure === 'unavailable' || failure === 'timeout' || failure === 'rate_limited';
+/**
+ * ShipStation did not serve the batch now (down, slow, over its rate, or refusing credentials
+ * being rotated): it is still to be read. A refused URL or a malformed answer will not get better.
+ */
+export function isRetryableShipStationFailure(error: ShipStationError): boolean {
+  if (error.failure === 'unavailable' || error.failure === 'timeout' || error.failure === 'rate_limited') return true;
+  return error.failure === 'rejected' && (error.status === 401 || error.status === 403);
 }
 
 /** The shipments a shipped notification is about, or undefined when they cannot be known (the reason is logged). */
@@ -120,7 +124,7 @@ async function shipmentNotices(
     } else {
       log.error('shipping.resource_read_failed', { failure: error.failure, status: error.status });
       context.outcome = 'resource_read_failed';
-      if (isRetryableShipStationFailure(error.failure)) {
+      if (isRetryableShipStationFailure(error)) {
         await queueForReplay(
           services.shippingReplay,
           { kind: 'resource', resourceUrl: payload.resource_url, eventType: payload.resource_type },
