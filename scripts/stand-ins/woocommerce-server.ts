@@ -97,7 +97,9 @@ function authenticate(
       return bad('Invalid timestamp.');
     }
     const baseUrl = `http://${request.headers.host}${url.pathname}`;
-    const expected = oauthSignature(request.method ?? 'GET', baseUrl, [...query.entries()], credentials.consumerSecret);
+    // PHP's $_GET keeps one value per name (the last), and WooCommerce signs what $_GET holds: the REST client
+    // sends request parameters twice over http (in the URL and again beside the oauth_* ones).
+    const expected = oauthSignature(request.method ?? 'GET', baseUrl, [...new Map(query.entries())], credentials.consumerSecret);
     if (!sameText(expected, query.get('oauth_signature') ?? '')) {
       return bad('Invalid signature - provided signature does not match.');
     }

@@ -131,6 +131,15 @@ export function defineContract(label: string, target: ContractTarget): void {
     });
   });
 
+  describe(`${label}: WooCommerce reachability (health check)`, () => {
+    it('reads one order id with query parameters, and refuses wrong keys', async () => {
+      target.woo().seed({ id: newOrderId() });
+      await expect(store().checkReachable()).resolves.toBeUndefined();
+      const error = await failureOf(store({ consumerKey: TEST_CONSUMER_KEY, consumerSecret: 'cs_wrong' }).checkReachable());
+      expect(error).toBeInstanceOf(StoreError);
+    });
+  });
+
   describe(`${label}: Stripe`, () => {
     const input = (orderId: number, amount: number, key: string) => ({
       orderId,
