@@ -25,6 +25,18 @@ const prefixed = (prefixes: string[]) =>
 
 const positiveInt = z.coerce.number().int().positive();
 
+const tokenSecret = z
+  .string()
+  .refine((v) => Buffer.byteLength(v, 'utf8') >= 32, { message: 'must be at least 32 bytes long' });
+
+/** Several signing secrets while one is being rolled (DECISIONS 2): a signature valid for any of them counts. */
+const webhookSecrets = z
+  .string()
+  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .refine((list) => list.length > 0 && list.every((s) => s.startsWith('whsec_')), {
+    message: 'must be one or more comma-separated secrets, each starting with "whsec_"',
+  });
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
 
@@ -33,12 +45,11 @@ const envSchema = z.object({
   WOOCOMMERCE_CONSUMER_SECRET: optional(prefixed(['cs_'])),
 
   STRIPE_SECRET_KEY: optional(prefixed(['sk_', 'rk_'])),
-  STRIPE_WEBHOOK_SECRET: optional(prefixed(['whsec_'])),
+  STRIPE_WEBHOOK_SECRET: optional(webhookSecrets),
   STRIPE_API_BASE_URL: optional(baseUrl),
 
-  CHECKOUT_TOKEN_SECRET: optional(
-    z.string().refine((v) => Buffer.byteLength(v, 'utf8') >= 32, { message: 'must be at least 32 bytes long' }),
-  ),
+  CHECKOUT_TOKEN_SECRET: optional(tokenSecret),
+  CHECKOUT_TOKEN_SECRET_PREVIOUS: optional(tokenSecret),
   CHECKOUT_TOKEN_ISSUER: optional(z.string()),
   CHECKOUT_TOKEN_AUDIENCE: optional(z.string()),
 
@@ -52,6 +63,10 @@ const envSchema = z.object({
 
   REDIS_URL: optional(z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })),
   UPSTREAM_TIMEOUT_MS: optional(positiveInt.max(120_000)).transform((v) => v ?? 10_000),
+
+  CRON_SECRET: optional(z.string().min(16, 'must be at least 16 characters long')),
+  // Stripe keeps events for 30 days.
+  RECONCILE_WINDOW_HOURS: optional(positiveInt.max(720)).transform((v) => v ?? 72),
 
   CARD_PAYMENT_METHOD_ID: optional(z.string().max(100)).transform((v) => v ?? 'cardprovider'),
   CARD_PAYMENT_METHOD_TITLE: optional(z.string().max(200)).transform((v) => v ?? 'Credit Card (cardprovider)'),
@@ -70,12 +85,15 @@ export interface StoreSettings {
 
 export interface CardSettings {
   secretKey: string;
-  webhookSecret: string | undefined;
+  /** Empty when STRIPE_WEBHOOK_SECRET is unset; several while a secret is being rolled. */
+  webhookSecrets: readonly string[];
   apiBaseUrl: string | undefined;
 }
 
 export interface TokenSettings {
   secret: string;
+  /** The secret before the last rotation: still verifies, never signs. */
+  previousSecret: string | undefined;
   issuer: string | undefined;
   audience: string | undefined;
 }
@@ -97,6 +115,9 @@ export interface Config {
   };
   redisUrl: string | undefined;
   upstreamTimeoutMs: number;
+  /** Bearer token of the cron routes and the deep health check; the cron routes refuse to run without it. */
+  cronSecret: string | undefined;
+  reconcileWindowHours: number;
   paymentMethods: {
     cardId: string;
     cardTitle: string;
@@ -136,27 +157,69 @@ function parseOrigins(raw: string | undefined): { origins: string[]; invalid: bo
   return { origins, invalid };
 }
 
-/** Parses an environment into a Config, or throws one ConfigError naming every bad variable. */
+const URL_EXPECTED = 'must be an http:// or https:// URL';
+
+/**
+ * What each variable must be, in the service's words: zod's own texts ("expected
+ * number, received NaN") mean nothing to an operator. Refinements written here
+ * (prefixes, lengths) carry their own message and are used as they are.
+ */
+const EXPECTED: Partial<Record<keyof Env, string>> = {
+  NODE_ENV: 'must be development, production or test',
+  WOOCOMMERCE_URL: URL_EXPECTED,
+  STRIPE_API_BASE_URL: URL_EXPECTED,
+  SHIPSTATION_API_BASE_URL: URL_EXPECTED,
+  TRUST_PROXY_HOPS: 'must be a whole number from 1 to 10',
+  REDIS_URL: 'must be a redis:// or rediss:// URL',
+  UPSTREAM_TIMEOUT_MS: 'must be a whole number of milliseconds from 1 to 120000',
+  RECONCILE_WINDOW_HOURS: 'must be a whole number of hours from 1 to 720 (the card provider keeps events for 30 days)',
+  CARD_PAYMENT_METHOD_ID: 'must be at most 100 characters long',
+  CARD_PAYMENT_METHOD_TITLE: 'must be at most 200 characters long',
+  MANUAL_PAYMENT_METHOD_TITLE: 'must be at most 200 characters long',
+};
+
+function malformedVariables(issues: readonly z.core.$ZodIssue[]): string[] {
+  const byName = new Map<string, string>();
+  for (const issue of issues) {
+    const name = String(issue.path[0] ?? '(environment)');
+    if (byName.has(name)) continue;
+    const own = issue.code === 'custom' || (issue.code === 'too_small' && issue.origin === 'string');
+    byName.set(name, own ? issue.message : (EXPECTED[name as keyof Env] ?? 'is malformed'));
+  }
+  return [...byName].map(([name, expected]) => `${name} ${expected}`);
+}
+
+/** Unset or empty in the raw environment (an empty `FOO=` counts as unset). */
+function unsetIn(source: Record<string, string | undefined>, names: readonly string[]): string[] {
+  return names.filter((name) => (source[name] ?? '').trim() === '');
+}
+
+/**
+ * Parses an environment into a Config, or throws one ConfigError naming every
+ * missing and every malformed variable together (a malformed one never hides
+ * a missing one) and never a value.
+ */
 export function parseConfig(source: Record<string, string | undefined>): Config {
   const result = envSchema.safeParse(source);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'} ${issue.message}`);
+  const problems: string[] = [];
+  const isProductionEnv = source.NODE_ENV === 'production';
+  const missing = unsetIn(source, [...STORE_VARS, ...CARD_VARS, ...TOKEN_VARS]);
+  if (isProductionEnv && missing.length > 0) {
+    problems.push(`missing ${missing.join(', ')} (required when NODE_ENV=production)`);
+  }
+  if (!result.success) problems.push(...malformedVariables(result.error.issues));
+  const { origins, invalid: originsInvalid } = parseOrigins(result.success ? result.data.ALLOWED_ORIGINS : source.ALLOWED_ORIGINS);
+  if (originsInvalid) {
+    problems.push(
+      'ALLOWED_ORIGINS must be a comma-separated list of origins such as https://shop.example.com (scheme, host and optional port, no path)',
+    );
+  }
+  if (problems.length > 0 || !result.success) {
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   }
   const env = result.data;
-  const { origins, invalid: originsInvalid } = parseOrigins(env.ALLOWED_ORIGINS);
-  if (originsInvalid) {
-    throw new ConfigError(
-      'Invalid configuration: ALLOWED_ORIGINS must be a comma-separated list of origins such as https://shop.example.com (scheme, host and optional port, no path)',
-    );
-  }
 
   const isProduction = env.NODE_ENV === 'production';
-  const unset = (names: readonly (keyof Env)[]) => names.filter((n) => env[n] === undefined);
-  const missing = [...unset(STORE_VARS), ...unset(CARD_VARS), ...unset(TOKEN_VARS)];
-  if (isProduction && missing.length > 0) {
-    throw new ConfigError(`Invalid configuration: missing ${missing.join(', ')} (required when NODE_ENV=production)`);
-  }
 
   const warnings: string[] = [];
   if (isProduction) {
@@ -171,6 +234,14 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     }
     if (origins.length === 0) {
       warnings.push('ALLOWED_ORIGINS is empty: every checkout request will be refused as coming from an invalid origin');
+    }
+    if (!env.CRON_SECRET) {
+      warnings.push('CRON_SECRET is not set: payment reconciliation and shipping replay refuse to run');
+    }
+    if (!env.REDIS_URL) {
+      warnings.push(
+        'REDIS_URL is not set: the shipping replay queue and the reconciliation cursor live in process memory and are lost when the process ends (not durable)',
+      );
     }
   }
   if (env.REDIS_URL) {
@@ -189,10 +260,15 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
         }
       : undefined;
   const card = env.STRIPE_SECRET_KEY
-    ? { secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET, apiBaseUrl: env.STRIPE_API_BASE_URL }
+    ? { secretKey: env.STRIPE_SECRET_KEY, webhookSecrets: env.STRIPE_WEBHOOK_SECRET ?? [], apiBaseUrl: env.STRIPE_API_BASE_URL }
     : undefined;
   const token = env.CHECKOUT_TOKEN_SECRET
-    ? { secret: env.CHECKOUT_TOKEN_SECRET, issuer: env.CHECKOUT_TOKEN_ISSUER, audience: env.CHECKOUT_TOKEN_AUDIENCE }
+    ? {
+        secret: env.CHECKOUT_TOKEN_SECRET,
+        previousSecret: env.CHECKOUT_TOKEN_SECRET_PREVIOUS,
+        issuer: env.CHECKOUT_TOKEN_ISSUER,
+        audience: env.CHECKOUT_TOKEN_AUDIENCE,
+      }
     : undefined;
 
   return {
@@ -212,6 +288,8 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     },
     redisUrl: env.REDIS_URL,
     upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
+    cronSecret: env.CRON_SECRET,
+    reconcileWindowHours: env.RECONCILE_WINDOW_HOURS,
     paymentMethods: {
       cardId: env.CARD_PAYMENT_METHOD_ID,
       cardTitle: env.CARD_PAYMENT_METHOD_TITLE,

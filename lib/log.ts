@@ -1,10 +1,17 @@
 /**
  * Structured logging: one JSON line per event on stdout/stderr.
  *
+ * Every line written while a request is being handled carries that request's
+ * id and route, taken from an AsyncLocalStorage scope the route wrapper opens
+ * (lib/http/route.ts), so the use cases deep below log without passing it on.
+ *
  * Callers pass only identifiers and figures (route, status, order id, event id,
  * amounts). Never pass a request body, a token, an address, an email, a secret
  * or an upstream response body: nothing here can tell them apart from safe data.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+
 export type LogLevel = 'info' | 'warn' | 'error';
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
 
@@ -14,9 +21,39 @@ export interface Logger {
   error(event: string, fields?: LogFields): void;
 }
 
+/** What every log line of one request carries. */
+export interface LogScope {
+  requestId: string;
+  route: string;
+}
+
+const scopes = new AsyncLocalStorage<LogScope>();
+
+/** Runs `task` with every log line inside it tagged with the scope's request id and route. */
+export function withLogScope<T>(scope: LogScope, task: () => T): T {
+  return scopes.run(scope, task);
+}
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+/** Letters, digits and `._:-`, at most 128: a caller's id is kept only when it cannot forge or flood a log line. */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The caller's `x-request-id` when sane (so a proxy's or the storefront's id follows the request), else a fresh one. */
+export function requestIdFrom(headers: Headers): string {
+  const given = headers.get(REQUEST_ID_HEADER)?.trim();
+  return given && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+}
+
 function write(level: LogLevel, event: string, fields: LogFields = {}): void {
   if (process.env.LOG_LEVEL === 'silent') return;
-  const line = JSON.stringify({ time: new Date().toISOString(), level, event, ...fields });
+  const scope = scopes.getStore();
+  const line = JSON.stringify({
+    time: new Date().toISOString(),
+    level,
+    event,
+    ...(scope ? { requestId: scope.requestId, route: scope.route } : {}),
+    ...fields,
+  });
   if (level === 'info') console.log(line);
   else if (level === 'warn') console.warn(line);
   else console.error(line);

@@ -5,12 +5,14 @@
  */
 import { StripeCardProvider, type CardProvider } from '@/lib/card/stripe';
 import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/config';
+import { MemoryReconcileCursorStore, type ReconcileCursorStore } from '@/lib/cron/reconcile-cursor';
 import { MemoryOrderLocks, type OrderLocks } from '@/lib/security/order-lock';
 import { MemoryProcessedEvents, type ProcessedEvents } from '@/lib/security/processed-events';
 import { MemoryRateLimiter, type RateLimiter } from '@/lib/security/rate-limit';
 import { ShipStationClient, shipStationSettings } from '@/lib/shipping/shipstation';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
 import type { Store } from '@/lib/store/types';
+import { MemoryShippingReplayQueue, type ShippingReplayQueue } from '@/lib/webhooks/shipping/replay-queue';
 import { ShippedStatusMemory } from '@/lib/webhooks/shipping/shipped-status';
 
 export interface Services {
@@ -18,6 +20,10 @@ export interface Services {
   rateLimiter: RateLimiter;
   orderLocks: OrderLocks;
   processedEvents: ProcessedEvents;
+  /** Where an interrupted payment reconciliation resumes. */
+  reconcileCursor: ReconcileCursorStore;
+  /** Shipping updates that failed at the store, until the replay cron applies them. */
+  shippingReplay: ShippingReplayQueue;
   /** Whether the store was recently found to lack the `shipped` status. */
   shippedStatus: ShippedStatusMemory;
   /** ShipStation's API, or undefined when SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set. */
@@ -37,6 +43,8 @@ function build(config: Config): Services {
     rateLimiter: new MemoryRateLimiter(),
     orderLocks: new MemoryOrderLocks(),
     processedEvents: new MemoryProcessedEvents(),
+    reconcileCursor: new MemoryReconcileCursorStore(),
+    shippingReplay: new MemoryShippingReplayQueue(),
     shippedStatus: new ShippedStatusMemory(),
     shipStation: shipStationClientFor(config),
     store: () => (store ??= new WooCommerceStore(requireSetting(config, 'store'), config.upstreamTimeoutMs)),

@@ -6,6 +6,7 @@
  * SDK errors become CardProviderError carrying only Stripe's type and code.
  */
 import Stripe from 'stripe';
+import type { CardEventPage, CardEventQuery } from '@/lib/card/events';
 import type { CardSettings } from '@/lib/config';
 import { CardProviderError, InvalidSignatureError, ServiceNotConfiguredError } from '@/lib/errors';
 import { traceCall } from '@/lib/telemetry';
@@ -34,6 +35,8 @@ export interface CardProvider {
   /** The intent, or undefined when the provider does not know the id (deleted, other account or mode). */
   retrievePaymentIntent(id: string): Promise<PaymentIntentSummary | undefined>;
   updatePaymentIntentAmount(id: string, amount: number, orderId: number): Promise<PaymentIntentSummary>;
+  /** One page of events of the given types, newest first (reconciliation, health). */
+  listEvents(query: CardEventQuery): Promise<CardEventPage>;
   /** Verifies a webhook's signature against its raw body and returns the parsed event. */
   verifyWebhookEvent(rawBody: string, signature: string): Stripe.Event;
 }
@@ -122,18 +125,47 @@ export class StripeCardProvider implements CardProvider {
     }
   }
 
-  verifyWebhookEvent(rawBody: string, signature: string): Stripe.Event {
-    const secret = this.settings.webhookSecret;
-    if (!secret) throw new ServiceNotConfiguredError('The service is not configured: set STRIPE_WEBHOOK_SECRET');
+  async listEvents(query: CardEventQuery): Promise<CardEventPage> {
     try {
-      return this.stripe.webhooks.constructEvent(rawBody, signature, secret);
+      const page = await this.stripe.events.list({
+        types: [...query.types],
+        created: { gte: query.createdFrom },
+        limit: query.limit,
+        ...(query.startingAfter ? { starting_after: query.startingAfter } : {}),
+      });
+      return {
+        events: page.data.map((event) => ({
+          id: event.id,
+          type: event.type,
+          created: event.created,
+          object: event.data.object as unknown as Record<string, unknown>,
+        })),
+        hasMore: page.has_more,
+      };
     } catch (error) {
-      // Only the SDK's own verification messages are passed on: a JSON parse error would quote the body.
-      const message =
-        error instanceof Stripe.errors.StripeSignatureVerificationError
-          ? (error.message.split('\n')[0]?.trim().slice(0, 200) ?? 'Webhook signature verification failed')
-          : 'payload is not a valid event';
-      throw new InvalidSignatureError(`Webhook Error: ${message}`);
+      throw toCardError('list events', error);
     }
+  }
+
+  verifyWebhookEvent(rawBody: string, signature: string): Stripe.Event {
+    const secrets = this.settings.webhookSecrets;
+    if (secrets.length === 0) {
+      throw new ServiceNotConfiguredError('The service is not configured: set STRIPE_WEBHOOK_SECRET');
+    }
+    // While a secret is being rolled Stripe signs with both (one v1 each); any configured one may match.
+    let firstFailure: unknown;
+    for (const secret of secrets) {
+      try {
+        return this.stripe.webhooks.constructEvent(rawBody, signature, secret);
+      } catch (error) {
+        firstFailure ??= error;
+      }
+    }
+    // Only the SDK's own verification messages are passed on: a JSON parse error would quote the body.
+    const message =
+      firstFailure instanceof Stripe.errors.StripeSignatureVerificationError
+        ? (firstFailure.message.split('\n')[0]?.trim().slice(0, 200) ?? 'Webhook signature verification failed')
+        : 'payload is not a valid event';
+    throw new InvalidSignatureError(`Webhook Error: ${message}`);
   }
 }

@@ -12,6 +12,7 @@ import {
   PayloadTooLargeError,
   RateLimitedError,
   ServiceError,
+  ServiceNotConfiguredError,
   UnauthorizedError,
 } from '@/lib/errors';
 import type { ErrorResponseBody, ValidationIssue } from '@/lib/http/responses';
@@ -96,4 +97,19 @@ export function shippingWebhookErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof UnauthorizedError) return { status: 401, body: { error: 'Unauthorized' } };
   if (error instanceof PayloadTooLargeError) return { status: 413, body: { error: 'Payload too large' } };
   return { status: 200, body: { received: true } };
+}
+
+/**
+ * The cron routes and the health check: 401 without the bearer token, 503 when
+ * the service cannot run them (CRON_SECRET or an upstream setting unset), and a
+ * generic 500 otherwise; the message names a variable at most, never a value.
+ */
+export function cronErrorResponse(error: unknown): ErrorResponse {
+  if (error instanceof UnauthorizedError) return { status: 401, body: { error: 'Unauthorized' } };
+  if (error instanceof ServiceNotConfiguredError) return { status: 503, body: { error: error.message } };
+  // An upstream that failed the whole run (the provider's event list): its own message names the operation only.
+  if (error instanceof ServiceError && (error.kind === 'card' || error.kind === 'store')) {
+    return { status: 502, body: { error: error.message } };
+  }
+  return { status: 500, body: { error: GENERIC_MESSAGE } };
 }

@@ -5,6 +5,8 @@
  * origin, body), turns every error into the endpoint's response through
  * lib/http/errors.ts, and writes one JSON log line per request with route,
  * status, duration and the order or event id, never a body or a header value.
+ * Every response, errors and preflights included, carries the request's
+ * `x-request-id`, and every log line written while handling it names it.
  */
 import type { z } from 'zod';
 import { ConfigError, getConfig } from '@/lib/config';
@@ -13,7 +15,7 @@ import { CHECKOUT_BODY_LIMIT, parseJson, readBodyText } from '@/lib/http/body';
 import { clientIp } from '@/lib/http/client-ip';
 import { checkoutErrorResponse, type CheckoutErrorProfile, type ErrorResponse } from '@/lib/http/errors';
 import { allowedOrigin, assertAllowedOrigin, corsHeaders, preflightResponse } from '@/lib/http/origin';
-import { log } from '@/lib/log';
+import { log, REQUEST_ID_HEADER, requestIdFrom, withLogScope } from '@/lib/log';
 import type { RateLimitRule } from '@/lib/security/rate-limit';
 import { getServices, type Services } from '@/lib/services';
 import { annotateSpan, withSpan } from '@/lib/telemetry';
@@ -28,6 +30,7 @@ export interface RequestContext {
 
 interface RunOptions {
   route: string;
+  request: Request;
   toErrorResponse: (error: unknown, showDetails: boolean) => ErrorResponse;
   headers?: Record<string, string>;
 }
@@ -41,7 +44,7 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
   return Response.json(body, { status, headers: { 'Cache-Control': 'no-store', ...headers } });
 }
 
-/** Runs a handler with error mapping and the request log line, in the request's span when tracing is on. */
+/** Runs a handler with error mapping, the request id and the request log line, in the request's span when tracing is on. */
 export function runRoute(options: RunOptions, handler: (context: RequestContext) => Promise<HandlerResult>): Promise<Response> {
   return withSpan(`request ${options.route}`, { 'http.route': options.route }, () => handleRequest(options, handler), (response) =>
     response.status >= 500 ? 'error' : 'ok',
@@ -52,6 +55,13 @@ async function handleRequest(
   options: RunOptions,
   handler: (context: RequestContext) => Promise<HandlerResult>,
 ): Promise<Response> {
+  const requestId = requestIdFrom(options.request.headers);
+  const response = await withLogScope({ requestId, route: options.route }, () => runScoped(options, handler));
+  response.headers.set(REQUEST_ID_HEADER, requestId);
+  return response;
+}
+
+async function runScoped(options: RunOptions, handler: (context: RequestContext) => Promise<HandlerResult>): Promise<Response> {
   const started = performance.now();
   const context: RequestContext = {};
   let status: number;
@@ -88,7 +98,14 @@ async function handleRequest(
     outcome: context.outcome,
     error: errorKind,
   });
-  annotateSpan({ 'http.response.status_code': status, 'checkout.order_id': context.orderId, 'checkout.event_id': context.eventId, 'checkout.event_type': context.eventType, 'checkout.result': context.outcome, 'error.type': errorKind });
+  annotateSpan({
+    'http.response.status_code': status,
+    'checkout.order_id': context.orderId,
+    'checkout.event_id': context.eventId,
+    'checkout.event_type': context.eventType,
+    'checkout.result': context.outcome,
+    'error.type': errorKind,
+  });
   return response;
 }
 
@@ -129,6 +146,7 @@ export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
     return runRoute(
       {
         route: options.route,
+        request,
         toErrorResponse: (error, showDetails) => checkoutErrorResponse(error, options.profile, showDetails),
         headers: corsHeaders(origin),
       },
@@ -145,11 +163,14 @@ export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
   }
 
   async function OPTIONS(request: Request): Promise<Response> {
+    let response: Response;
     try {
-      return preflightResponse(request.headers, getConfig().allowedOrigins);
+      response = preflightResponse(request.headers, getConfig().allowedOrigins);
     } catch {
-      return new Response(null, { status: 403, headers: { Vary: 'Origin' } });
+      response = new Response(null, { status: 403, headers: { Vary: 'Origin' } });
     }
+    response.headers.set(REQUEST_ID_HEADER, requestIdFrom(request.headers));
+    return response;
   }
 
   return { POST, OPTIONS };

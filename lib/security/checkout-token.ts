@@ -11,6 +11,11 @@ import { InvalidTokenError } from '@/lib/errors';
 
 export interface CheckoutTokenOptions {
   secret: string;
+  /**
+   * The secret before the last rotation (CHECKOUT_TOKEN_SECRET_PREVIOUS): tokens it signed
+   * still verify until they expire. Verification only: new tokens are signed with `secret`.
+   */
+  previousSecret?: string | undefined;
   issuer?: string | undefined;
   audience?: string | undefined;
 }
@@ -67,18 +72,29 @@ export async function mintCheckoutToken(orderId: number, options: MintOptions): 
 export async function verifyCheckoutToken(token: string, options: CheckoutTokenOptions): Promise<number> {
   let subject: string | undefined;
   try {
-    const { payload } = await jwtVerify(token, key(options.secret), {
-      algorithms: [ALGORITHM],
-      requiredClaims: ['exp', 'sub'],
-      ...(options.issuer ? { issuer: options.issuer } : {}),
-      ...(options.audience ? { audience: options.audience } : {}),
-    });
-    subject = payload.sub;
+    subject = await verifiedSubject(token, options.secret, options);
   } catch (error) {
-    throw new InvalidTokenError(tokenFailureReason(error));
+    // Only a signature mismatch can mean "signed before the rotation"; an expired or malformed token stays refused.
+    const retry = options.previousSecret && error instanceof joseErrors.JWSSignatureVerificationFailed;
+    if (!retry) throw new InvalidTokenError(tokenFailureReason(error));
+    try {
+      subject = await verifiedSubject(token, options.previousSecret as string, options);
+    } catch (previousError) {
+      throw new InvalidTokenError(tokenFailureReason(previousError));
+    }
   }
   if (subject === undefined || !ORDER_ID.test(subject)) throw new InvalidTokenError('subject is not an order id');
   return Number(subject);
+}
+
+async function verifiedSubject(token: string, secret: string, options: CheckoutTokenOptions): Promise<string | undefined> {
+  const { payload } = await jwtVerify(token, key(secret), {
+    algorithms: [ALGORITHM],
+    requiredClaims: ['exp', 'sub'],
+    ...(options.issuer ? { issuer: options.issuer } : {}),
+    ...(options.audience ? { audience: options.audience } : {}),
+  });
+  return payload.sub;
 }
 
 function tokenFailureReason(error: unknown): string {

@@ -86,4 +86,6 @@ export interface Store {
   clearCustomerCart(customerId: number): Promise<void>;
   /** Companion plugin: rebuilds a customer's cart from an order's line items; returns the number of items. */
   restoreCustomerCart(customerId: number, orderId: number): Promise<number>;
+  /** The cheapest authenticated read (one order id), for the health check; StoreError when it fails. */
+  checkReachable(): Promise<void>;
 }

@@ -98,6 +98,16 @@ export class WooCommerceStore implements Store {
     );
   }
 
+  async checkReachable(): Promise<void> {
+    await this.call(
+      'check store',
+      () => this.api.get('orders', { per_page: 1, _fields: 'id' }),
+      (data) => {
+        if (!Array.isArray(data)) throw new Error('unexpected answer');
+      },
+    );
+  }
+
   async clearCustomerCart(customerId: number): Promise<void> {
     await this.call(
       'clear customer cart',

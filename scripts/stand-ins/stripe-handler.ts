@@ -125,6 +125,10 @@ export function stripeApiHandler(model: StripeModel, secretKey: string, options:
     const idempotencyKey = method === 'POST' ? request.headers.get('idempotency-key') : null;
 
     try {
+      if (path === '/v1/events' && method === 'GET') {
+        const result = model.events.list(url.searchParams);
+        return stripeJson(result.status, result.body);
+      }
       if (path === '/v1/payment_intents' && method === 'POST') {
         const result = model.idempotent(idempotencyKey, `POST ${path} ${JSON.stringify(params)}`, () => model.create(params));
         return stripeJson(result.status, result.body);

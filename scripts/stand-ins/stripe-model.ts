@@ -9,6 +9,7 @@
  * It is not part of the production bundle.
  */
 import { randomBytes } from 'node:crypto';
+import { StripeEventLog } from './stripe-events';
 
 export interface StripeIntent {
   id: string;
@@ -84,7 +85,12 @@ export const TEST_PAYMENT_METHODS: Record<string, { brand: string; last4: string
 };
 
 /** What a confirmation did, for whoever delivers Stripe's events. */
-export type ConfirmOutcome = { type: 'payment_intent.succeeded' | 'payment_intent.payment_failed'; intent: StripeIntent };
+export type ConfirmOutcome = {
+  type: 'payment_intent.succeeded' | 'payment_intent.payment_failed';
+  intent: StripeIntent;
+  /** The id the event has in the Events API too, as Stripe's webhook and `GET /v1/events` share one event. */
+  eventId: string;
+};
 
 type Params = Record<string, unknown>;
 
@@ -126,6 +132,8 @@ function parseAmount(value: unknown, currency: string): number {
 
 export class StripeModel {
   readonly intents = new Map<string, StripeIntent>();
+  /** `payment_intent.succeeded` / `payment_intent.payment_failed`, recorded by succeed() and fail(). */
+  readonly events = new StripeEventLog();
   private readonly idempotencyCache = new Map<string, { fingerprint: string; status: number; body: unknown }>();
   private sequence = 0;
 
@@ -265,7 +273,8 @@ export class StripeModel {
         payment_method: { id: methodId, object: 'payment_method', type: 'card' },
       };
       const declined = structuredClone(target);
-      onOutcome?.({ type: 'payment_intent.payment_failed', intent: declined });
+      const failedEvent = this.events.record('payment_intent.payment_failed', target);
+      onOutcome?.({ type: 'payment_intent.payment_failed', intent: declined, eventId: failedEvent.id });
       throw new StripeApiError(402, 'card_error', method.decline.code, method.decline.message, undefined, {
         decline_code: method.decline.decline_code,
         charge,
@@ -276,7 +285,8 @@ export class StripeModel {
     target.amount_received = target.amount;
     target.last_payment_error = null;
     const paid = structuredClone(target);
-    onOutcome?.({ type: 'payment_intent.succeeded', intent: paid });
+    const paidEvent = this.events.record('payment_intent.succeeded', target);
+    onOutcome?.({ type: 'payment_intent.succeeded', intent: paid, eventId: paidEvent.id });
     return paid;
   }
 
@@ -295,6 +305,7 @@ export class StripeModel {
     intent.latest_charge = this.newId('ch');
     // Stripe clears the previous attempt's error once a payment succeeds.
     intent.last_payment_error = null;
+    this.events.record('payment_intent.succeeded', intent);
     return structuredClone(intent);
   }
 
@@ -304,6 +315,7 @@ export class StripeModel {
     if (!intent) return this.retrieve(id);
     intent.status = 'requires_payment_method';
     intent.last_payment_error = { message, code: 'card_declined' };
+    this.events.record('payment_intent.payment_failed', intent);
     return structuredClone(intent);
   }
 

@@ -9,6 +9,9 @@
  * webhook endpoint set with `deliverEventsTo` (stripe-webhooks.ts), retrying a
  * few times when the endpoint does not answer 2xx.
  *
+ * Routes: POST /v1/payment_intents, GET|POST /v1/payment_intents/<id>,
+ * POST /v1/payment_intents/<id>/confirm, GET /v1/events (stripe-events.ts).
+ *
  * Demo controls on top, without authentication (what a customer's card would
  * do, without an event: `npm run demo:pay` delivers its own):
  *   GET  /demo/payment_intents[/<id>]

@@ -45,7 +45,7 @@ export class StripeWebhookSender {
   publish(outcome: ConfirmOutcome): string | undefined {
     const endpoint = this.endpoint;
     if (!endpoint || this.stopped) return undefined;
-    const event = cardEvent(outcome.type, outcome.intent);
+    const event = cardEvent(outcome.type, outcome.intent, outcome.eventId);
     const delivery = this.deliver(endpoint, event);
     this.inFlight.add(delivery);
     void delivery.finally(() => this.inFlight.delete(delivery));

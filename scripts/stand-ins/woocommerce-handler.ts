@@ -91,7 +91,10 @@ function authenticate(request: Request, url: URL, credentials: WooCredentials, u
     if (!Number.isFinite(timestamp) || Math.abs(Date.now() / 1000 - timestamp) > OAUTH_WINDOW_SECONDS) {
       return bad('Invalid timestamp.');
     }
-    const expected = oauthSignature(request.method, `${url.origin}${url.pathname}`, [...query.entries()], credentials.consumerSecret);
+    // PHP's $_GET keeps one value per name (the last), and WooCommerce signs what $_GET holds: the REST client
+    // sends request parameters twice over http (in the URL and again beside the oauth_* ones).
+    const signed: [string, string][] = [...new Map(query.entries())];
+    const expected = oauthSignature(request.method, `${url.origin}${url.pathname}`, signed, credentials.consumerSecret);
     if (!sameText(expected, query.get('oauth_signature') ?? '')) {
       return bad('Invalid signature - provided signature does not match.');
     }

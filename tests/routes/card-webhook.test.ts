@@ -236,6 +236,21 @@ describe('card webhook: signature and request checks', () => {
     expect(providers.calls).toEqual([]);
   });
 
+  it('accepts a signature made with any of several configured secrets while one is being rolled', async () => {
+    const rolled = 'whsec_rolled_in_0123456789';
+    useTestEnv({ STRIPE_WEBHOOK_SECRET: `${rolled}, ${TEST_WEBHOOK_SECRET}` });
+    providers.woo.seed({ id: 214, total: '10.00' });
+    providers.woo.seed({ id: 215, total: '10.00' });
+    expect((await deliver(succeeded(214, { id: 'pi_roll_1' }), { secret: rolled })).status).toBe(200);
+    expect((await deliver(succeeded(215, { id: 'pi_roll_2' }), { secret: TEST_WEBHOOK_SECRET })).status).toBe(200);
+    expect(providers.woo.get(214).status).toBe('processing');
+    expect(providers.woo.get(215).status).toBe('processing');
+
+    const stranger = await deliver(succeeded(214), { secret: 'whsec_never_configured_0123' });
+    expect(stranger.status).toBe(400);
+    expect(stranger.body.error).toMatch(/^Webhook Error: No signatures found matching the expected signature/);
+  });
+
   it('limits each client to 100 deliveries a minute with its own counter, before anything else', async () => {
     const ip = freshIp();
     for (let i = 0; i < 100; i += 1) {

@@ -52,7 +52,7 @@ export function defineContract(label: string, target: ContractTarget): void {
   const store = (credentials = { consumerKey: TEST_CONSUMER_KEY, consumerSecret: TEST_CONSUMER_SECRET }) =>
     new WooCommerceStore({ url: target.storeUrl(), ...credentials }, 2000);
   const card = (secretKey = TEST_STRIPE_KEY) =>
-    new StripeCardProvider({ secretKey, webhookSecret: TEST_WEBHOOK_SECRET, apiBaseUrl: target.stripeBaseUrl() }, 2000);
+    new StripeCardProvider({ secretKey, webhookSecrets: [TEST_WEBHOOK_SECRET], apiBaseUrl: target.stripeBaseUrl() }, 2000);
 
   describe(`${label}: WooCommerce`, () => {
     it('returns an order as WooCommerce shapes it', async () => {
@@ -284,6 +284,15 @@ export function defineContract(label: string, target: ContractTarget): void {
     });
   });
 
+  describe(`${label}: WooCommerce reachability (health check)`, () => {
+    it('reads one order id with query parameters, and refuses wrong keys', async () => {
+      target.woo().seed({ id: newOrderId() });
+      await expect(store().checkReachable()).resolves.toBeUndefined();
+      const error = await failureOf(store({ consumerKey: TEST_CONSUMER_KEY, consumerSecret: 'cs_wrong' }).checkReachable());
+      expect(error).toBeInstanceOf(StoreError);
+    });
+  });
+
   describe(`${label}: Stripe`, () => {
     const input = (orderId: number, amount: number, key: string) => ({
       orderId,
@@ -325,6 +334,43 @@ export function defineContract(label: string, target: ContractTarget): void {
       await expect(card().retrievePaymentIntent('pi_does_not_exist')).resolves.toBeUndefined();
       const error = await failureOf(card().createPaymentIntent({ ...input(newOrderId(), 1005, `kwd-${nextOrderId}`), currency: 'KWD' }));
       expect(error).toMatchObject({ type: 'StripeInvalidRequestError', status: 400, code: 'invalid_amount' });
+    });
+
+    it('lists events newest first by type and creation time, page by page with starting_after', async () => {
+      const model = target.stripe();
+      // A time of its own, so events other tests recorded on the shared model stay out of the window.
+      const since = 4_000_000_000 + newOrderId() * 100;
+      const intents = [1, 2, 3].map(() => model.create({ amount: '1000', currency: 'usd', metadata: { shop_order_id: String(newOrderId()) } }));
+      const old = model.events.record('payment_intent.succeeded', intents[0]!, since - 1);
+      const recorded = [
+        model.events.record('payment_intent.succeeded', intents[0]!, since),
+        model.events.record('payment_intent.payment_failed', intents[1]!, since + 1),
+        model.events.record('payment_intent.created', intents[1]!, since + 1),
+        model.events.record('payment_intent.succeeded', intents[2]!, since + 2),
+      ].map((e) => e.id);
+      const types = ['payment_intent.succeeded', 'payment_intent.payment_failed'];
+
+      const first = await card().listEvents({ types, createdFrom: since, limit: 2 });
+      expect(first.events.map((e) => e.id)).toEqual([recorded[3], recorded[1]]);
+      expect(first.hasMore).toBe(true);
+      expect(first.events[0]).toMatchObject({ type: 'payment_intent.succeeded', created: since + 2, object: { id: intents[2]!.id } });
+      const second = await card().listEvents({ types, createdFrom: since, limit: 2, startingAfter: first.events[1]!.id });
+      // Older than the window (`old`) or of another type (`created`): not listed.
+      expect(second.events.map((e) => e.id)).toEqual([recorded[0]]);
+      expect(second.hasMore).toBe(false);
+      expect(second.events.map((e) => e.id)).not.toContain(old.id);
+      const failedOnly = await card().listEvents({ types: ['payment_intent.payment_failed'], createdFrom: since, limit: 10 });
+      expect(failedOnly.events.map((e) => e.id)).toEqual([recorded[1]]);
+    });
+
+    it('records what a succeeded or declined payment does as an event carrying the intent', () => {
+      const model = target.stripe();
+      const intent = model.create({ amount: '1000', currency: 'usd' });
+      model.fail(intent.id);
+      model.succeed(intent.id);
+      const [failed, succeeded] = model.events.events.slice(-2);
+      expect(failed).toMatchObject({ type: 'payment_intent.payment_failed', data: { object: { id: intent.id, status: 'requires_payment_method' } } });
+      expect(succeeded).toMatchObject({ type: 'payment_intent.succeeded', data: { object: { id: intent.id, status: 'succeeded' } } });
     });
 
     it('refuses a wrong API key with 401', async () => {

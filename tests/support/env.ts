@@ -8,6 +8,7 @@ export const TEST_WEBHOOK_SECRET = 'whsec_test_secret_0123456789';
 export const TEST_CONSUMER_KEY = 'ck_test_key';
 export const TEST_CONSUMER_SECRET = 'cs_test_secret';
 export const TEST_STRIPE_KEY = 'sk_test_key_0123456789';
+export const TEST_CRON_SECRET = 'test-cron-secret-0123456789abcdef';
 
 const BASE_ENV: Record<string, string> = {
   NODE_ENV: 'test',
@@ -35,6 +36,9 @@ const MANAGED = [
   'CARD_PAYMENT_METHOD_ID',
   'CARD_PAYMENT_METHOD_TITLE',
   'MANUAL_PAYMENT_METHOD_TITLE',
+  'CRON_SECRET',
+  'CHECKOUT_TOKEN_SECRET_PREVIOUS',
+  'RECONCILE_WINDOW_HOURS',
 ];
 
 /** Sets the test configuration (plus overrides; `undefined` unsets) and drops all service state. */

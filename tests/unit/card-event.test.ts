@@ -76,9 +76,10 @@ describe('card event: the payment error message', () => {
 describe('card event: the envelope and the payment intent', () => {
   it('reads the id, type and data object of an event', () => {
     const object = { id: 'pi_1', amount: 100 };
-    expect(readCardEvent({ id: 'evt_1', type: 'payment_intent.succeeded', data: { object } })).toEqual({
+    expect(readCardEvent({ id: 'evt_1', type: 'payment_intent.succeeded', created: 1_700_000_000, data: { object } })).toEqual({
       id: 'evt_1',
       type: 'payment_intent.succeeded',
+      created: 1_700_000_000,
       object,
     });
   });

@@ -58,6 +58,25 @@ describe('checkout token', () => {
     await rejection(await mintCheckoutToken(5, { ...options, audience: 'other' }), options);
   });
 
+  it('still verifies a token signed with the previous secret after a rotation, and only with the previous one configured', async () => {
+    const previous = 'the-secret-before-the-rotation-0123456789';
+    const minted = await mintCheckoutToken(42, { secret: previous });
+    await expect(verifyCheckoutToken(minted, { secret, previousSecret: previous })).resolves.toBe(42);
+    expect((await rejection(minted, { secret })).details).toEqual({ reason: 'signature mismatch' });
+    // New tokens are signed with the current secret: they verify without the previous one.
+    const fresh = await mintCheckoutToken(43, { secret, previousSecret: previous });
+    await expect(verifyCheckoutToken(fresh, { secret })).resolves.toBe(43);
+    await rejection(fresh, { secret: previous });
+  });
+
+  it('refuses an expired token signed with the previous secret, and one signed with neither', async () => {
+    const previous = 'the-secret-before-the-rotation-0123456789';
+    const expired = await mintCheckoutToken(42, { secret: previous, ttl: 60, now: new Date(Date.now() - 3_600_000) });
+    expect((await rejection(expired, { secret, previousSecret: previous })).details).toEqual({ reason: 'expired' });
+    const stranger = await mintCheckoutToken(42, { secret: 'some-other-secret-altogether-0123456789' });
+    expect((await rejection(stranger, { secret, previousSecret: previous })).details).toEqual({ reason: 'signature mismatch' });
+  });
+
   it('rejects garbage', async () => {
     await rejection('not-a-jwt');
     await rejection('a.b.c');

@@ -12,6 +12,8 @@ const complete = {
   CHECKOUT_TOKEN_SECRET: 'a-very-long-checkout-token-secret-value!',
   ALLOWED_ORIGINS: 'https://shop.example.com, https://www.shop.example.com',
   SHIPPING_WEBHOOK_SECRET: 'shipping-secret-0123456789',
+  CRON_SECRET: 'cron-secret-0123456789abcdef',
+  REDIS_URL: 'rediss://default:pw@redis.example.com:6380',
 };
 
 function errorOf(run: () => unknown): ConfigError {
@@ -38,7 +40,10 @@ describe('configuration', () => {
       cardTitle: 'Credit Card (cardprovider)',
       manualTitle: 'Manual Payment (Zelle / Venmo)',
     });
-    expect(config.warnings).toEqual([]);
+    expect(config.reconcileWindowHours).toBe(72);
+    expect(config.cronSecret).toBe('cron-secret-0123456789abcdef');
+    expect(config.token?.previousSecret).toBeUndefined();
+    expect(config.warnings.filter((w) => !w.startsWith('REDIS_URL'))).toEqual([]);
   });
 
   it('refuses to start in production without store, card and token settings, naming each variable', () => {
@@ -70,6 +75,54 @@ describe('configuration', () => {
     expect(error.message).toContain('CHECKOUT_TOKEN_SECRET');
     expect(error.message).toContain('UPSTREAM_TIMEOUT_MS');
     expect(error.message).not.toContain('SECRETVALUE');
+  });
+
+  it('names missing and malformed variables together, in its own words, without a value', () => {
+    const { WOOCOMMERCE_URL: _url, STRIPE_SECRET_KEY: _key, ...rest } = complete;
+    const error = errorOf(() =>
+      parseConfig({
+        ...rest,
+        UPSTREAM_TIMEOUT_MS: 'soon-SECRETVALUE',
+        TRUST_PROXY_HOPS: '0',
+        RECONCILE_WINDOW_HOURS: 'lots',
+        STRIPE_WEBHOOK_SECRET: 'whsec_good,SECRETVALUE',
+        ALLOWED_ORIGINS: 'https://shop.example.com/path',
+      }),
+    );
+    expect(error.message).toMatch(/missing WOOCOMMERCE_URL, STRIPE_SECRET_KEY \(required when NODE_ENV=production\)/);
+    expect(error.message).toContain('UPSTREAM_TIMEOUT_MS must be a whole number of milliseconds from 1 to 120000');
+    expect(error.message).toContain('TRUST_PROXY_HOPS must be a whole number from 1 to 10');
+    expect(error.message).toContain('RECONCILE_WINDOW_HOURS must be a whole number of hours');
+    expect(error.message).toContain('STRIPE_WEBHOOK_SECRET must be one or more comma-separated secrets');
+    expect(error.message).toContain('ALLOWED_ORIGINS');
+    // No validator jargon, no value.
+    expect(error.message).not.toMatch(/expected|received|NaN|Too small|Invalid input/i);
+    expect(error.message).not.toContain('SECRETVALUE');
+  });
+
+  it('accepts several webhook signing secrets and a previous token secret for rotations', () => {
+    const config = parseConfig({
+      ...complete,
+      STRIPE_WEBHOOK_SECRET: 'whsec_new, whsec_old',
+      CHECKOUT_TOKEN_SECRET_PREVIOUS: 'the-previous-checkout-token-secret-0123456789',
+      RECONCILE_WINDOW_HOURS: '24',
+    });
+    expect(config.card?.webhookSecrets).toEqual(['whsec_new', 'whsec_old']);
+    expect(config.token?.previousSecret).toBe('the-previous-checkout-token-secret-0123456789');
+    expect(config.reconcileWindowHours).toBe(24);
+    expect(errorOf(() => parseConfig({ ...complete, CHECKOUT_TOKEN_SECRET_PREVIOUS: 'short' })).message).toContain(
+      'CHECKOUT_TOKEN_SECRET_PREVIOUS must be at least 32 bytes long',
+    );
+    expect(errorOf(() => parseConfig({ ...complete, CRON_SECRET: 'short' })).message).toContain(
+      'CRON_SECRET must be at least 16 characters long',
+    );
+  });
+
+  it('warns in production when the cron secret or Redis is missing (replay queue not durable)', () => {
+    const { CRON_SECRET: _c, REDIS_URL: _r, ...rest } = complete;
+    const warnings = parseConfig(rest).warnings.join('\n');
+    expect(warnings).toContain('CRON_SECRET is not set');
+    expect(warnings).toMatch(/REDIS_URL is not set: the shipping replay queue.*not durable/);
   });
 
   it('refuses origins that are not bare origins', () => {

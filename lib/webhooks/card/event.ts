@@ -4,6 +4,7 @@
  * into the service's own types. Nothing else of the event is trusted or kept.
  */
 import { z } from 'zod';
+import type { CardEvent } from '@/lib/card/events';
 import { InvalidSignatureError, ServiceError } from '@/lib/errors';
 
 /** Stripe's own header name first (DECISIONS 1), then the spec's neutral one. */
@@ -16,12 +17,7 @@ export class InvalidCardEventError extends ServiceError {
   readonly kind = 'invalid_event';
 }
 
-export interface CardEvent {
-  id: string;
-  type: string;
-  /** `data.object`, still unread. */
-  object: Record<string, unknown>;
-}
+export type { CardEvent } from '@/lib/card/events';
 
 export interface PaymentIntentFacts {
   intentId: string;
@@ -40,6 +36,7 @@ export interface PaymentIntentFacts {
 const eventSchema = z.object({
   id: z.string().min(1).max(255),
   type: z.string().min(1).max(255),
+  created: z.number().int().nonnegative().optional(),
   data: z.object({ object: z.record(z.string(), z.unknown()) }),
 });
 
@@ -68,7 +65,7 @@ export function signatureFrom(headers: Headers): string {
 export function readCardEvent(parsed: unknown): CardEvent {
   const result = eventSchema.safeParse(parsed);
   if (!result.success) throw new InvalidCardEventError('Webhook Error: payload is not an event');
-  return { id: result.data.id, type: result.data.type, object: result.data.data.object };
+  return { id: result.data.id, type: result.data.type, created: result.data.created ?? 0, object: result.data.data.object };
 }
 
 /** Spec 4.3 step 1: a decimal integer above 0, else undefined ("missing or 0" both mean no order). */

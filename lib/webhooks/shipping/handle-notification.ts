@@ -8,6 +8,8 @@
  * non-voided shipment in it is applied as if it had come inline. Order
  * notifications and unknown types are logged only. Nothing here throws for a
  * business outcome: the sender always gets 200 and the reason is in the log.
+ * A shipment the store could not take now (unreachable, timeout, 5xx, order
+ * busy), or a batch ShipStation could not serve now, goes to the replay queue.
  */
 import type { RequestContext } from '@/lib/http/route';
 import { log } from '@/lib/log';
@@ -15,6 +17,7 @@ import type { Services } from '@/lib/services';
 import { isResourceUrlRefusal } from '@/lib/shipping/resource-url';
 import { ShipStationError, type ShipmentNotice } from '@/lib/shipping/shipstation';
 import { markOrderShipped, type ShipResult } from '@/lib/webhooks/shipping/mark-shipped';
+import { queueForReplay } from '@/lib/webhooks/shipping/replay-queue';
 import {
   hasOrderNumber,
   ORDER_EVENT_TYPES,
@@ -56,11 +59,23 @@ export async function handleShippingNotification(rawBody: string, services: Serv
   for (const notice of notices) {
     const result = await markOrderShipped(notice, services);
     results.push(result);
+    if (result.retryableFailure) {
+      await queueForReplay(services.shippingReplay, { kind: 'shipment', notice }, { orderId: result.orderId, reason: result.retryableFailure });
+    }
     if (notices.length > 1) log.info('shipping.shipment', { orderId: result.orderId, outcome: result.outcome });
   }
   const orderIds = new Set(results.map((r) => r.orderId).filter((id) => id !== undefined));
   if (orderIds.size === 1) context.orderId = [...orderIds][0];
   context.outcome = results.length === 1 ? results[0]?.outcome : `shipments:${results.length}`;
+}
+
+/**
+ * ShipStation did not serve the batch now (down, slow, over its rate, or refusing credentials
+ * being rotated): it is still to be read. A refused URL or a malformed answer will not get better.
+ */
+export function isRetryableShipStationFailure(error: ShipStationError): boolean {
+  if (error.failure === 'unavailable' || error.failure === 'timeout' || error.failure === 'rate_limited') return true;
+  return error.failure === 'rejected' && (error.status === 401 || error.status === 403);
 }
 
 /** The shipments a shipped notification is about, or undefined when they cannot be known (the reason is logged). */
@@ -109,6 +124,13 @@ async function shipmentNotices(
     } else {
       log.error('shipping.resource_read_failed', { failure: error.failure, status: error.status });
       context.outcome = 'resource_read_failed';
+      if (isRetryableShipStationFailure(error)) {
+        await queueForReplay(
+          services.shippingReplay,
+          { kind: 'resource', resourceUrl: payload.resource_url, eventType: payload.resource_type },
+          { orderId: undefined, reason: `shipstation:${error.failure}` },
+        );
+      }
     }
     return undefined;
   }

@@ -38,6 +38,18 @@ export type ShipOutcome =
 export interface ShipResult {
   orderId: number | undefined;
   outcome: ShipOutcome;
+  /**
+   * Set when the store could not be reached (unreachable, timeout, 5xx) or the order was
+   * busy: the shipment is still to be applied and goes to the replay queue. An identifier.
+   */
+  retryableFailure?: string;
+}
+
+type LockedResult = Omit<ShipResult, 'orderId'>;
+
+/** A store failure worth trying again later: the store did not answer, not "this order cannot be". */
+function retryable(error: StoreError): { retryableFailure?: string } {
+  return error.failure === 'unavailable' || error.failure === 'timeout' ? { retryableFailure: `store:${error.failure}` } : {};
 }
 
 export async function markOrderShipped(notice: ShipmentNotice, services: Services): Promise<ShipResult> {
@@ -45,17 +57,15 @@ export async function markOrderShipped(notice: ShipmentNotice, services: Service
   if (orderId === undefined) return { orderId, outcome: 'bad_order_number' };
 
   try {
-    const outcome = await services.orderLocks.withOrderLock(orderId, () =>
-      shipLocked(orderId, notice, services),
-    );
-    return { orderId, outcome };
+    const result = await services.orderLocks.withOrderLock(orderId, () => shipLocked(orderId, notice, services));
+    return { orderId, ...result };
   } catch (error) {
-    if (error instanceof OrderBusyError) return { orderId, outcome: 'order_busy' };
+    if (error instanceof OrderBusyError) return { orderId, outcome: 'order_busy', retryableFailure: 'order_busy' };
     throw error;
   }
 }
 
-async function shipLocked(orderId: number, notice: ShipmentNotice, services: Services): Promise<ShipOutcome> {
+async function shipLocked(orderId: number, notice: ShipmentNotice, services: Services): Promise<LockedResult> {
   const { shippedStatus } = services;
   const store = services.store();
   let order: StoreOrder;
@@ -64,11 +74,11 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
   } catch (error) {
     if (!(error instanceof StoreError)) throw error;
     log.warn('shipping.order_fetch_failed', { orderId, failure: error.failure, status: error.status, code: error.code });
-    return 'order_fetch_failed';
+    return { outcome: 'order_fetch_failed', ...retryable(error) };
   }
   if (!SHIPPABLE_STATUSES.has(order.status)) {
     log.info('shipping.order_not_shippable', { orderId, orderStatus: order.status });
-    return 'ignored_status';
+    return { outcome: 'ignored_status' };
   }
 
   const now = new Date().toISOString();
@@ -86,7 +96,7 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
   const status = shippedStatus.statusToWrite();
   try {
     await store.updateOrder(orderId, buildOrderUpdate(order, { ...change, status }));
-    return status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback';
+    return { outcome: status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback' };
   } catch (error) {
     if (!(error instanceof StoreError)) throw error;
     if (status !== SHIPPED_STATUS || !isUnknownStatus(error)) return updateFailed(orderId, error);
@@ -99,7 +109,7 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
   log.warn('shipping.status_fallback', { orderId, from: SHIPPED_STATUS, to: FALLBACK_STATUS });
   try {
     await store.updateOrder(orderId, buildOrderUpdate(order, { ...change, status: FALLBACK_STATUS }));
-    return 'completed_fallback';
+    return { outcome: 'completed_fallback' };
   } catch (error) {
     if (!(error instanceof StoreError)) throw error;
     return updateFailed(orderId, error);
@@ -110,7 +120,7 @@ function isUnknownStatus(error: StoreError): boolean {
   return error.failure === 'invalid_param' && error.code === 'rest_invalid_param';
 }
 
-function updateFailed(orderId: number, error: StoreError): ShipOutcome {
+function updateFailed(orderId: number, error: StoreError): LockedResult {
   log.warn('shipping.order_update_failed', { orderId, failure: error.failure, status: error.status, code: error.code });
-  return 'update_failed';
+  return { outcome: 'update_failed', ...retryable(error) };
 }

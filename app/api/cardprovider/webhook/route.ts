@@ -16,7 +16,7 @@ export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';
 
 export async function POST(request: Request): Promise<Response> {
-  return runRoute({ route: '/api/cardprovider/webhook', toErrorResponse: cardWebhookErrorResponse }, async (context) => {
+  return runRoute({ route: '/api/cardprovider/webhook', request, toErrorResponse: cardWebhookErrorResponse }, async (context) => {
     const services = getServices();
     await enforceRateLimit(services, RATE_LIMITS.cardWebhook, request.headers);
     const signature = signatureFrom(request.headers);

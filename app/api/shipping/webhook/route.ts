@@ -20,7 +20,7 @@ export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';
 
 export async function POST(request: Request): Promise<Response> {
-  return runRoute({ route: '/api/shipping/webhook', toErrorResponse: shippingWebhookErrorResponse }, async (context) => {
+  return runRoute({ route: '/api/shipping/webhook', request, toErrorResponse: shippingWebhookErrorResponse }, async (context) => {
     const services = getServices();
     await enforceRateLimit(services, RATE_LIMITS.shippingWebhook, request.headers);
     assertShippingWebhookSecret(request, services.config.shipping.webhookSecret);

@@ -1,0 +1,30 @@
+/**
+ * GET /api/cron/reconcile-payments — applies the card provider's payment
+ * events of the last RECONCILE_WINDOW_HOURS that the webhook missed, through
+ * the webhook's own code and exactly-once guard, and answers
+ * `{checked, applied, skipped, failed: [{eventId, reason}], complete, resumed}`.
+ *
+ * Run by Vercel Cron every 15 minutes (vercel.json) with
+ * `Authorization: Bearer <CRON_SECRET>`: 401 without it, 503 when CRON_SECRET
+ * is unset. Stops before maxDuration and resumes on the next run.
+ */
+import { assertCronAuthorized } from '@/lib/cron/auth';
+import { RunBudget } from '@/lib/cron/budget';
+import { reconcilePayments } from '@/lib/cron/reconcile-payments';
+import { cronErrorResponse } from '@/lib/http/errors';
+import { runRoute } from '@/lib/http/route';
+import { getServices } from '@/lib/services';
+
+export const runtime = 'nodejs';
+export const dynamic = 'force-dynamic';
+// Read statically by Next.js: must be a literal. Equal to CRON_MAX_DURATION_SECONDS and to vercel.json (a test checks).
+export const maxDuration = 300;
+
+export async function GET(request: Request): Promise<Response> {
+  const budget = new RunBudget(maxDuration * 1000);
+  return runRoute({ route: '/api/cron/reconcile-payments', request, toErrorResponse: cronErrorResponse }, async () => {
+    const services = getServices();
+    assertCronAuthorized(request.headers, services.config.cronSecret);
+    return { body: await reconcilePayments(services, budget) };
+  });
+}

@@ -1,0 +1,48 @@
+/**
+ * Time budgets of the cron routes. A run starts a unit of work (a page of
+ * events, one event, one shipment, one ShipStation batch) only when that
+ * unit's worst case still fits before the function's limit, so it stops and
+ * reports instead of being killed mid-write; the rest waits for the next run.
+ *
+ * The worst cases follow from the upstream timeout T (UPSTREAM_TIMEOUT_MS,
+ * 10 s by default) and the per-order lock's wait (30 s), and are what
+ * vercel.json's maxDuration values are computed from (README, "Running in
+ * production").
+ */
+import { MAX_SHIPMENT_PAGES } from '@/lib/shipping/shipstation';
+
+/** maxDuration of both cron functions in vercel.json, in seconds (Vercel's default and Hobby's ceiling with fluid compute). */
+export const CRON_MAX_DURATION_SECONDS = 300;
+/** Kept free at the end of a run for answering and logging. */
+export const CRON_SAFETY_MARGIN_MS = 5_000;
+/** How long a writer waits for an order's lock (MemoryOrderLocks' default). */
+export const ORDER_LOCK_WAIT_MS = 30_000;
+/** The card SDK retries a failed call once, after 0.5 s (stripe-node's initial network retry delay); 2 s leaves room. */
+const CARD_RETRY_BACKOFF_MS = 2_000;
+
+export const worstCase = {
+  /** One page of events: a call and its one retry. */
+  eventPage: (timeoutMs: number) => 2 * timeoutMs + CARD_RETRY_BACKOFF_MS,
+  /** One card event: lock wait, read the order, restore or clear the cart, write the order. */
+  cardEvent: (timeoutMs: number) => ORDER_LOCK_WAIT_MS + 3 * timeoutMs,
+  /** One shipment: lock wait, read the order, write `shipped`, write the `completed` fallback. */
+  shipment: (timeoutMs: number) => ORDER_LOCK_WAIT_MS + 3 * timeoutMs,
+  /** One ShipStation batch: every page, each with the budget wait bounded by T and the call bounded by T. */
+  shipStationBatch: (timeoutMs: number) => MAX_SHIPMENT_PAGES * 2 * timeoutMs,
+};
+
+/** The clock of one run: whether a unit of work of a given worst case still fits. */
+export class RunBudget {
+  private readonly deadline: number;
+
+  constructor(
+    maxDurationMs: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.deadline = this.now() + maxDurationMs - CRON_SAFETY_MARGIN_MS;
+  }
+
+  fits(worstCaseMs: number): boolean {
+    return this.now() + worstCaseMs <= this.deadline;
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * Shipping replay (GET /api/cron/retry-shipping): applies the shipping updates
+ * the webhook could not write (lib/webhooks/shipping/replay-queue.ts) through
+ * the webhook's own markOrderShipped, so the order's lock and status gate hold:
+ * an order shipped meanwhile is not written twice.
+ *
+ * An attempt that fails again is scheduled later with a growing delay; the
+ * tenth failed attempt parks the entry, which every run then reports until an
+ * operator deals with it. A queued ShipStation batch is read again and its
+ * shipments queued one by one, then applied in the same run when time allows.
+ */
+import { CRON_MAX_DURATION_SECONDS, worstCase } from '@/lib/cron/budget';
+import type { Budget } from '@/lib/cron/reconcile-payments';
+import { log } from '@/lib/log';
+import type { Services } from '@/lib/services';
+import { ShipStationError } from '@/lib/shipping/shipstation';
+import { isRetryableShipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
+import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
+import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
+import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs, type ReplayEntry } from '@/lib/webhooks/shipping/replay-queue';
+
+/** Longer than a run may last, so an entry taken by a run is never taken by an overlapping one. */
+const LEASE_MS = CRON_MAX_DURATION_SECONDS * 1000;
+/** The parked entries a summary lists (all are counted). */
+const PARKED_LISTED = 50;
+
+export interface ParkedShipment {
+  entryId: string;
+  orderId: number | undefined;
+  attempts: number;
+  lastFailure: string;
+  firstQueuedAt: string;
+}
+
+export interface ReplaySummary {
+  /** Entries taken in this run. */
+  checked: number;
+  /** Shipments written to their order. */
+  applied: number;
+  /** Replays that found nothing to write (shipped meanwhile, unknown order, …): done, removed. */
+  skipped: number;
+  /** Failed again, to be tried later. */
+  retrying: number;
+  /** Parked in this run after their last attempt. */
+  parkedNow: ParkedShipment[];
+  /** Every parked entry still kept (up to 50 listed), with their total. */
+  parked: ParkedShipment[];
+  parkedTotal: number;
+  /** Entries still waiting after this run. */
+  waiting: number;
+  /** False when the run stopped for time with due entries left. */
+  complete: boolean;
+}
+
+function describe(entry: ReplayEntry): ParkedShipment {
+  return {
+    entryId: entry.id,
+    orderId: entry.orderId,
+    attempts: entry.attempts,
+    lastFailure: entry.lastFailure,
+    firstQueuedAt: new Date(entry.firstQueuedAt).toISOString(),
+  };
+}
+
+export async function replayShipping(services: Services, budget: Budget, now: () => number = Date.now): Promise<ReplaySummary> {
+  const queue = services.shippingReplay;
+  const timeoutMs = services.config.upstreamTimeoutMs;
+  const summary: ReplaySummary = {
+    checked: 0,
+    applied: 0,
+    skipped: 0,
+    retrying: 0,
+    parkedNow: [],
+    parked: [],
+    parkedTotal: 0,
+    waiting: 0,
+    complete: true,
+  };
+
+  const failedAgain = async (entry: ReplayEntry, failure: string) => {
+    const attempts = entry.attempts + 1;
+    const updated = { ...entry, attempts, lastFailure: failure, nextAttemptAt: now() + nextAttemptDelayMs(attempts) };
+    if (attempts >= MAX_REPLAY_ATTEMPTS) {
+      await queue.park(updated);
+      summary.parkedNow.push(describe(updated));
+      // Alert on this one: a shipment the store refused ten times needs a person.
+      log.error('shipping.replay_parked', { entryId: entry.id, orderId: entry.orderId, attempts, failure });
+      return;
+    }
+    await queue.retryLater(updated);
+    summary.retrying += 1;
+    log.warn('shipping.replay_failed', { entryId: entry.id, orderId: entry.orderId, attempts, failure });
+  };
+
+  for (;;) {
+    if (!budget.fits(worstCase.shipment(timeoutMs))) {
+      summary.complete = false;
+      break;
+    }
+    const entry = await queue.takeDue(now(), LEASE_MS);
+    if (!entry) break;
+    if (entry.work.kind === 'resource' && !budget.fits(worstCase.shipStationBatch(timeoutMs))) {
+      // A batch may need every page: handed back untouched for the next run, which starts with time to spare.
+      await queue.retryLater({ ...entry, nextAttemptAt: now() });
+      summary.complete = false;
+      break;
+    }
+    summary.checked += 1;
+
+    if (entry.work.kind === 'resource') {
+      const { shipStation } = services;
+      if (!shipStation) {
+        await queue.remove(entry.id);
+        summary.skipped += 1;
+        log.warn('shipping.replay_not_configured', { entryId: entry.id, hint: 'set SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET' });
+        continue;
+      }
+      try {
+        const result = await shipStation.shipmentsAt(entry.work.resourceUrl);
+        // Each shipment becomes its own entry, due now: this run applies them while time allows.
+        for (const notice of result.notices) {
+          await queue.add({
+            work: { kind: 'shipment', notice },
+            orderId: parseOrderNumber(notice.orderNumber),
+            attempts: 0,
+            lastFailure: entry.lastFailure,
+            firstQueuedAt: entry.firstQueuedAt,
+            nextAttemptAt: now(),
+          });
+        }
+        await queue.remove(entry.id);
+        log.info('shipping.replay_resource_read', { entryId: entry.id, shipments: result.notices.length, truncated: result.truncated || undefined });
+      } catch (error) {
+        if (!(error instanceof ShipStationError)) throw error;
+        if (isRetryableShipStationFailure(error)) {
+          await failedAgain(entry, `shipstation:${error.failure}`);
+        } else {
+          await queue.remove(entry.id);
+          summary.skipped += 1;
+          log.error('shipping.replay_resource_refused', { entryId: entry.id, failure: error.failure, status: error.status });
+        }
+      }
+      continue;
+    }
+
+    const result = await markOrderShipped(entry.work.notice, services);
+    if (result.retryableFailure) {
+      await failedAgain(entry, result.retryableFailure);
+      continue;
+    }
+    await queue.remove(entry.id);
+    if (result.outcome === 'shipped' || result.outcome === 'completed_fallback') {
+      summary.applied += 1;
+      log.info('shipping.replay_applied', { entryId: entry.id, orderId: result.orderId, outcome: result.outcome, attempts: entry.attempts });
+    } else {
+      summary.skipped += 1;
+      log.info('shipping.replay_settled', { entryId: entry.id, orderId: result.orderId, outcome: result.outcome });
+    }
+  }
+
+  const parked = await queue.parked();
+  summary.parked = parked.slice(0, PARKED_LISTED).map(describe);
+  const counts = await queue.counts();
+  summary.parkedTotal = counts.parked;
+  summary.waiting = counts.waiting;
+  log.info('shipping.replay_summary', {
+    checked: summary.checked,
+    applied: summary.applied,
+    skipped: summary.skipped,
+    retrying: summary.retrying,
+    parkedNow: summary.parkedNow.length,
+    parkedTotal: summary.parkedTotal,
+    waiting: summary.waiting,
+    complete: summary.complete,
+  });
+  if (summary.parkedTotal > 0) log.error('shipping.replay_parked_waiting', { parkedTotal: summary.parkedTotal });
+  return summary;
+}

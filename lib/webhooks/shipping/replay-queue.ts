@@ -1,0 +1,142 @@
+/**
+ * The shipping replay queue: shipping updates that failed at the store
+ * (unreachable, timeout, 5xx, order busy) or whose ShipStation batch could not
+ * be read, kept until GET /api/cron/retry-shipping applies them. The webhook
+ * still answers 200 (spec 4.4); this is how its update is not lost.
+ *
+ * An entry leaves the queue only when it was applied, when a replay reached a
+ * final answer (the order was shipped meanwhile, it does not exist), or when it
+ * is parked after MAX_REPLAY_ATTEMPTS failed attempts: parked entries are kept,
+ * reported by every replay run and logged, never dropped.
+ *
+ * A Redis implementation (one file beside the other Redis state, chosen in
+ * lib/services.ts) keeps: entry bodies as JSON in a hash (`HSET <prefix>:entries
+ * <id> <json>`); waiting ids in a sorted set scored by `nextAttemptAt`; parked
+ * bodies in a second hash. `takeDue` must be atomic across instances (a Lua
+ * script: ZRANGEBYSCORE -inf <now> LIMIT 0 <limit>, then ZADD each id with
+ * score <now + leaseMs>, then HMGET the bodies), so two overlapping runs never
+ * take the same entry; `retryLater` is HSET + ZADD; `remove` is ZREM + HDEL;
+ * `park` is ZREM + HDEL + HSET into the parked hash, in one MULTI. No key
+ * expires: durability needs Redis persistence (AOF) on the server.
+ */
+import { randomUUID } from 'node:crypto';
+import { log } from '@/lib/log';
+import type { ShipmentNotice } from '@/lib/shipping/shipstation';
+
+/** The webhook's own failed attempt counts: the tenth failure parks the entry. */
+export const MAX_REPLAY_ATTEMPTS = 10;
+
+export type ReplayWork =
+  /** One shipment, as the webhook had it (inline, or read from ShipStation). */
+  | { kind: 'shipment'; notice: ShipmentNotice }
+  /** A ShipStation batch whose `resource_url` could not be read. */
+  | { kind: 'resource'; resourceUrl: string; eventType: string };
+
+export interface ReplayEntry {
+  id: string;
+  work: ReplayWork;
+  /** The order the shipment names, when known (for logs and the summary). */
+  orderId: number | undefined;
+  /** Failed attempts so far, the webhook's included. */
+  attempts: number;
+  /** The last failure, an identifier (`store:unavailable`, `shipstation:timeout`, `order_busy`). */
+  lastFailure: string;
+  firstQueuedAt: number;
+  /** Not taken before this time (ms since the epoch). */
+  nextAttemptAt: number;
+}
+
+export interface ShippingReplayQueue {
+  add(entry: Omit<ReplayEntry, 'id'>): Promise<ReplayEntry>;
+  /**
+   * The entry due longest ago (nextAttemptAt <= now), leased: its nextAttemptAt moves to
+   * now + leaseMs, so an overlapping run does not take it, and a run that dies leaves it
+   * to be taken again after the lease.
+   */
+  takeDue(now: number, leaseMs: number): Promise<ReplayEntry | undefined>;
+  /** Stores the entry as given (attempts, lastFailure, nextAttemptAt already updated). */
+  retryLater(entry: ReplayEntry): Promise<void>;
+  remove(id: string): Promise<void>;
+  /** Moves the entry from the waiting entries to the parked ones. */
+  park(entry: ReplayEntry): Promise<void>;
+  parked(): Promise<ReplayEntry[]>;
+  counts(): Promise<{ waiting: number; parked: number }>;
+}
+
+/**
+ * When to try again after `attempts` failed attempts: the next cron run after the
+ * first failure, then 5 minutes doubling up to 6 hours (about 23 hours from the
+ * first failure to the tenth).
+ */
+export function nextAttemptDelayMs(attempts: number): number {
+  if (attempts <= 1) return 0;
+  return Math.min(5 * 60_000 * 2 ** (attempts - 2), 6 * 3_600_000);
+}
+
+/** Bounds memory while the store is down for long; past it an update is dropped loudly (error log). */
+const MEMORY_CAPACITY = 10_000;
+
+/** One process's queue: lost on restart (the start-up warns in production when REDIS_URL is unset). */
+export class MemoryShippingReplayQueue implements ShippingReplayQueue {
+  private readonly waiting = new Map<string, ReplayEntry>();
+  private readonly parkedEntries = new Map<string, ReplayEntry>();
+
+  async add(entry: Omit<ReplayEntry, 'id'>): Promise<ReplayEntry> {
+    const stored = { ...structuredClone(entry), id: randomUUID() };
+    if (this.waiting.size >= MEMORY_CAPACITY) {
+      log.error('shipping.replay_dropped', { orderId: entry.orderId, reason: 'queue_full', capacity: MEMORY_CAPACITY });
+      return stored;
+    }
+    this.waiting.set(stored.id, stored);
+    return structuredClone(stored);
+  }
+
+  async takeDue(now: number, leaseMs: number): Promise<ReplayEntry | undefined> {
+    let due: ReplayEntry | undefined;
+    for (const entry of this.waiting.values()) {
+      if (entry.nextAttemptAt <= now && (!due || entry.nextAttemptAt < due.nextAttemptAt)) due = entry;
+    }
+    if (!due) return undefined;
+    due.nextAttemptAt = now + leaseMs;
+    return structuredClone(due);
+  }
+
+  async retryLater(entry: ReplayEntry): Promise<void> {
+    this.waiting.set(entry.id, structuredClone(entry));
+  }
+
+  async remove(id: string): Promise<void> {
+    this.waiting.delete(id);
+  }
+
+  async park(entry: ReplayEntry): Promise<void> {
+    this.waiting.delete(entry.id);
+    this.parkedEntries.set(entry.id, structuredClone(entry));
+  }
+
+  async parked(): Promise<ReplayEntry[]> {
+    return [...this.parkedEntries.values()].map((entry) => structuredClone(entry));
+  }
+
+  async counts(): Promise<{ waiting: number; parked: number }> {
+    return { waiting: this.waiting.size, parked: this.parkedEntries.size };
+  }
+}
+
+/** Queues work whose first attempt (the webhook's) just failed; the next cron run takes it. */
+export async function queueForReplay(
+  queue: ShippingReplayQueue,
+  work: ReplayWork,
+  failure: { orderId: number | undefined; reason: string },
+  now = Date.now(),
+): Promise<void> {
+  const entry = await queue.add({
+    work,
+    orderId: failure.orderId,
+    attempts: 1,
+    lastFailure: failure.reason,
+    firstQueuedAt: now,
+    nextAttemptAt: now + nextAttemptDelayMs(1),
+  });
+  log.warn('shipping.replay_queued', { entryId: entry.id, kind: work.kind, orderId: failure.orderId, failure: failure.reason });
+}

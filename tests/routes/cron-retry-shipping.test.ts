@@ -1,0 +1,182 @@
+/**
+ * Shipping replay: a shipping update the store could not take is queued by the
+ * webhook (which still answers 200) and applied by GET /api/cron/retry-shipping
+ * through the webhook's status gate; the tenth failed attempt parks it.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { GET } from '@/app/api/cron/retry-shipping/route';
+import { POST } from '@/app/api/shipping/webhook/route';
+import { replayShipping } from '@/lib/cron/retry-shipping';
+import { getServices } from '@/lib/services';
+import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs } from '@/lib/webhooks/shipping/replay-queue';
+import { TEST_CRON_SECRET, useTestEnv } from '../support/env';
+import { postJson } from '../support/requests';
+import { loggedLines } from '../support/setup';
+import { SHIPSTATION_ENV, useShippingProviders } from '../support/shipstation';
+
+const ctx = useShippingProviders();
+const woo = () => ctx.providers.woo;
+const everything = { fits: () => true };
+
+beforeEach(() => {
+  useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, ...SHIPSTATION_ENV });
+});
+
+function ship(body: Record<string, unknown>) {
+  return POST(postJson('/api/shipping/webhook', body, { origin: null }));
+}
+
+async function retry(authorization: string | null = `Bearer ${TEST_CRON_SECRET}`) {
+  const headers: Record<string, string> = {};
+  if (authorization !== null) headers.authorization = authorization;
+  const response = await GET(new Request('http://localhost:3000/api/cron/retry-shipping', { headers }));
+  return { status: response.status, body: await response.json() };
+}
+
+describe('cron protection', () => {
+  it('answers 401 without the bearer token and replays nothing', async () => {
+    woo().seed({ id: 400, status: 'processing' });
+    ctx.providers.failStore('GET', /\/orders\/400$/, 503, 'internal_server_error');
+    await ship({ resource_type: 'SHIP_NOTIFY', order_number: '400' });
+    const before = ctx.providers.calls.length;
+
+    expect(await retry(null)).toEqual({ status: 401, body: { error: 'Unauthorized' } });
+    expect(await retry('Bearer not-the-secret-0123456789')).toEqual({ status: 401, body: { error: 'Unauthorized' } });
+    expect(ctx.providers.calls.length).toBe(before);
+    expect((await getServices().shippingReplay.counts()).waiting).toBe(1);
+  });
+
+  it('refuses to run when CRON_SECRET is unset', async () => {
+    useTestEnv({ CRON_SECRET: undefined });
+    expect(await retry()).toEqual({ status: 503, body: { error: 'CRON_SECRET is not set: the cron routes refuse to run' } });
+  });
+});
+
+describe('shipping replay', () => {
+  it('replays a shipping update that failed at the store: the webhook answered 200, the replay writes it', async () => {
+    woo().seed({ id: 401, status: 'processing' });
+    ctx.providers.failStore('PUT', /\/orders\/401$/, 503, 'internal_server_error');
+
+    const response = await ship({ resource_type: 'SHIP_NOTIFY', order_number: '401', tracking_number: '1ZREPLAY', carrier: 'UPS' });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ received: true });
+    expect(woo().get(401).status).toBe('processing');
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.replay_queued', orderId: 401, failure: 'store:unavailable' }));
+
+    const { status, body } = await retry();
+
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ checked: 1, applied: 1, skipped: 0, retrying: 0, parkedNow: [], parkedTotal: 0, waiting: 0, complete: true });
+    const order = woo().get(401);
+    expect(order.status).toBe('shipped');
+    expect(order.meta_data).toContainEqual(expect.objectContaining({ key: '_tracking_number', value: '1ZREPLAY' }));
+    // Done: the next run has nothing to do.
+    expect((await retry()).body).toMatchObject({ checked: 0, waiting: 0 });
+  });
+
+  it('queues an order fetch that timed out or failed with 5xx, but not one the store says does not exist', async () => {
+    woo().seed({ id: 402, status: 'processing' });
+    ctx.providers.failStore('GET', /\/orders\/402$/, 502, 'bad_gateway');
+    await ship({ resource_type: 'SHIP_NOTIFY', order_number: '402' });
+    await ship({ resource_type: 'SHIP_NOTIFY', order_number: '99402' });
+    expect((await getServices().shippingReplay.counts()).waiting).toBe(1);
+
+    expect((await retry()).body).toMatchObject({ checked: 1, applied: 1 });
+    expect(woo().get(402).status).toBe('shipped');
+  });
+
+  it('does not write twice an order shipped meanwhile: the replay goes through the status gate', async () => {
+    woo().seed({ id: 403, status: 'processing' });
+    ctx.providers.failStore('PUT', /\/orders\/403$/, 500, 'internal_server_error');
+    await ship({ resource_type: 'SHIP_NOTIFY', order_number: '403', tracking_number: 'FIRST' });
+    // Another delivery of the same shipment succeeds before the replay runs.
+    await ship({ resource_type: 'SHIP_NOTIFY', order_number: '403', tracking_number: 'FIRST' });
+    expect(woo().get(403).status).toBe('shipped');
+    const updates = ctx.providers.orderUpdates(403).length;
+
+    const { body } = await retry();
+
+    expect(body).toMatchObject({ checked: 1, applied: 0, skipped: 1, waiting: 0 });
+    expect(ctx.providers.orderUpdates(403)).toHaveLength(updates);
+  });
+
+  it('parks an update after 10 failed attempts, reports and logs it, and keeps it', async () => {
+    woo().seed({ id: 404, status: 'processing' });
+    ctx.providers.failStore('GET', /\/orders\/404$/, 503, 'internal_server_error', MAX_REPLAY_ATTEMPTS);
+    await ship({ resource_type: 'SHIP_NOTIFY', order_number: '404' });
+
+    let now = Date.now();
+    const services = getServices();
+    // The webhook's attempt was the first; eight replays fail and stay queued.
+    for (let attempt = 2; attempt < MAX_REPLAY_ATTEMPTS; attempt += 1) {
+      now += nextAttemptDelayMs(attempt - 1);
+      const summary = await replayShipping(services, everything, () => now);
+      expect(summary).toMatchObject({ checked: 1, retrying: 1, parkedNow: [], waiting: 1 });
+      // Not due again before its delay.
+      expect(await replayShipping(services, everything, () => now + nextAttemptDelayMs(attempt) - 1)).toMatchObject({ checked: 0 });
+    }
+    now += nextAttemptDelayMs(MAX_REPLAY_ATTEMPTS - 1);
+    const tenth = await replayShipping(services, everything, () => now);
+
+    expect(tenth).toMatchObject({ checked: 1, retrying: 0, waiting: 0, parkedTotal: 1 });
+    expect(tenth.parkedNow).toEqual([expect.objectContaining({ orderId: 404, attempts: 10, lastFailure: 'store:unavailable' })]);
+    expect(loggedLines()).toContainEqual(
+      expect.objectContaining({ event: 'shipping.replay_parked', level: 'error', orderId: 404, attempts: 10 }),
+    );
+    expect(woo().get(404).status).toBe('processing');
+    // Kept and reported by every later run, never dropped, never retried by itself.
+    const { body } = await retry();
+    expect(body).toMatchObject({ checked: 0, parkedTotal: 1, parked: [expect.objectContaining({ orderId: 404 })] });
+  });
+
+  it('replays a ShipStation batch that could not be read, shipment by shipment', async () => {
+    woo().seed({ id: 405, status: 'processing' });
+    woo().seed({ id: 406, status: 'awaiting_shipment' });
+    const batch = [
+      { orderNumber: '405', trackingNumber: 'T405', carrierCode: 'ups', shipDate: '2026-05-01' },
+      { orderNumber: '406', trackingNumber: 'T406', carrierCode: 'usps', shipDate: '2026-05-01' },
+    ];
+    const resourceUrl = ctx.shipStation.addBatch('4050', batch);
+    ctx.shipStation.answerNext({ status: 503 }, { status: 503 }, { status: 503 });
+
+    const response = await ship({ resource_type: 'SHIP_NOTIFY', resource_url: resourceUrl });
+    expect(response.status).toBe(200);
+    expect(woo().get(405).status).toBe('processing');
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.replay_queued', kind: 'resource', failure: 'shipstation:unavailable' }));
+    // ShipStation is back.
+    ctx.shipStation.reset();
+    ctx.shipStation.addBatch('4050', batch);
+
+    const { body } = await retry();
+
+    expect(body).toMatchObject({ applied: 2, waiting: 0, complete: true });
+    expect([woo().get(405).status, woo().get(406).status]).toEqual(['shipped', 'shipped']);
+  });
+
+  it('queues a batch ShipStation refused with 401 (credentials being rotated), but not one from a refused URL', async () => {
+    woo().seed({ id: 409, status: 'processing' });
+    const batch = [{ orderNumber: '409', trackingNumber: 'T409', carrierCode: 'ups', shipDate: '2026-05-01' }];
+    const resourceUrl = ctx.shipStation.addBatch('4090', batch);
+    ctx.shipStation.answerNext({ status: 401 }, { status: 401 }, { status: 401 });
+    await ship({ resource_type: 'SHIP_NOTIFY', resource_url: resourceUrl });
+    await ship({ resource_type: 'SHIP_NOTIFY', resource_url: 'https://evil.example/shipments?batchId=1' });
+    expect((await getServices().shippingReplay.counts()).waiting).toBe(1);
+    ctx.shipStation.reset();
+    ctx.shipStation.addBatch('4090', batch);
+
+    expect((await retry()).body).toMatchObject({ applied: 1, waiting: 0 });
+    expect(woo().get(409).status).toBe('shipped');
+  });
+
+  it('stops before its time is up and leaves the rest queued', async () => {
+    for (const id of [407, 408]) {
+      woo().seed({ id, status: 'processing' });
+      ctx.providers.failStore('GET', new RegExp(`/orders/${id}$`), 503, 'internal_server_error');
+      await ship({ resource_type: 'SHIP_NOTIFY', order_number: String(id) });
+    }
+    let room = 1;
+    const summary = await replayShipping(getServices(), { fits: () => room-- > 0 });
+    expect(summary).toMatchObject({ checked: 1, applied: 1, waiting: 1, complete: false });
+    expect((await retry()).body).toMatchObject({ checked: 1, applied: 1, waiting: 0 });
+  });
+});

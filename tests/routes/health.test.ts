@@ -1,0 +1,76 @@
+/** GET /api/health: cheap and upstream-free without credentials; each upstream checked with the cron token. */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { GET } from '@/app/api/health/route';
+import packageJson from '@/package.json';
+import { TEST_CONSUMER_SECRET, TEST_CRON_SECRET, TEST_STORE_URL, TEST_STRIPE_KEY, useTestEnv } from '../support/env';
+import { useProviders } from '../support/providers';
+import { loggedLines } from '../support/setup';
+
+const providers = useProviders();
+
+beforeEach(() => {
+  useTestEnv({ CRON_SECRET: TEST_CRON_SECRET });
+  providers.reset();
+});
+
+async function health(authorization?: string) {
+  const headers: Record<string, string> = authorization ? { authorization } : {};
+  const response = await GET(new Request('http://localhost:3000/api/health', { headers }));
+  return { status: response.status, body: await response.json(), headers: response.headers };
+}
+
+describe('health', () => {
+  it('answers ok and the version without calling any upstream', async () => {
+    const { status, body, headers } = await health();
+    expect(status).toBe(200);
+    expect(body).toEqual({ status: 'ok', version: packageJson.version });
+    expect(headers.get('cache-control')).toBe('no-store');
+    expect(providers.calls).toEqual([]);
+  });
+
+  it('stays cheap even when the upstream settings are missing', async () => {
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, WOOCOMMERCE_URL: undefined, STRIPE_SECRET_KEY: undefined });
+    expect(await health()).toMatchObject({ status: 200, body: { status: 'ok' } });
+  });
+
+  it('with the cron token checks the store and the card provider, with latency', async () => {
+    const { status, body } = await health(`Bearer ${TEST_CRON_SECRET}`);
+    expect(status).toBe(200);
+    expect(body).toEqual({
+      status: 'ok',
+      version: packageJson.version,
+      checks: {
+        store: { ok: true, latencyMs: expect.any(Number) },
+        card: { ok: true, latencyMs: expect.any(Number) },
+      },
+    });
+    expect(providers.callsTo('store', 'GET', /\/orders$/)).toHaveLength(1);
+    expect(providers.callsTo('card', 'GET', /\/v1\/events$/)).toHaveLength(1);
+  });
+
+  it('reports a failed upstream as failed with 503, revealing no configuration or upstream message', async () => {
+    providers.failStore('GET', /\/orders$/, 503, 'internal_server_error');
+    const { status, body } = await health(`Bearer ${TEST_CRON_SECRET}`);
+    expect(status).toBe(503);
+    expect(body).toMatchObject({ status: 'degraded', checks: { store: { ok: false }, card: { ok: true } } });
+    const text = JSON.stringify(body);
+    for (const secret of [TEST_STORE_URL, 'shop.test', TEST_CONSUMER_SECRET, TEST_STRIPE_KEY, TEST_CRON_SECRET, 'Upstream failure']) {
+      expect(text).not.toContain(secret);
+    }
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'health.check_failed', check: 'store', reason: 'store' }));
+  });
+
+  it('reports an unconfigured part as failed', async () => {
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, STRIPE_SECRET_KEY: undefined });
+    const { status, body } = await health(`Bearer ${TEST_CRON_SECRET}`);
+    expect(status).toBe(503);
+    expect(body.checks).toEqual({ store: expect.objectContaining({ ok: true }), card: expect.objectContaining({ ok: false }) });
+  });
+
+  it('answers 401 to a wrong token and 503 to any token when CRON_SECRET is unset, checking nothing', async () => {
+    expect(await health('Bearer wrong-token-0123456789abcdef')).toMatchObject({ status: 401, body: { error: 'Unauthorized' } });
+    useTestEnv({ CRON_SECRET: undefined });
+    expect(await health(`Bearer ${TEST_CRON_SECRET}`)).toMatchObject({ status: 503 });
+    expect(providers.calls).toEqual([]);
+  });
+});
