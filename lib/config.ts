@@ -44,6 +44,13 @@ const envSchema = z.object({
 
   ALLOWED_ORIGINS: optional(z.string()),
   TRUST_PROXY_HOPS: optional(z.coerce.number().int().min(1).max(10)).transform((v) => v ?? 1),
+  CLIENT_IP_HEADER: optional(
+    z
+      .string()
+      .trim()
+      .toLowerCase()
+      .regex(/^[a-z0-9-]{1,100}$/, 'must be a header name such as x-real-ip or cf-connecting-ip'),
+  ).transform((v) => v ?? 'x-forwarded-for'),
 
   SHIPPING_WEBHOOK_SECRET: optional(z.string().min(16, 'must be at least 16 characters long')),
   SHIPSTATION_API_KEY: optional(z.string()),
@@ -89,6 +96,8 @@ export interface Config {
   token: TokenSettings | undefined;
   allowedOrigins: readonly string[];
   trustProxyHops: number;
+  /** The header the edge sets with the client's address; only `x-forwarded-for` is read as a list (DECISIONS 5). */
+  clientIpHeader: string;
   shipping: {
     webhookSecret: string | undefined;
     apiKey: string | undefined;
@@ -204,6 +213,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     token,
     allowedOrigins: origins,
     trustProxyHops: env.TRUST_PROXY_HOPS,
+    clientIpHeader: env.CLIENT_IP_HEADER,
     shipping: {
       webhookSecret: env.SHIPPING_WEBHOOK_SECRET,
       apiKey: env.SHIPSTATION_API_KEY,

@@ -94,7 +94,7 @@ function safeIsDevelopment(): boolean {
 
 /** Counts the request against the endpoint's limit; RateLimitedError when it is over. */
 export async function enforceRateLimit(services: Services, rule: RateLimitRule, headers: Headers): Promise<void> {
-  const decision = await services.rateLimiter.hit(rule, clientIp(headers, services.config.trustProxyHops));
+  const decision = await services.rateLimiter.hit(rule, clientIp(headers, services.config.trustProxyHops, services.config.clientIpHeader));
   if (!decision.allowed) throw new RateLimitedError(decision);
 }
 

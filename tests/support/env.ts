@@ -35,6 +35,8 @@ const MANAGED = [
   'CARD_PAYMENT_METHOD_ID',
   'CARD_PAYMENT_METHOD_TITLE',
   'MANUAL_PAYMENT_METHOD_TITLE',
+  'CLIENT_IP_HEADER',
+  'SHIPPING_WEBHOOK_AUTH',
 ];
 
 /** Sets the test configuration (plus overrides; `undefined` unsets) and drops all service state. */
