@@ -79,6 +79,16 @@ describe('origin', () => {
     expect(() => assertAllowedOrigin(headers({}), allowed)).toThrow(InvalidOriginError);
   });
 
+  it('refuses Origin: null and never lets a Referer stand in for a present Origin header', () => {
+    const referer = 'https://shop.example.com/checkout';
+    expect(() => assertAllowedOrigin(headers({ origin: 'null', referer }), allowed)).toThrow(InvalidOriginError);
+    expect(() => assertAllowedOrigin(headers({ origin: 'null' }), ['null', ...allowed])).toThrow(InvalidOriginError);
+    expect(() => assertAllowedOrigin(headers({ origin: 'https://evil.test', referer }), allowed)).toThrow(InvalidOriginError);
+    expect(() => assertAllowedOrigin(headers({ origin: '', referer }), allowed)).toThrow(InvalidOriginError);
+    expect(preflightResponse(headers({ origin: 'null', referer }), allowed).status).toBe(403);
+    expect(assertAllowedOrigin(headers({ referer }), allowed)).toBe('https://shop.example.com');
+  });
+
   it('answers the preflight for allowed origins only', () => {
     const ok = preflightResponse(headers({ origin: 'http://localhost:3001' }), allowed);
     expect(ok.status).toBe(204);
