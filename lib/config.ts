@@ -53,6 +53,7 @@ const envSchema = z.object({
   ).transform((v) => v ?? 'x-forwarded-for'),
 
   SHIPPING_WEBHOOK_SECRET: optional(z.string().min(16, 'must be at least 16 characters long')),
+  SHIPPING_WEBHOOK_AUTH: optional(z.enum(['off'], { error: 'must be "off" or unset' })),
   SHIPSTATION_API_KEY: optional(z.string()),
   SHIPSTATION_API_SECRET: optional(z.string()),
   SHIPSTATION_API_BASE_URL: optional(baseUrl).transform((v) => v ?? 'https://ssapi.shipstation.com'),
@@ -100,6 +101,8 @@ export interface Config {
   clientIpHeader: string;
   shipping: {
     webhookSecret: string | undefined;
+    /** SHIPPING_WEBHOOK_AUTH=off: the operator accepts unauthenticated deliveries (DECISIONS 11). */
+    unauthenticatedAllowed: boolean;
     apiKey: string | undefined;
     apiSecret: string | undefined;
     apiBaseUrl: string;
@@ -167,6 +170,14 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     throw new ConfigError(`Invalid configuration: missing ${missing.join(', ')} (required when NODE_ENV=production)`);
   }
 
+  // An unauthenticated shipping webhook lets anyone mark paid orders shipped and write into
+  // the note the customer reads (DECISIONS 11): production needs the secret or an explicit opt-out.
+  if (isProduction && !env.SHIPPING_WEBHOOK_SECRET && env.SHIPPING_WEBHOOK_AUTH !== 'off') {
+    throw new ConfigError(
+      'Invalid configuration: missing SHIPPING_WEBHOOK_SECRET (required when NODE_ENV=production; set SHIPPING_WEBHOOK_AUTH=off to accept unauthenticated shipping notifications)',
+    );
+  }
+
   const warnings: string[] = [];
   if (isProduction) {
     if (env.WOOCOMMERCE_URL?.startsWith('http://')) {
@@ -176,7 +187,9 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       warnings.push('STRIPE_API_BASE_URL uses http://: card-provider calls travel unencrypted');
     }
     if (!env.SHIPPING_WEBHOOK_SECRET) {
-      warnings.push('SHIPPING_WEBHOOK_SECRET is not set: anyone who knows the URL can post shipping notifications');
+      warnings.push(
+        'SHIPPING_WEBHOOK_SECRET is not set and SHIPPING_WEBHOOK_AUTH=off: anyone who knows the URL can mark paid orders shipped and write into the customer note',
+      );
     }
     if (origins.length === 0) {
       warnings.push('ALLOWED_ORIGINS is empty: every checkout request will be refused as coming from an invalid origin');
@@ -216,6 +229,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     clientIpHeader: env.CLIENT_IP_HEADER,
     shipping: {
       webhookSecret: env.SHIPPING_WEBHOOK_SECRET,
+      unauthenticatedAllowed: env.SHIPPING_WEBHOOK_AUTH === 'off',
       apiKey: env.SHIPSTATION_API_KEY,
       apiSecret: env.SHIPSTATION_API_SECRET,
       apiBaseUrl: env.SHIPSTATION_API_BASE_URL,

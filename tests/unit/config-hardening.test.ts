@@ -25,3 +25,27 @@ describe('CLIENT_IP_HEADER', () => {
     expect(() => parseConfig({ ...complete, CLIENT_IP_HEADER: 'x-real-ip: 1' })).toThrow(/CLIENT_IP_HEADER/);
   });
 });
+
+describe('SHIPPING_WEBHOOK_AUTH', () => {
+  const withoutSecret = { ...complete, SHIPPING_WEBHOOK_SECRET: undefined };
+
+  it('refuses a production start without SHIPPING_WEBHOOK_SECRET, naming both variables', () => {
+    expect(() => parseConfig(withoutSecret)).toThrow(ConfigError);
+    expect(() => parseConfig(withoutSecret)).toThrow(/SHIPPING_WEBHOOK_SECRET.*SHIPPING_WEBHOOK_AUTH=off/);
+  });
+
+  it('starts without the secret when the operator opts out, with a warning', () => {
+    const config = parseConfig({ ...withoutSecret, SHIPPING_WEBHOOK_AUTH: 'off' });
+    expect(config.shipping.unauthenticatedAllowed).toBe(true);
+    expect(config.warnings.join('\n')).toMatch(/SHIPPING_WEBHOOK_SECRET is not set and SHIPPING_WEBHOOK_AUTH=off/);
+  });
+
+  it('needs no opt-out when the secret is set, nor outside production', () => {
+    expect(parseConfig(complete).warnings).toEqual([]);
+    expect(() => parseConfig({ ...withoutSecret, NODE_ENV: 'test' })).not.toThrow();
+  });
+
+  it('accepts only "off"', () => {
+    expect(() => parseConfig({ ...complete, SHIPPING_WEBHOOK_AUTH: 'no' })).toThrow(/SHIPPING_WEBHOOK_AUTH/);
+  });
+});

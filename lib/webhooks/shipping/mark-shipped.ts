@@ -14,6 +14,7 @@ import { shippedNote } from '@/lib/orders/notes';
 import type { Services } from '@/lib/services';
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
 import type { StoreOrder } from '@/lib/store/types';
+import { customerSafeNotice } from '@/lib/webhooks/shipping/note-details';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
 import { FALLBACK_STATUS, SHIPPED_STATUS } from '@/lib/webhooks/shipping/shipped-status';
 
@@ -40,9 +41,12 @@ export interface ShipResult {
   outcome: ShipOutcome;
 }
 
-export async function markOrderShipped(notice: ShipmentNotice, services: Services): Promise<ShipResult> {
-  const orderId = parseOrderNumber(notice.orderNumber);
+export async function markOrderShipped(received: ShipmentNotice, services: Services): Promise<ShipResult> {
+  const orderId = parseOrderNumber(received.orderNumber);
   if (orderId === undefined) return { orderId, outcome: 'bad_order_number' };
+  const { notice, refused } = customerSafeNotice(received);
+  // Field names, reasons and lengths only: a refused value may be exactly the text someone wanted shown.
+  if (refused.length > 0) log.warn('shipping.detail_refused', { orderId, refused });
 
   try {
     const outcome = await services.orderLocks.withOrderLock(orderId, () =>
