@@ -46,7 +46,7 @@ export async function markOrderShipped(received: ShipmentNotice, services: Servi
   if (orderId === undefined) return { orderId, outcome: 'bad_order_number' };
   const { notice, refused } = customerSafeNotice(received);
   // Field names, reasons and lengths only: a refused value may be exactly the text someone wanted shown.
-  if (refused.length > 0) log.warn('shipping.detail_refused', { orderId, refused });
+  for (const { field, reason, length } of refused) log.warn('shipping.detail_refused', { orderId, field, reason, length });
 
   try {
     const outcome = await services.orderLocks.withOrderLock(orderId, () =>
