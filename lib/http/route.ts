@@ -16,6 +16,7 @@ import { allowedOrigin, assertAllowedOrigin, corsHeaders, preflightResponse } fr
 import { log } from '@/lib/log';
 import type { RateLimitRule } from '@/lib/security/rate-limit';
 import { getServices, type Services } from '@/lib/services';
+import { REQUEST_BUDGET_TIMEOUTS, withRequestDeadline } from '@/lib/upstream/budget';
 
 /** What a handler learns along the way, for the request's log line. */
 export interface RequestContext {
@@ -51,7 +52,7 @@ export async function runRoute(
   let response: Response;
   let errorKind: string | undefined;
   try {
-    const result = await handler(context);
+    const result = await withRequestDeadline(requestBudgetMs(), () => handler(context));
     status = result.status ?? 200;
     response = json(status, result.body, options.headers);
   } catch (error) {
@@ -82,6 +83,15 @@ export async function runRoute(
     error: errorKind,
   });
   return response;
+}
+
+/** Every upstream call of one request ends within this (README "Time bounds"). */
+function requestBudgetMs(): number {
+  try {
+    return REQUEST_BUDGET_TIMEOUTS * getConfig().upstreamTimeoutMs;
+  } catch {
+    return REQUEST_BUDGET_TIMEOUTS * 10_000;
+  }
 }
 
 function safeIsDevelopment(): boolean {

@@ -2,7 +2,8 @@
  * The store client: WooCommerce REST v3 through @woocommerce/woocommerce-rest-api,
  * plus the companion plugin's cart routes (DECISIONS 10).
  *
- * Every call has the upstream timeout. Failures become StoreError with the
+ * Every attempt has the upstream timeout, cut to what the request has left
+ * (lib/upstream/budget.ts); reads are retried once. Failures become StoreError with the
  * HTTP status and WooCommerce's error code only: the library's error objects
  * carry the request configuration (including the consumer keys) and the
  * response body, and neither may reach a log line or a response.
@@ -11,8 +12,17 @@ import WooCommerceRestApi from '@woocommerce/woocommerce-rest-api';
 import { StoreError, type StoreFailure } from '@/lib/errors';
 import type { StoreSettings } from '@/lib/config';
 import { storeOrderSchema, type OrderUpdate, type Store, type StoreOrder } from '@/lib/store/types';
+import { settleWithin, withOneRetry } from '@/lib/upstream/budget';
 
 export const CART_BRIDGE_NAMESPACE = 'wc-checkout-bridge/v1';
+
+/** Redirects are not followed: the consumer keys must not travel to another host. */
+const BASE_AXIOS_CONFIG = { maxRedirects: 0 };
+
+interface AxiosOptions {
+  timeout: number;
+  signal: AbortSignal;
+}
 
 interface UpstreamFailure {
   status: number | undefined;
@@ -28,7 +38,8 @@ function describeFailure(error: unknown): UpstreamFailure {
   const status = typeof e?.response?.status === 'number' ? e.response.status : undefined;
   const data = e?.response?.data as { code?: unknown } | undefined;
   const wooCode = typeof data?.code === 'string' ? data.code.slice(0, 100) : undefined;
-  const timedOut = e?.code === 'ECONNABORTED' || e?.code === 'ETIMEDOUT';
+  // ERR_CANCELED: the attempt's abort signal fired, which is its timeout.
+  const timedOut = e?.code === 'ECONNABORTED' || e?.code === 'ETIMEDOUT' || e?.code === 'ERR_CANCELED';
   return { status, code: wooCode, timedOut };
 }
 
@@ -55,29 +66,44 @@ export class WooCommerceStore implements Store {
       consumerKey: settings.consumerKey,
       consumerSecret: settings.consumerSecret,
       timeout: timeoutMs,
-      // WooCommerce answers errors as JSON too; keep axios from throwing on parse quirks.
-      axiosConfig: { maxRedirects: 0 },
+      axiosConfig: BASE_AXIOS_CONFIG,
     };
     this.api = new WooCommerceRestApi({ ...options, version: 'wc/v3' });
     this.bridge = new WooCommerceRestApi({ ...options, version: CART_BRIDGE_NAMESPACE as 'wc/v3' });
   }
 
-  private async call<T>(operation: string, request: () => Promise<{ data: unknown }>, parse: (data: unknown) => T): Promise<T> {
-    let data: unknown;
-    let timer: NodeJS.Timeout | undefined;
-    // axios's own timeout bounds socket idleness only; this bounds the whole call.
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreError(operation, 'timeout', undefined, undefined)), this.timeoutMs);
-    });
-    try {
-      ({ data } = await Promise.race([request(), deadline]));
-    } catch (error) {
-      if (error instanceof StoreError) throw error;
-      const failure = describeFailure(error);
-      throw new StoreError(operation, classify(failure), failure.status, failure.code);
-    } finally {
-      clearTimeout(timer);
-    }
+  /**
+   * One call to the store: a read is retried once (network error, timeout,
+   * 5xx) when the request has time left; a write is never repeated, since
+   * WooCommerce may have applied it before the answer was lost.
+   */
+  private async call<T>(
+    operation: string,
+    kind: 'read' | 'write',
+    request: (api: AxiosOptions) => Promise<{ data: unknown }>,
+    parse: (data: unknown) => T,
+  ): Promise<T> {
+    const timedOut = () => new StoreError(operation, 'timeout', undefined, undefined);
+    const data = await withOneRetry(
+      async (timeoutMs) => {
+        try {
+          // axios's own timeout bounds socket idleness only; the race bounds the whole attempt,
+          // and the signal frees the socket when it is abandoned.
+          const signal = AbortSignal.timeout(timeoutMs);
+          return (await settleWithin(request({ timeout: timeoutMs, signal }), timeoutMs, timedOut)).data;
+        } catch (error) {
+          if (error instanceof StoreError) throw error;
+          const failure = describeFailure(error);
+          throw new StoreError(operation, classify(failure), failure.status, failure.code);
+        }
+      },
+      {
+        perAttemptMs: this.timeoutMs,
+        retriable: (error) =>
+          kind === 'read' && error instanceof StoreError && (error.failure === 'timeout' || error.failure === 'unavailable'),
+        outOfTime: timedOut,
+      },
+    );
     try {
       return parse(data);
     } catch {
@@ -85,14 +111,30 @@ export class WooCommerceStore implements Store {
     }
   }
 
+  /**
+   * The library takes axios options only per client; it reads them synchronously
+   * when a request starts, so setting them just before the call applies them to
+   * that call alone.
+   */
+  private using(api: WooCommerceRestApi, options: AxiosOptions): WooCommerceRestApi {
+    (api as unknown as { axiosConfig: Record<string, unknown> }).axiosConfig = { ...BASE_AXIOS_CONFIG, ...options };
+    return api;
+  }
+
   getOrder(orderId: number): Promise<StoreOrder> {
-    return this.call('get order', () => this.api.get(`orders/${orderId}`), (data) => storeOrderSchema.parse(data));
+    return this.call(
+      'get order',
+      'read',
+      (options) => this.using(this.api, options).get(`orders/${orderId}`),
+      (data) => storeOrderSchema.parse(data),
+    );
   }
 
   updateOrder(orderId: number, update: OrderUpdate): Promise<StoreOrder> {
     return this.call(
       'update order',
-      () => this.api.put(`orders/${orderId}`, update),
+      'write',
+      (options) => this.using(this.api, options).put(`orders/${orderId}`, update),
       (data) => storeOrderSchema.parse(data),
     );
   }
@@ -100,7 +142,8 @@ export class WooCommerceStore implements Store {
   async clearCustomerCart(customerId: number): Promise<void> {
     await this.call(
       'clear customer cart',
-      () => this.bridge.delete(`customers/${customerId}/cart`),
+      'write',
+      (options) => this.using(this.bridge, options).delete(`customers/${customerId}/cart`),
       (data) => {
         if ((data as { cleared?: unknown })?.cleared !== true) throw new Error('unexpected answer');
       },
@@ -110,7 +153,8 @@ export class WooCommerceStore implements Store {
   restoreCustomerCart(customerId: number, orderId: number): Promise<number> {
     return this.call(
       'restore customer cart',
-      () => this.bridge.post(`customers/${customerId}/cart/restore`, { order_id: orderId }),
+      'write',
+      (options) => this.using(this.bridge, options).post(`customers/${customerId}/cart/restore`, { order_id: orderId }),
       (data) => {
         const answer = data as { restored?: unknown; items?: unknown };
         if (answer?.restored !== true) throw new Error('unexpected answer');

@@ -373,7 +373,7 @@ describe('status fallback when the store has no shipped status (DECISIONS 9)', (
 describe('store failures are answered 200 (spec 4.4 step 3)', () => {
   it('an order fetch failure writes nothing', async () => {
     woo().seed({ id: 160, status: 'processing' });
-    ctx.providers.failStore('GET', /\/orders\/160$/, 503, 'internal_server_error');
+    ctx.providers.failStore('GET', /\/orders\/160$/, 503, 'internal_server_error', 2);
 
     const response = await ship({ resource_type: 'SHIP_NOTIFY', order_number: '160' });
 
