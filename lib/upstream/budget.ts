@@ -84,8 +84,6 @@ export async function withOneRetry<T>(attempt: (timeoutMs: number) => Promise<T>
  */
 export async function settleWithin<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  // A late failure of abandoned work must not become an unhandled rejection.
-  work.catch(() => undefined);
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(onTimeout()), ms);
   });
