@@ -19,6 +19,7 @@ import {
   DEMO_PORTS,
   DEMO_SECRETS,
   demoServiceEnv,
+  demoWebhookEndpoint,
   removeDemoState,
   startDemoStandIns,
   writeDemoState,
@@ -93,9 +94,14 @@ async function main(): Promise<void> {
   const servicePort = Number(process.env.PORT) || (await pickPort(DEMO_PORTS.service));
   const standIns = await startDemoStandIns({ woocommerce: DEMO_PORTS.woocommerce, stripe: DEMO_PORTS.stripe });
   const serviceUrl = `http://localhost:${servicePort}`;
+  // As Stripe does, the stand-in posts each payment's signed event to the service by itself.
+  standIns.stripe.deliverEventsTo(demoWebhookEndpoint(`http://${LOOPBACK}:${servicePort}`));
   const storefront = await startStorefront({
     serviceUrl,
     tokenSecret: DEMO_SECRETS.checkoutTokenSecret,
+    stripe: { url: standIns.stripe.url, publishableKey: DEMO_SECRETS.stripePublishableKey },
+    woocommerceUrl: standIns.woocommerce.url,
+    shippingWebhookSecret: DEMO_SECRETS.shippingWebhookSecret,
     preferredPort: DEMO_PORTS.storefront,
   });
   const storefrontUrl = `http://localhost:${storefront.port}`;
@@ -141,13 +147,15 @@ async function main(): Promise<void> {
         '',
         '──────────────── Checkout service demo is running ────────────────',
         `  Storefront (allowed origin):  ${storefrontUrl}/?order=1001`,
+        '    Pay by card with the test card that succeeds (or the declined one), watch the order turn',
+        '    processing, then press "Ship it": the timeline shows what the service wrote.',
         `  Checkout service:             ${serviceUrl}`,
         `  Order state (read-only):      ${standIns.woocommerce.url}/demo/orders/1001`,
         '',
         '  Demo orders:',
         orders,
         '',
-        '  Try it (in another terminal):',
+        '  Or from a terminal:',
         `    npm run token -- 1001                       # a checkout token for order 1001`,
         `    curl -s -X POST ${serviceUrl}/api/payment-intent \\`,
         `      -H 'Origin: ${storefrontUrl}' -H 'Content-Type: application/json' \\`,

@@ -8,6 +8,7 @@
 import Stripe from 'stripe';
 import type { CardSettings } from '@/lib/config';
 import { CardProviderError, InvalidSignatureError, ServiceNotConfiguredError } from '@/lib/errors';
+import { traceCall } from '@/lib/telemetry';
 import { settleWithin, withOneRetry } from '@/lib/upstream/budget';
 
 export interface PaymentIntentSummary {
@@ -102,7 +103,7 @@ export class StripeCardProvider implements CardProvider {
       async (timeoutMs) => {
         try {
           // The SDK retries a closed connection once even with retries off; the race keeps the bound.
-          return await settleWithin(call({ timeout: timeoutMs }), timeoutMs, timedOut);
+          return await traceCall('card', operation, () => settleWithin(call({ timeout: timeoutMs }), timeoutMs, timedOut));
         } catch (error) {
           if (error instanceof CardProviderError) throw error;
           if (error instanceof Stripe.errors.StripeError && error.code === 'resource_missing') throw error;

@@ -14,10 +14,11 @@ import {
   ServiceError,
   UnauthorizedError,
 } from '@/lib/errors';
+import type { ErrorResponseBody, ValidationIssue } from '@/lib/http/responses';
 
 export interface ErrorResponse {
   status: number;
-  body: unknown;
+  body: ErrorResponseBody;
   headers?: Record<string, string>;
 }
 
@@ -54,7 +55,8 @@ export function checkoutErrorResponse(
     return { status: 413, body: { error: 'Payload too large' } };
   }
   if (error instanceof InvalidRequestError) {
-    return { status: 400, body: { error: 'Invalid request', details: error.issues } };
+    // Request schemas have string keys only, so no issue path holds a symbol (which JSON could not carry).
+    return { status: 400, body: { error: 'Invalid request', details: error.issues as ValidationIssue[] } };
   }
   if (error instanceof OrderNotPayableError) {
     return {

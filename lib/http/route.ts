@@ -16,6 +16,7 @@ import { allowedOrigin, assertAllowedOrigin, corsHeaders, preflightResponse } fr
 import { log } from '@/lib/log';
 import type { RateLimitRule } from '@/lib/security/rate-limit';
 import { getServices, type Services } from '@/lib/services';
+import { annotateSpan, withSpan } from '@/lib/telemetry';
 import { REQUEST_BUDGET_TIMEOUTS, withRequestDeadline } from '@/lib/upstream/budget';
 
 /** What a handler learns along the way, for the request's log line. */
@@ -41,8 +42,14 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
   return Response.json(body, { status, headers: { 'Cache-Control': 'no-store', ...headers } });
 }
 
-/** Runs a handler with error mapping and the request log line. */
-export async function runRoute(
+/** Runs a handler with error mapping and the request log line, in the request's span when tracing is on. */
+export function runRoute(options: RunOptions, handler: (context: RequestContext) => Promise<HandlerResult>): Promise<Response> {
+  return withSpan(`request ${options.route}`, { 'http.route': options.route }, () => handleRequest(options, handler), (response) =>
+    response.status >= 500 ? 'error' : 'ok',
+  );
+}
+
+async function handleRequest(
   options: RunOptions,
   handler: (context: RequestContext) => Promise<HandlerResult>,
 ): Promise<Response> {
@@ -82,6 +89,7 @@ export async function runRoute(
     outcome: context.outcome,
     error: errorKind,
   });
+  annotateSpan({ 'http.response.status_code': status, 'checkout.order_id': context.orderId, 'checkout.event_id': context.eventId, 'checkout.event_type': context.eventType, 'checkout.result': context.outcome, 'error.type': errorKind });
   return response;
 }
 

@@ -1,7 +1,23 @@
 /** Customer notes the service writes on orders, in one place so their wording is tested once. */
 
+const MANUAL_PAYMENT_AWAITED_START = 'Your order has been submitted and is awaiting manual payment';
+const PAYMENT_FAILED_START = 'Your payment could not be completed:';
+
 export function manualPaymentAwaitedNote(methodTitle: string): string {
-  return `Your order has been submitted and is awaiting manual payment (${methodTitle}). Please send us a screenshot of your payment; we will confirm your order once the payment is verified.`;
+  return `${MANUAL_PAYMENT_AWAITED_START} (${methodTitle}). Please send us a screenshot of your payment; we will confirm your order once the payment is verified.`;
+}
+
+/** Replaces a failure or manual-payment note once a card payment succeeded (DECISIONS 13). */
+export const PAYMENT_RECEIVED_NOTE = 'We have received your payment. Thank you for your order!';
+
+/**
+ * Whether a customer note is one the service wrote for a payment that a card
+ * payment has now superseded (a failure, or a manual submission awaiting a
+ * screenshot). Recognised by its wording, so a note the customer typed at
+ * checkout is never replaced.
+ */
+export function isSupersededByPayment(note: string): boolean {
+  return note.startsWith(PAYMENT_FAILED_START) || note.startsWith(MANUAL_PAYMENT_AWAITED_START);
 }
 
 export const AMOUNT_MISMATCH_NOTE =
@@ -13,7 +29,7 @@ export function paymentFailedNote(errorMessage: string, cartRestored: boolean): 
     : 'Please try again or use another payment method.';
   // Provider messages usually end with their own full stop ("Your card was declined.").
   const reason = /[.!?]$/.test(errorMessage) ? errorMessage : `${errorMessage}.`;
-  return `Your payment could not be completed: ${reason} ${next}`;
+  return `${PAYMENT_FAILED_START} ${reason} ${next}`;
 }
 
 export interface ShipmentDetails {

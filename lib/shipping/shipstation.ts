@@ -19,6 +19,7 @@ import { ServiceError } from '@/lib/errors';
 import { readStreamText } from '@/lib/http/body';
 import { ShipStationRateBudget } from '@/lib/shipping/rate-budget';
 import { checkResourceUrl, type ResourceUrlRefusal } from '@/lib/shipping/resource-url';
+import { traceCall } from '@/lib/telemetry';
 import {
   attemptTimeoutMs,
   MIN_ATTEMPT_MS,
@@ -162,7 +163,7 @@ export class ShipStationClient {
     const result: ShipmentsResult = { notices: [], voided: 0, malformed: 0, truncated: false };
     let url = check.url;
     for (let page = 1; ; page += 1) {
-      const answer = parseShipmentsResponse(await this.getJson(url));
+      const answer = parseShipmentsResponse(await traceCall('shipstation', 'get shipments', () => this.getJson(url)));
       result.notices.push(...answer.notices);
       result.voided += answer.voided;
       result.malformed += answer.malformed;

@@ -12,6 +12,7 @@ import WooCommerceRestApi from '@woocommerce/woocommerce-rest-api';
 import { StoreError, type StoreFailure } from '@/lib/errors';
 import type { StoreSettings } from '@/lib/config';
 import { storeOrderSchema, type OrderUpdate, type Store, type StoreOrder } from '@/lib/store/types';
+import { traceCall } from '@/lib/telemetry';
 import { settleWithin, withOneRetry } from '@/lib/upstream/budget';
 
 export const CART_BRIDGE_NAMESPACE = 'wc-checkout-bridge/v1';
@@ -90,7 +91,8 @@ export class WooCommerceStore implements Store {
           // axios's own timeout bounds socket idleness only; the race bounds the whole attempt,
           // and the signal frees the socket when it is abandoned.
           const signal = AbortSignal.timeout(timeoutMs);
-          return (await settleWithin(request({ timeout: timeoutMs, signal }), timeoutMs, timedOut)).data;
+          const attempt = () => settleWithin(request({ timeout: timeoutMs, signal }), timeoutMs, timedOut);
+          return (await traceCall('store', operation, attempt)).data;
         } catch (error) {
           if (error instanceof StoreError) throw error;
           const failure = describeFailure(error);

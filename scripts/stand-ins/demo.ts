@@ -16,6 +16,8 @@ export const DEMO_SECRETS = {
   consumerKey: 'ck_demo_local_stand_in_key',
   consumerSecret: 'cs_demo_local_stand_in_secret',
   stripeSecretKey: 'sk_test_demo_local_stand_in',
+  /** What the storefront page confirms card payments with, as Stripe.js would. */
+  stripePublishableKey: 'pk_test_demo_local_stand_in',
   stripeWebhookSecret: 'whsec_demo_local_stand_in_signing_secret',
   checkoutTokenSecret: 'demo-checkout-token-secret-for-local-use-only',
   shippingWebhookSecret: 'demo-shipping-webhook-secret',
@@ -38,11 +40,16 @@ export const DEMO_ORDERS: DemoOrder[] = [
   { id: 1003, what: 'pending guest order in yen, 4000 JPY (zero-decimal currency)' },
   { id: 1004, what: 'already paid by card (processing): payment is refused, shipping works' },
   { id: 1005, what: 'pending guest order with a fee line, 27.50 EUR' },
+  { id: 1006, what: 'pending guest order of e-books only (virtual, downloadable), 12.00 USD: paid by card it still gets its paid date' },
 ];
 
-/** WooCommerce as a shop with a shipment-tracking plugin: `shipped` is a registered status. */
+/**
+ * WooCommerce as a shop with a shipment-tracking plugin (`shipped` is a
+ * registered status; stock WooCommerce has none) and a 13% Canadian tax rate,
+ * taxed by the customer's shipping address (WooCommerce's default setting).
+ */
 export function createDemoWooCommerce(): WooCommerceModel {
-  const woo = new WooCommerceModel({ customStatuses: ['shipped', 'awaiting_shipment'], taxRates: { CA: 13 } });
+  const woo = new WooCommerceModel({ customStatuses: ['shipped'], taxRates: { CA: 13 } });
   seedDemoOrders(woo);
   return woo;
 }
@@ -93,6 +100,14 @@ export function seedDemoOrders(woo: WooCommerceModel): void {
     lines: [{ name: 'Linen apron', quantity: 1, total: '22.50' }],
     fees: [{ name: 'Gift wrapping', total: '5.00' }],
   });
+  woo.seed({
+    id: 1006,
+    billing: guest,
+    lines: [
+      { name: 'Notes on the Analytical Engine (e-book)', quantity: 1, total: '9.00', virtual: true, downloadable: true },
+      { name: 'Sketch of the Engine (PDF)', quantity: 1, total: '3.00', virtual: true, downloadable: true },
+    ],
+  });
 }
 
 export interface DemoStandIns {
@@ -102,7 +117,10 @@ export interface DemoStandIns {
 }
 
 /** Starts both stand-ins on loopback with the demo data. Ports: preferred ones when free, or 0 for any. */
-export async function startDemoStandIns(ports: { woocommerce?: number; stripe?: number } = {}): Promise<DemoStandIns> {
+export async function startDemoStandIns(
+  ports: { woocommerce?: number; stripe?: number } = {},
+  options: { webhookRetryDelaysMs?: number[] } = {},
+): Promise<DemoStandIns> {
   const woocommerce = await startWooCommerceStandIn({
     model: createDemoWooCommerce(),
     credentials: { consumerKey: DEMO_SECRETS.consumerKey, consumerSecret: DEMO_SECRETS.consumerSecret },
@@ -111,6 +129,8 @@ export async function startDemoStandIns(ports: { woocommerce?: number; stripe?: 
   const stripe = await startStripeStandIn({
     model: new StripeModel(),
     secretKey: DEMO_SECRETS.stripeSecretKey,
+    publishableKey: DEMO_SECRETS.stripePublishableKey,
+    ...(options.webhookRetryDelaysMs ? { webhookRetryDelaysMs: options.webhookRetryDelaysMs } : {}),
     ...(ports.stripe ? { preferredPort: ports.stripe } : { port: 0 }),
   });
   return {
@@ -120,6 +140,11 @@ export async function startDemoStandIns(ports: { woocommerce?: number; stripe?: 
       await Promise.all([woocommerce.close(), stripe.close()]);
     },
   };
+}
+
+/** The service's card webhook as the demo's Stripe endpoint, with the demo signing secret. */
+export function demoWebhookEndpoint(serviceUrl: string): { url: string; secret: string } {
+  return { url: `${serviceUrl.replace(/\/+$/, '')}/api/stripe/webhook`, secret: DEMO_SECRETS.stripeWebhookSecret };
 }
 
 /** The service's environment against the stand-ins, with the demo secrets. */

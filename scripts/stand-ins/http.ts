@@ -10,6 +10,34 @@ const MAX_BODY_BYTES = 1024 * 1024;
 
 export type Handler = (request: IncomingMessage, response: ServerResponse, url: URL, body: string) => Promise<void> | void;
 
+/** A stand-in written once as `(Request) => Promise<Response>`, mountable by msw and by a node server alike. */
+export type FetchHandler = (request: Request) => Promise<Response>;
+
+/** Connection-level headers that belong to the socket, not to the request a handler reads. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'expect']);
+
+/** Mounts a fetch-style handler on a node http server: the request becomes a `Request`, the `Response` is written back. */
+export function serveFetch(handler: FetchHandler): Handler {
+  return async (request, response, url, body) => {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (value === undefined || HOP_BY_HOP.has(name)) continue;
+      headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const method = request.method ?? 'GET';
+    const answer = await handler(
+      new Request(url, { method, headers, ...(method === 'GET' || method === 'HEAD' || body === '' ? {} : { body }) }),
+    );
+    const payload = Buffer.from(await answer.arrayBuffer());
+    const out: Record<string, string> = {};
+    answer.headers.forEach((value, name) => {
+      out[name] = value;
+    });
+    response.writeHead(answer.status, { ...out, 'Content-Length': String(payload.length) });
+    response.end(payload);
+  };
+}
+
 export interface RunningServer {
   /** http://127.0.0.1:<port> */
   url: string;

@@ -22,9 +22,20 @@ export interface StripeIntent {
   receipt_email: string | null;
   metadata: Record<string, string>;
   latest_charge: string | null;
-  last_payment_error: { message: string; code?: string } | null;
+  payment_method: string | null;
+  last_payment_error: StripePaymentError | null;
   created: number;
   livemode: false;
+}
+
+/** `last_payment_error` of a payment intent, as Stripe fills it after a decline. */
+export interface StripePaymentError {
+  message: string;
+  code?: string;
+  type?: string;
+  decline_code?: string;
+  charge?: string;
+  payment_method?: { id: string; object: 'payment_method'; type: 'card' };
 }
 
 export class StripeApiError extends Error {
@@ -34,21 +45,46 @@ export class StripeApiError extends Error {
     readonly code: string | undefined,
     message: string,
     readonly param?: string,
+    /** More fields of the error object, e.g. a card error's `decline_code` and `payment_intent`. */
+    readonly extra: Record<string, unknown> = {},
   ) {
     super(message);
   }
 
-  toJSON(): { error: Record<string, string> } {
+  toJSON(): { error: Record<string, unknown> } {
     return {
       error: {
         type: this.type,
         message: this.message,
         ...(this.code ? { code: this.code } : {}),
         ...(this.param ? { param: this.param } : {}),
+        ...this.extra,
       },
     };
   }
 }
+
+/**
+ * Stripe's test payment methods the stand-in knows (docs.stripe.com/testing):
+ * the ones that succeed, and the ones that are declined with their decline code.
+ */
+export const TEST_PAYMENT_METHODS: Record<string, { brand: string; last4: string; decline?: { code: string; decline_code: string; message: string } }> = {
+  pm_card_visa: { brand: 'visa', last4: '4242' },
+  pm_card_mastercard: { brand: 'mastercard', last4: '4444' },
+  pm_card_chargeDeclined: {
+    brand: 'visa',
+    last4: '0002',
+    decline: { code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.' },
+  },
+  pm_card_chargeDeclinedInsufficientFunds: {
+    brand: 'visa',
+    last4: '9995',
+    decline: { code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' },
+  },
+};
+
+/** What a confirmation did, for whoever delivers Stripe's events. */
+export type ConfirmOutcome = { type: 'payment_intent.succeeded' | 'payment_intent.payment_failed'; intent: StripeIntent };
 
 type Params = Record<string, unknown>;
 
@@ -70,7 +106,6 @@ export function parseFormBody(body: string): Params {
   return result;
 }
 
-const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
 const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
 const UPDATABLE: StripeIntent['status'][] = ['requires_payment_method', 'requires_confirmation', 'requires_action'];
 
@@ -147,6 +182,7 @@ export class StripeModel {
       receipt_email: typeof params.receipt_email === 'string' ? params.receipt_email : null,
       metadata: { ...((params.metadata as Record<string, string>) ?? {}) },
       latest_charge: null,
+      payment_method: null,
       last_payment_error: null,
       created: Math.floor(Date.now() / 1000),
       livemode: false,
@@ -189,6 +225,67 @@ export class StripeModel {
     return structuredClone(target);
   }
 
+  /**
+   * POST /v1/payment_intents/<id>/confirm with a test payment method, as
+   * Stripe.js sends it from the customer's browser. A declined card leaves the
+   * intent in requires_payment_method with `last_payment_error`, and Stripe
+   * answers 402 `card_error` carrying the intent; either way an event follows.
+   */
+  confirm(id: string, params: Params, onOutcome?: (outcome: ConfirmOutcome) => void): StripeIntent {
+    const intent = this.intents.get(id);
+    if (!intent) this.retrieve(id);
+    const target = intent as StripeIntent;
+    if (!['requires_payment_method', 'requires_confirmation', 'requires_action'].includes(target.status)) {
+      throw new StripeApiError(
+        400,
+        'invalid_request_error',
+        'payment_intent_unexpected_state',
+        `You cannot confirm this PaymentIntent because it has a status of ${target.status}.`,
+        undefined,
+        { payment_intent: structuredClone(target) },
+      );
+    }
+    const methodId = typeof params.payment_method === 'string' ? params.payment_method : '';
+    if (!methodId) {
+      throw invalid('You must provide a payment_method to confirm this PaymentIntent.', 'payment_method', 'parameter_missing');
+    }
+    const method = TEST_PAYMENT_METHODS[methodId];
+    if (!method) {
+      throw new StripeApiError(400, 'invalid_request_error', 'resource_missing', `No such PaymentMethod: '${methodId}'`, 'payment_method');
+    }
+    target.payment_method = methodId;
+    const charge = this.newId('ch');
+    target.latest_charge = charge;
+    if (method.decline) {
+      target.status = 'requires_payment_method';
+      target.last_payment_error = {
+        type: 'card_error',
+        ...method.decline,
+        charge,
+        payment_method: { id: methodId, object: 'payment_method', type: 'card' },
+      };
+      const declined = structuredClone(target);
+      onOutcome?.({ type: 'payment_intent.payment_failed', intent: declined });
+      throw new StripeApiError(402, 'card_error', method.decline.code, method.decline.message, undefined, {
+        decline_code: method.decline.decline_code,
+        charge,
+        payment_intent: declined,
+      });
+    }
+    target.status = 'succeeded';
+    target.amount_received = target.amount;
+    target.last_payment_error = null;
+    const paid = structuredClone(target);
+    onOutcome?.({ type: 'payment_intent.succeeded', intent: paid });
+    return paid;
+  }
+
+  /** Whether `clientSecret` is the intent's own (what a publishable-key call must prove). */
+  clientSecretMatches(id: string, clientSecret: unknown): boolean {
+    const intent = this.intents.get(id);
+    return Boolean(intent) && typeof clientSecret === 'string' && intent?.client_secret === clientSecret;
+  }
+
   /** What a customer's successful payment does (used by demo helpers and tests). */
   succeed(id: string): StripeIntent {
     const intent = this.intents.get(id);
@@ -213,9 +310,5 @@ export class StripeModel {
   setStatus(id: string, status: StripeIntent['status']): void {
     const intent = this.intents.get(id);
     if (intent) intent.status = status;
-  }
-
-  static isZeroDecimal(currency: string): boolean {
-    return ZERO_DECIMAL.has(currency);
   }
 }

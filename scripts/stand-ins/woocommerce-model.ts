@@ -1,18 +1,36 @@
 /**
  * An in-memory WooCommerce order store with WooCommerce's own write semantics,
- * shared by the tests' msw handlers and the local HTTP stand-in, so that the
- * service's real store client is what runs against it.
+ * mounted (through woocommerce-handler.ts) by the tests' msw handlers and by
+ * the local HTTP stand-in, so that the service's real store client is what
+ * runs against it. It is not part of the production bundle.
  *
- * Modelled on WooCommerce REST v3 (WC_REST_Orders_Controller / WC_Data):
+ * Modelled on WooCommerce 11 (REST v3 WC_REST_Orders_Controller on top of the
+ * v2 controller, WC_Data, WC_Order), and checked against a real store:
  * - billing and shipping merge field by field;
- * - meta_data entries update by `id`, else the first entry with the same key,
- *   else are added; internal keys (`_payment_method`, `_payment_method_title`,
- *   `_transaction_id`) go to the order's own fields;
- * - `date_paid` is read-only and stamped when the status becomes processing or completed;
- * - taxes and totals are recalculated when billing or shipping is written;
- * - an unknown status is 400 `rest_invalid_param`; a missing order is 404
- *   `woocommerce_rest_shop_order_invalid_id`.
- * It is not part of the production bundle.
+ * - `meta_data` goes through WC_Data::update_meta_data, entry by entry:
+ *   an internal key with a setter goes to the order's own field
+ *   (`_payment_method`, `_payment_method_title`, `_transaction_id`, and
+ *   `_date_paid` in Unix seconds, which becomes `date_paid`); an entry with a
+ *   known `id` is updated; an entry with an unknown `id` deletes every entry
+ *   with its key and is added with a new id; an entry without `id` takes the
+ *   first entry with its key and deletes the other ones (so duplicates
+ *   collapse, and "appending" a key that exists replaces it);
+ * - `_paid_date` is an internal key without a setter: stored, but hidden from
+ *   REST reads (HPOS; on legacy storage WooCommerce overwrites it with its own
+ *   value), so it is kept aside here and never shown;
+ * - `date_paid`/`date_paid_gmt` are read-only (the controller drops them);
+ *   WC_Order::maybe_set_date_paid stamps them when the status changes to the
+ *   payment-complete status: `processing`, or `completed` when no item needs
+ *   processing (every item virtual and downloadable);
+ * - `status` must be one of the registered statuses, without the `wc-` prefix
+ *   (400 `rest_invalid_param` otherwise, before anything changes);
+ * - taxes follow the "calculate tax based on" setting (default: the shipping
+ *   address, the billing one when there is no shipping country), are rounded
+ *   per line, and apply to lines, shipping and taxable fees;
+ * - a missing order: GET 404 "Invalid ID.", PUT 400 "ID is invalid.", both
+ *   `woocommerce_rest_shop_order_invalid_id`;
+ * - the companion plugin's routes answer 404 `checkout_bridge_customer_not_found`
+ *   and `checkout_bridge_order_not_found` (unknown order, or someone else's).
  */
 
 export interface WooAddress {
@@ -38,6 +56,7 @@ export interface WooLine {
 export interface WooFeeLine {
   id: number;
   name: string;
+  tax_status: 'taxable' | 'none';
   total: string;
   total_tax: string;
 }
@@ -50,6 +69,7 @@ export interface WooOrder {
   date_modified: string;
   discount_total: string;
   shipping_total: string;
+  shipping_tax: string;
   total_tax: string;
   total: string;
   customer_id: number;
@@ -66,6 +86,17 @@ export interface WooOrder {
   fee_lines: WooFeeLine[];
 }
 
+export interface SeedLine {
+  name?: string;
+  quantity?: number;
+  /** Line total after discounts, as a decimal string. */
+  total: string;
+  product_id?: number;
+  /** Product flags: an order whose every item is virtual AND downloadable needs no processing. */
+  virtual?: boolean;
+  downloadable?: boolean;
+}
+
 export interface SeedOrder {
   id: number;
   status?: string;
@@ -73,14 +104,15 @@ export interface SeedOrder {
   customer_id?: number;
   billing?: WooAddress;
   shipping?: WooAddress;
-  /** Line totals after discounts, as decimal strings. */
-  lines?: { name?: string; quantity?: number; total: string }[];
-  fees?: { name?: string; total: string }[];
+  lines?: SeedLine[];
+  /** Fees are taxable unless `taxable: false` (WooCommerce's default tax status for a fee). */
+  fees?: { name?: string; total: string; taxable?: boolean }[];
   shipping_total?: string;
   total_tax?: string;
   /** Override the stored `total` (to model a store whose total disagrees with its parts). */
   total?: string;
   date_paid?: string | null;
+  customer_note?: string;
   meta_data?: { key: string; value: unknown }[];
 }
 
@@ -100,25 +132,77 @@ export class WooError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    readonly data: Record<string, unknown> = {},
   ) {
     super(message);
   }
+
+  toJSON(): { code: string; message: string; data: Record<string, unknown> } {
+    return { code: this.code, message: this.message, data: { status: this.status, ...this.data } };
+  }
 }
 
-const CORE_STATUSES = ['pending', 'processing', 'on-hold', 'completed', 'cancelled', 'refunded', 'failed', 'checkout-draft'];
+/** The REST schema's status enum on a stock WooCommerce 11 (WC_REST_Orders_V2_Controller::get_order_statuses). */
+export const STOCK_ORDER_STATUSES = [
+  'auto-draft',
+  'pending',
+  'processing',
+  'on-hold',
+  'completed',
+  'cancelled',
+  'refunded',
+  'failed',
+  'checkout-draft',
+] as const;
+
 const BILLING_FIELDS = ['first_name', 'last_name', 'company', 'address_1', 'address_2', 'city', 'state', 'postcode', 'country', 'email', 'phone'];
 const SHIPPING_FIELDS = ['first_name', 'last_name', 'company', 'address_1', 'address_2', 'city', 'state', 'postcode', 'country', 'phone'];
-const INTERNAL_META: Record<string, 'payment_method' | 'payment_method_title' | 'transaction_id'> = {
-  _payment_method: 'payment_method',
-  _payment_method_title: 'payment_method_title',
-  _transaction_id: 'transaction_id',
+
+/** Internal meta keys WC_Data::update_meta_data hands to a setter (`set_` + the key without its underscore). */
+const META_SETTERS: Record<string, (order: WooOrder, value: unknown) => void> = {
+  _payment_method: (order, value) => {
+    order.payment_method = String(value ?? '');
+  },
+  _payment_method_title: (order, value) => {
+    order.payment_method_title = String(value ?? '');
+  },
+  _transaction_id: (order, value) => {
+    order.transaction_id = String(value ?? '');
+  },
+  // set_date_paid(): a number is a Unix timestamp, a string an ISO 8601 date (WC_Data::set_date_prop).
+  _date_paid: (order, value) => {
+    const stamp = wooDate(value);
+    order.date_paid = stamp;
+    order.date_paid_gmt = stamp;
+  },
 };
+
+/** Internal meta keys without a setter: stored by WooCommerce, never shown in REST reads. */
+const HIDDEN_META = new Set(['_paid_date', '_completed_date']);
 
 function emptyAddress(fields: string[]): WooAddress {
   return Object.fromEntries(fields.map((f) => [f, '']));
 }
 
-/** Decimal string → integer hundredths/thousandths with the given decimals, and back, without floats. */
+/** WooCommerce's REST date format, in the site's time zone (UTC here): 2026-11-22T02:30:00. */
+function formatWooDate(date: Date): string {
+  return date.toISOString().slice(0, 19);
+}
+
+function wooDate(value: unknown): string | null {
+  if (value === null || value === undefined || value === '') return null;
+  if (typeof value === 'number' || (typeof value === 'string' && /^\d+$/.test(value))) {
+    return formatWooDate(new Date(Number(value) * 1000));
+  }
+  if (typeof value === 'string') {
+    const withZone = /([zZ]|[+-]\d{2}:?\d{2})$/.test(value) ? value : `${value}Z`;
+    const parsed = Date.parse(withZone);
+    return Number.isNaN(parsed) ? null : formatWooDate(new Date(parsed));
+  }
+  return null;
+}
+
+/** Decimal string → integer units with the given decimals, and back, without floats. */
 function toUnits(value: string, decimals: number): bigint {
   const [whole = '0', fraction = ''] = value.replace(/^\+/, '').split('.');
   const negative = whole.startsWith('-');
@@ -133,11 +217,23 @@ function fromUnits(units: bigint, decimals: number): string {
   return negative ? `-${text}` : text;
 }
 
+/** The tax on one line at a rate in ten-thousandths of a percent, rounded half away from zero (PHP's round()). */
+function lineTax(units: bigint, rateMicro: bigint): bigint {
+  const scaled = units * rateMicro;
+  const magnitude = (scaled < 0n ? -scaled : scaled) + 500_000n;
+  const rounded = magnitude / 1_000_000n;
+  return scaled < 0n ? -rounded : rounded;
+}
+
 export interface WooModelOptions {
-  /** Extra order statuses registered by plugins, e.g. `shipped`, `awaiting_shipment`. */
+  /** Extra order statuses registered by plugins, e.g. `shipped` by a shipment-tracking plugin. */
   customStatuses?: string[];
-  /** Tax rate in percent by billing country, applied to lines and shipping on recalculation. */
+  /** Tax rate in percent by country. Without it, taxes are left as seeded (taxes not enabled). */
   taxRates?: Record<string, number>;
+  /** WooCommerce → Settings → Tax → "Calculate tax based on"; WooCommerce's default is `shipping`. */
+  taxBasedOn?: 'shipping' | 'billing' | 'base';
+  /** The shop's base country, used with `taxBasedOn: 'base'`. */
+  baseCountry?: string;
   /** Price decimals (WooCommerce setting); 2 by default, 0 for JPY shops, 3 for KWD. */
   decimalsFor?: (currency: string) => number;
   now?: () => Date;
@@ -152,25 +248,31 @@ export class WooCommerceModel {
   cartBridgeInstalled = true;
   private nextMetaId = 1000;
   private readonly statuses: Set<string>;
-  private readonly options: WooModelOptions;
+  /** The shop's settings; tests change them as a shop owner would in wp-admin. */
+  readonly settings: WooModelOptions;
+  /** Product flags of each order line, by line id (products are not part of the order resource). */
+  private readonly lineProducts = new Map<number, { virtual: boolean; downloadable: boolean }>();
+  /** Internal meta the REST API never shows (`_paid_date`), by order id. */
+  private readonly hiddenMeta = new Map<number, Record<string, unknown>>();
 
   constructor(options: WooModelOptions = {}) {
-    this.options = options;
-    this.statuses = new Set([...CORE_STATUSES, ...(options.customStatuses ?? [])]);
+    this.settings = { ...options };
+    this.statuses = new Set([...STOCK_ORDER_STATUSES, ...(options.customStatuses ?? [])]);
   }
 
   private now(): Date {
-    return this.options.now?.() ?? new Date();
+    return this.settings.now?.() ?? new Date();
   }
 
   private decimals(currency: string): number {
-    if (this.options.decimalsFor) return this.options.decimalsFor(currency);
+    if (this.settings.decimalsFor) return this.settings.decimalsFor(currency);
     const code = currency.toUpperCase();
     if (['JPY', 'KRW', 'VND', 'CLP'].includes(code)) return 0;
     if (['KWD', 'BHD', 'JOD', 'OMR', 'TND'].includes(code)) return 3;
     return 2;
   }
 
+  /** What a plugin's register_post_status + wc_order_statuses filter does. */
   addStatus(status: string): void {
     this.statuses.add(status);
   }
@@ -179,19 +281,27 @@ export class WooCommerceModel {
     this.statuses.delete(status);
   }
 
+  get registeredStatuses(): string[] {
+    return [...this.statuses];
+  }
+
   seed(seed: SeedOrder): WooOrder {
     const currency = seed.currency ?? 'USD';
     const decimals = this.decimals(currency);
-    const created = this.now().toISOString().slice(0, 19);
-    const lines = (seed.lines ?? [{ total: '10.00' }]).map((line, index) => ({
-      id: seed.id * 100 + index + 1,
-      name: line.name ?? `Item ${index + 1}`,
-      product_id: 500 + index,
-      quantity: line.quantity ?? 1,
-      subtotal: line.total,
-      total: line.total,
-      total_tax: fromUnits(0n, decimals),
-    }));
+    const created = formatWooDate(this.now());
+    const lines = (seed.lines ?? [{ total: '10.00' }]).map((line, index) => {
+      const id = seed.id * 100 + index + 1;
+      this.lineProducts.set(id, { virtual: line.virtual ?? false, downloadable: line.downloadable ?? false });
+      return {
+        id,
+        name: line.name ?? `Item ${index + 1}`,
+        product_id: line.product_id ?? 500 + index,
+        quantity: line.quantity ?? 1,
+        subtotal: line.total,
+        total: line.total,
+        total_tax: fromUnits(0n, decimals),
+      };
+    });
     const order: WooOrder = {
       id: seed.id,
       status: seed.status ?? 'pending',
@@ -200,10 +310,11 @@ export class WooCommerceModel {
       date_modified: created,
       discount_total: fromUnits(0n, decimals),
       shipping_total: seed.shipping_total ?? fromUnits(0n, decimals),
+      shipping_tax: fromUnits(0n, decimals),
       total_tax: seed.total_tax ?? fromUnits(0n, decimals),
       total: '',
       customer_id: seed.customer_id ?? 0,
-      customer_note: '',
+      customer_note: seed.customer_note ?? '',
       billing: { ...emptyAddress(BILLING_FIELDS), ...seed.billing },
       shipping: { ...emptyAddress(SHIPPING_FIELDS), ...seed.shipping },
       payment_method: '',
@@ -216,13 +327,17 @@ export class WooCommerceModel {
       fee_lines: (seed.fees ?? []).map((fee, index) => ({
         id: seed.id * 100 + 50 + index,
         name: fee.name ?? `Fee ${index + 1}`,
+        tax_status: fee.taxable === false ? ('none' as const) : ('taxable' as const),
         total: fee.total,
         total_tax: fromUnits(0n, decimals),
       })),
     };
     order.total = seed.total ?? this.sumTotal(order);
     this.orders.set(order.id, order);
-    if (order.customer_id > 0 && !this.carts.has(order.customer_id)) this.carts.set(order.customer_id, []);
+    // A registered customer's order: the customer exists in WordPress.
+    if (order.customer_id > 0 && !this.customers.has(order.customer_id)) {
+      this.seedCustomer({ id: order.customer_id, email: order.billing.email || `customer${order.customer_id}@example.com` });
+    }
     return structuredClone(order);
   }
 
@@ -234,19 +349,57 @@ export class WooCommerceModel {
     return fromUnits(units, d);
   }
 
+  /** WC_Abstract_Order::get_tax_location: by the "calculate tax based on" setting. */
+  private taxCountry(order: WooOrder): string {
+    let basedOn = this.settings.taxBasedOn ?? 'shipping';
+    if (basedOn === 'shipping' && !order.shipping.country) basedOn = 'billing';
+    if (basedOn === 'base') return this.settings.baseCountry ?? 'US';
+    return (basedOn === 'billing' ? order.billing.country : order.shipping.country) ?? '';
+  }
+
   /** WooCommerce recalculates taxes from the customer's location when an address changes. */
   private recalculate(order: WooOrder): void {
-    const rate = this.options.taxRates?.[order.billing.country || order.shipping.country || ''];
-    if (rate !== undefined) {
+    if (this.settings.taxRates) {
       const d = this.decimals(order.currency);
-      let taxable = toUnits(order.shipping_total, d);
-      for (const line of order.line_items) taxable += toUnits(line.total, d);
-      // Percent with two decimals of precision, rounded half up, in integer arithmetic.
-      const rateHundredths = BigInt(Math.round(rate * 100));
-      const tax = (taxable * rateHundredths + 5000n) / 10000n;
-      order.total_tax = fromUnits(tax, d);
+      const rate = this.settings.taxRates[this.taxCountry(order)] ?? 0;
+      const rateMicro = BigInt(Math.round(rate * 10_000));
+      let total = 0n;
+      for (const line of order.line_items) {
+        const tax = lineTax(toUnits(line.total, d), rateMicro);
+        line.total_tax = fromUnits(tax, d);
+        total += tax;
+      }
+      for (const fee of order.fee_lines) {
+        const tax = fee.tax_status === 'taxable' ? lineTax(toUnits(fee.total, d), rateMicro) : 0n;
+        fee.total_tax = fromUnits(tax, d);
+        total += tax;
+      }
+      const shippingTax = lineTax(toUnits(order.shipping_total, d), rateMicro);
+      order.shipping_tax = fromUnits(shippingTax, d);
+      order.total_tax = fromUnits(total + shippingTax, d);
     }
     order.total = this.sumTotal(order);
+  }
+
+  /** WC_Order::needs_processing: some item is not both virtual and downloadable. */
+  needsProcessing(order: Pick<WooOrder, 'line_items'>): boolean {
+    return order.line_items.some((line) => {
+      const product = this.lineProducts.get(line.id);
+      return !(product?.virtual && product.downloadable);
+    });
+  }
+
+  /** WC_Order::maybe_set_date_paid, run when the status changes. */
+  private maybeSetDatePaid(order: WooOrder): void {
+    if (order.date_paid) return;
+    const paymentCompleteStatus = this.needsProcessing(order) ? 'processing' : 'completed';
+    const reached =
+      order.status === paymentCompleteStatus || (paymentCompleteStatus === 'processing' && order.status === 'completed');
+    if (reached) {
+      const stamp = formatWooDate(this.now());
+      order.date_paid = stamp;
+      order.date_paid_gmt = stamp;
+    }
   }
 
   get(id: number): WooOrder {
@@ -255,15 +408,30 @@ export class WooCommerceModel {
     return structuredClone(order);
   }
 
+  /** Internal meta the REST API hides (e.g. `_paid_date`), for tests that check it was written. */
+  hiddenMetaOf(id: number): Record<string, unknown> {
+    return { ...this.hiddenMeta.get(id) };
+  }
+
+  private validate(body: Record<string, unknown>): void {
+    if (body.status !== undefined && (typeof body.status !== 'string' || !this.statuses.has(body.status))) {
+      throw new WooError(400, 'rest_invalid_param', 'Invalid parameter(s): status', {
+        params: { status: `status is not one of ${[...this.statuses].join(', ')}.` },
+      });
+    }
+    if (body.meta_data !== undefined && !Array.isArray(body.meta_data)) {
+      throw new WooError(400, 'rest_invalid_param', 'Invalid parameter(s): meta_data', {
+        params: { meta_data: 'meta_data is not of type array.' },
+      });
+    }
+  }
+
   update(id: number, body: Record<string, unknown>): WooOrder {
     const stored = this.orders.get(id);
-    if (!stored) throw new WooError(400, 'woocommerce_rest_shop_order_invalid_id', 'Invalid ID.');
-    if (typeof body.status === 'string' && !this.statuses.has(body.status.replace(/^wc-/, ''))) {
-      throw new WooError(400, 'rest_invalid_param', 'Invalid parameter(s): status');
-    }
-    // Validate everything before changing anything, as WordPress validates the request first.
+    if (!stored) throw new WooError(400, 'woocommerce_rest_shop_order_invalid_id', 'ID is invalid.');
+    // WordPress validates the request against the schema before the controller changes anything.
+    this.validate(body);
     const order = structuredClone(stored);
-    const previousStatus = order.status;
     let addressChanged = false;
 
     for (const [part, fields] of [
@@ -282,39 +450,58 @@ export class WooCommerceModel {
       if (typeof body[field] === 'string') order[field] = body[field] as string;
     }
     if (typeof body.customer_id === 'number') order.customer_id = body.customer_id;
+    // date_paid and date_paid_gmt are read-only in the schema: the controller never passes them on.
 
-    if (Array.isArray(body.meta_data)) {
-      for (const raw of body.meta_data as { id?: unknown; key?: unknown; value?: unknown }[]) {
-        if (typeof raw?.key !== 'string') continue;
-        const internal = INTERNAL_META[raw.key];
-        if (internal) {
-          order[internal] = String(raw.value ?? '');
-          continue;
-        }
-        const byId = typeof raw.id === 'number' ? order.meta_data.find((m) => m.id === raw.id) : undefined;
-        const target = byId ?? order.meta_data.find((m) => m.key === raw.key);
-        if (target) {
-          target.key = raw.key;
-          target.value = raw.value;
-        } else {
-          order.meta_data.push({ id: this.nextMetaId++, key: raw.key, value: raw.value });
-        }
-      }
-    }
+    if (Array.isArray(body.meta_data)) this.writeMeta(order, body.meta_data as unknown[]);
 
-    if (typeof body.status === 'string') {
-      order.status = body.status.replace(/^wc-/, '');
-      const paidNow = ['processing', 'completed'].includes(order.status) && !['processing', 'completed'].includes(previousStatus);
-      if (paidNow && !order.date_paid) {
-        const stamp = this.now().toISOString().slice(0, 19);
-        order.date_paid = stamp;
-        order.date_paid_gmt = stamp;
-      }
+    // The controller sets the status last, "so transitions have new data" (after meta such as _date_paid).
+    if (typeof body.status === 'string' && body.status !== order.status) {
+      order.status = body.status;
+      this.maybeSetDatePaid(order);
     }
     if (addressChanged) this.recalculate(order);
-    order.date_modified = this.now().toISOString().slice(0, 19);
+    order.date_modified = formatWooDate(this.now());
     this.orders.set(id, order);
     return structuredClone(order);
+  }
+
+  /** WC_REST_Orders_V2_Controller: `$order->update_meta_data( key, value, id ?? '' )` for each entry, then save. */
+  private writeMeta(order: WooOrder, entries: unknown[]): void {
+    // null values are deletions, carried out at save (WC_Data::save_meta_data); new entries get their id then.
+    const meta: { id: number | undefined; key: string; value: unknown }[] = order.meta_data.map((m) => ({ ...m }));
+    for (const raw of entries) {
+      if (!raw || typeof raw !== 'object') continue;
+      const { id, key, value } = raw as { id?: unknown; key?: unknown; value?: unknown };
+      if (typeof key !== 'string' || key === '') continue;
+      const setter = META_SETTERS[key];
+      if (setter) {
+        setter(order, value);
+        continue;
+      }
+      if (HIDDEN_META.has(key)) {
+        this.hiddenMeta.set(order.id, { ...this.hiddenMeta.get(order.id), [key]: value });
+        continue;
+      }
+      let target: (typeof meta)[number] | undefined;
+      if (typeof id === 'number' && id > 0) {
+        target = meta.find((m) => m.id === id);
+      } else {
+        const matches = meta.filter((m) => m.key === key && m.value !== null);
+        for (const match of matches) match.value = null;
+        target = matches[0];
+      }
+      if (target) {
+        target.key = key;
+        target.value = value;
+      } else {
+        // add_meta_data( key, value, unique = true ): every entry with the key goes first.
+        for (const m of meta) if (m.key === key) m.value = null;
+        meta.push({ id: undefined, key, value });
+      }
+    }
+    order.meta_data = meta
+      .filter((m) => m.value !== null)
+      .map((m) => ({ id: m.id ?? this.nextMetaId++, key: m.key, value: m.value }));
   }
 
   seedCustomer(seed: { id: number; email: string; first_name?: string; last_name?: string; billing?: WooAddress; shipping?: WooAddress }): WooCustomer {
@@ -342,6 +529,7 @@ export class WooCommerceModel {
   /** Companion plugin: DELETE …/customers/<id>/cart. */
   clearCart(customerId: number): { cleared: true } {
     this.requireBridge();
+    this.requireCustomer(customerId);
     this.carts.set(customerId, []);
     return { cleared: true };
   }
@@ -349,6 +537,7 @@ export class WooCommerceModel {
   /** Companion plugin: POST …/customers/<id>/cart/restore {order_id}. */
   restoreCart(customerId: number, orderId: number): { restored: true; items: number } {
     this.requireBridge();
+    this.requireCustomer(customerId);
     const order = this.orders.get(orderId);
     if (!order || order.customer_id !== customerId) {
       throw new WooError(404, 'checkout_bridge_order_not_found', 'Order not found for this customer.');
@@ -356,6 +545,10 @@ export class WooCommerceModel {
     const items = order.line_items.map((line) => ({ product_id: line.product_id, quantity: line.quantity }));
     this.carts.set(customerId, items);
     return { restored: true, items: items.length };
+  }
+
+  private requireCustomer(customerId: number): void {
+    if (!this.customers.has(customerId)) throw new WooError(404, 'checkout_bridge_customer_not_found', 'Customer not found.');
   }
 
   private requireBridge(): void {

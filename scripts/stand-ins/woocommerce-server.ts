@@ -1,122 +1,73 @@
 /**
- * A local WooCommerce REST v3 stand-in over HTTP, on loopback, backed by the
- * in-memory WooCommerceModel (WooCommerce's own write semantics), so that the
- * service's real store client (@woocommerce/woocommerce-rest-api) is what runs.
+ * The local WooCommerce stand-in over HTTP, on loopback: the one fetch-style
+ * handler of woocommerce-handler.ts (the same one msw mounts in the route
+ * tests) served by a node http server, so the service's real store client
+ * (@woocommerce/woocommerce-rest-api, signing with OAuth 1.0a over http://)
+ * is what runs against it.
  *
- * Authentication as WooCommerce does it: over http:// the client signs every
- * request with OAuth 1.0a query parameters (HMAC-SHA256, checked here, with
- * WooCommerce's 15-minute timestamp window and single-use nonces); HTTP Basic
- * and `consumer_key`/`consumer_secret` query parameters are accepted too.
- *
- * Routes:
- *   GET               /wp-json/wc/v3/orders/<id>
- *   PUT | POST | PATCH /wp-json/wc/v3/orders/<id>
- *   GET               /wp-json/wc/v3/orders              (newest first)
- *   GET               /wp-json/wc/v3/customers/<id>
- *   DELETE            /wp-json/wc-checkout-bridge/v1/customers/<id>/cart           (companion plugin)
- *   POST              /wp-json/wc-checkout-bridge/v1/customers/<id>/cart/restore   (companion plugin)
- * Read-only demo views, without authentication:
+ * Read-only demo views on top, without authentication:
  *   GET /demo/orders, GET /demo/orders/<id>, GET /demo/customers/<id>/cart
+ * An order's view carries its items and a history of the writes made through
+ * the REST API (status changes, customer notes, meta entries written), the
+ * way a shop owner reads an order's notes in wp-admin, so the demo can show
+ * what the service did without a terminal.
  *
  * Not part of the production bundle.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { listen, listenPreferring, sendJson, type RunningServer } from './http';
-import { WooCommerceModel, WooError } from './woocommerce-model';
+import { listen, listenPreferring, serveFetch, type FetchHandler, type RunningServer } from './http';
+import { oauthSignature, wooCommerceHandler, wooJson, type WooCredentials } from './woocommerce-handler';
+import { WooCommerceModel, WooError, type WooOrder } from './woocommerce-model';
 
-export interface WooCredentials {
-  consumerKey: string;
-  consumerSecret: string;
-}
+export { oauthSignature, type WooCredentials };
 
 export interface WooStandIn extends RunningServer {
   model: WooCommerceModel;
 }
 
-const OAUTH_WINDOW_SECONDS = 15 * 60;
-
-function wooError(response: ServerResponse, status: number, code: string, message: string): void {
-  sendJson(response, status, { code, message, data: { status } });
+/** One write to an order through the REST API, as the demo's timeline shows it. */
+export interface OrderWrite {
+  at: string;
+  status?: { from: string; to: string };
+  customer_note?: string;
+  /** The meta entries the write brought that the order did not already hold with that value. */
+  meta: { key: string; value: unknown }[];
 }
 
-/** RFC 3986 encoding, as OAuth 1.0a (and the oauth-1.0a client library) uses it. */
-function percentEncode(value: string): string {
-  return encodeURIComponent(value).replace(/[!*'()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-}
+/** Records what each successful order write changed, for the read-only views. */
+export class OrderHistory {
+  private readonly writes = new Map<number, OrderWrite[]>();
 
-/** The OAuth 1.0a signature WooCommerce computes (class-wc-rest-authentication.php, check_oauth_signature). */
-export function oauthSignature(method: string, baseUrl: string, params: [string, string][], consumerSecret: string): string {
-  const normalized = params
-    .filter(([key]) => key !== 'oauth_signature')
-    .map(([key, value]) => [percentEncode(key), percentEncode(value)] as const)
-    .sort(([a, av], [b, bv]) => (a === b ? (av < bv ? -1 : av > bv ? 1 : 0) : a < b ? -1 : 1))
-    .map(([key, value]) => `${key}=${value}`)
-    .join('&');
-  const base = `${method.toUpperCase()}&${percentEncode(baseUrl)}&${percentEncode(normalized)}`;
-  return createHmac('sha256', `${percentEncode(consumerSecret)}&`).update(base).digest('base64');
-}
-
-function sameText(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
-}
-
-/** undefined when the request is authenticated, else the 401 error to answer. */
-function authenticate(
-  request: IncomingMessage,
-  url: URL,
-  credentials: WooCredentials,
-  usedNonces: Set<string>,
-): { code: string; message: string } | undefined {
-  const bad = (message: string) => ({ code: 'woocommerce_rest_authentication_error', message });
-  const header = request.headers.authorization;
-  if (header?.startsWith('Basic ')) {
-    const [key = '', ...rest] = Buffer.from(header.slice(6), 'base64').toString('utf8').split(':');
-    if (!sameText(key, credentials.consumerKey)) return bad('Consumer key is invalid.');
-    if (!sameText(rest.join(':'), credentials.consumerSecret)) return bad('Consumer secret is invalid.');
-    return undefined;
+  of(id: number): OrderWrite[] {
+    return structuredClone(this.writes.get(id) ?? []);
   }
-  const query = url.searchParams;
-  if (query.has('consumer_key')) {
-    if (!sameText(query.get('consumer_key') ?? '', credentials.consumerKey)) return bad('Consumer key is invalid.');
-    if (!sameText(query.get('consumer_secret') ?? '', credentials.consumerSecret)) return bad('Consumer secret is invalid.');
-    return undefined;
+
+  record(before: WooOrder, after: WooOrder, body: Record<string, unknown>): void {
+    const held = new Map(before.meta_data.map((m) => [m.key, JSON.stringify(m.value)]));
+    const sent = Array.isArray(body.meta_data) ? (body.meta_data as { key?: unknown; value?: unknown }[]) : [];
+    const meta = sent
+      .filter((m): m is { key: string; value: unknown } => typeof m?.key === 'string' && held.get(m.key) !== JSON.stringify(m.value))
+      .map(({ key, value }) => ({ key, value }));
+    const write: OrderWrite = { at: new Date().toISOString(), meta };
+    if (after.status !== before.status) write.status = { from: before.status, to: after.status };
+    if (after.customer_note !== before.customer_note) write.customer_note = after.customer_note;
+    if (!write.status && write.customer_note === undefined && meta.length === 0) return;
+    this.writes.set(after.id, [...(this.writes.get(after.id) ?? []), write]);
   }
-  if (query.has('oauth_consumer_key')) {
-    if (!sameText(query.get('oauth_consumer_key') ?? '', credentials.consumerKey)) return bad('Consumer key is invalid.');
-    for (const required of ['oauth_signature', 'oauth_signature_method', 'oauth_nonce', 'oauth_timestamp']) {
-      if (!query.get(required)) return bad(`${required} parameter is missing.`);
-    }
-    if (query.get('oauth_signature_method') !== 'HMAC-SHA256' && query.get('oauth_signature_method') !== 'HMAC-SHA1') {
-      return bad('Invalid signature method.');
-    }
-    const timestamp = Number(query.get('oauth_timestamp'));
-    if (!Number.isFinite(timestamp) || Math.abs(Date.now() / 1000 - timestamp) > OAUTH_WINDOW_SECONDS) {
-      return bad('Invalid timestamp.');
-    }
-    const baseUrl = `http://${request.headers.host}${url.pathname}`;
-    const expected = oauthSignature(request.method ?? 'GET', baseUrl, [...query.entries()], credentials.consumerSecret);
-    if (!sameText(expected, query.get('oauth_signature') ?? '')) {
-      return bad('Invalid signature - provided signature does not match.');
-    }
-    const nonce = `${query.get('oauth_timestamp')}:${query.get('oauth_nonce')}`;
-    if (usedNonces.has(nonce)) return bad('Invalid nonce - nonce has already been used.');
-    usedNonces.add(nonce);
-    return undefined;
-  }
-  return { code: 'woocommerce_rest_cannot_view', message: 'Sorry, you cannot list resources.' };
 }
 
 /** A compact view of an order for people reading the demo. */
-export function orderSummary(model: WooCommerceModel, id: number) {
+export function orderSummary(model: WooCommerceModel, id: number, history?: OrderHistory) {
   const order = model.get(id);
   return {
     id: order.id,
     status: order.status,
     currency: order.currency,
     total: order.total,
+    date_created: order.date_created,
+    items: order.line_items.map((line) => ({ name: line.name, quantity: line.quantity, total: line.total })),
+    fees: order.fee_lines.map((fee) => ({ name: fee.name, total: fee.total })),
+    shipping_total: order.shipping_total,
+    total_tax: order.total_tax,
     customer_id: order.customer_id,
     customer_note: order.customer_note,
     payment_method: order.payment_method,
@@ -126,68 +77,55 @@ export function orderSummary(model: WooCommerceModel, id: number) {
     billing: order.billing,
     shipping: order.shipping,
     meta: Object.fromEntries(order.meta_data.map((m) => [m.key, m.value])),
+    history: history?.of(id) ?? [],
   };
 }
 
-export function wooHandler(model: WooCommerceModel, credentials: WooCredentials) {
-  const usedNonces = new Set<string>();
+const ORDER_WRITE = /^\/wp-json\/wc\/v3\/orders\/(\d+)$/;
 
-  return (request: IncomingMessage, response: ServerResponse, url: URL, body: string): void => {
-    const method = request.method ?? 'GET';
-    const path = url.pathname.replace(/\/+$/, '');
-    const run = (action: () => unknown) => {
+/** The WooCommerce handler plus the read-only demo views. */
+export function wooHandler(model: WooCommerceModel, credentials: WooCredentials, history = new OrderHistory()): FetchHandler {
+  const api = wooCommerceHandler(model, credentials);
+  return async (request) => {
+    const path = new URL(request.url).pathname.replace(/\/+$/, '');
+    const written = ['PUT', 'POST', 'PATCH'].includes(request.method) ? ORDER_WRITE.exec(path) : null;
+    if (written) {
+      const id = Number(written[1]);
+      const before = model.orders.get(id);
+      const snapshot = before ? structuredClone(before) : undefined;
+      const text = await request.clone().text();
+      const answer = await api(request);
+      const after = model.orders.get(id);
+      if (answer.ok && snapshot && after) {
+        let body: Record<string, unknown> = {};
+        try {
+          body = JSON.parse(text || '{}') as Record<string, unknown>;
+        } catch {
+          body = {};
+        }
+        history.record(snapshot, after, body);
+      }
+      return answer;
+    }
+    const view = (read: () => unknown) => {
       try {
-        sendJson(response, 200, action());
+        return wooJson(200, read());
       } catch (error) {
-        if (!(error instanceof WooError)) throw error;
-        wooError(response, error.status, error.code, error.message);
+        if (error instanceof WooError) return wooJson(error.status, error.toJSON());
+        throw error;
       }
     };
-
-    // Read-only views for people following the demo (no credentials needed, nothing written).
-    let match = /^\/demo\/orders(?:\/(\d+))?$/.exec(path);
-    if (match && method === 'GET') {
-      const id = match[1];
-      if (id) return run(() => orderSummary(model, Number(id)));
-      return run(() => [...model.orders.keys()].sort((a, b) => a - b).map((orderId) => orderSummary(model, orderId)));
-    }
-    match = /^\/demo\/customers\/(\d+)\/cart$/.exec(path);
-    if (match && method === 'GET') return run(() => ({ customer_id: Number(match?.[1]), items: model.carts.get(Number(match?.[1])) ?? [] }));
-
-    if (!path.startsWith('/wp-json/')) return wooError(response, 404, 'rest_no_route', 'No route was found matching the URL and request method.');
-
-    let payload: Record<string, unknown> = {};
-    if (body.trim() !== '') {
-      try {
-        const parsed: unknown = JSON.parse(body);
-        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) payload = parsed as Record<string, unknown>;
-      } catch {
-        return wooError(response, 400, 'rest_invalid_json', 'Invalid JSON body passed.');
+    if (request.method === 'GET') {
+      const order = /^\/demo\/orders(?:\/(\d+))?$/.exec(path);
+      if (order) {
+        const id = order[1];
+        if (id) return view(() => orderSummary(model, Number(id), history));
+        return view(() => [...model.orders.keys()].sort((a, b) => a - b).map((orderId) => orderSummary(model, orderId, history)));
       }
+      const cart = /^\/demo\/customers\/(\d+)\/cart$/.exec(path);
+      if (cart) return view(() => ({ customer_id: Number(cart[1]), items: model.carts.get(Number(cart[1])) ?? [] }));
     }
-
-    const route = path.slice('/wp-json'.length);
-    const orderRoute = /^\/wc\/v3\/orders\/(\d+)$/.exec(route);
-    const customerRoute = /^\/wc\/v3\/customers\/(\d+)$/.exec(route);
-    const cartRoute = /^\/wc-checkout-bridge\/v1\/customers\/(\d+)\/cart$/.exec(route);
-    const restoreRoute = /^\/wc-checkout-bridge\/v1\/customers\/(\d+)\/cart\/restore$/.exec(route);
-
-    type Action = () => unknown;
-    let action: Action | undefined;
-    if (orderRoute && method === 'GET') action = () => model.get(Number(orderRoute[1]));
-    else if (orderRoute && ['PUT', 'POST', 'PATCH'].includes(method)) action = () => model.update(Number(orderRoute[1]), payload);
-    else if (route === '/wc/v3/orders' && method === 'GET') {
-      action = () => [...model.orders.keys()].sort((a, b) => b - a).map((id) => model.get(id));
-    } else if (customerRoute && method === 'GET') action = () => model.getCustomer(Number(customerRoute[1]));
-    else if (cartRoute && method === 'DELETE') action = () => model.clearCart(Number(cartRoute[1]));
-    else if (restoreRoute && method === 'POST') {
-      action = () => model.restoreCart(Number(restoreRoute[1]), Number(payload.order_id));
-    }
-    if (!action) return wooError(response, 404, 'rest_no_route', 'No route was found matching the URL and request method.');
-
-    const denied = authenticate(request, url, credentials, usedNonces);
-    if (denied) return wooError(response, 401, denied.code, denied.message);
-    run(action);
+    return api(request);
   };
 }
 
@@ -198,7 +136,7 @@ export async function startWooCommerceStandIn(options: {
   port?: number;
   preferredPort?: number;
 }): Promise<WooStandIn> {
-  const handler = wooHandler(options.model, options.credentials);
+  const handler = serveFetch(wooHandler(options.model, options.credentials));
   const server = options.preferredPort
     ? await listenPreferring(handler, options.preferredPort, 'woocommerce stand-in')
     : await listen(handler, options.port ?? 0, 'woocommerce stand-in');

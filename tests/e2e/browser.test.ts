@@ -3,8 +3,13 @@
  * demo storefront from an allowed origin and from a disallowed one; the page
  * calls the production build with `fetch` and a JSON body, so Chromium sends
  * the CORS preflight and enforces its answer. A recording proxy in front of
- * the service shows which requests actually arrived. Screenshots go to
- * test-artifacts/.
+ * the service shows which requests actually arrived.
+ *
+ * The whole life of an order happens on the page, with no terminal command:
+ * it shows the order, confirms the card with the Stripe stand-in as Stripe.js
+ * would, the stand-in posts the signed event to the service by itself, the page
+ * sees the order turn processing, and its "Ship it" button sends ShipStation's
+ * notification. Screenshots of each step go to test-artifacts/.
  *
  * Without Chromium the file is skipped with the reason, except under CI=true,
  * where a missing browser fails the run (.ci/run installs it).
@@ -19,8 +24,8 @@ import {
   CHROMIUM_PATH,
   chromiumAvailable,
   startE2eWorld,
+  startDemoStorefrontFor,
   startRecordingProxy,
-  startStorefrontFor,
   type E2eWorld,
   type RecordedRequest,
 } from '../support/e2e';
@@ -45,8 +50,8 @@ describe.skipIf(!haveBrowser && !inCi)('storefront checkout in Chromium', () => 
     const allowedOrigin = `http://127.0.0.1:${storefrontPort}`;
     world = await startE2eWorld('browser', { allowedOrigins: [allowedOrigin] });
     proxy = await startRecordingProxy(world.service.url);
-    allowedStorefront = await startStorefrontFor(proxy.url, storefrontPort);
-    disallowedStorefront = await startStorefrontFor(proxy.url);
+    allowedStorefront = await startDemoStorefrontFor(world, proxy.url, storefrontPort);
+    disallowedStorefront = await startDemoStorefrontFor(world, proxy.url);
     browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
   });
 
@@ -73,20 +78,63 @@ describe.skipIf(!haveBrowser && !inCi)('storefront checkout in Chromium', () => 
   const arrived = (origin: string, path: string) =>
     proxy.requests.filter((r) => r.origin === origin && r.path === path).map((r) => r.method);
 
-  it('on the allowed origin, Pay by card gets a payment intent after the preflight, and the order holds the addresses', async () => {
+  const timeline = (page: Page) => page.locator('#timeline').innerText();
+
+  it('on the allowed origin, the order goes pending → processing → shipped on the page alone', async () => {
     const page = await openCheckout(allowedStorefront, 1001);
+    await page.locator('#order-status', { hasText: 'pending' }).waitFor();
+    expect(await page.locator('#order-lines').innerText()).toMatch(/Organic cotton T-shirt × 2\s+40\.00 USD[\s\S]*Shipping\s+5\.00 USD[\s\S]*Total\s+45\.00 USD/);
+    await page.screenshot({ path: join(ARTIFACTS, 'browser-order-1-pending.png'), fullPage: true });
+
+    await page.click('#pay-card');
+    const paid = await finalStatus(page);
+    expect(paid).toEqual({ state: 'ok', text: 'Payment received: order #1001 is now processing.' });
+    expect(arrived(allowedStorefront.url, '/api/payment-intent')).toEqual(['OPTIONS', 'POST']);
+    let order = await orderState(1001);
+    expect(order).toMatchObject({ status: 'processing', payment_method: 'cardprovider' });
+    expect(order.billing).toMatchObject({ first_name: 'Grace', email: 'grace@example.com', phone: '+1 555 0100', country: 'US' });
+    const intentId = order.meta._payment_intent_id as string;
+    // Nobody but the Stripe stand-in told the service: its own delivery, signed, answered 200.
+    const deliveries = world.standIns.stripe.webhookAttempts.filter((a) => a.type === 'payment_intent.succeeded');
+    expect(deliveries.map((a) => a.status)).toEqual([200]);
+    await page.locator('#order-status', { hasText: 'processing' }).waitFor();
+    await page.locator('#timeline', { hasText: '_provider_payment_intent_id' }).waitFor();
+    expect(await timeline(page)).toMatch(/Status pending → processing[\s\S]*_provider_payment_intent_id = pi_/);
+    expect(await timeline(page)).toContain(intentId);
+    await page.screenshot({ path: join(ARTIFACTS, 'browser-order-2-processing.png'), fullPage: true });
+
+    await page.click('#ship');
+    const shipped = await finalStatus(page);
+    expect(shipped.state).toBe('ok');
+    expect(shipped.text).toMatch(/^Shipped: Your order has been shipped! Tracking Number: 1Z\w+ \| Carrier: UPS/);
+    expect(proxy.requests.some((r) => r.method === 'POST' && r.path === '/api/shipping/webhook')).toBe(true);
+    order = await orderState(1001);
+    expect(order.status).toBe('shipped');
+    expect(order.meta._tracking_number).toMatch(/^1Z/);
+    await page.locator('#order-status', { hasText: 'shipped' }).waitFor();
+    await page.locator('#timeline', { hasText: 'processing → shipped' }).waitFor();
+    expect(await timeline(page)).toContain('Note to the customer: “Your order has been shipped!');
+    await page.screenshot({ path: join(ARTIFACTS, 'browser-order-3-shipped.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('on the allowed origin, a declined card leaves the order pending and the page shows the failure note', async () => {
+    const page = await openCheckout(allowedStorefront, 1002);
+    await page.locator('#order-status', { hasText: 'pending' }).waitFor();
+    await page.check('input[name="card"][value="pm_card_chargeDeclined"]');
     await page.click('#pay-card');
     const status = await finalStatus(page);
-    expect(status.state).toBe('ok');
-    expect(status.text).toMatch(/Card payment ready: payment intent pi_\w+/);
-    await page.screenshot({ path: join(ARTIFACTS, 'browser-allowed-origin-card.png'), fullPage: true });
-
-    expect(arrived(allowedStorefront.url, '/api/payment-intent')).toEqual(['OPTIONS', 'POST']);
-    const order = await orderState(1001);
+    expect(status.state).toBe('declined');
+    expect(status.text).toMatch(/^Card declined: Your card was declined\. The order stays pending\. Note to the customer: “.*Your card was declined\./);
+    const order = await orderState(1002);
     expect(order.status).toBe('pending');
-    expect(order.meta._payment_intent_id).toMatch(/^pi_/);
-    expect(status.text).toContain(order.meta._payment_intent_id);
-    expect(order.billing).toMatchObject({ first_name: 'Grace', email: 'grace@example.com', phone: '+1 555 0100', country: 'US' });
+    expect(order.customer_note).toContain('Your card was declined.');
+    expect(order.meta._payment_error).toBe('Your card was declined.');
+    expect(status.text).toContain(order.customer_note);
+    await page.locator('#timeline', { hasText: '_payment_failed_at' }).waitFor();
+    expect(await timeline(page)).toContain('_payment_error = Your card was declined.');
+    expect(world.standIns.stripe.webhookAttempts.filter((a) => a.type === 'payment_intent.payment_failed').map((a) => a.status)).toEqual([200]);
+    await page.screenshot({ path: join(ARTIFACTS, 'browser-order-declined.png'), fullPage: true });
     await page.close();
   });
 

@@ -315,12 +315,15 @@ describe('card webhook: payment_intent.succeeded', () => {
         { key: '_payment_method', value: 'cardprovider' },
         { key: '_payment_method_title', value: 'Credit Card (cardprovider)' },
         { key: '_transaction_id', value: 'ch_test_301' },
+        { key: '_date_paid', value: expect.stringMatching(/^\d+$/) },
       ],
     });
-    // One moment of payment: date_paid, date_paid_gmt and _paid_date agree.
+    // One moment of payment: date_paid, date_paid_gmt, _paid_date and _date_paid (Unix seconds) agree.
     const paidDate = (update!.meta_data as Meta[]).find((m) => m.key === '_paid_date')!.value;
     expect(update!.date_paid).toBe(paidDate);
     expect(update!.date_paid_gmt).toBe(paidDate);
+    const datePaidSeconds = (update!.meta_data as Meta[]).find((m) => m.key === '_date_paid')!.value;
+    expect(Number(datePaidSeconds)).toBe(Math.floor(Date.parse(String(paidDate)) / 1000));
     // A guest order has no customer to keep.
     expect(update).not.toHaveProperty('customer_id');
 
@@ -330,12 +333,9 @@ describe('card webhook: payment_intent.succeeded', () => {
     expect(order.payment_method_title).toBe('Credit Card (cardprovider)');
     expect(order.transaction_id).toBe('ch_test_301');
     expect(order.date_paid).not.toBeNull();
-    expect(order.meta_data.map((m) => m.key)).toEqual([
-      '_payment_intent_id',
-      '_provider_payment_intent_id',
-      '_provider_charge_id',
-      '_paid_date',
-    ]);
+    // _paid_date is internal to WooCommerce: stored, but never shown in a REST read.
+    expect(order.meta_data.map((m) => m.key)).toEqual(['_payment_intent_id', '_provider_payment_intent_id', '_provider_charge_id']);
+    expect(providers.woo.hiddenMetaOf(301)._paid_date).toBe(paidDate);
     expect(order.customer_note).toBe('');
     // A guest has no cart to clear.
     expect(providers.callsTo('store', 'DELETE')).toEqual([]);
@@ -686,7 +686,7 @@ describe('card webhook: exactly once', () => {
     expect(providers.orderUpdates(602)).toHaveLength(1);
     expect(providers.callsTo('store', 'DELETE')).toHaveLength(1);
     const keys = providers.woo.get(602).meta_data.map((m) => m.key);
-    expect(keys).toEqual(['_provider_payment_intent_id', '_provider_charge_id', '_paid_date']);
+    expect(keys).toEqual(['_provider_payment_intent_id', '_provider_charge_id']);
     const outcomes = requestLines().map((l) => l.outcome);
     expect(outcomes.filter((o) => o === 'paid')).toHaveLength(1);
     expect(outcomes.filter((o) => o === 'duplicate_event')).toHaveLength(7);

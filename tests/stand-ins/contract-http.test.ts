@@ -16,7 +16,7 @@ let stripe: StripeStandIn;
 
 beforeAll(async () => {
   woo = await startWooCommerceStandIn({
-    model: new WooCommerceModel({ customStatuses: ['shipped', 'awaiting_shipment'], taxRates: { CA: 13 } }),
+    model: new WooCommerceModel({ customStatuses: ['shipped'], taxRates: { CA: 13 } }),
     credentials: { consumerKey: TEST_CONSUMER_KEY, consumerSecret: TEST_CONSUMER_SECRET },
   });
   stripe = await startStripeStandIn({ model: new StripeModel(), secretKey: TEST_STRIPE_KEY });

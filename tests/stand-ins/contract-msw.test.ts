@@ -8,7 +8,7 @@ const providers = useProviders();
 
 beforeAll(() => {
   useTestEnv();
-  providers.reset({ customStatuses: ['shipped', 'awaiting_shipment'], taxRates: { CA: 13 } });
+  providers.reset({ customStatuses: ['shipped'], taxRates: { CA: 13 } });
 });
 
 defineContract('msw', {

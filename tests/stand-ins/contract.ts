@@ -36,6 +36,19 @@ const newOrderId = () => (nextOrderId += 1);
 const failureOf = async (promise: Promise<unknown>): Promise<unknown> => promise.then(() => undefined, (error: unknown) => error);
 
 export function defineContract(label: string, target: ContractTarget): void {
+  /** A raw REST call with the consumer key and secret (HTTP Basic), for what the store client does not surface (messages). */
+  const rawStore = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${target.storeUrl()}/wp-json${path}`, {
+      method,
+      headers: {
+        Authorization: `Basic ${Buffer.from(`${TEST_CONSUMER_KEY}:${TEST_CONSUMER_SECRET}`).toString('base64')}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, any> };
+  };
+
   const store = (credentials = { consumerKey: TEST_CONSUMER_KEY, consumerSecret: TEST_CONSUMER_SECRET }) =>
     new WooCommerceStore({ url: target.storeUrl(), ...credentials }, 2000);
   const card = (secretKey = TEST_STRIPE_KEY) =>
@@ -104,13 +117,138 @@ export function defineContract(label: string, target: ContractTarget): void {
       await expect(store().updateOrder(id, { status: 'shipped' })).resolves.toMatchObject({ status: 'shipped' });
     });
 
-    it('answers a missing order with 404 on read and 400 invalid id on write', async () => {
+    it('answers a missing order with 404 "Invalid ID." on read and 400 "ID is invalid." on write', async () => {
       expect(await failureOf(store().getOrder(999_999))).toMatchObject({ failure: 'not_found', status: 404 });
       expect(await failureOf(store().updateOrder(999_999, { customer_note: 'x' }))).toMatchObject({
         failure: 'not_found',
         status: 400,
         code: 'woocommerce_rest_shop_order_invalid_id',
       });
+      expect(await rawStore('GET', '/wc/v3/orders/999999')).toEqual({
+        status: 404,
+        body: { code: 'woocommerce_rest_shop_order_invalid_id', message: 'Invalid ID.', data: { status: 404 } },
+      });
+      expect(await rawStore('PUT', '/wc/v3/orders/999999', { customer_note: 'x' })).toEqual({
+        status: 400,
+        body: { code: 'woocommerce_rest_shop_order_invalid_id', message: 'ID is invalid.', data: { status: 400 } },
+      });
+    });
+
+    it('stamps date_paid at the payment-complete status: processing, or completed when every item is virtual and downloadable', async () => {
+      const ebooks = newOrderId();
+      target.woo().seed({ id: ebooks, lines: [{ total: '9.00', virtual: true, downloadable: true }, { total: '3.00', virtual: true, downloadable: true }] });
+      const processing = await store().updateOrder(ebooks, { status: 'processing' });
+      expect(processing).toMatchObject({ status: 'processing', date_paid: null, date_paid_gmt: null });
+      const completed = await store().updateOrder(ebooks, { status: 'completed' });
+      expect(completed.date_paid).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/);
+      expect(completed.date_paid_gmt).toBe(completed.date_paid);
+
+      // One item that is virtual but not downloadable (a service) needs processing.
+      const mixed = newOrderId();
+      target.woo().seed({ id: mixed, lines: [{ total: '9.00', virtual: true, downloadable: true }, { total: '3.00', virtual: true }] });
+      expect((await store().updateOrder(mixed, { status: 'processing' })).date_paid).not.toBeNull();
+    });
+
+    it('maps meta _date_paid (Unix seconds) to the paid date, before the status, and keeps it out of meta_data', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, lines: [{ total: '9.00', virtual: true, downloadable: true }] });
+      const seconds = Math.floor(Date.parse('2026-11-22T02:30:15Z') / 1000);
+      const paid = await store().updateOrder(id, { status: 'processing', meta_data: [{ key: '_date_paid', value: String(seconds) }] });
+      expect(paid).toMatchObject({ status: 'processing', date_paid: '2026-11-22T02:30:15', date_paid_gmt: '2026-11-22T02:30:15' });
+      expect(paid.meta_data.map((m) => m.key)).not.toContain('_date_paid');
+    });
+
+    it('hides _paid_date from REST reads', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id });
+      const written = await store().updateOrder(id, { meta_data: [{ key: '_paid_date', value: '2026-11-22T02:30:15.000Z' }, { key: 'kept', value: 'yes' }] });
+      expect(written.meta_data.map((m) => m.key)).toEqual(['kept']);
+      expect((await store().getOrder(id)).meta_data.map((m) => m.key)).toEqual(['kept']);
+      expect(target.woo().hiddenMetaOf(id)._paid_date).toBe('2026-11-22T02:30:15.000Z');
+    });
+
+    it('treats meta by unknown id as a new entry: every entry with its key goes, one comes back with a new id', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, meta_data: [{ key: 'color', value: 'red' }, { key: 'color', value: 'green' }, { key: 'size', value: 'L' }] });
+      const before = await store().getOrder(id);
+      const known = before.meta_data.map((m) => m.id);
+      const order = await store().updateOrder(id, { meta_data: [{ id: 987_654, key: 'color', value: 'blue' }] });
+      const colors = order.meta_data.filter((m) => m.key === 'color');
+      expect(colors.map((m) => m.value)).toEqual(['blue']);
+      expect(known).not.toContain(colors[0]?.id);
+      expect(colors[0]?.id).not.toBe(987_654);
+      expect(order.meta_data.find((m) => m.key === 'size')?.value).toBe('L');
+    });
+
+    it('collapses duplicate keys and matches entries without id by key', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, meta_data: [{ key: 'color', value: 'red' }, { key: 'color', value: 'green' }] });
+      const firstId = (await store().getOrder(id)).meta_data[0]?.id;
+      const byKey = await store().updateOrder(id, { meta_data: [{ key: 'color', value: 'blue' }] });
+      expect(byKey.meta_data).toEqual([{ id: firstId, key: 'color', value: 'blue' }]);
+
+      const twice = await store().updateOrder(id, {
+        meta_data: [
+          { key: 'size', value: 'S' },
+          { key: 'size', value: 'XL' },
+        ],
+      });
+      expect(twice.meta_data.filter((m) => m.key === 'size').map((m) => m.value)).toEqual(['XL']);
+    });
+
+    it('knows exactly the stock statuses, refuses wc-prefixed and unregistered ones with 400 rest_invalid_param', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id });
+      target.woo().removeStatus('shipped');
+      try {
+        expect(target.woo().registeredStatuses).toEqual([
+          'auto-draft',
+          'pending',
+          'processing',
+          'on-hold',
+          'completed',
+          'cancelled',
+          'refunded',
+          'failed',
+          'checkout-draft',
+        ]);
+        for (const status of ['wc-processing', 'shipped', 'awaiting_shipment']) {
+          expect(await failureOf(store().updateOrder(id, { status }))).toMatchObject({ status: 400, code: 'rest_invalid_param' });
+        }
+        const refused = await rawStore('PUT', `/wc/v3/orders/${id}`, { status: 'wc-processing' });
+        expect(refused.body).toMatchObject({ code: 'rest_invalid_param', message: 'Invalid parameter(s): status', data: { status: 400 } });
+        expect(target.woo().get(id).status).toBe('pending');
+        await expect(store().updateOrder(id, { status: 'checkout-draft' })).resolves.toMatchObject({ status: 'checkout-draft' });
+      } finally {
+        target.woo().addStatus('shipped');
+      }
+    });
+
+    it('taxes by the shipping address by default, by billing when there is no shipping country, per line, fees included', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, lines: [{ total: '0.05' }, { total: '0.05' }], shipping_total: '10.00', fees: [{ total: '2.00' }, { total: '1.00', taxable: false }] });
+      // No shipping country: the billing address decides.
+      const billed = await store().updateOrder(id, { billing: { country: 'CA' } });
+      // 13% of each 0.05 line is 0.0065, rounded per line to 0.01 (0.02, where the rounded sum would be 0.01),
+      // plus 1.30 on shipping and 0.26 on the taxable fee; the other fee is not taxed.
+      expect(billed.total_tax).toBe('1.58');
+      expect(billed.total).toBe('14.68');
+      // A shipping country decides over the billing one.
+      const shipped = await store().updateOrder(id, { shipping: { country: 'US' } });
+      expect(shipped.total_tax).toBe('0.00');
+      expect(shipped.total).toBe('13.10');
+    });
+
+    it('taxes by the billing address when the shop is set to', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, lines: [{ total: '100.00' }] });
+      target.woo().settings.taxBasedOn = 'billing';
+      try {
+        const order = await store().updateOrder(id, { billing: { country: 'CA' }, shipping: { country: 'US' } });
+        expect(order.total_tax).toBe('13.00');
+      } finally {
+        delete target.woo().settings.taxBasedOn;
+      }
     });
 
     it('clears and restores a customer cart through the companion plugin routes', async () => {
@@ -121,6 +259,21 @@ export function defineContract(label: string, target: ContractTarget): void {
       expect(target.woo().carts.get(customer)).toHaveLength(2);
       await store().clearCustomerCart(customer);
       expect(target.woo().carts.get(customer)).toEqual([]);
+    });
+
+    it('answers the companion plugin 404s: unknown customer, unknown order, someone else\'s order', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, customer_id: id, lines: [{ total: '5.00' }] });
+      target.woo().seedCustomer({ id: id + 500_000, email: 'someone@example.com' });
+      expect(await failureOf(store().clearCustomerCart(999_999))).toMatchObject({ status: 404, code: 'checkout_bridge_customer_not_found' });
+      expect(await failureOf(store().restoreCustomerCart(999_999, id))).toMatchObject({ status: 404, code: 'checkout_bridge_customer_not_found' });
+      expect(await failureOf(store().restoreCustomerCart(id, 999_999))).toMatchObject({ status: 404, code: 'checkout_bridge_order_not_found' });
+      expect(await failureOf(store().restoreCustomerCart(id + 500_000, id))).toMatchObject({ status: 404, code: 'checkout_bridge_order_not_found' });
+      expect(target.woo().carts.get(id + 500_000)).toEqual([]);
+      expect(await rawStore('POST', `/wc-checkout-bridge/v1/customers/${id}/cart/restore`, { order_id: 999_999 })).toEqual({
+        status: 404,
+        body: { code: 'checkout_bridge_order_not_found', message: 'Order not found for this customer.', data: { status: 404 } },
+      });
     });
 
     it('refuses wrong credentials with 401', async () => {
@@ -181,6 +334,34 @@ export function defineContract(label: string, target: ContractTarget): void {
   });
 
   describe(`${label}: the whole checkout through the route handlers`, () => {
+    it('an order of e-books only paid by card ends processing with its paid date', async () => {
+      target.useEnv();
+      const id = newOrderId();
+      target.woo().seed({ id, lines: [{ total: '9.00', virtual: true, downloadable: true }, { total: '3.00', virtual: true, downloadable: true }] });
+      const created = (await (
+        await paymentIntent(
+          postJson(
+            '/api/payment-intent',
+            { token: await tokenFor(id), billing_address: { first_name: 'Ada', country: 'GB' }, shipping_address: null, contact_info: { email: 'ada@example.com' } },
+            { ip: freshIp() },
+          ),
+        )
+      ).json()) as { payment_intent_id: string };
+      const { payload, signature } = signCardEvent(cardEvent('payment_intent.succeeded', target.stripe().succeed(created.payment_intent_id)), TEST_WEBHOOK_SECRET);
+      const paid = await cardWebhook(
+        new Request('http://localhost:3000/api/cardprovider/webhook', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'stripe-signature': signature, 'x-forwarded-for': freshIp() },
+          body: payload,
+        }),
+      );
+      expect(paid.status).toBe(200);
+      const order = target.woo().get(id);
+      expect(order.status).toBe('processing');
+      expect(order.date_paid).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+      expect(order.date_paid_gmt).toBe(order.date_paid);
+    });
+
     it('payment-intent → card success → shipped, and submit-order for a manual payment', async () => {
       target.useEnv();
       const id = newOrderId();

@@ -79,11 +79,38 @@ describe('demo views and controls', () => {
     expect((await fetch(`${woo.url}/demo/orders/404404`)).status).toBe(404);
   });
 
+  it('shows the items and a history of the writes: status changes, customer notes and the meta entries written', async () => {
+    woo.model.seed({ id: 2, lines: [{ name: 'Tea', quantity: 2, total: '8.00' }], meta_data: [{ key: '_payment_intent_id', value: 'pi_1' }] });
+    const write = (body: unknown) =>
+      fetch(`${woo.url}/wp-json/wc/v3/orders/2`, {
+        method: 'PUT',
+        headers: { Authorization: `Basic ${Buffer.from(`${KEY}:${SECRET}`).toString('base64')}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    // As the card webhook appends: the entries the order holds come back unchanged beside the new ones.
+    await write({ status: 'processing', customer_note: 'Paid.', meta_data: [{ key: '_payment_intent_id', value: 'pi_1' }, { key: '_paid_date', value: '2026-01-01T00:00:00Z' }] });
+    await write({ status: 'no-such-status' });
+    await write({ meta_data: [{ key: '_payment_intent_id', value: 'pi_1' }] });
+    const view = await (await fetch(`${woo.url}/demo/orders/2`)).json();
+    expect(view.items).toEqual([{ name: 'Tea', quantity: 2, total: '8.00' }]);
+    expect(view.history).toHaveLength(1);
+    expect(view.history[0]).toMatchObject({
+      status: { from: 'pending', to: 'processing' },
+      customer_note: 'Paid.',
+      meta: [{ key: '_paid_date', value: '2026-01-01T00:00:00Z' }],
+    });
+  });
+
   it('seeds the demo orders the README lists', () => {
     const model = createDemoWooCommerce();
     expect([...model.orders.keys()]).toEqual(DEMO_ORDERS.map((o) => o.id));
     expect(model.get(1003)).toMatchObject({ currency: 'JPY', total: '4000' });
     expect(model.get(1004).status).toBe('processing');
+    // The e-book order needs no processing: WooCommerce alone would stamp its paid date only at `completed`.
+    expect(model.needsProcessing(model.get(1006))).toBe(false);
+    expect(model.needsProcessing(model.get(1001))).toBe(true);
+    expect(model.registeredStatuses).toContain('shipped');
+    expect(model.registeredStatuses).not.toContain('awaiting_shipment');
   });
 
   it('completes or declines a payment intent like a customer’s card would', async () => {

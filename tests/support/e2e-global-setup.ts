@@ -13,7 +13,7 @@ import { join } from 'node:path';
 
 const ROOT = process.cwd();
 const BUILD_ID = join(ROOT, '.next', 'BUILD_ID');
-const SOURCES = ['app', 'lib', 'next.config.ts', 'package-lock.json', 'tsconfig.json'];
+const SOURCES = ['app', 'lib', 'instrumentation.ts', 'next.config.ts', 'package-lock.json', 'tsconfig.json'];
 
 function newestChange(path: string): number {
   if (!existsSync(path)) return 0;

@@ -14,7 +14,7 @@ import { request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { mintCheckoutToken } from '@/lib/security/checkout-token';
-import { DEMO_SECRETS, demoServiceEnv, startDemoStandIns, type DemoStandIns } from '@/scripts/stand-ins/demo';
+import { DEMO_SECRETS, demoServiceEnv, demoWebhookEndpoint, startDemoStandIns, type DemoStandIns } from '@/scripts/stand-ins/demo';
 import { freePort, listen, LOOPBACK, type RunningServer } from '@/scripts/stand-ins/http';
 import { startStorefront } from '@/scripts/stand-ins/storefront';
 
@@ -82,6 +82,8 @@ export async function startService(name: string, env: Record<string, string>): P
   throw new Error(`next start did not come up on ${url}; see ${logFile}`);
 }
 
+export const E2E_WEBHOOK_RETRY_DELAYS_MS = [200, 500, 1000];
+
 export interface E2eWorld {
   standIns: DemoStandIns;
   service: ServiceServer;
@@ -96,7 +98,8 @@ export async function startE2eWorld(
   name: string,
   options: { allowedOrigins?: string[]; extraEnv?: Record<string, string> } = {},
 ): Promise<E2eWorld> {
-  const standIns = await startDemoStandIns();
+  // Stripe's retries, compressed further than the demo's so a test sees them within its timeout.
+  const standIns = await startDemoStandIns({}, { webhookRetryDelaysMs: E2E_WEBHOOK_RETRY_DELAYS_MS });
   const allowedOrigins = options.allowedOrigins ?? ['https://storefront.e2e.test'];
   let service: ServiceServer;
   try {
@@ -110,6 +113,8 @@ export async function startE2eWorld(
     await standIns.close();
     throw error;
   }
+  // As Stripe does: a card confirmed with the stand-in is followed by its signed event, posted to the service.
+  standIns.stripe.deliverEventsTo(demoWebhookEndpoint(service.url));
   return {
     standIns,
     service,
@@ -176,6 +181,22 @@ export async function startRecordingProxy(target: string): Promise<RunningServer
 /** The demo storefront page calling serviceUrl, minting tokens with the demo secret; port 0 for any free port. */
 export async function startStorefrontFor(serviceUrl: string, port = 0): Promise<RunningServer> {
   return startStorefront({ serviceUrl, tokenSecret: DEMO_SECRETS.checkoutTokenSecret, port });
+}
+
+/**
+ * The whole demo storefront for a world: the page calls serviceUrl (the service, or a proxy in front
+ * of it), confirms cards with the world's Stripe stand-in, shows the order from the WooCommerce
+ * stand-in's read-only view, and plays ShipStation with the demo shipping secret.
+ */
+export async function startDemoStorefrontFor(world: E2eWorld, serviceUrl: string, port = 0): Promise<RunningServer> {
+  return startStorefront({
+    serviceUrl,
+    tokenSecret: DEMO_SECRETS.checkoutTokenSecret,
+    stripe: { url: world.standIns.stripe.url, publishableKey: DEMO_SECRETS.stripePublishableKey },
+    woocommerceUrl: world.woocommerceUrl,
+    shippingWebhookSecret: DEMO_SECRETS.shippingWebhookSecret,
+    port,
+  });
 }
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

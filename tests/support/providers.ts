@@ -1,14 +1,19 @@
 /**
- * msw handlers that put WooCommerce and Stripe behind the in-memory models of
- * scripts/stand-ins, so route tests exercise the real store and card clients
- * over HTTP. Every request is recorded for assertions on what was written
- * and sent; anything unhandled fails the test (onUnhandledRequest: 'error').
+ * msw mounts the stand-ins' own fetch handlers (scripts/stand-ins/*-handler.ts,
+ * the same ones the loopback servers serve), so route tests exercise the real
+ * store and card clients against one implementation of WooCommerce and Stripe.
+ * Around them, test-only controls: every request is recorded for assertions on
+ * what was written and sent, failures and latency can be injected, and
+ * anything unhandled fails the test (onUnhandledRequest: 'error').
  */
 import { delay, http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { StripeApiError, StripeModel, parseFormBody } from '@/scripts/stand-ins/stripe-model';
-import { WooCommerceModel, WooError, type WooModelOptions } from '@/scripts/stand-ins/woocommerce-model';
+import type { FetchHandler } from '@/scripts/stand-ins/http';
+import { stripeApiHandler } from '@/scripts/stand-ins/stripe-handler';
+import { StripeModel, parseFormBody } from '@/scripts/stand-ins/stripe-model';
+import { wooCommerceHandler } from '@/scripts/stand-ins/woocommerce-handler';
+import { WooCommerceModel, type WooModelOptions } from '@/scripts/stand-ins/woocommerce-model';
 import { TEST_CONSUMER_KEY, TEST_CONSUMER_SECRET, TEST_STORE_URL, TEST_STRIPE_KEY } from './env';
 
 export interface RecordedCall {
@@ -45,9 +50,7 @@ interface Failure {
   times: number;
 }
 
-const WOO_API = `${TEST_STORE_URL}/wp-json/wc/v3`;
-const BRIDGE_API = `${TEST_STORE_URL}/wp-json/wc-checkout-bridge/v1`;
-const STRIPE_API = 'https://api.stripe.com/v1';
+const STRIPE_HOST = 'https://api.stripe.com';
 
 function headerRecord(headers: Headers): Record<string, string> {
   const out: Record<string, string> = {};
@@ -58,9 +61,14 @@ function headerRecord(headers: Headers): Record<string, string> {
 }
 
 export function createProviders(): { providers: Providers; server: ReturnType<typeof setupServer> } {
+  const mount = (woo: WooCommerceModel, stripe: StripeModel) => ({
+    woo,
+    stripe,
+    wooHandler: wooCommerceHandler(woo, { consumerKey: TEST_CONSUMER_KEY, consumerSecret: TEST_CONSUMER_SECRET }),
+    stripeHandler: stripeApiHandler(stripe, TEST_STRIPE_KEY),
+  });
   const state = {
-    woo: new WooCommerceModel(),
-    stripe: new StripeModel(),
+    ...mount(new WooCommerceModel(), new StripeModel()),
     calls: [] as RecordedCall[],
     failures: [] as (Failure & { provider: 'store' | 'card' })[],
     storeLatencyMs: 0,
@@ -73,84 +81,27 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
     return HttpResponse.json(failure.body as Record<string, unknown>, { status: failure.status });
   };
 
-  const wooAuthorized = (request: Request) =>
-    request.headers.get('authorization') ===
-    `Basic ${Buffer.from(`${TEST_CONSUMER_KEY}:${TEST_CONSUMER_SECRET}`).toString('base64')}`;
-
-  async function record(provider: 'store' | 'card', request: Request): Promise<{ path: string; body: unknown }> {
+  async function record(provider: 'store' | 'card', request: Request): Promise<string> {
     const url = new URL(request.url);
-    const text = request.method === 'GET' || request.method === 'DELETE' ? '' : await request.text();
+    const text = request.method === 'GET' || request.method === 'DELETE' ? '' : await request.clone().text();
     let body: unknown = undefined;
     if (text) body = provider === 'card' ? parseFormBody(text) : JSON.parse(text);
     state.calls.push({ provider, method: request.method, path: url.pathname, body, headers: headerRecord(request.headers) });
-    return { path: url.pathname, body };
+    return url.pathname;
   }
 
-  const woo = <T>(run: () => T) => {
-    try {
-      return HttpResponse.json(run() as Record<string, unknown>);
-    } catch (error) {
-      if (error instanceof WooError) {
-        return HttpResponse.json({ code: error.code, message: error.message, data: { status: error.status } }, { status: error.status });
-      }
-      throw error;
-    }
-  };
-
-  const storeHandler =
-    (run: (params: Record<string, string>, body: unknown) => unknown) =>
-    async ({ request, params }: { request: Request; params: Record<string, string | readonly string[] | undefined> }) => {
-      const { path, body } = await record('store', request);
-      if (state.storeLatencyMs > 0) await delay(state.storeLatencyMs);
-      if (!wooAuthorized(request)) {
-        return HttpResponse.json({ code: 'woocommerce_rest_cannot_view', message: 'Sorry, you cannot list resources.' }, { status: 401 });
-      }
-      const failed = takeFailure('store', request.method, path);
-      if (failed) return failed;
-      return woo(() => run(params as Record<string, string>, body));
-    };
-
-  const stripeHandler =
-    (run: (params: Record<string, string>, body: Record<string, unknown>, request: Request) => { status: number; body: unknown }) =>
-    async ({ request, params }: { request: Request; params: Record<string, string | readonly string[] | undefined> }) => {
-      const { path, body } = await record('card', request);
-      if (request.headers.get('authorization') !== `Bearer ${TEST_STRIPE_KEY}`) {
-        return HttpResponse.json(new StripeApiError(401, 'invalid_request_error', undefined, 'Invalid API Key provided').toJSON(), { status: 401 });
-      }
-      const failed = takeFailure('card', request.method, path);
-      if (failed) return failed;
-      try {
-        const answer = run(params as Record<string, string>, (body ?? {}) as Record<string, unknown>, request);
-        return HttpResponse.json(answer.body as Record<string, unknown>, { status: answer.status });
-      } catch (error) {
-        if (error instanceof StripeApiError) return HttpResponse.json(error.toJSON(), { status: error.status });
-        throw error;
-      }
+  /** Recording, injected failures and latency around a stand-in's own handler. */
+  const mounted =
+    (provider: 'store' | 'card', handler: () => FetchHandler) =>
+    async ({ request }: { request: Request }) => {
+      const path = await record(provider, request);
+      if (provider === 'store' && state.storeLatencyMs > 0) await delay(state.storeLatencyMs);
+      return takeFailure(provider, request.method, path) ?? handler()(request);
     };
 
   const handlers = [
-    http.get(`${WOO_API}/orders/:id`, storeHandler(({ id }) => state.woo.get(Number(id)))),
-    http.put(`${WOO_API}/orders/:id`, storeHandler(({ id }, body) => state.woo.update(Number(id), body as Record<string, unknown>))),
-    http.delete(`${BRIDGE_API}/customers/:id/cart`, storeHandler(({ id }) => state.woo.clearCart(Number(id)))),
-    http.post(
-      `${BRIDGE_API}/customers/:id/cart/restore`,
-      storeHandler(({ id }, body) => state.woo.restoreCart(Number(id), Number((body as { order_id?: unknown })?.order_id))),
-    ),
-    http.post(
-      `${STRIPE_API}/payment_intents`,
-      stripeHandler((_params, body, request) =>
-        state.stripe.idempotent(request.headers.get('idempotency-key'), JSON.stringify(body), () => state.stripe.create(body)),
-      ),
-    ),
-    http.get(`${STRIPE_API}/payment_intents/:id`, stripeHandler(({ id }) => ({ status: 200, body: state.stripe.retrieve(id as string) }))),
-    http.post(
-      `${STRIPE_API}/payment_intents/:id`,
-      stripeHandler(({ id }, body, request) =>
-        state.stripe.idempotent(request.headers.get('idempotency-key'), `${id}:${JSON.stringify(body)}`, () =>
-          state.stripe.update(id as string, body),
-        ),
-      ),
-    ),
+    http.all(`${TEST_STORE_URL}/*`, mounted('store', () => state.wooHandler)),
+    http.all(`${STRIPE_HOST}/*`, mounted('card', () => state.stripeHandler)),
   ];
 
   const server = setupServer(...handlers);
@@ -184,8 +135,7 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
     },
     reset(options) {
       state.storeLatencyMs = 0;
-      state.woo = new WooCommerceModel(options);
-      state.stripe = new StripeModel();
+      Object.assign(state, mount(new WooCommerceModel(options), new StripeModel()));
       state.calls = [];
       state.failures = [];
     },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AMOUNT_MISMATCH_NOTE, manualPaymentAwaitedNote, paymentFailedNote, shippedNote } from '@/lib/orders/notes';
+import { AMOUNT_MISMATCH_NOTE, isSupersededByPayment, manualPaymentAwaitedNote, paymentFailedNote, PAYMENT_RECEIVED_NOTE, shippedNote } from '@/lib/orders/notes';
 
 describe('customer notes', () => {
   it('states the provider message once, with one full stop, and what happens next', () => {
@@ -14,6 +14,15 @@ describe('customer notes', () => {
   it('tells the customer about a mismatch and to contact support', () => {
     expect(AMOUNT_MISMATCH_NOTE).toMatch(/does not match/);
     expect(AMOUNT_MISMATCH_NOTE).toMatch(/contact support/);
+  });
+
+  it('recognises the failure and manual-payment notes a card payment supersedes, and nothing a customer wrote', () => {
+    expect(isSupersededByPayment(paymentFailedNote('Your card was declined.', true))).toBe(true);
+    expect(isSupersededByPayment(manualPaymentAwaitedNote('Manual Payment (Zelle / Venmo)'))).toBe(true);
+    expect(isSupersededByPayment('Please leave it with the neighbour.')).toBe(false);
+    expect(isSupersededByPayment('')).toBe(false);
+    expect(isSupersededByPayment(AMOUNT_MISMATCH_NOTE)).toBe(false);
+    expect(isSupersededByPayment(PAYMENT_RECEIVED_NOTE)).toBe(false);
   });
 
   it('names the manual payment methods in the submitted note', () => {

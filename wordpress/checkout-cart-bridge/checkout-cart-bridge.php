@@ -20,6 +20,16 @@
  *          → {"cleared": true}
  *   POST   /wp-json/wc-checkout-bridge/v1/customers/<id>/cart/restore  {"order_id": <n>}
  *          → {"restored": true, "items": <number of cart lines>}
+ *
+ * Errors (WordPress's REST error shape {"code", "message", "data": {"status"}}):
+ *   401/403 checkout_bridge_forbidden           the key's user cannot manage_woocommerce
+ *   404     checkout_bridge_customer_not_found  no WordPress user with that id
+ *   404     checkout_bridge_order_not_found     no order with that id, or an order that is
+ *                                               not this customer's (a cart is never rebuilt
+ *                                               from someone else's order)
+ *   400     rest_invalid_param / rest_missing_callback_param   bad or missing id / order_id
+ * The service treats every 404 as "nothing to do" and logs a warning; the
+ * payment itself is recorded either way.
  */
 
 defined( 'ABSPATH' ) || exit;
@@ -151,8 +161,10 @@ function checkout_cart_bridge_restore_cart( WP_REST_Request $request ) {
 	if ( is_wp_error( $user ) ) {
 		return $user;
 	}
+	// Ownership: only this customer's own order may become their cart. A refund
+	// (WC_Order_Refund) has no customer and is not an order to restore from.
 	$order = wc_get_order( $order_id );
-	if ( ! $order || (int) $order->get_customer_id() !== $customer_id ) {
+	if ( ! ( $order instanceof WC_Order ) || (int) $order->get_customer_id() !== $customer_id ) {
 		return new WP_Error( 'checkout_bridge_order_not_found', 'Order not found for this customer.', array( 'status' => 404 ) );
 	}
 

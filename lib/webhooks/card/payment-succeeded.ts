@@ -6,16 +6,37 @@
  * Amounts are compared in the currency's minor units (DECISIONS 7) against
  * `charge_cents`, the amount the intent was created for. A payment in another
  * currency than the order's is a mismatch too: its amount is not the total.
+ *
+ * The paid date (DECISIONS 14), in the same single write: WooCommerce's REST
+ * schema marks `date_paid`/`date_paid_gmt` read-only, so the controller drops
+ * them (they are still sent, as the spec says). WooCommerce stamps the date
+ * itself (WC_Order::maybe_set_date_paid) only when the status becomes the
+ * payment-complete status, which is `completed`, not `processing`, for an
+ * order of virtual downloadable items only: such an order would stay
+ * `processing` with no paid date. So the meta key `_date_paid` (Unix seconds)
+ * is sent too: it is an internal key of the order data store, and
+ * WC_Data::update_meta_data hands an internal key with a setter to that setter
+ * (`set_date_paid`), before the controller applies the status ("later so
+ * transitions have new data"); maybe_set_date_paid then finds the date set and
+ * keeps it. (WooCommerce logs a "doing it wrong" notice for this in debug mode.)
+ * `_paid_date` is kept because the spec names it, though WooCommerce hides it.
+ *
+ * Superseded state (DECISIONS 13): a manual submission's
+ * `_manual_payment_status` becomes `superseded`, and a note the service left
+ * for a failure or a manual submission is replaced by a payment-received note.
+ * Appended meta without an id replaces WooCommerce's entry with the same key.
  */
 import { log } from '@/lib/log';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
-import { normalizeOrder } from '@/lib/orders/normalize';
-import { AMOUNT_MISMATCH_NOTE } from '@/lib/orders/notes';
+import { metaValue, normalizeOrder } from '@/lib/orders/normalize';
+import { AMOUNT_MISMATCH_NOTE, isSupersededByPayment, PAYMENT_RECEIVED_NOTE } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
 import { clearCartAfterPayment } from '@/lib/webhooks/card/customer-cart';
 import { reportDuplicatePayment } from '@/lib/webhooks/card/duplicate-payment';
 import { InvalidCardEventError, type PaymentIntentFacts } from '@/lib/webhooks/card/event';
+
+const MANUAL_PAYMENT_STATUS_KEY = '_manual_payment_status';
 
 export type PaymentSucceededOutcome = 'paid' | 'amount_mismatch_on_hold' | 'already_paid';
 
@@ -49,20 +70,25 @@ export async function applyPaymentSucceeded(
     return 'amount_mismatch_on_hold';
   }
 
-  const now = new Date().toISOString();
+  const paidAt = new Date();
+  const now = paidAt.toISOString();
   const { cardId, cardTitle } = services.config.paymentMethods;
+  const meta: Record<string, string> = {
+    _provider_payment_intent_id: intent.intentId,
+    _provider_charge_id: intent.chargeId,
+    _paid_date: now,
+    _payment_method: cardId,
+    _payment_method_title: cardTitle,
+    _transaction_id: intent.chargeId,
+    _date_paid: String(Math.floor(paidAt.getTime() / 1000)),
+  };
+  if (metaValue(order, MANUAL_PAYMENT_STATUS_KEY) !== undefined) meta[MANUAL_PAYMENT_STATUS_KEY] = 'superseded';
   await store.updateOrder(
     orderId,
     buildOrderUpdate(order, {
       status: 'processing',
-      meta: {
-        _provider_payment_intent_id: intent.intentId,
-        _provider_charge_id: intent.chargeId,
-        _paid_date: now,
-        _payment_method: cardId,
-        _payment_method_title: cardTitle,
-        _transaction_id: intent.chargeId,
-      },
+      ...(isSupersededByPayment(order.customer_note) ? { customerNote: PAYMENT_RECEIVED_NOTE } : {}),
+      meta,
       metaMode: 'append',
       paymentMethod: { id: cardId, title: cardTitle, transactionId: intent.chargeId },
       datePaid: now,

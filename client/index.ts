@@ -1,0 +1,175 @@
+/**
+ * The storefront's client for the checkout payment service: createPaymentIntent
+ * (card payments, with Stripe's Payment Element) and submitOrder (manual
+ * payments), with typed results and one error class per answer the storefront
+ * can act on.
+ *
+ * Runs in a browser or on a storefront's server (fetch is injectable) and has
+ * no runtime dependency: every import from the service is type-only, so the
+ * built file (`npm run build:client`, client/dist/storefront-client.js) holds
+ * this code alone while its types come from the same zod schemas the service
+ * validates with.
+ */
+import type { z } from 'zod';
+import type { paymentIntentRequestSchema, submitOrderRequestSchema } from '../lib/checkout/schemas';
+import type {
+  CheckoutFailureResponse,
+  InvalidRequestResponse,
+  NotPayableResponse,
+  PaymentIntentResponse,
+  SubmitOrderResponse,
+  ValidationIssue,
+} from '../lib/http/responses';
+
+/** What createPaymentIntent sends: `token` is the order's checkout token. */
+export type PaymentIntentInput = z.input<typeof paymentIntentRequestSchema>;
+/** What submitOrder sends: `token` and `billing_address` are required. */
+export type SubmitOrderInput = z.input<typeof submitOrderRequestSchema>;
+export type Address = NonNullable<SubmitOrderInput['billing_address']>;
+export type ContactInfo = NonNullable<SubmitOrderInput['contact_info']>;
+export type { PaymentIntentResponse as PaymentIntent, SubmitOrderResponse as SubmittedOrder, ValidationIssue };
+export type NotPayableReason = NotPayableResponse['details']['reason'];
+
+/** Every error this client throws. */
+export class CheckoutClientError extends Error {
+  /** The HTTP status, or undefined when no answer arrived. */
+  readonly status: number | undefined;
+
+  constructor(message: string, status: number | undefined) {
+    super(message);
+    this.name = new.target.name;
+    this.status = status;
+  }
+}
+
+/** 429: too many requests from this client; try again after `resetAt`. */
+export class RateLimited extends CheckoutClientError {
+  /** When the window ends; undefined only if something between the service and the caller dropped the header. */
+  readonly resetAt: Date | undefined;
+  readonly limit: number | undefined;
+
+  constructor(message: string, resetAt: Date | undefined, limit: number | undefined) {
+    super(message, 429);
+    this.resetAt = resetAt;
+    this.limit = limit;
+  }
+}
+
+/** 400: the order cannot be paid (already paid, or no longer pending): show the order instead of a payment form. */
+export class NotPayable extends CheckoutClientError {
+  readonly orderId: number;
+  readonly orderStatus: string;
+  readonly reason: NotPayableReason;
+
+  constructor(body: NotPayableResponse) {
+    super(body.error, 400);
+    this.orderId = body.details.orderId;
+    this.orderStatus = body.details.status;
+    this.reason = body.details.reason;
+  }
+}
+
+/** 400: the body failed validation; `issues` name the fields (zod's issues, with `path` and `message`). */
+export class InvalidRequest extends CheckoutClientError {
+  readonly issues: ValidationIssue[];
+
+  constructor(body: InvalidRequestResponse) {
+    super(body.error, 400);
+    this.issues = body.details;
+  }
+}
+
+/**
+ * Any other failure: the service's 500 (`code` PAYMENT_INTENT_ERROR or
+ * SUBMIT_ORDER_ERROR: token invalid or expired, origin not allowed, an upstream
+ * failing), 413, an unexpected answer, or no answer at all (`code` NETWORK_ERROR).
+ */
+export class ServiceError extends CheckoutClientError {
+  readonly code: string;
+  /** Only in a development environment of the service. */
+  readonly details: unknown;
+
+  constructor(message: string, status: number | undefined, code: string, details?: unknown) {
+    super(message, status);
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export interface CheckoutClientOptions {
+  /** The service's base URL, e.g. `https://checkout.example.com`; '' for the same origin. */
+  baseUrl: string;
+  /** Defaults to the global fetch; inject one for tests, a server runtime or a custom agent. */
+  fetch?: typeof fetch;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface CheckoutClient {
+  /** Creates (or reuses) the order's card payment intent; returns the client secret for Stripe.js. */
+  createPaymentIntent(input: PaymentIntentInput, options?: CallOptions): Promise<PaymentIntentResponse>;
+  /** Submits the order for manual payment; returns the order id and the server-computed total. */
+  submitOrder(input: SubmitOrderInput, options?: CallOptions): Promise<SubmitOrderResponse>;
+}
+
+type JsonRecord = Record<string, unknown>;
+
+const isRecord = (value: unknown): value is JsonRecord => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function errorFor(status: number, headers: Headers, body: unknown): CheckoutClientError {
+  const record = isRecord(body) ? body : {};
+  if (status === 429) {
+    const reset = headers.get('x-ratelimit-reset');
+    const resetAt = reset === null || Number.isNaN(Date.parse(reset)) ? undefined : new Date(reset);
+    const limit = Number(headers.get('x-ratelimit-limit'));
+    return new RateLimited(String(record.error ?? 'Too many requests'), resetAt, Number.isInteger(limit) && limit > 0 ? limit : undefined);
+  }
+  if (status === 400 && record.error === 'Invalid request' && Array.isArray(record.details)) {
+    return new InvalidRequest(record as InvalidRequestResponse);
+  }
+  if (status === 400 && isRecord(record.details) && typeof record.details.reason === 'string') {
+    return new NotPayable(record as NotPayableResponse);
+  }
+  if (record.success === false && isRecord(record.error)) {
+    const failure = record as CheckoutFailureResponse;
+    return new ServiceError(failure.error.message, status, failure.error.code, failure.error.details);
+  }
+  const message = typeof record.error === 'string' ? record.error : `Unexpected answer (HTTP ${status})`;
+  return new ServiceError(message, status, 'UNEXPECTED_RESPONSE');
+}
+
+export function createCheckoutClient(options: CheckoutClientOptions): CheckoutClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+
+  async function post<Result>(path: string, input: unknown, call: CallOptions = {}): Promise<Result> {
+    // Resolved per call, so a fetch installed after the client was made (test doubles, polyfills) is used.
+    const fetchImpl = options.fetch ?? globalThis.fetch;
+    let response: Response;
+    try {
+      response = await fetchImpl(`${baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+        body: JSON.stringify(input),
+        signal: call.signal,
+      });
+    } catch (error) {
+      if (call.signal?.aborted) throw error;
+      throw new ServiceError('The checkout service could not be reached', undefined, 'NETWORK_ERROR', error);
+    }
+    let body: unknown;
+    try {
+      body = await response.json();
+    } catch {
+      body = undefined;
+    }
+    if (response.ok && isRecord(body) && body.success === true) return body as Result;
+    throw errorFor(response.status, response.headers, body);
+  }
+
+  return {
+    createPaymentIntent: (input, call) => post<PaymentIntentResponse>('/api/payment-intent', input, call),
+    submitOrder: (input, call) => post<SubmitOrderResponse>('/api/submit-order', input, call),
+  };
+}

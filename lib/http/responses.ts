@@ -1,0 +1,90 @@
+/**
+ * Every response body the service sends (spec 4.1–4.4, section 7), as zod
+ * schemas: the OpenAPI document (lib/openapi/document.ts) is generated from
+ * them, the storefront client (client/) takes its types from them, and the
+ * route tests check real responses against the document, so the three cannot
+ * drift apart. lib/http/errors.ts builds the error bodies.
+ */
+import { z } from 'zod';
+
+export const paymentIntentResponseSchema = z.object({
+  success: z.literal(true),
+  client_secret: z.string().min(1).describe('Hand it to Stripe.js (Payment Element) to confirm the payment.'),
+  payment_intent_id: z.string().min(1),
+});
+
+export const submitOrderResponseSchema = z.object({
+  success: z.literal(true),
+  order_id: z.int().positive(),
+  total: z.int().nonnegative().describe('The order total in minor units (cents), computed on the server.'),
+  currency: z.string().min(1),
+});
+
+/** Webhooks acknowledge every accepted delivery this way (spec 4.3, 4.4). */
+export const receivedResponseSchema = z.object({ received: z.literal(true) });
+
+/** One zod issue, as the 400 `details` lists them; zod adds fields per issue code. */
+export const validationIssueSchema = z.looseObject({
+  code: z.string(),
+  path: z.array(z.union([z.string(), z.number()])),
+  message: z.string(),
+});
+
+export const invalidRequestResponseSchema = z.object({
+  error: z.literal('Invalid request'),
+  details: z.array(validationIssueSchema),
+});
+
+export const NOT_PAYABLE_REASONS = ['Order is already paid', 'Order status is not pending'] as const;
+
+export const notPayableResponseSchema = z.object({
+  error: z.enum(['Order cannot be paid', 'Order cannot be submitted for payment']),
+  details: z.object({
+    orderId: z.int().positive(),
+    status: z.string(),
+    reason: z.enum(NOT_PAYABLE_REASONS),
+  }),
+});
+
+export const checkoutRateLimitedResponseSchema = z.object({
+  error: z.literal('Too many requests. Please try again later.'),
+});
+
+export const CHECKOUT_ERROR_CODES = ['PAYMENT_INTENT_ERROR', 'SUBMIT_ORDER_ERROR'] as const;
+
+export const checkoutFailureResponseSchema = z.object({
+  success: z.literal(false),
+  error: z.object({
+    code: z.enum(CHECKOUT_ERROR_CODES),
+    message: z.string(),
+    details: z.unknown().optional().describe('Present only in a development environment.'),
+  }),
+});
+
+export const payloadTooLargeResponseSchema = z.object({ error: z.literal('Payload too large') });
+
+export const webhookRateLimitedResponseSchema = z.object({ error: z.literal('Too many requests') });
+
+/** The card webhook's 400: `Missing signature`, a failed verification or a store error, so the provider retries. */
+export const cardWebhookErrorResponseSchema = z.object({ error: z.string().min(1) });
+
+export const unauthorizedResponseSchema = z.object({ error: z.literal('Unauthorized') });
+
+export type PaymentIntentResponse = z.output<typeof paymentIntentResponseSchema>;
+export type SubmitOrderResponse = z.output<typeof submitOrderResponseSchema>;
+export type ValidationIssue = z.output<typeof validationIssueSchema>;
+export type InvalidRequestResponse = z.output<typeof invalidRequestResponseSchema>;
+export type NotPayableResponse = z.output<typeof notPayableResponseSchema>;
+export type CheckoutFailureResponse = z.output<typeof checkoutFailureResponseSchema>;
+
+/** Every error body lib/http/errors.ts may answer with, so the compiler holds it to these schemas. */
+export type ErrorResponseBody =
+  | z.output<typeof checkoutRateLimitedResponseSchema>
+  | z.output<typeof payloadTooLargeResponseSchema>
+  | InvalidRequestResponse
+  | NotPayableResponse
+  | CheckoutFailureResponse
+  | z.output<typeof webhookRateLimitedResponseSchema>
+  | z.output<typeof cardWebhookErrorResponseSchema>
+  | z.output<typeof unauthorizedResponseSchema>
+  | z.output<typeof receivedResponseSchema>;

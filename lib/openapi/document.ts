@@ -1,0 +1,259 @@
+/**
+ * The service's OpenAPI 3.1 document, generated from the zod schemas that
+ * validate the requests (lib/checkout/schemas.ts, lib/webhooks/shipping/payload.ts)
+ * and describe the responses (lib/http/responses.ts): there is no second,
+ * hand-written copy of any body. Served at GET /api/openapi.json and written
+ * to docs/openapi.json by `npm run openapi`.
+ */
+import { z } from 'zod';
+import { addressSchema, contactInfoSchema, paymentIntentRequestSchema, submitOrderRequestSchema } from '@/lib/checkout/schemas';
+import { CHECKOUT_BODY_LIMIT, WEBHOOK_BODY_LIMIT } from '@/lib/http/body';
+import {
+  cardWebhookErrorResponseSchema,
+  checkoutFailureResponseSchema,
+  checkoutRateLimitedResponseSchema,
+  invalidRequestResponseSchema,
+  notPayableResponseSchema,
+  payloadTooLargeResponseSchema,
+  paymentIntentResponseSchema,
+  receivedResponseSchema,
+  submitOrderResponseSchema,
+  unauthorizedResponseSchema,
+  validationIssueSchema,
+  webhookRateLimitedResponseSchema,
+} from '@/lib/http/responses';
+import { RATE_LIMITS } from '@/lib/security/rate-limit';
+import { SIGNATURE_HEADERS } from '@/lib/webhooks/card/event';
+import { shippingPayloadSchema } from '@/lib/webhooks/shipping/payload';
+import { SECRET_HEADER, SECRET_QUERY_PARAMETER } from '@/lib/webhooks/shipping/secret';
+
+type JsonObject = Record<string, unknown>;
+
+/** Requests are described as clients send them (zod's input), responses as the service writes them (output). */
+const REQUEST_SCHEMAS = {
+  Address: addressSchema,
+  ContactInfo: contactInfoSchema,
+  PaymentIntentRequest: paymentIntentRequestSchema,
+  SubmitOrderRequest: submitOrderRequestSchema,
+  ShippingNotification: shippingPayloadSchema,
+} satisfies Record<string, z.ZodType>;
+
+const RESPONSE_SCHEMAS = {
+  PaymentIntentResponse: paymentIntentResponseSchema,
+  SubmitOrderResponse: submitOrderResponseSchema,
+  Received: receivedResponseSchema,
+  ValidationIssue: validationIssueSchema,
+  InvalidRequest: invalidRequestResponseSchema,
+  NotPayable: notPayableResponseSchema,
+  CheckoutRateLimited: checkoutRateLimitedResponseSchema,
+  CheckoutFailure: checkoutFailureResponseSchema,
+  PayloadTooLarge: payloadTooLargeResponseSchema,
+  WebhookRateLimited: webhookRateLimitedResponseSchema,
+  CardWebhookError: cardWebhookErrorResponseSchema,
+  Unauthorized: unauthorizedResponseSchema,
+} satisfies Record<string, z.ZodType>;
+
+export type ComponentName = keyof typeof REQUEST_SCHEMAS | keyof typeof RESPONSE_SCHEMAS;
+
+function componentSchemas(schemas: Record<string, z.ZodType>, io: 'input' | 'output'): Record<string, JsonObject> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(schemas)) registry.add(schema, { id });
+  const generated = z.toJSONSchema(registry, {
+    io,
+    target: 'draft-2020-12',
+    uri: (id) => `#/components/schemas/${id}`,
+  }) as { schemas: Record<string, JsonObject> };
+  // Inside an OpenAPI document the dialect is the document's own, and a component is named by its key.
+  return Object.fromEntries(
+    Object.entries(generated.schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema]),
+  );
+}
+
+const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
+const json = (name: ComponentName) => ({ content: { 'application/json': { schema: ref(name) } } });
+const oneOfJson = (...names: ComponentName[]) => ({
+  content: { 'application/json': { schema: { oneOf: names.map(ref) } } },
+});
+
+function checkoutOperation(options: {
+  operationId: string;
+  summary: string;
+  description: string;
+  request: ComponentName;
+  success: ComponentName;
+  errorCode: string;
+  notPayableMessage: string;
+}): JsonObject {
+  return {
+    operationId: options.operationId,
+    summary: options.summary,
+    description: options.description,
+    tags: ['storefront'],
+    parameters: [{ $ref: '#/components/parameters/Origin' }],
+    requestBody: { required: true, ...json(options.request) },
+    responses: {
+      '200': { description: 'Success.', headers: { 'Access-Control-Allow-Origin': { $ref: '#/components/headers/AllowOrigin' } }, ...json(options.success) },
+      '400': {
+        description: `The body fails validation (\`Invalid request\`), or the order cannot be paid (\`${options.notPayableMessage}\`, with the reason).`,
+        ...oneOfJson('InvalidRequest', 'NotPayable'),
+      },
+      '413': { description: `The body is larger than ${CHECKOUT_BODY_LIMIT / 1024} KiB.`, ...json('PayloadTooLarge') },
+      '429': {
+        description: `More than ${RATE_LIMITS.paymentIntent.limit} requests in ${RATE_LIMITS.paymentIntent.windowMs / 1000} s from this client.`,
+        headers: {
+          'X-RateLimit-Limit': { $ref: '#/components/headers/RateLimitLimit' },
+          'X-RateLimit-Remaining': { $ref: '#/components/headers/RateLimitRemaining' },
+          'X-RateLimit-Reset': { $ref: '#/components/headers/RateLimitReset' },
+        },
+        ...json('CheckoutRateLimited'),
+      },
+      '500': {
+        description: `Any other failure, with \`code\` = \`${options.errorCode}\`: origin not allowed, token invalid or expired, the store or the card provider failing. \`details\` only in development.`,
+        ...json('CheckoutFailure'),
+      },
+    },
+  };
+}
+
+function preflightOperation(operationId: string): JsonObject {
+  return {
+    operationId,
+    summary: 'CORS preflight',
+    tags: ['storefront'],
+    parameters: [{ $ref: '#/components/parameters/Origin' }],
+    responses: {
+      '204': {
+        description: 'The origin is allowed: the CORS grant for POST with Content-Type.',
+        headers: { 'Access-Control-Allow-Origin': { $ref: '#/components/headers/AllowOrigin' } },
+      },
+      '403': { description: 'The origin is not allowed: no CORS grant.' },
+    },
+  };
+}
+
+function cardWebhookOperation(operationId: string, alias: boolean): JsonObject {
+  return {
+    operationId,
+    summary: alias ? 'Card provider events (Stripe’s usual URL)' : 'Card provider events',
+    description:
+      'Signed events from the card provider (Stripe). The raw body is verified against the signature header ' +
+      `(\`${SIGNATURE_HEADERS.join('` or `')}\`; one of them is required) before anything is read. ` +
+      '`payment_intent.succeeded` and `payment_intent.payment_failed` update the order; every other accepted event is acknowledged.' +
+      (alias ? ' Same handler and rate-limit counter as /api/cardprovider/webhook.' : ''),
+    tags: ['webhooks'],
+    parameters: SIGNATURE_HEADERS.map((name) => ({
+      name,
+      in: 'header',
+      required: false,
+      description: 'The provider’s signature of the raw body (`t=…,v1=…`).',
+      schema: { type: 'string' },
+    })),
+    requestBody: {
+      required: true,
+      description: 'A card provider event, as sent (its exact bytes are signed).',
+      content: { 'application/json': { schema: { type: 'object' } } },
+    },
+    responses: {
+      '200': { description: 'Accepted, including events that are not handled and orders left unchanged.', ...json('Received') },
+      '400': { description: '`Missing signature`, a signature that does not verify, or a failure to apply the event: the provider retries.', ...json('CardWebhookError') },
+      '413': { description: `The body is larger than ${WEBHOOK_BODY_LIMIT / 1024} KiB.`, ...json('PayloadTooLarge') },
+      '429': { description: `More than ${RATE_LIMITS.cardWebhook.limit} requests in ${RATE_LIMITS.cardWebhook.windowMs / 1000} s from this client (no rate-limit headers).`, ...json('WebhookRateLimited') },
+    },
+  };
+}
+
+function shippingWebhookOperation(operationId: string, alias: boolean): JsonObject {
+  return {
+    operationId,
+    summary: alias ? 'Shipment notifications (ShipStation’s name)' : 'Shipment notifications',
+    description:
+      '`SHIP_NOTIFY`, `ITEM_SHIPPED` (and ShipStation’s `ITEM_SHIP_NOTIFY`) mark a `processing` or `awaiting_shipment` order `shipped`; ' +
+      'a payload with only `resource_url` is read from ShipStation. An invalid payload and every failure are acknowledged with 200 so they are not retried.' +
+      (alias ? ' Same handler and rate-limit counter as /api/shipping/webhook.' : ''),
+    tags: ['webhooks'],
+    security: [{ ShippingSecretQuery: [] }, { ShippingSecretHeader: [] }, {}],
+    requestBody: { required: true, ...json('ShippingNotification') },
+    responses: {
+      '200': { description: 'Acknowledged, whatever the outcome.', ...json('Received') },
+      '401': { description: 'A shared secret is configured and the delivery does not carry it.', ...json('Unauthorized') },
+      '413': { description: `The body is larger than ${WEBHOOK_BODY_LIMIT / 1024} KiB.`, ...json('PayloadTooLarge') },
+      '429': { description: `More than ${RATE_LIMITS.shippingWebhook.limit} requests in ${RATE_LIMITS.shippingWebhook.windowMs / 1000} s from this client.`, ...json('WebhookRateLimited') },
+    },
+  };
+}
+
+export function buildOpenApiDocument(): JsonObject {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Checkout payment service',
+      version: '0.1.0',
+      description:
+        'Card and manual payments for headless WooCommerce orders, and shipment notifications. ' +
+        'Amounts are integers in the currency’s minor unit, always computed on the server from the store order.',
+    },
+    tags: [
+      { name: 'storefront', description: 'Called by the storefront (browser or server), with the checkout token of one order.' },
+      { name: 'webhooks', description: 'Called by the card and shipping providers.' },
+    ],
+    paths: {
+      '/api/payment-intent': {
+        post: checkoutOperation({
+          operationId: 'createPaymentIntent',
+          summary: 'Create or reuse the card payment intent of a pending order',
+          description:
+            'Writes the customer’s addresses and contact details onto the order, then returns the client secret of a payment intent ' +
+            'for the order’s total. The token is not consumed: the call may be repeated until the payment succeeds.',
+          request: 'PaymentIntentRequest',
+          success: 'PaymentIntentResponse',
+          errorCode: 'PAYMENT_INTENT_ERROR',
+          notPayableMessage: 'Order cannot be paid',
+        }),
+        options: preflightOperation('paymentIntentPreflight'),
+      },
+      '/api/submit-order': {
+        post: checkoutOperation({
+          operationId: 'submitOrder',
+          summary: 'Submit a pending order for manual payment',
+          description: 'Writes the addresses and marks the order as awaiting a payment screenshot.',
+          request: 'SubmitOrderRequest',
+          success: 'SubmitOrderResponse',
+          errorCode: 'SUBMIT_ORDER_ERROR',
+          notPayableMessage: 'Order cannot be submitted for payment',
+        }),
+        options: preflightOperation('submitOrderPreflight'),
+      },
+      '/api/cardprovider/webhook': { post: cardWebhookOperation('receiveCardEvent', false) },
+      '/api/stripe/webhook': { post: cardWebhookOperation('receiveStripeEvent', true) },
+      '/api/shipping/webhook': { post: shippingWebhookOperation('receiveShipmentNotification', false) },
+      '/api/shipstation/webhook': { post: shippingWebhookOperation('receiveShipStationNotification', true) },
+    },
+    components: {
+      schemas: { ...componentSchemas(REQUEST_SCHEMAS, 'input'), ...componentSchemas(RESPONSE_SCHEMAS, 'output') },
+      parameters: {
+        Origin: {
+          name: 'Origin',
+          in: 'header',
+          required: false,
+          description: 'Must be one of the storefront origins the service is configured with (else `Referer`’s origin is used).',
+          schema: { type: 'string' },
+        },
+      },
+      headers: {
+        AllowOrigin: { description: 'The request’s origin, when it is allowed.', schema: { type: 'string' } },
+        RateLimitLimit: { required: true, description: 'Requests allowed per window.', schema: { type: 'string', pattern: '^\\d+$' } },
+        RateLimitRemaining: { required: true, description: 'Always `0` on a 429.', schema: { type: 'string', const: '0' } },
+        RateLimitReset: { required: true, description: 'When the window ends (ISO 8601).', schema: { type: 'string', format: 'date-time' } },
+      },
+      securitySchemes: {
+        ShippingSecretQuery: {
+          type: 'apiKey',
+          in: 'query',
+          name: SECRET_QUERY_PARAMETER,
+          description: 'The shared secret (`SHIPPING_WEBHOOK_SECRET`) in the subscribed URL, as ShipStation cannot send headers.',
+        },
+        ShippingSecretHeader: { type: 'apiKey', in: 'header', name: SECRET_HEADER, description: 'The shared secret as a header.' },
+      },
+    },
+  };
+}

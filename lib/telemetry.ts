@@ -1,0 +1,78 @@
+/**
+ * Traces (OpenTelemetry), on only when OTEL_EXPORTER_OTLP_ENDPOINT is set:
+ * instrumentation.ts then registers @vercel/otel, and each request and each
+ * call to the store, the card provider and ShipStation becomes a span with
+ * its outcome.
+ *
+ * Off, it costs a string check: withSpan runs the function directly and no
+ * OpenTelemetry module is ever loaded. Attributes hold identifiers and
+ * outcomes only (route, status, order id, event id, operation), never an
+ * email, an address, a token or a body.
+ */
+import type * as OpenTelemetryApi from '@opentelemetry/api';
+
+export type SpanAttributes = Record<string, string | number | boolean | undefined>;
+
+let api: typeof OpenTelemetryApi | undefined;
+let loading: Promise<typeof OpenTelemetryApi> | undefined;
+
+const TRACER_NAME = 'checkout-payment-service';
+
+export function tracingEnabled(): boolean {
+  return Boolean(process.env.OTEL_EXPORTER_OTLP_ENDPOINT);
+}
+
+function definedAttributes(attributes: SpanAttributes): OpenTelemetryApi.Attributes {
+  return Object.fromEntries(Object.entries(attributes).filter(([, value]) => value !== undefined)) as OpenTelemetryApi.Attributes;
+}
+
+/** What went wrong, by kind only: an error's message may quote upstream data. */
+function errorType(error: unknown): string {
+  if (error instanceof Error) {
+    const kind = (error as { kind?: unknown }).kind;
+    return typeof kind === 'string' ? `${error.name}:${kind}` : error.name;
+  }
+  return typeof error;
+}
+
+/**
+ * Runs `fn` inside a span named `name` (a child of the current one), ending it
+ * with `checkout.outcome` = ok, or error when it throws or `outcomeOf` says so;
+ * with tracing off, just runs `fn`.
+ */
+export async function withSpan<T>(
+  name: string,
+  attributes: SpanAttributes,
+  fn: () => Promise<T>,
+  outcomeOf: (result: T) => 'ok' | 'error' = () => 'ok',
+): Promise<T> {
+  if (!tracingEnabled()) return fn();
+  loading ??= import('@opentelemetry/api').then((module) => (api = module));
+  const { trace, SpanStatusCode } = await loading;
+  return trace.getTracer(TRACER_NAME).startActiveSpan(name, { attributes: definedAttributes(attributes) }, async (span) => {
+    try {
+      const result = await fn();
+      const outcome = outcomeOf(result);
+      span.setAttribute('checkout.outcome', outcome);
+      if (outcome === 'error') span.setStatus({ code: SpanStatusCode.ERROR });
+      return result;
+    } catch (error) {
+      span.setAttributes({ 'checkout.outcome': 'error', 'error.type': errorType(error) });
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** Adds attributes to the current span (the request's, inside the route wrapper); nothing when tracing is off. */
+export function annotateSpan(attributes: SpanAttributes): void {
+  if (!api) return;
+  api.trace.getActiveSpan()?.setAttributes(definedAttributes(attributes));
+}
+
+/** A call to an outside system: `store get order`, `card create payment intent`, `shipstation get shipments`. */
+export function traceCall<T>(system: 'store' | 'card' | 'shipstation', operation: string, fn: () => Promise<T>): Promise<T> {
+  return withSpan(`${system} ${operation}`, { 'checkout.upstream': system, 'checkout.operation': operation }, fn);
+}

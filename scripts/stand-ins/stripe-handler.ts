@@ -1,0 +1,159 @@
+/**
+ * The Stripe PaymentIntents stand-in as one fetch-style handler,
+ * `(Request) => Promise<Response>`: routing, API-key authentication and
+ * idempotency written once, mounted both by msw in the route tests
+ * (tests/support/providers.ts, on https://api.stripe.com) and by the loopback
+ * HTTP server (stripe-server.ts, reached through STRIPE_API_BASE_URL).
+ *
+ * As Stripe: form-encoded requests, `Authorization: Bearer <secret key>` (or
+ * Basic with the key as user name), `Idempotency-Key` replaying the first
+ * answer for the same parameters and answering 400 `idempotency_error` for
+ * other parameters, and errors shaped `{error: {type, code, message, param}}`.
+ *
+ * Routes: POST /v1/payment_intents, GET /v1/payment_intents/<id>, POST /v1/payment_intents/<id>,
+ * POST /v1/payment_intents/<id>/confirm.
+ *
+ * The browser side, as Stripe.js calls it: with the publishable key in the
+ * form body (`key=pk_…`, or the query string of a GET) instead of an
+ * Authorization header, a publishable-key call may only confirm or read a
+ * payment intent and must carry that intent's `client_secret`. Answers carry
+ * `Access-Control-Allow-Origin: *`, as api.stripe.com's do, so a storefront
+ * page on any origin can read them.
+ *
+ * Not part of the production bundle.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FetchHandler } from './http';
+import { StripeApiError, StripeModel, parseFormBody, type ConfirmOutcome } from './stripe-model';
+
+function sameText(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+function apiKeyOf(request: Request): string | undefined {
+  const header = request.headers.get('authorization') ?? '';
+  if (header.startsWith('Bearer ')) return header.slice(7).trim();
+  if (header.startsWith('Basic ')) return Buffer.from(header.slice(6), 'base64').toString('utf8').split(':')[0];
+  return undefined;
+}
+
+function redactKey(key: string): string {
+  return key.length > 12 ? `${key.slice(0, 8)}${'*'.repeat(8)}${key.slice(-4)}` : '***';
+}
+
+/** A JSON answer with the headers Stripe sends on every response. */
+export function stripeJson(status: number, body: unknown): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: {
+      'Content-Type': 'application/json',
+      'Request-Id': `req_${randomBytes(7).toString('hex')}`,
+      'Stripe-Version': '2025-01-01',
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Expose-Headers': 'Request-Id, Stripe-Version',
+    },
+  });
+}
+
+export interface StripeHandlerOptions {
+  /** The publishable key (pk_test_…) the storefront page uses; without it, publishable-key calls are refused. */
+  publishableKey?: string;
+  /** Told what each confirmation did, so the events can be delivered (stripe-webhooks.ts). */
+  onConfirmOutcome?: (outcome: ConfirmOutcome) => void;
+}
+
+const unauthorized = (message: string, code?: string) => stripeJson(401, new StripeApiError(401, 'invalid_request_error', code, message).toJSON());
+
+export function stripeApiHandler(model: StripeModel, secretKey: string, options: StripeHandlerOptions = {}): FetchHandler {
+  return async (request) => {
+    const method = request.method.toUpperCase();
+    const url = new URL(request.url);
+    const path = url.pathname.replace(/\/+$/, '');
+    const intentRoute = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
+    const confirmRoute = /^\/v1\/payment_intents\/([^/]+)\/confirm$/.exec(path);
+
+    if (method === 'OPTIONS') {
+      return new Response(null, {
+        status: 204,
+        headers: {
+          'Access-Control-Allow-Origin': '*',
+          'Access-Control-Allow-Methods': 'GET, POST, HEAD, OPTIONS, DELETE',
+          'Access-Control-Allow-Headers': 'Authorization, Content-Type, Idempotency-Key, Stripe-Version',
+          'Access-Control-Max-Age': '300',
+        },
+      });
+    }
+
+    const body = method === 'POST' ? await request.text() : '';
+    const params = body ? parseFormBody(body) : {};
+    const publishable = typeof params.key === 'string' ? params.key : url.searchParams.get('key');
+    if (publishable !== null && !apiKeyOf(request)) {
+      const intentId = decodeURIComponent((confirmRoute ?? intentRoute)?.[1] ?? '');
+      if (!options.publishableKey || !sameText(publishable, options.publishableKey)) {
+        return unauthorized(`Invalid API Key provided: ${redactKey(publishable)}`, 'api_key_invalid');
+      }
+      const readsIntent = Boolean(intentRoute) && method === 'GET';
+      if (!(confirmRoute && method === 'POST') && !readsIntent) {
+        return unauthorized('This API call cannot be made with a publishable API key. Please use a secret API key.');
+      }
+      const clientSecret = readsIntent ? url.searchParams.get('client_secret') : params.client_secret;
+      try {
+        if (!model.clientSecretMatches(intentId, clientSecret)) {
+          model.retrieve(intentId);
+          throw new StripeApiError(
+            400,
+            'invalid_request_error',
+            'payment_intent_invalid_parameter',
+            'The client_secret provided does not match the client_secret associated with the PaymentIntent.',
+            'client_secret',
+          );
+        }
+        if (readsIntent) return stripeJson(200, model.retrieve(intentId));
+        return stripeJson(200, model.confirm(intentId, params, options.onConfirmOutcome));
+      } catch (error) {
+        if (!(error instanceof StripeApiError)) throw error;
+        return stripeJson(error.status, error.toJSON());
+      }
+    }
+
+    const key = apiKeyOf(request);
+    if (!key) return unauthorized('You did not provide an API key.');
+    if (!sameText(key, secretKey)) return unauthorized(`Invalid API Key provided: ${redactKey(key)}`, 'api_key_invalid');
+
+    const idempotencyKey = method === 'POST' ? request.headers.get('idempotency-key') : null;
+
+    try {
+      if (path === '/v1/payment_intents' && method === 'POST') {
+        const result = model.idempotent(idempotencyKey, `POST ${path} ${JSON.stringify(params)}`, () => model.create(params));
+        return stripeJson(result.status, result.body);
+      }
+      if (intentRoute && method === 'GET') return stripeJson(200, model.retrieve(decodeURIComponent(intentRoute[1] ?? '')));
+      if (intentRoute && method === 'POST') {
+        const id = decodeURIComponent(intentRoute[1] ?? '');
+        const result = model.idempotent(idempotencyKey, `POST ${path} ${JSON.stringify(params)}`, () => model.update(id, params));
+        return stripeJson(result.status, result.body);
+      }
+      if (confirmRoute && method === 'POST') {
+        const id = decodeURIComponent(confirmRoute[1] ?? '');
+        const result = model.idempotent(idempotencyKey, `POST ${path} ${JSON.stringify(params)}`, () =>
+          model.confirm(id, params, options.onConfirmOutcome),
+        );
+        return stripeJson(result.status, result.body);
+      }
+    } catch (error) {
+      if (!(error instanceof StripeApiError)) throw error;
+      return stripeJson(error.status, error.toJSON());
+    }
+    return stripeJson(
+      404,
+      new StripeApiError(
+        404,
+        'invalid_request_error',
+        undefined,
+        `Unrecognized request URL (${method}: ${path}). This local stand-in serves only the PaymentIntents API.`,
+      ).toJSON(),
+    );
+  };
+}

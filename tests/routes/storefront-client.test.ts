@@ -1,0 +1,167 @@
+/**
+ * The storefront client (client/) against the real route handlers: the built
+ * bundle is what is tested, its fetch hands each request to the exported POST
+ * handler as the browser's request would arrive, and msw plays the store and
+ * the card provider. One test per result and per error class.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { POST as paymentIntentPOST } from '@/app/api/payment-intent/route';
+import { POST as submitOrderPOST } from '@/app/api/submit-order/route';
+import type * as ClientModule from '@/client/index';
+import { buildClient } from '@/scripts/build-client';
+import { TEST_STOREFRONT_ORIGIN, useTestEnv } from '../support/env';
+import { useProviders } from '../support/providers';
+import { freshIp, tokenFor } from '../support/requests';
+
+const providers = useProviders();
+const outDir = mkdtempSync(join(tmpdir(), 'storefront-client-'));
+const bundle = join(outDir, 'storefront-client.js');
+let client: typeof ClientModule;
+let inputs: string[];
+
+beforeAll(async () => {
+  const result = await buildClient(bundle);
+  inputs = Object.keys(result.metafile.inputs);
+  client = (await import(pathToFileURL(bundle).href)) as typeof ClientModule;
+});
+
+afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+
+beforeEach(() => {
+  useTestEnv();
+  providers.reset();
+});
+
+const ROUTES: Record<string, (request: Request) => Promise<Response>> = {
+  '/api/payment-intent': paymentIntentPOST,
+  '/api/submit-order': submitOrderPOST,
+};
+
+/** A fetch that delivers to the route handlers, with the Origin and client address a browser's request would carry. */
+function serviceFetch(ip = freshIp()): { fetch: typeof fetch; responses: Response[] } {
+  const responses: Response[] = [];
+  const fetchImpl = async (input: string | URL | Request, init?: RequestInit) => {
+    const headers = new Headers(init?.headers);
+    headers.set('origin', TEST_STOREFRONT_ORIGIN);
+    headers.set('x-forwarded-for', ip);
+    const request = new Request(input, { ...init, headers });
+    const route = ROUTES[new URL(request.url).pathname];
+    if (!route) throw new Error(`no route for ${request.url}`);
+    const response = await route(request);
+    responses.push(response.clone());
+    return response;
+  };
+  return { fetch: fetchImpl as typeof fetch, responses };
+}
+
+const billing = { first_name: 'Ada', last_name: 'Lovelace', address_1: '12 Analytical Row', city: 'London', postcode: 'N1 7AA', country: 'GB' };
+const contact = { email: 'ada@example.com', phone: '+44 20 7946 0000' };
+
+function newClient(fetchImpl: typeof fetch) {
+  return client.createCheckoutClient({ baseUrl: 'https://checkout.test/', fetch: fetchImpl });
+}
+
+async function caught(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('the built client', () => {
+  it('is one ESM file holding only the client: every import from the service is type-only', () => {
+    expect(inputs).toEqual(['client/index.ts']);
+    const text = readFileSync(bundle, 'utf8');
+    expect(text).not.toMatch(/\bimport\b|require\(|zod/);
+    expect(text).toMatch(/export \{[^}]*createCheckoutClient/);
+  });
+});
+
+describe('results', () => {
+  it('createPaymentIntent returns the client secret of the order’s intent', async () => {
+    providers.woo.seed({ id: 301, lines: [{ total: '20.00' }], shipping_total: '0.00', total_tax: '0.00' });
+    const result = await newClient(serviceFetch().fetch).createPaymentIntent({
+      token: await tokenFor(301),
+      billing_address: billing,
+      shipping_address: null,
+      contact_info: contact,
+    });
+    const intent = [...providers.stripe.intents.values()][0]!;
+    expect(result).toEqual({ success: true, client_secret: intent.client_secret, payment_intent_id: intent.id });
+    expect(intent.amount).toBe(2000);
+  });
+
+  it('submitOrder returns the order id and the server-computed total', async () => {
+    providers.woo.seed({ id: 302, lines: [{ total: '40.00' }], shipping_total: '4.35', total_tax: '3.65' });
+    const result = await newClient(serviceFetch().fetch).submitOrder({ token: await tokenFor(302), billing_address: billing });
+    expect(result).toEqual({ success: true, order_id: 302, total: 4800, currency: 'USD' });
+  });
+});
+
+describe('errors', () => {
+  it('InvalidRequest carries zod’s issues', async () => {
+    const error = await caught(newClient(serviceFetch().fetch).submitOrder({ token: '', billing_address: { country: 'GBR' } }));
+    expect(error).toBeInstanceOf(client.InvalidRequest);
+    const issues = (error as ClientModule.InvalidRequest).issues;
+    expect(issues.map((issue) => issue.path.join('.')).sort()).toEqual(['billing_address.country', 'token']);
+    expect((error as ClientModule.InvalidRequest).status).toBe(400);
+  });
+
+  it('NotPayable carries the order, its status and the reason', async () => {
+    providers.woo.seed({ id: 303, status: 'processing' });
+    const error = await caught(newClient(serviceFetch().fetch).createPaymentIntent({ token: await tokenFor(303) }));
+    expect(error).toBeInstanceOf(client.NotPayable);
+    expect(error).toMatchObject({ orderId: 303, orderStatus: 'processing', reason: 'Order is already paid', message: 'Order cannot be paid' });
+  });
+
+  it('RateLimited carries the reset time and the limit, readable by a browser across origins', async () => {
+    providers.woo.seed({ id: 304 });
+    const token = await tokenFor(304);
+    const service = serviceFetch();
+    const checkout = newClient(service.fetch);
+    for (let i = 0; i < 10; i += 1) await checkout.createPaymentIntent({ token });
+    const before = Date.now();
+    const error = await caught(checkout.createPaymentIntent({ token }));
+    expect(error).toBeInstanceOf(client.RateLimited);
+    const { resetAt, limit, status } = error as ClientModule.RateLimited;
+    expect(status).toBe(429);
+    expect(limit).toBe(10);
+    expect(resetAt!.getTime()).toBeGreaterThan(before);
+    expect(resetAt!.getTime()).toBeLessThanOrEqual(before + 60_000);
+    // Without this grant a browser's fetch sees no X-RateLimit-* header on a cross-origin answer.
+    const exposed = service.responses.at(-1)!.headers.get('access-control-expose-headers')!.toLowerCase();
+    expect(exposed.split(/\s*,\s*/)).toEqual(expect.arrayContaining(['x-ratelimit-reset', 'x-ratelimit-limit']));
+  });
+
+  it('ServiceError carries the service’s error code for any other failure (here an invalid token)', async () => {
+    const error = await caught(newClient(serviceFetch().fetch).submitOrder({ token: 'not-a-token', billing_address: billing }));
+    expect(error).toBeInstanceOf(client.ServiceError);
+    expect(error).toMatchObject({ status: 500, code: 'SUBMIT_ORDER_ERROR' });
+    expect((error as Error).message).toMatch(/token/i);
+  });
+
+  it('ServiceError with NETWORK_ERROR when no answer arrives; an abort stays an abort', async () => {
+    const unreachable = (async () => {
+      throw new TypeError('fetch failed');
+    }) as typeof fetch;
+    const error = await caught(newClient(unreachable).createPaymentIntent({ token: 't' }));
+    expect(error).toBeInstanceOf(client.ServiceError);
+    expect(error).toMatchObject({ code: 'NETWORK_ERROR', status: undefined });
+
+    const controller = new AbortController();
+    controller.abort();
+    const aborting = (async (_input: unknown, init?: RequestInit) => {
+      init?.signal?.throwIfAborted();
+      return new Response('{}');
+    }) as typeof fetch;
+    const aborted = await caught(newClient(aborting).createPaymentIntent({ token: 't' }, { signal: controller.signal }));
+    expect(aborted).not.toBeInstanceOf(client.CheckoutClientError);
+    expect((aborted as Error).name).toBe('AbortError');
+  });
+});
