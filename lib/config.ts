@@ -55,8 +55,16 @@ const envSchema = z.object({
 
   ALLOWED_ORIGINS: optional(z.string()),
   TRUST_PROXY_HOPS: optional(z.coerce.number().int().min(1).max(10)).transform((v) => v ?? 1),
+  CLIENT_IP_HEADER: optional(
+    z
+      .string()
+      .trim()
+      .toLowerCase()
+      .regex(/^[a-z0-9-]{1,100}$/, 'must be a header name such as x-real-ip or cf-connecting-ip'),
+  ).transform((v) => v ?? 'x-forwarded-for'),
 
   SHIPPING_WEBHOOK_SECRET: optional(z.string().min(16, 'must be at least 16 characters long')),
+  SHIPPING_WEBHOOK_AUTH: optional(z.enum(['off'], { error: 'must be "off" or unset' })),
   SHIPSTATION_API_KEY: optional(z.string()),
   SHIPSTATION_API_SECRET: optional(z.string()),
   SHIPSTATION_API_BASE_URL: optional(baseUrl).transform((v) => v ?? 'https://ssapi.shipstation.com'),
@@ -107,8 +115,12 @@ export interface Config {
   token: TokenSettings | undefined;
   allowedOrigins: readonly string[];
   trustProxyHops: number;
+  /** The header the edge sets with the client's address; only `x-forwarded-for` is read as a list (DECISIONS 5). */
+  clientIpHeader: string;
   shipping: {
     webhookSecret: string | undefined;
+    /** SHIPPING_WEBHOOK_AUTH=off: the operator accepts unauthenticated deliveries (DECISIONS 11). */
+    unauthenticatedAllowed: boolean;
     apiKey: string | undefined;
     apiSecret: string | undefined;
     apiBaseUrl: string;
@@ -221,6 +233,14 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
 
   const isProduction = env.NODE_ENV === 'production';
 
+  // An unauthenticated shipping webhook lets anyone mark paid orders shipped and write into
+  // the note the customer reads (DECISIONS 11): production needs the secret or an explicit opt-out.
+  if (isProduction && !env.SHIPPING_WEBHOOK_SECRET && env.SHIPPING_WEBHOOK_AUTH !== 'off') {
+    throw new ConfigError(
+      'Invalid configuration: missing SHIPPING_WEBHOOK_SECRET (required when NODE_ENV=production; set SHIPPING_WEBHOOK_AUTH=off to accept unauthenticated shipping notifications)',
+    );
+  }
+
   const warnings: string[] = [];
   if (isProduction) {
     if (env.WOOCOMMERCE_URL?.startsWith('http://')) {
@@ -230,7 +250,9 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       warnings.push('STRIPE_API_BASE_URL uses http://: card-provider calls travel unencrypted');
     }
     if (!env.SHIPPING_WEBHOOK_SECRET) {
-      warnings.push('SHIPPING_WEBHOOK_SECRET is not set: anyone who knows the URL can post shipping notifications');
+      warnings.push(
+        'SHIPPING_WEBHOOK_SECRET is not set and SHIPPING_WEBHOOK_AUTH=off: anyone who knows the URL can mark paid orders shipped and write into the customer note',
+      );
     }
     if (origins.length === 0) {
       warnings.push('ALLOWED_ORIGINS is empty: every checkout request will be refused as coming from an invalid origin');
@@ -280,8 +302,10 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     token,
     allowedOrigins: origins,
     trustProxyHops: env.TRUST_PROXY_HOPS,
+    clientIpHeader: env.CLIENT_IP_HEADER,
     shipping: {
       webhookSecret: env.SHIPPING_WEBHOOK_SECRET,
+      unauthenticatedAllowed: env.SHIPPING_WEBHOOK_AUTH === 'off',
       apiKey: env.SHIPSTATION_API_KEY,
       apiSecret: env.SHIPSTATION_API_SECRET,
       apiBaseUrl: env.SHIPSTATION_API_BASE_URL,

@@ -10,6 +10,7 @@ import type { CardEventPage, CardEventQuery } from '@/lib/card/events';
 import type { CardSettings } from '@/lib/config';
 import { CardProviderError, InvalidSignatureError, ServiceNotConfiguredError } from '@/lib/errors';
 import { traceCall } from '@/lib/telemetry';
+import { settleWithin, withOneRetry } from '@/lib/upstream/budget';
 
 export interface PaymentIntentSummary {
   id: string;
@@ -52,6 +53,12 @@ function summarize(intent: Stripe.PaymentIntent): PaymentIntentSummary {
   };
 }
 
+/** A failure worth one more attempt: the connection failed or timed out, or Stripe answered 5xx. */
+function isTransient(error: unknown): boolean {
+  if (error instanceof CardProviderError) return error.type === 'timeout' || error.type === 'StripeConnectionError' || (error.status ?? 0) >= 500;
+  return false;
+}
+
 function toCardError(operation: string, error: unknown): CardProviderError {
   if (error instanceof Stripe.errors.StripeError) {
     return new CardProviderError(operation, error.type, error.statusCode, error.code);
@@ -64,7 +71,7 @@ export class StripeCardProvider implements CardProvider {
 
   constructor(
     private readonly settings: CardSettings,
-    timeoutMs: number,
+    private readonly timeoutMs: number,
   ) {
     const base = settings.apiBaseUrl ? new URL(settings.apiBaseUrl) : undefined;
     this.stripe = new Stripe(settings.secretKey, {
@@ -72,8 +79,9 @@ export class StripeCardProvider implements CardProvider {
       // which a slow-dripping upstream can stretch without limit.
       httpClient: Stripe.createFetchHttpClient(),
       timeout: timeoutMs,
-      // Retries are safe: every write carries an idempotency key.
-      maxNetworkRetries: 1,
+      // The SDK's own retries would run past the request's deadline: retries are made in
+      // `attempt` below, within it (reads and idempotent creates only).
+      maxNetworkRetries: 0,
       telemetry: false,
       appInfo: { name: 'checkout-payment-service' },
       ...(base
@@ -86,9 +94,32 @@ export class StripeCardProvider implements CardProvider {
     });
   }
 
+  /**
+   * One call to Stripe within the request's deadline. `retry` only for calls
+   * that may be repeated: reads, and a create carrying its idempotency key
+   * (Stripe answers a repeat with the intent already created). An update
+   * without a key is never repeated.
+   */
+  private attempt<T>(operation: string, retry: boolean, call: (options: { timeout: number }) => Promise<T>): Promise<T> {
+    const timedOut = () => new CardProviderError(operation, 'timeout', undefined, undefined);
+    return withOneRetry(
+      async (timeoutMs) => {
+        try {
+          // The SDK retries a closed connection once even with retries off; the race keeps the bound.
+          return await traceCall('card', operation, () => settleWithin(call({ timeout: timeoutMs }), timeoutMs, timedOut));
+        } catch (error) {
+          if (error instanceof CardProviderError) throw error;
+          if (error instanceof Stripe.errors.StripeError && error.code === 'resource_missing') throw error;
+          throw toCardError(operation, error);
+        }
+      },
+      { perAttemptMs: this.timeoutMs, retriable: (error) => retry && isTransient(error), outOfTime: timedOut },
+    );
+  }
+
   async createPaymentIntent(input: CreateIntentInput): Promise<PaymentIntentSummary> {
-    try {
-      const intent = await traceCall('card', 'create payment intent', () => this.stripe.paymentIntents.create(
+    const intent = await this.attempt('create payment intent', true, (options) =>
+      this.stripe.paymentIntents.create(
         {
           amount: input.amount,
           currency: input.currency.toLowerCase(),
@@ -96,33 +127,26 @@ export class StripeCardProvider implements CardProvider {
           metadata: { shop_order_id: String(input.orderId) },
           ...(input.email ? { receipt_email: input.email } : {}),
         },
-        { idempotencyKey: input.idempotencyKey },
-      ));
-      return summarize(intent);
-    } catch (error) {
-      throw toCardError('create payment intent', error);
-    }
+        { idempotencyKey: input.idempotencyKey, ...options },
+      ),
+    );
+    return summarize(intent);
   }
 
   async retrievePaymentIntent(id: string): Promise<PaymentIntentSummary | undefined> {
     try {
-      return summarize(await traceCall('card', 'retrieve payment intent', () => this.stripe.paymentIntents.retrieve(id)));
+      return summarize(await this.attempt('retrieve payment intent', true, (options) => this.stripe.paymentIntents.retrieve(id, {}, options)));
     } catch (error) {
       if (error instanceof Stripe.errors.StripeError && error.code === 'resource_missing') return undefined;
-      throw toCardError('retrieve payment intent', error);
+      throw error;
     }
   }
 
   async updatePaymentIntentAmount(id: string, amount: number, orderId: number): Promise<PaymentIntentSummary> {
-    try {
-      const intent = await traceCall('card', 'update payment intent', () => this.stripe.paymentIntents.update(id, {
-        amount,
-        metadata: { shop_order_id: String(orderId) },
-      }));
-      return summarize(intent);
-    } catch (error) {
-      throw toCardError('update payment intent', error);
-    }
+    const intent = await this.attempt('update payment intent', false, (options) =>
+      this.stripe.paymentIntents.update(id, { amount, metadata: { shop_order_id: String(orderId) } }, options),
+    );
+    return summarize(intent);
   }
 
   async listEvents(query: CardEventQuery): Promise<CardEventPage> {

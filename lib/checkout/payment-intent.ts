@@ -47,6 +47,25 @@ export function intentIdempotencyKey(parts: {
   return `checkout-order-${parts.orderId}-${digest}`;
 }
 
+export type ReuseRefusal = 'missing' | 'canceled' | 'other_order' | 'other_currency';
+
+/**
+ * Why a stored intent may not be handed out again, or undefined when it may
+ * (DECISIONS 13): it must exist, not be canceled (it could never be paid),
+ * name this order in `metadata.shop_order_id` and be in the order's currency.
+ */
+export function reuseRefusal(
+  intent: PaymentIntentSummary | undefined,
+  orderId: number,
+  orderCurrency: string,
+): ReuseRefusal | undefined {
+  if (intent === undefined) return 'missing';
+  if (intent.orderId !== String(orderId)) return 'other_order';
+  if (intent.currency.toLowerCase() !== orderCurrency.toLowerCase()) return 'other_currency';
+  if (intent.status === 'canceled') return 'canceled';
+  return undefined;
+}
+
 export async function preparePaymentIntent(
   input: PaymentIntentRequest,
   services: Services,
@@ -63,9 +82,17 @@ export async function preparePaymentIntent(
     let replaces: string | undefined;
     if (normalized.payment_intent_id) {
       intent = await card.retrievePaymentIntent(normalized.payment_intent_id);
-      // A canceled or vanished intent can never be paid: the customer needs a new one.
-      if (intent === undefined || intent.status === 'canceled') {
-        log.warn('payment_intent.replaced', { orderId, reason: intent ? 'canceled' : 'missing' });
+      const refusal = reuseRefusal(intent, orderId, normalized.currency);
+      if (refusal !== undefined) {
+        const mismatch = refusal === 'other_order' || refusal === 'other_currency';
+        // A stored id naming another order's intent is a copied or stale meta value: never hand out its client secret.
+        log[mismatch ? 'error' : 'warn']('payment_intent.replaced', {
+          orderId,
+          reason: refusal,
+          intentOrderId: refusal === 'other_order' ? String(intent?.orderId ?? '').slice(0, 20) || undefined : undefined,
+          intentCurrency: refusal === 'other_currency' ? intent?.currency : undefined,
+        });
+        // The replaced id goes into the idempotency key, so the new key can never be the one that produced it.
         replaces = normalized.payment_intent_id;
         intent = undefined;
       }

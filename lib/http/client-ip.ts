@@ -1,31 +1,97 @@
 /**
  * The client's IP address (DECISIONS 5), used only as a rate-limit key.
  *
- * Each trusted proxy appends the address it received the request from to
- * X-Forwarded-For, so the entry `hops` places from the right is the one our
- * outermost trusted proxy saw. Entries further left are whatever the client
- * sent and are never trusted: forging them gets no fresh counter.
+ * By default the address comes from X-Forwarded-For: each trusted proxy
+ * appends the address it received the request from, so the entry `hops`
+ * places from the right is the one our outermost trusted proxy saw. Entries
+ * further left are whatever the client sent and are never trusted: forging
+ * them gets no fresh counter.
+ *
+ * An edge that sets a single-value header instead (X-Real-IP, CF-Connecting-IP,
+ * …) is named with CLIENT_IP_HEADER, and then only that header counts: a
+ * `next start` fills a missing X-Forwarded-For with the socket address (the
+ * proxy's), which must not shadow the edge's header.
+ *
+ * One client is one key: ports are stripped, IPv4-mapped IPv6 is the IPv4
+ * address, IPv6 is canonical and keyed by its /64 (one host can rotate through
+ * its /64 at will). A value that is no IP address at all falls into the one
+ * shared `unknown` bucket, so sending garbage never earns a fresh counter.
  */
-export const UNKNOWN_CLIENT = 'unknown';
+import { isIP } from 'node:net';
 
-export function clientIp(headers: Headers, trustProxyHops: number): string {
-  const forwarded = headers.get('x-forwarded-for');
-  if (forwarded) {
-    const entries = forwarded
-      .split(',')
-      .map((entry) => entry.trim())
-      .filter(Boolean);
-    // Fewer entries than trusted hops: the leftmost is still the best we know.
-    const entry = entries[Math.max(0, entries.length - trustProxyHops)];
-    if (entry) return normalizeIp(entry);
-  }
-  const realIp = headers.get('x-real-ip')?.trim();
-  if (realIp) return normalizeIp(realIp);
-  return UNKNOWN_CLIENT;
+export const UNKNOWN_CLIENT = 'unknown';
+export const FORWARDED_FOR_HEADER = 'x-forwarded-for';
+
+/** A header value longer than this is not an address list a proxy wrote. */
+const MAX_HEADER_LENGTH = 2048;
+
+export function clientIp(headers: Headers, trustProxyHops: number, header: string = FORWARDED_FOR_HEADER): string {
+  const value = headers.get(header);
+  if (!value || value.length > MAX_HEADER_LENGTH) return UNKNOWN_CLIENT;
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  // A single-value header that arrives as a list: the rightmost entry is the one nearest to us.
+  const hops = header === FORWARDED_FOR_HEADER ? trustProxyHops : 1;
+  // Fewer entries than trusted hops: the leftmost is still the best we know.
+  const entry = entries[Math.max(0, entries.length - hops)];
+  return entry === undefined ? UNKNOWN_CLIENT : (clientKey(entry) ?? UNKNOWN_CLIENT);
 }
 
-/** Bounded and canonical, so one address is one key: "::ffff:1.2.3.4" and "1.2.3.4" are the same client. */
-function normalizeIp(raw: string): string {
-  const ip = raw.slice(0, 64).toLowerCase();
-  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice('::ffff:'.length) : ip;
+/**
+ * The rate-limit key of one address as a proxy wrote it, or undefined when it
+ * is no IP address: `1.2.3.4:5678` → `1.2.3.4`, `[2001:DB8::1]:443` →
+ * `2001:db8:0:0::/64`, `::ffff:1.2.3.4` → `1.2.3.4`.
+ */
+export function clientKey(raw: string): string | undefined {
+  const address = withoutPort(raw.trim().replace(/^"(.*)"$/, '$1'));
+  if (address === undefined) return undefined;
+  const family = isIP(address);
+  if (family === 4) return address;
+  if (family !== 6) return undefined;
+  const groups = ipv6Groups(address);
+  if (groups === undefined) return undefined;
+  if (isIpv4Mapped(groups)) {
+    const [high, low] = [groups[6] ?? 0, groups[7] ?? 0];
+    return `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+  }
+  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+}
+
+/** The address without a port: `1.2.3.4:80` and `[v6]:443` lose it; a bare IPv6 address is left whole. */
+function withoutPort(value: string): string | undefined {
+  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(value);
+  if (bracketed) return bracketed[1];
+  if (value.startsWith('[')) return undefined;
+  const v4WithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/.exec(value);
+  if (v4WithPort) return v4WithPort[1];
+  return value;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (zone id dropped, embedded IPv4 read). */
+function ipv6Groups(address: string): number[] | undefined {
+  let text = address.toLowerCase();
+  const zone = text.indexOf('%');
+  if (zone >= 0) text = text.slice(0, zone);
+  const tail: number[] = [];
+  const v4 = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number];
+    tail.push((a << 8) | b, (c << 8) | d);
+    text = text.slice(0, v4.index);
+    if (text.endsWith(':') && !text.endsWith('::')) text = text.slice(0, -1);
+  }
+  const [head, rest] = text.split('::') as [string, string | undefined];
+  const hex = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
+  const left = hex(head);
+  const right = [...hex(rest ?? ''), ...tail];
+  const fill = rest === undefined ? 0 : 8 - left.length - right.length;
+  const groups = [...left, ...new Array<number>(Math.max(0, fill)).fill(0), ...right];
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
+}
+
+/** ::ffff:a.b.c.d, the way a dual-stack socket reports an IPv4 client. */
+function isIpv4Mapped(groups: number[]): boolean {
+  return groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
 }

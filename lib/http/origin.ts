@@ -5,12 +5,18 @@
  * It must equal an allowed origin exactly (scheme, host and port); a look-alike
  * such as https://shop.example.com.evil.test or http:// instead of https:// is
  * not allowed. Only allowed origins get CORS headers.
+ *
+ * A present Origin header is the browser's word and always wins: `Origin: null`
+ * (sandboxed iframes, file: pages, some redirects) is an origin that equals no
+ * allowed origin, and a Referer never overrides it.
  */
 import { InvalidOriginError } from '@/lib/errors';
 
+export const OPAQUE_ORIGIN = 'null';
+
 export function requestOrigin(headers: Headers): string | undefined {
   const origin = headers.get('origin');
-  if (origin && origin !== 'null') return origin;
+  if (origin !== null) return origin.trim();
   const referer = headers.get('referer');
   if (!referer) return undefined;
   try {
@@ -23,7 +29,8 @@ export function requestOrigin(headers: Headers): string | undefined {
 /** The request's origin when it is allowed, otherwise undefined. */
 export function allowedOrigin(headers: Headers, allowed: readonly string[]): string | undefined {
   const origin = requestOrigin(headers);
-  return origin !== undefined && allowed.includes(origin) ? origin : undefined;
+  if (origin === undefined || origin === OPAQUE_ORIGIN) return undefined;
+  return allowed.includes(origin) ? origin : undefined;
 }
 
 export function assertAllowedOrigin(headers: Headers, allowed: readonly string[]): string {

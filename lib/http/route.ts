@@ -19,6 +19,7 @@ import { log, REQUEST_ID_HEADER, requestIdFrom, withLogScope } from '@/lib/log';
 import type { RateLimitRule } from '@/lib/security/rate-limit';
 import { getServices, type Services } from '@/lib/services';
 import { annotateSpan, withSpan } from '@/lib/telemetry';
+import { REQUEST_BUDGET_TIMEOUTS, withRequestDeadline } from '@/lib/upstream/budget';
 
 /** What a handler learns along the way, for the request's log line. */
 export interface RequestContext {
@@ -68,7 +69,7 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
   let response: Response;
   let errorKind: string | undefined;
   try {
-    const result = await handler(context);
+    const result = await withRequestDeadline(requestBudgetMs(), () => handler(context));
     status = result.status ?? 200;
     response = json(status, result.body, options.headers);
   } catch (error) {
@@ -109,6 +110,15 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
   return response;
 }
 
+/** Every upstream call of one request ends within this (README "Time bounds"). */
+function requestBudgetMs(): number {
+  try {
+    return REQUEST_BUDGET_TIMEOUTS * getConfig().upstreamTimeoutMs;
+  } catch {
+    return REQUEST_BUDGET_TIMEOUTS * 10_000;
+  }
+}
+
 function safeIsDevelopment(): boolean {
   try {
     return getConfig().isDevelopment;
@@ -119,7 +129,7 @@ function safeIsDevelopment(): boolean {
 
 /** Counts the request against the endpoint's limit; RateLimitedError when it is over. */
 export async function enforceRateLimit(services: Services, rule: RateLimitRule, headers: Headers): Promise<void> {
-  const decision = await services.rateLimiter.hit(rule, clientIp(headers, services.config.trustProxyHops));
+  const decision = await services.rateLimiter.hit(rule, clientIp(headers, services.config.trustProxyHops, services.config.clientIpHeader));
   if (!decision.allowed) throw new RateLimitedError(decision);
 }
 

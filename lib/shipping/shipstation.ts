@@ -6,7 +6,9 @@
  * - Only URLs on SHIPSTATION_API_BASE_URL's origin are read (lib/shipping/resource-url.ts).
  * - Basic auth with the API key and secret; redirects are refused, so the
  *   credentials never follow a Location header to another host.
- * - Every request has the upstream timeout and stays within ShipStation's
+ * - Every attempt has the upstream timeout, cut to what the webhook request has
+ *   left (lib/upstream/budget.ts); a page is read again once after a network
+ *   error, a timeout or a 5xx when time remains. Requests stay within ShipStation's
  *   40 requests per minute (lib/shipping/rate-budget.ts); a 429 is waited out
  *   once when the wait fits in the timeout.
  * - Shipments become the service's ShipmentNotice at this boundary; failures
@@ -18,6 +20,13 @@ import { readStreamText } from '@/lib/http/body';
 import { ShipStationRateBudget } from '@/lib/shipping/rate-budget';
 import { checkResourceUrl, type ResourceUrlRefusal } from '@/lib/shipping/resource-url';
 import { traceCall } from '@/lib/telemetry';
+import {
+  attemptTimeoutMs,
+  MIN_ATTEMPT_MS,
+  requestTimeLeftMs,
+  RETRY_JITTER_MAX_MS,
+  RETRY_JITTER_MIN_MS,
+} from '@/lib/upstream/budget';
 
 export interface ShipStationSettings {
   apiKey: string;
@@ -170,20 +179,35 @@ export class ShipStationClient {
 
   private async getJson(url: URL): Promise<unknown> {
     // The wait for the budget counts against the same allowance as the request itself.
-    const deadline = this.now() + this.settings.timeoutMs;
+    const deadline = this.now() + Math.min(this.settings.timeoutMs, requestTimeLeftMs());
+    // A page is a read: one more attempt after a network error, a timeout or a 5xx, when time remains.
+    let retriedTransient = false;
+    const retryTransient = async (): Promise<boolean> => {
+      if (retriedTransient) return false;
+      const pause = RETRY_JITTER_MIN_MS + Math.floor(Math.random() * (RETRY_JITTER_MAX_MS - RETRY_JITTER_MIN_MS));
+      if (requestTimeLeftMs() - pause < MIN_ATTEMPT_MS) return false;
+      retriedTransient = true;
+      await this.sleep(pause);
+      return true;
+    };
     for (let attempt = 1; ; attempt += 1) {
       await this.takeBudget(deadline);
+      const timeoutMs = attemptTimeoutMs(this.settings.timeoutMs);
+      if (timeoutMs === 0) throw new ShipStationError('timeout', undefined);
       let response: Response;
       try {
         response = await this.fetchImpl(url, {
           method: 'GET',
           headers: { Authorization: this.authorization, Accept: 'application/json' },
-          redirect: 'error',
+          // A redirect comes back as a 3xx answer and is refused below: never followed, and
+          // (unlike redirect: 'error', a network error) never mistaken for a failure worth a retry.
+          redirect: 'manual',
           cache: 'no-store',
-          signal: AbortSignal.timeout(this.settings.timeoutMs),
+          signal: AbortSignal.timeout(timeoutMs),
         });
       } catch (error) {
         const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+        if (await retryTransient()) continue;
         throw new ShipStationError(timedOut ? 'timeout' : 'unavailable', undefined);
       }
 
@@ -196,6 +220,7 @@ export class ShipStationClient {
       this.budget.observe(response.headers);
       if (!response.ok) {
         discard(response);
+        if (response.status >= 500 && (await retryTransient())) continue;
         throw new ShipStationError(response.status >= 500 ? 'unavailable' : 'rejected', response.status);
       }
       return this.readJson(response);

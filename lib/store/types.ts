@@ -38,6 +38,7 @@ export const storeOrderSchema = z.object({
   shipping: addressSchema.nullish().transform((v) => v ?? {}),
   customer_note: z.string().nullish().transform((v) => v ?? ''),
   payment_method: z.string().nullish(),
+  transaction_id: z.string().nullish(),
   date_paid: z.string().nullish().transform((v) => v ?? null),
   date_paid_gmt: z.string().nullish().transform((v) => v ?? null),
   meta_data: z.array(metaEntrySchema).nullish().transform((v) => v ?? []),

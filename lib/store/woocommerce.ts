@@ -2,7 +2,8 @@
  * The store client: WooCommerce REST v3 through @woocommerce/woocommerce-rest-api,
  * plus the companion plugin's cart routes (DECISIONS 10).
  *
- * Every call has the upstream timeout. Failures become StoreError with the
+ * Every attempt has the upstream timeout, cut to what the request has left
+ * (lib/upstream/budget.ts); reads are retried once. Failures become StoreError with the
  * HTTP status and WooCommerce's error code only: the library's error objects
  * carry the request configuration (including the consumer keys) and the
  * response body, and neither may reach a log line or a response.
@@ -12,8 +13,17 @@ import { StoreError, type StoreFailure } from '@/lib/errors';
 import type { StoreSettings } from '@/lib/config';
 import { storeOrderSchema, type OrderUpdate, type Store, type StoreOrder } from '@/lib/store/types';
 import { traceCall } from '@/lib/telemetry';
+import { settleWithin, withOneRetry } from '@/lib/upstream/budget';
 
 export const CART_BRIDGE_NAMESPACE = 'wc-checkout-bridge/v1';
+
+/** Redirects are not followed: the consumer keys must not travel to another host. */
+const BASE_AXIOS_CONFIG = { maxRedirects: 0 };
+
+interface AxiosOptions {
+  timeout: number;
+  signal: AbortSignal;
+}
 
 interface UpstreamFailure {
   status: number | undefined;
@@ -29,7 +39,8 @@ function describeFailure(error: unknown): UpstreamFailure {
   const status = typeof e?.response?.status === 'number' ? e.response.status : undefined;
   const data = e?.response?.data as { code?: unknown } | undefined;
   const wooCode = typeof data?.code === 'string' ? data.code.slice(0, 100) : undefined;
-  const timedOut = e?.code === 'ECONNABORTED' || e?.code === 'ETIMEDOUT';
+  // ERR_CANCELED: the attempt's abort signal fired, which is its timeout.
+  const timedOut = e?.code === 'ECONNABORTED' || e?.code === 'ETIMEDOUT' || e?.code === 'ERR_CANCELED';
   return { status, code: wooCode, timedOut };
 }
 
@@ -56,29 +67,46 @@ export class WooCommerceStore implements Store {
       consumerKey: settings.consumerKey,
       consumerSecret: settings.consumerSecret,
       timeout: timeoutMs,
-      // WooCommerce answers errors as JSON too; keep axios from throwing on parse quirks.
-      axiosConfig: { maxRedirects: 0 },
+      axiosConfig: BASE_AXIOS_CONFIG,
     };
     this.api = new WooCommerceRestApi({ ...options, version: 'wc/v3' });
     this.bridge = new WooCommerceRestApi({ ...options, version: CART_BRIDGE_NAMESPACE as 'wc/v3' });
   }
 
-  private async call<T>(operation: string, request: () => Promise<{ data: unknown }>, parse: (data: unknown) => T): Promise<T> {
-    let data: unknown;
-    let timer: NodeJS.Timeout | undefined;
-    // axios's own timeout bounds socket idleness only; this bounds the whole call.
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreError(operation, 'timeout', undefined, undefined)), this.timeoutMs);
-    });
-    try {
-      ({ data } = await traceCall('store', operation, () => Promise.race([request(), deadline])));
-    } catch (error) {
-      if (error instanceof StoreError) throw error;
-      const failure = describeFailure(error);
-      throw new StoreError(operation, classify(failure), failure.status, failure.code);
-    } finally {
-      clearTimeout(timer);
-    }
+  /**
+   * One call to the store: a read is retried once (network error, timeout,
+   * 5xx) when the request has time left; a write is never repeated, since
+   * WooCommerce may have applied it before the answer was lost; a health probe
+   * reports its first answer.
+   */
+  private async call<T>(
+    operation: string,
+    kind: 'read' | 'write' | 'probe',
+    request: (api: AxiosOptions) => Promise<{ data: unknown }>,
+    parse: (data: unknown) => T,
+  ): Promise<T> {
+    const timedOut = () => new StoreError(operation, 'timeout', undefined, undefined);
+    const data = await withOneRetry(
+      async (timeoutMs) => {
+        try {
+          // axios's own timeout bounds socket idleness only; the race bounds the whole attempt,
+          // and the signal frees the socket when it is abandoned.
+          const signal = AbortSignal.timeout(timeoutMs);
+          const attempt = () => settleWithin(request({ timeout: timeoutMs, signal }), timeoutMs, timedOut);
+          return (await traceCall('store', operation, attempt)).data;
+        } catch (error) {
+          if (error instanceof StoreError) throw error;
+          const failure = describeFailure(error);
+          throw new StoreError(operation, classify(failure), failure.status, failure.code);
+        }
+      },
+      {
+        perAttemptMs: this.timeoutMs,
+        retriable: (error) =>
+          kind === 'read' && error instanceof StoreError && (error.failure === 'timeout' || error.failure === 'unavailable'),
+        outOfTime: timedOut,
+      },
+    );
     try {
       return parse(data);
     } catch {
@@ -86,14 +114,30 @@ export class WooCommerceStore implements Store {
     }
   }
 
+  /**
+   * The library takes axios options only per client; it reads them synchronously
+   * when a request starts, so setting them just before the call applies them to
+   * that call alone.
+   */
+  private using(api: WooCommerceRestApi, options: AxiosOptions): WooCommerceRestApi {
+    (api as unknown as { axiosConfig: Record<string, unknown> }).axiosConfig = { ...BASE_AXIOS_CONFIG, ...options };
+    return api;
+  }
+
   getOrder(orderId: number): Promise<StoreOrder> {
-    return this.call('get order', () => this.api.get(`orders/${orderId}`), (data) => storeOrderSchema.parse(data));
+    return this.call(
+      'get order',
+      'read',
+      (options) => this.using(this.api, options).get(`orders/${orderId}`),
+      (data) => storeOrderSchema.parse(data),
+    );
   }
 
   updateOrder(orderId: number, update: OrderUpdate): Promise<StoreOrder> {
     return this.call(
       'update order',
-      () => this.api.put(`orders/${orderId}`, update),
+      'write',
+      (options) => this.using(this.api, options).put(`orders/${orderId}`, update),
       (data) => storeOrderSchema.parse(data),
     );
   }
@@ -101,7 +145,8 @@ export class WooCommerceStore implements Store {
   async checkReachable(): Promise<void> {
     await this.call(
       'check store',
-      () => this.api.get('orders', { per_page: 1, _fields: 'id' }),
+      'probe',
+      (options) => this.using(this.api, options).get('orders', { per_page: 1, _fields: 'id' }),
       (data) => {
         if (!Array.isArray(data)) throw new Error('unexpected answer');
       },
@@ -111,7 +156,8 @@ export class WooCommerceStore implements Store {
   async clearCustomerCart(customerId: number): Promise<void> {
     await this.call(
       'clear customer cart',
-      () => this.bridge.delete(`customers/${customerId}/cart`),
+      'write',
+      (options) => this.using(this.bridge, options).delete(`customers/${customerId}/cart`),
       (data) => {
         if ((data as { cleared?: unknown })?.cleared !== true) throw new Error('unexpected answer');
       },
@@ -121,7 +167,8 @@ export class WooCommerceStore implements Store {
   restoreCustomerCart(customerId: number, orderId: number): Promise<number> {
     return this.call(
       'restore customer cart',
-      () => this.bridge.post(`customers/${customerId}/cart/restore`, { order_id: orderId }),
+      'write',
+      (options) => this.using(this.bridge, options).post(`customers/${customerId}/cart/restore`, { order_id: orderId }),
       (data) => {
         const answer = data as { restored?: unknown; items?: unknown };
         if (answer?.restored !== true) throw new Error('unexpected answer');

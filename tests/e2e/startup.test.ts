@@ -1,8 +1,8 @@
 /**
  * The production server validates its configuration at start (DECISIONS 2):
  * without the store, card and token settings it refuses to start, naming
- * every missing variable; a complete configuration starts, with a warning
- * for an unset shipping webhook secret.
+ * every missing variable; without a shipping webhook secret it refuses too,
+ * unless SHIPPING_WEBHOOK_AUTH=off, which starts with a warning (DECISIONS 11).
  */
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort, LOOPBACK } from '@/scripts/stand-ins/http';
 
-const SERVICE_VARS = /^(WOOCOMMERCE_|STRIPE_|CHECKOUT_TOKEN_|ALLOWED_ORIGINS|TRUST_PROXY_HOPS|SHIPPING_|SHIPSTATION_|REDIS_URL|UPSTREAM_|CARD_PAYMENT|MANUAL_PAYMENT|LOG_LEVEL)/;
+const SERVICE_VARS = /^(WOOCOMMERCE_|STRIPE_|CHECKOUT_TOKEN_|ALLOWED_ORIGINS|TRUST_PROXY_HOPS|SHIPPING_|SHIPSTATION_|CLIENT_IP_HEADER||REDIS_URL|UPSTREAM_|CARD_PAYMENT|MANUAL_PAYMENT|LOG_LEVEL)/;
 
 /** Runs `next start` until it exits or `untilOutput` appears; returns its output and exit code (null if still running). */
 async function runServer(env: Record<string, string>, untilOutput: RegExp): Promise<{ output: string; code: number | null }> {
@@ -50,21 +50,27 @@ describe('production start', () => {
     expect(output).not.toContain('VALUE_MUST_NOT_APPEAR');
   });
 
-  it('starts with a complete configuration and warns that the shipping webhook has no secret', async () => {
-    const { output, code } = await runServer(
-      {
-        WOOCOMMERCE_URL: 'https://shop.example.com',
-        WOOCOMMERCE_CONSUMER_KEY: 'ck_startup',
-        WOOCOMMERCE_CONSUMER_SECRET: 'cs_startup',
-        STRIPE_SECRET_KEY: 'sk_test_startup',
-        STRIPE_WEBHOOK_SECRET: 'whsec_startup',
-        CHECKOUT_TOKEN_SECRET: 'startup-test-secret-0123456789abcdefghij',
-        ALLOWED_ORIGINS: 'https://shop.example.com',
-      },
-      /"event":"service\.started"/,
-    );
+  const complete = {
+    WOOCOMMERCE_URL: 'https://shop.example.com',
+    WOOCOMMERCE_CONSUMER_KEY: 'ck_startup',
+    WOOCOMMERCE_CONSUMER_SECRET: 'cs_startup',
+    STRIPE_SECRET_KEY: 'sk_test_startup',
+    STRIPE_WEBHOOK_SECRET: 'whsec_startup',
+    CHECKOUT_TOKEN_SECRET: 'startup-test-secret-0123456789abcdefghij',
+    ALLOWED_ORIGINS: 'https://shop.example.com',
+  };
+
+  it('refuses to start without a shipping webhook secret unless told otherwise', async () => {
+    const { output, code } = await runServer(complete, /$^/);
+    expect(code).toBe(1);
+    expect(output).toContain('"event":"config.invalid"');
+    expect(output).toContain('SHIPPING_WEBHOOK_AUTH=off');
+  });
+
+  it('starts with SHIPPING_WEBHOOK_AUTH=off and warns that the shipping webhook has no secret', async () => {
+    const { output, code } = await runServer({ ...complete, SHIPPING_WEBHOOK_AUTH: 'off' }, /"event":"service\.started"/);
     expect(code).toBeNull();
-    expect(output).toContain('SHIPPING_WEBHOOK_SECRET is not set');
+    expect(output).toContain('SHIPPING_WEBHOOK_SECRET is not set and SHIPPING_WEBHOOK_AUTH=off');
     expect(output).toContain('"event":"service.started"');
   });
 });

@@ -791,7 +791,7 @@ describe('card webhook: exactly once', () => {
 
   it('answers 400 when the order cannot be fetched, then applies the retry', async () => {
     providers.woo.seed({ id: 609 });
-    providers.failStore('GET', /\/orders\/609$/, 502, 'bad_gateway');
+    providers.failStore('GET', /\/orders\/609$/, 502, 'bad_gateway', 2);
     const event = succeeded(609);
 
     const outage = await deliver(event);

@@ -57,6 +57,15 @@ describe.each(routes)('$name guards', ({ path, handlers, code }) => {
     expect(other.status).not.toBe(429);
   });
 
+  it('behind an nginx that sets only X-Real-IP (CLIENT_IP_HEADER), counts each shopper apart from the proxy', async () => {
+    useTestEnv({ CLIENT_IP_HEADER: 'X-Real-IP' });
+    // next start fills the missing X-Forwarded-For with the proxy's socket address: the same for every shopper.
+    const viaProxy = (realIp: string) => ({ headers: { 'x-forwarded-for': '10.9.9.9', 'x-real-ip': realIp } });
+    for (let i = 0; i < 10; i += 1) await post({ token: 'x' }, viaProxy('203.0.113.70:40000'));
+    expect((await post({ token: 'x' }, viaProxy('203.0.113.70:40001'))).status).toBe(429);
+    expect((await post({ token: 'x' }, viaProxy('203.0.113.71'))).status).not.toBe(429);
+  });
+
   it('counts requests before checking the origin', async () => {
     const ip = '203.0.113.70';
     for (let i = 0; i < 10; i += 1) await post({ token: 'x' }, { ip, origin: 'https://evil.test' });

@@ -234,6 +234,58 @@ describe('POST /api/payment-intent: the stored intent', () => {
   });
 });
 
+describe('POST /api/payment-intent: a stored intent is verified before reuse (DECISIONS 13)', () => {
+  it("never hands out another order's intent: a copied id gets a new intent, and the mismatch is logged", async () => {
+    const foreign = providers.stripe.create({ amount: '2500', currency: 'usd', metadata: { shop_order_id: '999' } });
+    providers.woo.seed({ id: 401, lines: [{ total: '25.00' }], meta_data: [{ key: '_payment_intent_id', value: foreign.id }] });
+
+    const { status, body } = await callPaymentIntent({ token: await tokenFor(401) });
+
+    expect(status).toBe(200);
+    expect(body.payment_intent_id).not.toBe(foreign.id);
+    expect(body.client_secret).not.toBe(foreign.client_secret);
+    expect(providers.stripe.retrieve(body.payment_intent_id).metadata).toEqual({ shop_order_id: '401' });
+    expect(metaOf(401, '_payment_intent_id')).toEqual([expect.objectContaining({ value: body.payment_intent_id })]);
+    expect(providers.stripe.retrieve(foreign.id).amount).toBe(2500);
+    expect(loggedLines()).toContainEqual(
+      expect.objectContaining({ level: 'error', event: 'payment_intent.replaced', orderId: 401, reason: 'other_order', intentOrderId: '999' }),
+    );
+  });
+
+  it('refuses an intent without an order id in its metadata', async () => {
+    const anonymous = providers.stripe.create({ amount: '2500', currency: 'usd' });
+    providers.woo.seed({ id: 402, lines: [{ total: '25.00' }], meta_data: [{ key: '_payment_intent_id', value: anonymous.id }] });
+
+    const { body } = await callPaymentIntent({ token: await tokenFor(402) });
+
+    expect(body.payment_intent_id).not.toBe(anonymous.id);
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'payment_intent.replaced', reason: 'other_order' }));
+  });
+
+  it('replaces an intent in another currency than the order, with a key that cannot reproduce it', async () => {
+    const email = 'ada@example.com';
+    // This order's own intent, but in a currency the order no longer has (a stale meta value).
+    const stale = providers.stripe.create({ amount: '2500', currency: 'eur', metadata: { shop_order_id: '403' } });
+    providers.woo.seed({ id: 403, currency: 'USD', lines: [{ total: '25.00' }], billing: { email }, meta_data: [{ key: '_payment_intent_id', value: stale.id }] });
+
+    const { status, body } = await callPaymentIntent({ token: await tokenFor(403) });
+
+    expect(status).toBe(200);
+    expect(body.payment_intent_id).not.toBe(stale.id);
+    const created = providers.stripe.retrieve(body.payment_intent_id);
+    expect(created.currency).toBe('usd');
+    const [create] = providers.callsTo('card', 'POST', /\/v1\/payment_intents$/);
+    const plainKey = intentIdempotencyKey({ orderId: 403, amount: 2500, currency: 'usd', email, replaces: undefined });
+    expect(create?.headers?.['idempotency-key']).toBe(
+      intentIdempotencyKey({ orderId: 403, amount: 2500, currency: 'usd', email, replaces: stale.id }),
+    );
+    expect(create?.headers?.['idempotency-key']).not.toBe(plainKey);
+    expect(loggedLines()).toContainEqual(
+      expect.objectContaining({ event: 'payment_intent.replaced', orderId: 403, reason: 'other_currency', intentCurrency: 'eur' }),
+    );
+  });
+});
+
 describe('POST /api/payment-intent: exactly once', () => {
   it('six concurrent calls for one order create one intent and store one id', async () => {
     providers.woo.seed({ id: 301, lines: [{ total: '30.00' }] });

@@ -236,7 +236,8 @@ describe('ShipStation failures are answered 200 and logged without the body', ()
     [404, 'rejected'],
   ])('HTTP %i', async (status, failure) => {
     woo().seed({ id: 250, status: 'processing' });
-    ctx.shipStation.answerNext({ status, body: { Message: 'upstream-private-detail' } });
+    // Twice: a 5xx page is read once more before the webhook gives up.
+    ctx.shipStation.answerNext(...Array.from({ length: 2 }, () => ({ status, body: { Message: 'upstream-private-detail' } })));
 
     const response = await deliver(`${SHIPSTATION_BASE_URL}/shipments?batchId=32`);
 
@@ -258,7 +259,8 @@ describe('ShipStation failures are answered 200 and logged without the body', ()
 
   it('a ShipStation slower than the upstream timeout', async () => {
     useTestEnv({ ...SHIPSTATION_ENV, UPSTREAM_TIMEOUT_MS: '200' });
-    ctx.shipStation.answerNext({ status: 200, body: { shipments: [] }, delayMs: 1500 });
+    // Slow on the retry too.
+    ctx.shipStation.answerNext(...Array.from({ length: 2 }, () => ({ status: 200, body: { shipments: [] }, delayMs: 1500 })));
     const started = Date.now();
 
     const response = await deliver(`${SHIPSTATION_BASE_URL}/shipments?batchId=34`);

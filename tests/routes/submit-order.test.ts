@@ -124,7 +124,7 @@ describe('POST /api/submit-order', () => {
 
   it('answers 500 SUBMIT_ORDER_ERROR for store failures and bad tokens', async () => {
     providers.woo.seed({ id: 510 });
-    providers.failStore('GET', /orders\/510$/, 503, 'unavailable');
+    providers.failStore('GET', /orders\/510$/, 503, 'unavailable', 2);
     const outage = await submit({ token: await tokenFor(510), billing_address: billing });
     expect(outage.status).toBe(500);
     expect(outage.body).toEqual({ success: false, error: { code: 'SUBMIT_ORDER_ERROR', message: 'Store request failed: get order' } });

@@ -21,7 +21,7 @@ import { startStorefront } from '@/scripts/stand-ins/storefront';
 export const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 
 /** Variables the service reads; the e2e server gets only the values set here, never the test run's own. */
-const SERVICE_VARS = /^(WOOCOMMERCE_|STRIPE_|CHECKOUT_TOKEN_|ALLOWED_ORIGINS|TRUST_PROXY_HOPS|SHIPPING_|SHIPSTATION_|REDIS_URL|UPSTREAM_|CARD_PAYMENT|MANUAL_PAYMENT|LOG_LEVEL|PORT)/;
+const SERVICE_VARS = /^(WOOCOMMERCE_|STRIPE_|CHECKOUT_TOKEN_|ALLOWED_ORIGINS|TRUST_PROXY_HOPS|SHIPPING_|SHIPSTATION_|CLIENT_IP_HEADER||REDIS_URL|UPSTREAM_|CARD_PAYMENT|MANUAL_PAYMENT|LOG_LEVEL|PORT)/;
 
 export interface ServiceServer {
   url: string;

@@ -39,6 +39,8 @@ const MANAGED = [
   'CRON_SECRET',
   'CHECKOUT_TOKEN_SECRET_PREVIOUS',
   'RECONCILE_WINDOW_HOURS',
+  'CLIENT_IP_HEADER',
+  'SHIPPING_WEBHOOK_AUTH',
 ];
 
 /** Sets the test configuration (plus overrides; `undefined` unsets) and drops all service state. */

@@ -131,7 +131,7 @@ describe('configuration', () => {
   });
 
   it('accepts http:// bases with a warning in production, and warns about an unset shipping secret', () => {
-    const config = parseConfig({ ...complete, WOOCOMMERCE_URL: 'http://10.0.0.5:8080', SHIPPING_WEBHOOK_SECRET: '' });
+    const config = parseConfig({ ...complete, WOOCOMMERCE_URL: 'http://10.0.0.5:8080', SHIPPING_WEBHOOK_SECRET: '', SHIPPING_WEBHOOK_AUTH: 'off' });
     expect(config.store?.url).toBe('http://10.0.0.5:8080');
     expect(config.warnings.join('\n')).toContain('WOOCOMMERCE_URL uses http://');
     expect(config.warnings.join('\n')).toContain('SHIPPING_WEBHOOK_SECRET is not set');

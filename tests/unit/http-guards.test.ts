@@ -14,13 +14,45 @@ describe('client IP', () => {
     expect(clientIp(headers({ 'x-forwarded-for': '203.0.113.9' }), 3)).toBe('203.0.113.9');
   });
 
-  it('falls back to X-Real-IP, then to one shared unknown bucket', () => {
-    expect(clientIp(headers({ 'x-real-ip': '203.0.113.7' }), 1)).toBe('203.0.113.7');
-    expect(clientIp(headers({}), 1)).toBe('unknown');
+  it('reads only the configured single-value header, even when next start filled X-Forwarded-For', () => {
+    // next start puts the socket address (the proxy's) into a missing X-Forwarded-For.
+    const behindNginx = headers({ 'x-forwarded-for': '10.0.0.2', 'x-real-ip': '203.0.113.7' });
+    expect(clientIp(behindNginx, 1, 'x-real-ip')).toBe('203.0.113.7');
+    expect(clientIp(behindNginx, 1)).toBe('10.0.0.2');
+    const cloudflare = headers({ 'x-forwarded-for': '198.51.100.1, 10.0.0.2', 'cf-connecting-ip': '2001:db8::5' });
+    expect(clientIp(cloudflare, 1, 'cf-connecting-ip')).toBe('2001:db8:0:0::/64');
+    // The configured header is missing: one shared bucket, never the forgeable X-Forwarded-For.
+    expect(clientIp(headers({ 'x-forwarded-for': '198.51.100.1' }), 1, 'x-real-ip')).toBe('unknown');
+    // A single-value header that arrives as a list: the rightmost entry, whatever the hop count.
+    expect(clientIp(headers({ 'x-real-ip': '1.1.1.1, 203.0.113.7' }), 3, 'x-real-ip')).toBe('203.0.113.7');
   });
 
-  it('treats an IPv4-mapped IPv6 address as the IPv4 address', () => {
-    expect(clientIp(headers({ 'x-forwarded-for': '::ffff:203.0.113.9' }), 1)).toBe('203.0.113.9');
+  it('puts requests without an address, or with garbage, into one shared unknown bucket', () => {
+    expect(clientIp(headers({}), 1)).toBe('unknown');
+    for (const value of ['not-an-ip', '999.1.1.1', '1.2.3', '::g', '[1.2.3.4]x', 'a'.repeat(3000), '<script>']) {
+      expect(clientIp(headers({ 'x-forwarded-for': value }), 1), value).toBe('unknown');
+    }
+  });
+
+  it('keys one client as one address whatever the port or spelling', () => {
+    const key = (value: string) => clientIp(headers({ 'x-forwarded-for': value }), 1);
+    expect(key('203.0.113.9:5678')).toBe('203.0.113.9');
+    expect(key('::ffff:203.0.113.9')).toBe('203.0.113.9');
+    expect(key('[::ffff:203.0.113.9]:443')).toBe('203.0.113.9');
+    expect(key('::FFFF:CB00:7109')).toBe('203.0.113.9');
+    expect(key('"203.0.113.9"')).toBe('203.0.113.9');
+    const v6 = key('2001:db8::1');
+    expect(v6).toBe('2001:db8:0:0::/64');
+    for (const spelling of ['2001:0DB8:0000:0000:0000:0000:0000:0001', '[2001:db8::1]:443', '[2001:db8::1]', '2001:db8::1%eth0']) {
+      expect(key(spelling), spelling).toBe(v6);
+    }
+  });
+
+  it('keys IPv6 clients by their /64, since a host can rotate through it', () => {
+    const key = (value: string) => clientIp(headers({ 'x-forwarded-for': value }), 1);
+    expect(key('2001:db8:1:2:aaaa::1')).toBe(key('2001:db8:1:2:ffff:ffff:ffff:ffff'));
+    expect(key('2001:db8:1:2::1')).not.toBe(key('2001:db8:1:3::1'));
+    expect(key('::1')).toBe('0:0:0:0::/64');
   });
 });
 
@@ -45,6 +77,16 @@ describe('origin', () => {
       expect(() => assertAllowedOrigin(headers({ origin }), allowed), origin).toThrow(InvalidOriginError);
     }
     expect(() => assertAllowedOrigin(headers({}), allowed)).toThrow(InvalidOriginError);
+  });
+
+  it('refuses Origin: null and never lets a Referer stand in for a present Origin header', () => {
+    const referer = 'https://shop.example.com/checkout';
+    expect(() => assertAllowedOrigin(headers({ origin: 'null', referer }), allowed)).toThrow(InvalidOriginError);
+    expect(() => assertAllowedOrigin(headers({ origin: 'null' }), ['null', ...allowed])).toThrow(InvalidOriginError);
+    expect(() => assertAllowedOrigin(headers({ origin: 'https://evil.test', referer }), allowed)).toThrow(InvalidOriginError);
+    expect(() => assertAllowedOrigin(headers({ origin: '', referer }), allowed)).toThrow(InvalidOriginError);
+    expect(preflightResponse(headers({ origin: 'null', referer }), allowed).status).toBe(403);
+    expect(assertAllowedOrigin(headers({ referer }), allowed)).toBe('https://shop.example.com');
   });
 
   it('answers the preflight for allowed origins only', () => {

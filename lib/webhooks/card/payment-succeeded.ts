@@ -33,6 +33,7 @@ import { AMOUNT_MISMATCH_NOTE, isSupersededByPayment, PAYMENT_RECEIVED_NOTE } fr
 import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
 import { clearCartAfterPayment } from '@/lib/webhooks/card/customer-cart';
+import { reportDuplicatePayment } from '@/lib/webhooks/card/duplicate-payment';
 import { InvalidCardEventError, type PaymentIntentFacts } from '@/lib/webhooks/card/event';
 
 const MANUAL_PAYMENT_STATUS_KEY = '_manual_payment_status';
@@ -50,7 +51,10 @@ export async function applyPaymentSucceeded(
 
   const store = services.store();
   const order = await store.getOrder(orderId);
-  if (isPaid(order)) return 'already_paid';
+  if (isPaid(order)) {
+    reportDuplicatePayment(orderId, order, intent);
+    return 'already_paid';
+  }
 
   const normalized = normalizeOrder(order);
   const sameCurrency = intent.currency === undefined || intent.currency === normalized.currency.toLowerCase();

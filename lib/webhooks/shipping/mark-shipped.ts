@@ -14,6 +14,7 @@ import { shippedNote } from '@/lib/orders/notes';
 import type { Services } from '@/lib/services';
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
 import type { StoreOrder } from '@/lib/store/types';
+import { customerSafeNotice } from '@/lib/webhooks/shipping/note-details';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
 import { FALLBACK_STATUS, SHIPPED_STATUS } from '@/lib/webhooks/shipping/shipped-status';
 
@@ -52,9 +53,12 @@ function retryable(error: StoreError): { retryableFailure?: string } {
   return error.failure === 'unavailable' || error.failure === 'timeout' ? { retryableFailure: `store:${error.failure}` } : {};
 }
 
-export async function markOrderShipped(notice: ShipmentNotice, services: Services): Promise<ShipResult> {
-  const orderId = parseOrderNumber(notice.orderNumber);
+export async function markOrderShipped(received: ShipmentNotice, services: Services): Promise<ShipResult> {
+  const orderId = parseOrderNumber(received.orderNumber);
   if (orderId === undefined) return { orderId, outcome: 'bad_order_number' };
+  const { notice, refused } = customerSafeNotice(received);
+  // Field names, reasons and lengths only: a refused value may be exactly the text someone wanted shown.
+  for (const { field, reason, length } of refused) log.warn('shipping.detail_refused', { orderId, field, reason, length });
 
   try {
     const result = await services.orderLocks.withOrderLock(orderId, () => shipLocked(orderId, notice, services));

@@ -13,10 +13,13 @@ export const SHIPPED_EVENT_TYPES: ReadonlySet<string> = new Set(['SHIP_NOTIFY', 
 /** Notifications that are only logged (spec 4.4 step 4). */
 export const ORDER_EVENT_TYPES: ReadonlySet<string> = new Set(['ORDER_NOTIFY', 'ITEM_ORDER_NOTIFY']);
 
-/** Text that ends up in the customer note and meta: bounded, and empty counts as absent. */
+/**
+ * Text that ends up in the customer note and meta: empty counts as absent. A
+ * string is accepted here whatever its length or content; lib/webhooks/shipping/note-details.ts
+ * decides whether it may reach the customer (a refused one counts as absent).
+ */
 const detail = z
   .string()
-  .max(200)
   .nullish()
   .transform((v) => (v === null || v === undefined || v.trim() === '' ? undefined : v.trim()));
 

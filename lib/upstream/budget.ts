@@ -1,0 +1,95 @@
+/**
+ * Time allowed for upstream calls: every request has one deadline, and every
+ * call to WooCommerce, Stripe or ShipStation made while serving it, retries
+ * included, ends by then (issue 11 point 6, issue 10 point 7).
+ *
+ * The deadline is carried by AsyncLocalStorage, so the clients find it without
+ * it being threaded through every use case. Each attempt gets at most
+ * UPSTREAM_TIMEOUT_MS and never more than what is left of the request's
+ * allowance; a call with too little left fails at once as a timeout instead
+ * of starting. Outside a request (scripts, unit tests of a client) only the
+ * per-attempt timeout applies.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/** A request may spend this many UPSTREAM_TIMEOUT_MS on upstream calls in all. */
+export const REQUEST_BUDGET_TIMEOUTS = 3;
+/** An attempt with less time than this left is not started: it could only time out. */
+export const MIN_ATTEMPT_MS = 100;
+/** The pause before the one retry of a read: random in [MIN, MAX), so instances do not retry in step. */
+export const RETRY_JITTER_MIN_MS = 50;
+export const RETRY_JITTER_MAX_MS = 250;
+
+interface RequestDeadline {
+  /** Epoch milliseconds. */
+  endsAt: number;
+}
+
+const current = new AsyncLocalStorage<RequestDeadline>();
+
+/** Runs a request's work with a deadline `budgetMs` from now. */
+export function withRequestDeadline<T>(budgetMs: number, work: () => Promise<T>): Promise<T> {
+  return current.run({ endsAt: Date.now() + budgetMs }, work);
+}
+
+/** Milliseconds left in the current request, or Infinity outside one. */
+export function requestTimeLeftMs(now = Date.now()): number {
+  const deadline = current.getStore();
+  return deadline === undefined ? Number.POSITIVE_INFINITY : deadline.endsAt - now;
+}
+
+/** The timeout of the next attempt: the per-attempt limit, cut to what the request has left (0: do not start). */
+export function attemptTimeoutMs(perAttemptMs: number, now = Date.now()): number {
+  const allowed = Math.floor(Math.min(perAttemptMs, requestTimeLeftMs(now)));
+  return allowed >= MIN_ATTEMPT_MS ? allowed : 0;
+}
+
+export interface RetryPolicy {
+  perAttemptMs: number;
+  /** Whether a failure may be retried: a network error, a timeout or a 5xx of a read (or an idempotent write). */
+  retriable: (error: unknown) => boolean;
+  /** The error to throw when no attempt can start for lack of time. */
+  outOfTime: () => Error;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs `attempt` once, and once more after a jittered pause when it failed in
+ * a retriable way and the request still has time for a whole new attempt.
+ */
+export async function withOneRetry<T>(attempt: (timeoutMs: number) => Promise<T>, policy: RetryPolicy): Promise<T> {
+  const first = attemptTimeoutMs(policy.perAttemptMs);
+  if (first === 0) throw policy.outOfTime();
+  try {
+    return await attempt(first);
+  } catch (error) {
+    if (!policy.retriable(error)) throw error;
+    const random = policy.random ?? Math.random;
+    const pause = RETRY_JITTER_MIN_MS + Math.floor(random() * (RETRY_JITTER_MAX_MS - RETRY_JITTER_MIN_MS));
+    if (requestTimeLeftMs() - pause < MIN_ATTEMPT_MS) throw error;
+    await (policy.sleep ?? defaultSleep)(pause);
+    const second = attemptTimeoutMs(policy.perAttemptMs);
+    if (second === 0) throw error;
+    return attempt(second);
+  }
+}
+
+/**
+ * Bounds a promise by `ms` whatever the library under it does (an SDK's own
+ * retry of a closed connection, a socket that only idles): the caller gets
+ * `onTimeout()` in time, and the abandoned work is left to finish or fail alone.
+ */
+export async function settleWithin<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * A second payment for a paid order (DECISIONS 12): a `payment_intent.succeeded`
+ * for an order that is already paid is answered as the spec says (200, no
+ * write), but when the money came through another intent than the one that paid
+ * the order, the customer was charged twice. That must never be silent: it is
+ * logged at error level as `card.duplicate_payment`, for the shop to refund.
+ *
+ * Which payment paid the order: the intent the card webhook recorded in
+ * `_provider_payment_intent_id` (webhooks append, so every recorded one
+ * counts). The same intent delivered again, or under another event id, is the
+ * same payment and raises nothing; so is a charge the store already holds as
+ * the order's `transaction_id` (an order recorded by another integration).
+ * An order paid with no card payment on record (manual payment, marked paid by
+ * hand) that now receives a card payment was paid twice as well.
+ * `_payment_intent_id` is not proof of payment: it is only the intent the
+ * checkout handed out, which may never have been paid.
+ */
+import { log } from '@/lib/log';
+import type { StoreOrder } from '@/lib/store/types';
+import type { PaymentIntentFacts } from '@/lib/webhooks/card/event';
+
+export const PAID_INTENT_META_KEY = '_provider_payment_intent_id';
+
+export interface DuplicatePayment {
+  /** The intent that paid the order first, when the card webhook recorded one. */
+  paidIntentId: string | undefined;
+}
+
+/** The duplicate this payment is, or undefined when it is the payment already recorded. */
+export function duplicatePaymentOf(order: StoreOrder, intent: PaymentIntentFacts): DuplicatePayment | undefined {
+  const recorded = order.meta_data
+    .filter((m) => m.key === PAID_INTENT_META_KEY && typeof m.value === 'string' && m.value !== '')
+    .map((m) => m.value as string);
+  if (recorded.includes(intent.intentId)) return undefined;
+  if (intent.chargeId !== '' && order.transaction_id === intent.chargeId) return undefined;
+  return { paidIntentId: recorded.at(-1) };
+}
+
+/** Logs `card.duplicate_payment` when a success event for an already paid order is a second payment. */
+export function reportDuplicatePayment(orderId: number, order: StoreOrder, intent: PaymentIntentFacts): boolean {
+  const duplicate = duplicatePaymentOf(order, intent);
+  if (duplicate === undefined) return false;
+  log.error('card.duplicate_payment', {
+    orderId,
+    paidIntentId: duplicate.paidIntentId,
+    duplicateIntentId: intent.intentId,
+    duplicateChargeId: intent.chargeId || undefined,
+    amount: intent.amount,
+    currency: intent.currency,
+    orderStatus: order.status,
+    orderPaymentMethod: order.payment_method?.slice(0, 50) || undefined,
+    action: 'refund the duplicate payment in the Stripe dashboard',
+  });
+  return true;
+}
