@@ -51,6 +51,8 @@ const envSchema = z.object({
   SHIPSTATION_API_BASE_URL: optional(baseUrl).transform((v) => v ?? 'https://ssapi.shipstation.com'),
 
   REDIS_URL: optional(z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })),
+  // Short: every request waits at most this long on Redis before falling back or failing (README, Shared state).
+  REDIS_TIMEOUT_MS: optional(positiveInt.max(10_000)).transform((v) => v ?? 500),
   UPSTREAM_TIMEOUT_MS: optional(positiveInt.max(120_000)).transform((v) => v ?? 10_000),
 
   CARD_PAYMENT_METHOD_ID: optional(z.string().max(100)).transform((v) => v ?? 'cardprovider'),
@@ -95,7 +97,10 @@ export interface Config {
     apiSecret: string | undefined;
     apiBaseUrl: string;
   };
+  /** Shared state across instances (lib/redis/); undefined keeps it in process memory. */
   redisUrl: string | undefined;
+  /** Connect and command timeout of the Redis client. */
+  redisTimeoutMs: number;
   upstreamTimeoutMs: number;
   paymentMethods: {
     cardId: string;
@@ -173,8 +178,10 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       warnings.push('ALLOWED_ORIGINS is empty: every checkout request will be refused as coming from an invalid origin');
     }
   }
-  if (env.REDIS_URL) {
-    warnings.push('REDIS_URL is set, but this version keeps rate limits, locks and processed events in process memory');
+  if (isProduction && !env.REDIS_URL) {
+    warnings.push(
+      'REDIS_URL is not set: rate limits, order locks and processed events are kept per instance; set it when more than one instance runs (every serverless deployment)',
+    );
   }
   if (Boolean(env.SHIPSTATION_API_KEY) !== Boolean(env.SHIPSTATION_API_SECRET)) {
     warnings.push('only one of SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET is set: resource_url deliveries will be ignored');
@@ -211,6 +218,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       apiBaseUrl: env.SHIPSTATION_API_BASE_URL,
     },
     redisUrl: env.REDIS_URL,
+    redisTimeoutMs: env.REDIS_TIMEOUT_MS,
     upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
     paymentMethods: {
       cardId: env.CARD_PAYMENT_METHOD_ID,

@@ -10,7 +10,8 @@ export interface ProcessedEvents {
   remember(eventId: string): Promise<void>;
 }
 
-export const PROCESSED_EVENT_TTL_MS = 4 * 24 * 60 * 60 * 1000;
+/** 7 days: longer than Stripe's 3 days of retries (DECISIONS 12). */
+export const PROCESSED_EVENT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 export class MemoryProcessedEvents implements ProcessedEvents {
   private readonly seen: LRUCache<string, true>;

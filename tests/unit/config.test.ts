@@ -12,6 +12,7 @@ const complete = {
   CHECKOUT_TOKEN_SECRET: 'a-very-long-checkout-token-secret-value!',
   ALLOWED_ORIGINS: 'https://shop.example.com, https://www.shop.example.com',
   SHIPPING_WEBHOOK_SECRET: 'shipping-secret-0123456789',
+  REDIS_URL: 'rediss://default:redis-password@shared.example.com:6379',
 };
 
 function errorOf(run: () => unknown): ConfigError {
