@@ -28,6 +28,10 @@ export class SharedStateUnavailableError extends ServiceError {
   }
 }
 
+class RedisTimeoutError extends Error {
+  override readonly name = 'TimeoutError';
+}
+
 export interface RedisSettings {
   url: string;
   /** Connect timeout and per-command timeout, in milliseconds. */
@@ -113,11 +117,19 @@ export class RedisConnection {
   /** Runs `operation` with the client; every failure, whatever its kind, becomes SharedStateUnavailableError. */
   async run<T>(name: string, operation: (redis: RedisClient) => Promise<T>): Promise<T> {
     const redis = await this.client();
+    // node-redis times a command out only while it waits to be written; a server that
+    // accepted it and then hangs is bounded here.
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new SharedStateUnavailableError(name, new RedisTimeoutError())), this.settings.timeoutMs);
+    });
     try {
-      return await operation(redis);
+      return await Promise.race([operation(redis), deadline]);
     } catch (error) {
       if (error instanceof SharedStateUnavailableError) throw error;
       throw new SharedStateUnavailableError(name, error);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -67,8 +67,8 @@ export interface DisposableRedis {
 }
 
 /** A redis-server of this test file's own on a free loopback port, without persistence. */
-export async function startDisposableRedis(options: { password?: string } = {}): Promise<DisposableRedis> {
-  const port = await freePort();
+export async function startDisposableRedis(options: { password?: string; port?: number } = {}): Promise<DisposableRedis> {
+  const port = options.port ?? (await freePort());
   let child: ChildProcess | undefined;
 
   const start = async () => {
