@@ -53,6 +53,10 @@ const envSchema = z.object({
   REDIS_URL: optional(z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })),
   // Short: every request waits at most this long on Redis before falling back or failing (README, Shared state).
   REDIS_TIMEOUT_MS: optional(positiveInt.max(10_000)).transform((v) => v ?? 500),
+  // Lets one Redis serve several shops or environments (staging beside production).
+  REDIS_KEY_PREFIX: optional(
+    z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/, 'must be 1 to 64 letters, digits or : _ . -'),
+  ).transform((v) => v ?? 'checkout:'),
   UPSTREAM_TIMEOUT_MS: optional(positiveInt.max(120_000)).transform((v) => v ?? 10_000),
 
   CARD_PAYMENT_METHOD_ID: optional(z.string().max(100)).transform((v) => v ?? 'cardprovider'),
@@ -101,6 +105,8 @@ export interface Config {
   redisUrl: string | undefined;
   /** Connect and command timeout of the Redis client. */
   redisTimeoutMs: number;
+  /** Every key this service writes to Redis starts with it. */
+  redisKeyPrefix: string;
   upstreamTimeoutMs: number;
   paymentMethods: {
     cardId: string;
@@ -219,6 +225,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     },
     redisUrl: env.REDIS_URL,
     redisTimeoutMs: env.REDIS_TIMEOUT_MS,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX,
     upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
     paymentMethods: {
       cardId: env.CARD_PAYMENT_METHOD_ID,

@@ -82,15 +82,20 @@ function inProcessState(): SharedState {
 
 function redisState(redis: RedisConnection, config: Config, local: SharedState): SharedState {
   const warning = new FallbackWarning();
-  const sharedLocks = new RedisOrderLocks(redis, { ttlMs: orderLockTtlMs(config.upstreamTimeoutMs) });
+  const prefix = config.redisKeyPrefix;
+  const sharedLocks = new RedisOrderLocks(redis, { prefix, ttlMs: orderLockTtlMs(config.upstreamTimeoutMs) });
   return {
-    rateLimiter: new RateLimiterWithFallback(new RedisRateLimiter(redis), local.rateLimiter, warning),
+    rateLimiter: new RateLimiterWithFallback(new RedisRateLimiter(redis, { prefix }), local.rateLimiter, warning),
     orderLocks: new OrderLocksWithFallback(sharedLocks, local.orderLocks, warning),
     cardEventLocks: sharedLocks,
-    processedEvents: new RedisProcessedEvents(redis),
-    shippedStatus: new ShippedStatusWithFallback(new RedisShippedStatus(redis), local.shippedStatus, warning),
+    processedEvents: new RedisProcessedEvents(redis, { prefix }),
+    shippedStatus: new ShippedStatusWithFallback(new RedisShippedStatus(redis, { prefix }), local.shippedStatus, warning),
     shipStationBudget: (account) =>
-      new ShipStationBudgetWithFallback(new RedisShipStationRateBudget(redis, account), local.shipStationBudget(account), warning),
+      new ShipStationBudgetWithFallback(
+        new RedisShipStationRateBudget(redis, account, { prefix }),
+        local.shipStationBudget(account),
+        warning,
+      ),
   };
 }
 

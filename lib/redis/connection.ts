@@ -78,6 +78,7 @@ function describeFailure(error: unknown): string {
 export class RedisConnection {
   private redis: RedisClient | undefined;
   private connecting: Promise<void> | undefined;
+  private waitedForConnection = false;
   private lastErrorLog = Number.NEGATIVE_INFINITY;
 
   constructor(readonly settings: RedisSettings) {}
@@ -93,14 +94,19 @@ export class RedisConnection {
         () => undefined,
         (error: unknown) => {
           // The first connection failed for good (the strategy gave up): the next call starts afresh.
-          if (this.redis === redis) this.redis = undefined;
+          if (this.redis === redis) {
+            this.redis = undefined;
+            this.waitedForConnection = false;
+          }
           this.logError(error);
         },
       );
     }
-    if (this.connecting) {
-      // The first connection: wait for it, but no longer than one timeout. Reconnections are not
-      // waited for: while Redis is away every call fails at once.
+    if (this.connecting && !this.waitedForConnection) {
+      // The first connection: the first caller waits for it, but no longer than one timeout.
+      // Later callers do not wait: while Redis is away every call fails at once, and the
+      // client keeps reconnecting in the background.
+      this.waitedForConnection = true;
       const pending = this.connecting;
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<void>((resolve) => {
@@ -138,6 +144,7 @@ export class RedisConnection {
     const redis = this.redis;
     this.redis = undefined;
     this.connecting = undefined;
+    this.waitedForConnection = false;
     if (!redis) return;
     try {
       if (redis.isOpen) redis.destroy();
@@ -177,7 +184,7 @@ export class RedisScript {
   }
 }
 
-/** Where every key of this service starts, so one Redis can serve other applications too. */
+/** Where every key of this service starts by default (REDIS_KEY_PREFIX), so one Redis can serve other applications too. */
 export const KEY_PREFIX = 'checkout:';
 
 let shared: RedisConnection | undefined;
