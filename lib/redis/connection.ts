@@ -78,7 +78,7 @@ function describeFailure(error: unknown): string {
 export class RedisConnection {
   private redis: RedisClient | undefined;
   private connecting: Promise<void> | undefined;
-  private waitedForConnection = false;
+  private firstConnectionDeadline = 0;
   private lastErrorLog = Number.NEGATIVE_INFINITY;
 
   constructor(readonly settings: RedisSettings) {}
@@ -90,31 +90,27 @@ export class RedisConnection {
       // Without a listener an 'error' event would crash the process.
       redis.on('error', (error: unknown) => this.logError(error));
       this.redis = redis;
+      this.firstConnectionDeadline = Date.now() + this.settings.timeoutMs;
       this.connecting = redis.connect().then(
         () => undefined,
         (error: unknown) => {
           // The first connection failed for good (the strategy gave up): the next call starts afresh.
-          if (this.redis === redis) {
-            this.redis = undefined;
-            this.waitedForConnection = false;
-          }
+          if (this.redis === redis) this.redis = undefined;
           this.logError(error);
         },
       );
     }
-    if (this.connecting && !this.waitedForConnection) {
-      // The first connection: the first caller waits for it, but no longer than one timeout.
-      // Later callers do not wait: while Redis is away every call fails at once, and the
-      // client keeps reconnecting in the background.
-      this.waitedForConnection = true;
-      const pending = this.connecting;
+    const waitMs = this.firstConnectionDeadline - Date.now();
+    if (this.connecting && waitMs > 0) {
+      // The first connection: callers wait for it until one timeout after it began. Past
+      // that, nobody waits: while Redis is away every call fails at once, and the client
+      // keeps reconnecting in the background.
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, this.settings.timeoutMs);
+        timer = setTimeout(resolve, waitMs);
       });
-      await Promise.race([pending, timedOut]);
+      await Promise.race([this.connecting, timedOut]);
       clearTimeout(timer);
-      if (this.redis?.isReady) this.connecting = undefined;
     }
     if (this.redis?.isReady) return this.redis;
     throw new SharedStateUnavailableError('connect');
@@ -144,7 +140,6 @@ export class RedisConnection {
     const redis = this.redis;
     this.redis = undefined;
     this.connecting = undefined;
-    this.waitedForConnection = false;
     if (!redis) return;
     try {
       if (redis.isOpen) redis.destroy();

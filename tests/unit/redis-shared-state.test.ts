@@ -223,4 +223,10 @@ describe.skipIf(noRedis)('the shared client', () => {
     const { closeRedisConnection } = await import('@/lib/redis/connection');
     await closeRedisConnection();
   });
+
+  it('serves every request that arrives while it is still connecting (a cold instance under load)', async () => {
+    const connection = redisConnection();
+    const answers = await Promise.all(Array.from({ length: 8 }, () => connection.run('ping', (redis) => redis.ping())));
+    expect(answers).toEqual(Array(8).fill('PONG'));
+  });
 });
