@@ -10,11 +10,13 @@ import { describe, expect, it } from 'vitest';
 import { SharedStateUnavailableError } from '@/lib/redis/connection';
 import { FallbackWarning, OrderLocksWithFallback, RateLimiterWithFallback, ShippedStatusWithFallback } from '@/lib/redis/fallback';
 import { RedisOrderLocks } from '@/lib/redis/order-locks';
+import { RedisProcessedEvents } from '@/lib/redis/processed-events';
 import { RedisRateLimiter } from '@/lib/redis/rate-limiter';
 import { RedisShippedStatus } from '@/lib/redis/shipped-status';
 import { MemoryOrderLocks } from '@/lib/security/order-lock';
 import { MemoryRateLimiter, type RateLimitRule } from '@/lib/security/rate-limit';
 import { MemoryShippedStatus } from '@/lib/store/shipped-status';
+import { applyEventOnce } from '@/lib/webhooks/card/exactly-once';
 import { freePort } from '@/scripts/stand-ins/http';
 import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
 import { loggedLines } from '../support/setup';
@@ -114,6 +116,30 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
       }),
     ).rejects.toBeInstanceOf(SharedStateUnavailableError);
     expect(runs).toBe(1);
+  });
+
+  it('the card webhook does not fall back: Redis lost after the effects were written fails the delivery, to be retried', async () => {
+    const server = await startDisposableRedis();
+    const connection = redisConnection(server.url, 300);
+    const prefix = testPrefix('outage-record');
+    const services = {
+      cardEventLocks: new RedisOrderLocks(connection, { prefix, ttlMs: 10_000 }),
+      processedEvents: new RedisProcessedEvents(connection, { prefix }),
+    };
+    let applied = 0;
+    const apply = async () => {
+      applied += 1;
+      if (applied === 1) await server.stop();
+      return 'paid' as const;
+    };
+    // The event memory cannot be written: the delivery fails (the route answers 400) and Stripe retries.
+    await expect(applyEventOnce(services, 31, 'evt_lost_record', apply)).rejects.toBeInstanceOf(SharedStateUnavailableError);
+    await server.restart();
+    await eventually(async () => (await connection.run('ping', (redis) => redis.ping()).catch(() => '')) === 'PONG');
+    // The retry runs the handler again (its status gate finds the order paid) and is then remembered.
+    expect(await applyEventOnce(services, 31, 'evt_lost_record', apply)).toBe('paid');
+    expect(applied).toBe(2);
+    expect(await applyEventOnce(services, 31, 'evt_lost_record', apply)).toBe('duplicate_event');
   });
 
   it('auth error: a wrong password fails as SharedStateUnavailableError, and no log line carries it', async () => {
