@@ -22,7 +22,7 @@ import { freePort } from '@/scripts/stand-ins/http';
 import { TEST_STORE_URL, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { createProviders } from '../support/providers';
 import { freshIp, postJson, tokenFor } from '../support/requests';
-import { noRedis, noRedisServerBinary, REDIS_SKIP_REASON, redisConnection, startDisposableRedis, testPrefix, type DisposableRedis } from '../support/redis';
+import { awayFromWindowEdge, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, redisConnection, startDisposableRedis, testPrefix, type DisposableRedis } from '../support/redis';
 import { loggedLines } from '../support/setup';
 
 const skip = noRedis || noRedisServerBinary;
@@ -125,6 +125,7 @@ describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: 
 
   it('checkout counts its rate limit in Redis, so a new instance continues the same window', async () => {
     useRedis(redis.url);
+    await awayFromWindowEdge();
     const ip = freshIp();
     for (let i = 0; i < 10; i += 1) {
       expect((await submitOrder(postJson('/api/submit-order', {}, { ip }))).status).toBe(400);
@@ -208,6 +209,7 @@ describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: 
     useRedis(`redis://127.0.0.1:${await freePort()}`);
     providers.woo.seed({ id: 304, lines: [{ total: '10.00' }] });
     providers.woo.seed({ id: 305, lines: [{ total: '10.00' }] });
+    await awayFromWindowEdge();
     const ip = freshIp();
     const intent = await paymentIntent(postJson('/api/payment-intent', await checkoutBody(304), { ip }));
     expect(intent.status).toBe(200);

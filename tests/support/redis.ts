@@ -115,3 +115,12 @@ export async function eventually(check: () => Promise<boolean>, ms = 5000): Prom
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/**
+ * Rate-limit windows are aligned to the clock: a test that counts requests into one window
+ * waits, when the current window ends within `marginMs`, for the next one to begin.
+ */
+export async function awayFromWindowEdge(windowMs = 60_000, marginMs = 15_000): Promise<void> {
+  const left = windowMs - (Date.now() % windowMs);
+  if (left < marginMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}
