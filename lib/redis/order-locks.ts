@@ -87,9 +87,12 @@ export class RedisOrderLocks implements OrderLocks {
           (await redis.set(key, token, { condition: 'NX', expiration: { type: 'PX', value: this.ttlMs } })) === 'OK',
         );
       } catch (error) {
-        // A timed-out SET may still have been applied: take back what might be ours, so the
-        // order is not left locked for a whole TTL.
-        if (error instanceof SharedStateUnavailableError) void this.release(orderId, key, token);
+        // A SET that timed out may still be applied once Redis answers: take back what might
+        // be ours (queued behind it on the same connection), so the order is not left locked
+        // for a whole TTL. Quietly: the caller reports the outage.
+        if (error instanceof SharedStateUnavailableError && error.details?.cause === 'TimeoutError') {
+          void this.connection.run('lock_release', (redis) => RELEASE_IF_OWNER.run(redis, [key], [token])).catch(() => undefined);
+        }
         throw error;
       }
       if (taken) return;

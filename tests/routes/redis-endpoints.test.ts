@@ -218,6 +218,7 @@ describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: 
     for (let i = 0; i < 9; i += 1) await paymentIntent(postJson('/api/payment-intent', {}, { ip }));
     expect((await paymentIntent(postJson('/api/payment-intent', {}, { ip }))).status).toBe(429);
     expect(fallbackWarnings()).toHaveLength(1);
+    expect(loggedLines().filter((line) => line.event === 'redis.lock_release_failed')).toEqual([]);
     expect(JSON.stringify(loggedLines())).not.toContain('redis://');
   });
 
