@@ -24,14 +24,32 @@ export const noRedis = !REDIS_URL;
 const REDIS_SERVER_BIN = process.env.REDIS_SERVER_BIN ?? '/usr/bin/redis-server';
 export const noRedisServerBinary = !existsSync(REDIS_SERVER_BIN);
 
-/** Keys of one test: `test:<name>:<random>:`. */
+const prefixes: string[] = [];
+
+/** Keys of one test: `test:<name>:<random>:`, deleted from REDIS_URL's server after the file's tests. */
 export function testPrefix(name: string): string {
-  return `test:${name}:${randomBytes(4).toString('hex')}:`;
+  const prefix = `test:${name}:${randomBytes(4).toString('hex')}:`;
+  prefixes.push(prefix);
+  return prefix;
 }
 
 const opened: RedisConnection[] = [];
 const servers: DisposableRedis[] = [];
 afterAll(async () => {
+  if (REDIS_URL && prefixes.length > 0) {
+    const cleaner = new RedisConnection({ url: REDIS_URL, timeoutMs: 2000 });
+    try {
+      const redis = await cleaner.client();
+      for (const prefix of prefixes.splice(0)) {
+        const keys = await redis.keys(`${prefix}*`);
+        if (keys.length > 0) await redis.del(keys);
+      }
+    } catch {
+      // A server a test stopped, or one that is gone: nothing to clean.
+    } finally {
+      await cleaner.close();
+    }
+  }
   await Promise.all(opened.splice(0).map((connection) => connection.close()));
   await Promise.all(servers.splice(0).map((server) => server.stop()));
 });
