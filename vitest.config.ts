@@ -19,6 +19,8 @@ export default defineConfig({
           name: 'unit',
           include: ['tests/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'tests/e2e/**'],
+          // Says once whether the tests against a real Redis run (REDIS_URL) or why they are skipped.
+          globalSetup: ['tests/support/redis-global-setup.ts'],
         },
       },
       {
@@ -29,7 +31,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['tests/e2e/**/*.test.ts'],
-          globalSetup: ['tests/support/e2e-global-setup.ts'],
+          globalSetup: ['tests/support/e2e-global-setup.ts', 'tests/support/redis-global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           sequence: { groupOrder: 1 },

@@ -70,6 +70,12 @@ const envSchema = z.object({
   SHIPSTATION_API_BASE_URL: optional(baseUrl).transform((v) => v ?? 'https://ssapi.shipstation.com'),
 
   REDIS_URL: optional(z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })),
+  // Short: every request waits at most this long on Redis before falling back or failing (README, Shared state).
+  REDIS_TIMEOUT_MS: optional(positiveInt.max(10_000)).transform((v) => v ?? 500),
+  // Lets one Redis serve several shops or environments (staging beside production).
+  REDIS_KEY_PREFIX: optional(
+    z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/, 'must be 1 to 64 letters, digits or : _ . -'),
+  ).transform((v) => v ?? 'checkout:'),
   UPSTREAM_TIMEOUT_MS: optional(positiveInt.max(120_000)).transform((v) => v ?? 10_000),
 
   CRON_SECRET: optional(z.string().min(16, 'must be at least 16 characters long')),
@@ -125,7 +131,12 @@ export interface Config {
     apiSecret: string | undefined;
     apiBaseUrl: string;
   };
+  /** Shared state across instances (lib/redis/); undefined keeps it in process memory. */
   redisUrl: string | undefined;
+  /** Connect and command timeout of the Redis client. */
+  redisTimeoutMs: number;
+  /** Every key this service writes to Redis starts with it. */
+  redisKeyPrefix: string;
   upstreamTimeoutMs: number;
   /** Bearer token of the cron routes and the deep health check; the cron routes refuse to run without it. */
   cronSecret: string | undefined;
@@ -266,8 +277,10 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       );
     }
   }
-  if (env.REDIS_URL) {
-    warnings.push('REDIS_URL is set, but this version keeps rate limits, locks and processed events in process memory');
+  if (isProduction && !env.REDIS_URL) {
+    warnings.push(
+      'REDIS_URL is not set: rate limits, order locks and processed events are kept per instance; set it when more than one instance runs (every serverless deployment)',
+    );
   }
   if (Boolean(env.SHIPSTATION_API_KEY) !== Boolean(env.SHIPSTATION_API_SECRET)) {
     warnings.push('only one of SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET is set: resource_url deliveries will be ignored');
@@ -311,6 +324,8 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       apiBaseUrl: env.SHIPSTATION_API_BASE_URL,
     },
     redisUrl: env.REDIS_URL,
+    redisTimeoutMs: env.REDIS_TIMEOUT_MS,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX,
     upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
     cronSecret: env.CRON_SECRET,
     reconcileWindowHours: env.RECONCILE_WINDOW_HOURS,

@@ -2,23 +2,52 @@
  * The service's collaborators, built once per process from the configuration.
  * Use cases receive them as interfaces; tests swap the configuration and call
  * resetServices() to get fresh state.
+ *
+ * This is the one place that chooses where shared state lives: in process
+ * memory by default (one instance, the demo), in Redis when REDIS_URL is set
+ * (README, "Shared state on Redis"), and what happens when Redis fails:
+ * checkout and the shipping webhook fall back to this instance's memory, the
+ * card webhook fails its request so Stripe retries.
  */
 import { StripeCardProvider, type CardProvider } from '@/lib/card/stripe';
 import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/config';
 import { MemoryReconcileCursorStore, type ReconcileCursorStore } from '@/lib/cron/reconcile-cursor';
+import { closeRedisConnection, getRedisConnection, type RedisConnection } from '@/lib/redis/connection';
+import {
+  FallbackWarning,
+  OrderLocksWithFallback,
+  RateLimiterWithFallback,
+  ShipStationBudgetWithFallback,
+  ShippedStatusWithFallback,
+} from '@/lib/redis/fallback';
+import { orderLockTtlMs, RedisOrderLocks } from '@/lib/redis/order-locks';
+import { RedisProcessedEvents } from '@/lib/redis/processed-events';
+import { RedisRateLimiter } from '@/lib/redis/rate-limiter';
+import { RedisShipStationRateBudget } from '@/lib/redis/shipstation-budget';
+import { RedisShippedStatus } from '@/lib/redis/shipped-status';
 import { MemoryOrderLocks, type OrderLocks } from '@/lib/security/order-lock';
 import { MemoryProcessedEvents, type ProcessedEvents } from '@/lib/security/processed-events';
 import { MemoryRateLimiter, type RateLimiter } from '@/lib/security/rate-limit';
+import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shipping/rate-budget';
 import { ShipStationClient, shipStationSettings } from '@/lib/shipping/shipstation';
+import { MemoryShippedStatus, type ShippedStatusMemory } from '@/lib/store/shipped-status';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
 import type { Store } from '@/lib/store/types';
 import { MemoryShippingReplayQueue, type ShippingReplayQueue } from '@/lib/webhooks/shipping/replay-queue';
-import { ShippedStatusMemory } from '@/lib/webhooks/shipping/shipped-status';
 
 export interface Services {
   config: Config;
+  /** Per endpoint and client; falls back to this instance's counters when Redis fails. */
   rateLimiter: RateLimiter;
+  /** Checkout and shipping writers; falls back to this instance's locks when Redis fails. */
   orderLocks: OrderLocks;
+  /**
+   * The card webhook's locks: the same locks as `orderLocks`, but never in
+   * this instance's memory alone while Redis is configured. When Redis fails,
+   * the delivery fails (400) and Stripe retries it.
+   */
+  cardEventLocks: OrderLocks;
+  /** Applied card events; with Redis, a failure fails the delivery as `cardEventLocks` does. */
   processedEvents: ProcessedEvents;
   /** Where an interrupted payment reconciliation resumes. */
   reconcileCursor: ReconcileCursorStore;
@@ -35,26 +64,77 @@ export interface Services {
 
 let current: Services | undefined;
 
-function build(config: Config): Services {
-  let store: Store | undefined;
-  let card: CardProvider | undefined;
+interface SharedState {
+  rateLimiter: RateLimiter;
+  orderLocks: OrderLocks;
+  cardEventLocks: OrderLocks;
+  processedEvents: ProcessedEvents;
+  reconcileCursor: ReconcileCursorStore;
+  shippingReplay: ShippingReplayQueue;
+  shippedStatus: ShippedStatusMemory;
+  shipStationBudget: (account: string) => ShipStationRateBudget;
+}
+
+function inProcessState(): SharedState {
+  const locks = new MemoryOrderLocks();
   return {
-    config,
     rateLimiter: new MemoryRateLimiter(),
-    orderLocks: new MemoryOrderLocks(),
+    orderLocks: locks,
+    // One set of locks for every writer of this instance.
+    cardEventLocks: locks,
     processedEvents: new MemoryProcessedEvents(),
     reconcileCursor: new MemoryReconcileCursorStore(),
     shippingReplay: new MemoryShippingReplayQueue(),
-    shippedStatus: new ShippedStatusMemory(),
-    shipStation: shipStationClientFor(config),
+    shippedStatus: new MemoryShippedStatus(),
+    shipStationBudget: () => new MemoryShipStationRateBudget(),
+  };
+}
+
+function redisState(redis: RedisConnection, config: Config, local: SharedState): SharedState {
+  const warning = new FallbackWarning();
+  const prefix = config.redisKeyPrefix;
+  const sharedLocks = new RedisOrderLocks(redis, { prefix, ttlMs: orderLockTtlMs(config.upstreamTimeoutMs) });
+  return {
+    rateLimiter: new RateLimiterWithFallback(new RedisRateLimiter(redis, { prefix }), local.rateLimiter, warning),
+    orderLocks: new OrderLocksWithFallback(sharedLocks, local.orderLocks, warning),
+    cardEventLocks: sharedLocks,
+    processedEvents: new RedisProcessedEvents(redis, { prefix }),
+    reconcileCursor: local.reconcileCursor,
+    shippingReplay: local.shippingReplay,
+    shippedStatus: new ShippedStatusWithFallback(new RedisShippedStatus(redis, { prefix }), local.shippedStatus, warning),
+    shipStationBudget: (account) =>
+      new ShipStationBudgetWithFallback(
+        new RedisShipStationRateBudget(redis, account, { prefix }),
+        local.shipStationBudget(account),
+        warning,
+      ),
+  };
+}
+
+function build(config: Config): Services {
+  let store: Store | undefined;
+  let card: CardProvider | undefined;
+  const local = inProcessState();
+  const redis = getRedisConnection(config);
+  const state = redis ? redisState(redis, config, local) : local;
+  return {
+    config,
+    rateLimiter: state.rateLimiter,
+    orderLocks: state.orderLocks,
+    cardEventLocks: state.cardEventLocks,
+    processedEvents: state.processedEvents,
+    reconcileCursor: state.reconcileCursor,
+    shippingReplay: state.shippingReplay,
+    shippedStatus: state.shippedStatus,
+    shipStation: shipStationClientFor(config, state),
     store: () => (store ??= new WooCommerceStore(requireSetting(config, 'store'), config.upstreamTimeoutMs)),
     card: () => (card ??= new StripeCardProvider(requireSetting(config, 'card'), config.upstreamTimeoutMs)),
   };
 }
 
-function shipStationClientFor(config: Config): ShipStationClient | undefined {
+function shipStationClientFor(config: Config, state: SharedState): ShipStationClient | undefined {
   const settings = shipStationSettings(config);
-  return settings ? new ShipStationClient(settings) : undefined;
+  return settings ? new ShipStationClient(settings, { budget: state.shipStationBudget(settings.apiKey) }) : undefined;
 }
 
 export function getServices(): Services {
@@ -62,8 +142,9 @@ export function getServices(): Services {
   return current;
 }
 
-/** Drops every collaborator and the parsed configuration (tests, and the demo launcher). */
+/** Drops every collaborator, the parsed configuration and the Redis connection (tests, and the demo launcher). */
 export function resetServices(): void {
   resetConfig();
   current = undefined;
+  void closeRedisConnection();
 }

@@ -15,7 +15,12 @@ export function validateConfigurationAtStart(): void {
         message: `not set: ${config.missing.join(', ')}; requests that need them will fail until they are set`,
       });
     }
-    log.info('service.started', { env: config.env, allowedOrigins: config.allowedOrigins.length });
+    log.info('service.started', {
+      env: config.env,
+      allowedOrigins: config.allowedOrigins.length,
+      // Where rate limits, locks and processed events live (README, Shared state on Redis); never the URL.
+      sharedState: config.redisUrl ? 'redis' : 'memory',
+    });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     log.error('config.invalid', { message: error.message });

@@ -3,8 +3,8 @@
  * runs alone, so concurrent requests for the same order (a double-clicked
  * checkout, a webhook delivered twice at once) see each other's writes.
  *
- * The in-process implementation serializes callers on one instance; a shared
- * implementation (Redis) fills the same interface for many instances.
+ * The in-process implementation serializes callers on one instance; the Redis
+ * implementation (lib/redis/order-locks.ts) fills the same interface for many.
  */
 import { OrderBusyError } from '@/lib/errors';
 

@@ -1,7 +1,9 @@
 /**
  * Remembered webhook event ids (DECISIONS 12), so a delivery that was already
  * applied is acknowledged without touching the order again. Entries expire
- * after the providers' retry horizon (Stripe retries for up to three days).
+ * after 7 days, beyond the providers' retry horizon (Stripe retries for up to
+ * three days). In process memory here; shared by every instance in Redis
+ * (lib/redis/processed-events.ts) when REDIS_URL is set.
  */
 import { LRUCache } from 'lru-cache';
 
@@ -10,7 +12,7 @@ export interface ProcessedEvents {
   remember(eventId: string): Promise<void>;
 }
 
-export const PROCESSED_EVENT_TTL_MS = 4 * 24 * 60 * 60 * 1000;
+export const PROCESSED_EVENT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 export class MemoryProcessedEvents implements ProcessedEvents {
   private readonly seen: LRUCache<string, true>;

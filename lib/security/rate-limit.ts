@@ -32,6 +32,21 @@ export const RATE_LIMITS = {
   shippingWebhook: { name: 'shipping-webhook', limit: 100, windowMs: 60_000 },
 } as const satisfies Record<string, RateLimitRule>;
 
+/** The window `now` falls in: aligned to the clock, so every instance agrees on it. */
+export function windowStart(rule: RateLimitRule, now: number): number {
+  return Math.floor(now / rule.windowMs) * rule.windowMs;
+}
+
+/** The answer for the `count`th request of the window that began at `start` (every implementation's). */
+export function rateLimitDecision(rule: RateLimitRule, start: number, count: number): RateLimitDecision {
+  return {
+    allowed: count <= rule.limit,
+    limit: rule.limit,
+    remaining: Math.max(0, rule.limit - count),
+    resetAt: start + rule.windowMs,
+  };
+}
+
 interface Window {
   start: number;
   count: number;
@@ -48,7 +63,7 @@ export class MemoryRateLimiter implements RateLimiter {
 
   async hit(rule: RateLimitRule, client: string): Promise<RateLimitDecision> {
     const now = this.now();
-    const start = Math.floor(now / rule.windowMs) * rule.windowMs;
+    const start = windowStart(rule, now);
     const key = `${rule.name}\u0000${client}`;
     let window = this.windows.get(key);
     if (!window || window.start !== start) {
@@ -56,12 +71,7 @@ export class MemoryRateLimiter implements RateLimiter {
       this.windows.set(key, window);
     }
     window.count += 1;
-    return {
-      allowed: window.count <= rule.limit,
-      limit: rule.limit,
-      remaining: Math.max(0, rule.limit - window.count),
-      resetAt: start + rule.windowMs,
-    };
+    return rateLimitDecision(rule, start, window.count);
   }
 
   /** How many counters are held (for tests and benchmarks). */

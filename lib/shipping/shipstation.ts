@@ -17,7 +17,7 @@
 import { z } from 'zod';
 import { ServiceError } from '@/lib/errors';
 import { readStreamText } from '@/lib/http/body';
-import { ShipStationRateBudget } from '@/lib/shipping/rate-budget';
+import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shipping/rate-budget';
 import { checkResourceUrl, type ResourceUrlRefusal } from '@/lib/shipping/resource-url';
 import { traceCall } from '@/lib/telemetry';
 import {
@@ -127,6 +127,8 @@ export interface ShipStationClientOptions {
   fetch?: typeof fetch;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
+  /** The account's request budget; one per client in process memory when not given (lib/services.ts shares one). */
+  budget?: ShipStationRateBudget;
 }
 
 export interface ShipmentsResult {
@@ -151,7 +153,7 @@ export class ShipStationClient {
     this.fetchImpl = options.fetch ?? fetch;
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
-    this.budget = new ShipStationRateBudget(this.now);
+    this.budget = options.budget ?? new MemoryShipStationRateBudget(this.now);
     this.authorization = `Basic ${Buffer.from(`${settings.apiKey}:${settings.apiSecret}`).toString('base64')}`;
   }
 
@@ -212,12 +214,12 @@ export class ShipStationClient {
       }
 
       if (response.status === 429) {
-        this.budget.throttled(response.headers);
+        await this.budget.throttled(response.headers);
         discard(response);
         if (attempt < MAX_ATTEMPTS) continue;
         throw new ShipStationError('rate_limited', 429);
       }
-      this.budget.observe(response.headers);
+      await this.budget.observe(response.headers);
       if (!response.ok) {
         discard(response);
         if (response.status >= 500 && (await retryTransient())) continue;
@@ -230,7 +232,7 @@ export class ShipStationClient {
   /** Waits for a request from the budget, or gives up when the wait would pass the deadline. */
   private async takeBudget(deadline: number): Promise<void> {
     for (;;) {
-      const wait = this.budget.reserve();
+      const wait = await this.budget.reserve();
       if (wait === 0) return;
       if (this.now() + wait > deadline) throw new ShipStationError('rate_limited', undefined);
       await this.sleep(wait);

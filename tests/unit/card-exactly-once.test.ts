@@ -4,7 +4,7 @@ import { MemoryProcessedEvents } from '@/lib/security/processed-events';
 import { applyEventOnce, processedEventKey } from '@/lib/webhooks/card/exactly-once';
 
 function services() {
-  return { orderLocks: new MemoryOrderLocks(), processedEvents: new MemoryProcessedEvents() };
+  return { cardEventLocks: new MemoryOrderLocks(), processedEvents: new MemoryProcessedEvents() };
 }
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 1));

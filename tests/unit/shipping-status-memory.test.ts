@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { ShippedStatusMemory, SHIPPED_MISSING_TTL_MS } from '@/lib/webhooks/shipping/shipped-status';
+import { MemoryShippedStatus, SHIPPED_MISSING_TTL_MS } from '@/lib/store/shipped-status';
 
 describe('memory that the store lacks the shipped status', () => {
-  it('writes shipped until told otherwise, completed for the TTL after, then shipped again', () => {
+  it('writes shipped until told otherwise, completed for the TTL after, then shipped again', async () => {
     let now = 0;
-    const memory = new ShippedStatusMemory(SHIPPED_MISSING_TTL_MS, () => now);
-    expect(memory.statusToWrite()).toBe('shipped');
-    memory.rememberShippedMissing();
-    expect(memory.statusToWrite()).toBe('completed');
+    const memory = new MemoryShippedStatus(SHIPPED_MISSING_TTL_MS, () => now);
+    expect(await memory.statusToWrite()).toBe('shipped');
+    await memory.rememberShippedMissing();
+    expect(await memory.statusToWrite()).toBe('completed');
     now += SHIPPED_MISSING_TTL_MS - 1;
-    expect(memory.statusToWrite()).toBe('completed');
+    expect(await memory.statusToWrite()).toBe('completed');
     now += 1;
-    expect(memory.statusToWrite()).toBe('shipped');
+    expect(await memory.statusToWrite()).toBe('shipped');
   });
 
   it('lasts a few minutes', () => {

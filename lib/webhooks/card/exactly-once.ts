@@ -18,13 +18,13 @@ export function processedEventKey(eventId: string): string {
 }
 
 export async function applyEventOnce<Outcome extends string>(
-  services: Pick<Services, 'orderLocks' | 'processedEvents'>,
+  services: Pick<Services, 'cardEventLocks' | 'processedEvents'>,
   orderId: number,
   eventId: string,
   apply: () => Promise<Outcome>,
 ): Promise<Outcome | typeof DUPLICATE_EVENT> {
   const key = processedEventKey(eventId);
-  return services.orderLocks.withOrderLock(orderId, async () => {
+  return services.cardEventLocks.withOrderLock(orderId, async () => {
     if (await services.processedEvents.has(key)) return DUPLICATE_EVENT;
     const outcome = await apply();
     await services.processedEvents.remember(key);

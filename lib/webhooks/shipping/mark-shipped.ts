@@ -16,7 +16,7 @@ import type { ShipmentNotice } from '@/lib/shipping/shipstation';
 import type { StoreOrder } from '@/lib/store/types';
 import { customerSafeNotice } from '@/lib/webhooks/shipping/note-details';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
-import { FALLBACK_STATUS, SHIPPED_STATUS } from '@/lib/webhooks/shipping/shipped-status';
+import { FALLBACK_STATUS, SHIPPED_STATUS } from '@/lib/store/shipped-status';
 
 export const SHIPPABLE_STATUSES: ReadonlySet<string> = new Set(['processing', 'awaiting_shipment']);
 
@@ -97,7 +97,7 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
     metaMode: 'append' as const,
   };
 
-  const status = shippedStatus.statusToWrite();
+  const status = await shippedStatus.statusToWrite();
   try {
     await store.updateOrder(orderId, buildOrderUpdate(order, { ...change, status }));
     return { outcome: status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback' };
@@ -109,7 +109,7 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
   // The store has no `shipped` status (DECISIONS 9). WordPress validates a request before
   // changing anything, so the refused write left the order as fetched: the same update
   // with `completed` is built from the same snapshot.
-  shippedStatus.rememberShippedMissing();
+  await shippedStatus.rememberShippedMissing();
   log.warn('shipping.status_fallback', { orderId, from: SHIPPED_STATUS, to: FALLBACK_STATUS });
   try {
     await store.updateOrder(orderId, buildOrderUpdate(order, { ...change, status: FALLBACK_STATUS }));

@@ -6,13 +6,20 @@
  * `completed` instead and remembers the refusal for a few minutes, so the next
  * notifications go straight to `completed` (one write, not two). The memory
  * expires, so a shop that installs the status plugin is picked up again
- * without a restart.
+ * without a restart. It is knowledge about the store, shared by every instance
+ * when Redis is configured (lib/redis/shipped-status.ts).
  */
 export const SHIPPED_STATUS = 'shipped';
 export const FALLBACK_STATUS = 'completed';
 export const SHIPPED_MISSING_TTL_MS = 10 * 60 * 1000;
 
-export class ShippedStatusMemory {
+export interface ShippedStatusMemory {
+  /** The status to write now: `completed` while the store is remembered to lack `shipped`. */
+  statusToWrite(): Promise<string>;
+  rememberShippedMissing(): Promise<void>;
+}
+
+export class MemoryShippedStatus implements ShippedStatusMemory {
   private missingUntil = 0;
 
   constructor(
@@ -20,12 +27,11 @@ export class ShippedStatusMemory {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The status to write now: `completed` while the store is remembered to lack `shipped`. */
-  statusToWrite(): string {
+  async statusToWrite(): Promise<string> {
     return this.now() < this.missingUntil ? FALLBACK_STATUS : SHIPPED_STATUS;
   }
 
-  rememberShippedMissing(): void {
+  async rememberShippedMissing(): Promise<void> {
     this.missingUntil = this.now() + this.ttlMs;
   }
 }

@@ -1,0 +1,212 @@
+/**
+ * The Redis connection behind the shared state (README, "Shared state on
+ * Redis"): one client per process, connected on first use and reused by every
+ * request, never a connection per request.
+ *
+ * Every call is short: the connect and each command time out after
+ * REDIS_TIMEOUT_MS (500 ms by default), and while the client is disconnected
+ * commands fail at once instead of queueing, so a Redis outage costs a request
+ * at most one timeout. Any failure (refused, slow, wrong password, dropped)
+ * becomes a SharedStateUnavailableError; callers decide whether to fall back
+ * (checkout, shipping) or to fail (the card webhook). The client reconnects
+ * by itself, with a capped, jittered backoff.
+ *
+ * Other modules that need Redis (a replay queue, say) take the same client
+ * with `getRedisClient(config)`.
+ */
+import { createHash, randomInt } from 'node:crypto';
+import { createClient } from 'redis';
+import type { Config } from '@/lib/config';
+import { ServiceError } from '@/lib/errors';
+import { log } from '@/lib/log';
+
+/** Redis could not be reached, answered too slowly, or refused us; what the shared state needs is unknown. */
+export class SharedStateUnavailableError extends ServiceError {
+  readonly kind = 'shared_state_unavailable';
+  constructor(operation: string, cause?: unknown) {
+    super('Shared state is unavailable, try again', { operation, cause: describeFailure(cause) });
+  }
+}
+
+class RedisTimeoutError extends Error {
+  override readonly name = 'TimeoutError';
+}
+
+export interface RedisSettings {
+  url: string;
+  /** Connect timeout and per-command timeout, in milliseconds. */
+  timeoutMs: number;
+}
+
+/** Longest pause between reconnection attempts: a recovered Redis is found within about two seconds. */
+const MAX_RECONNECT_DELAY_MS = 2_000;
+/** The client's own error events repeat on every reconnection attempt: one log line a minute is enough. */
+const ERROR_LOG_INTERVAL_MS = 60_000;
+
+function buildClient(settings: RedisSettings) {
+  const tls = new URL(settings.url).protocol === 'rediss:';
+  return createClient({
+    url: settings.url,
+    // RESP2: understood by every Redis the README names (self-hosted 6+, Redis Cloud, Upstash).
+    RESP: 2,
+    disableOfflineQueue: true,
+    commandOptions: { timeout: settings.timeoutMs },
+    socket: {
+      connectTimeout: settings.timeoutMs,
+      // Exponential from 50 ms, capped, with jitter so many instances do not reconnect in step.
+      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** Math.min(retries, 10), MAX_RECONNECT_DELAY_MS) + randomInt(0, 100),
+      ...(tls ? { tls: true as const } : {}),
+    },
+  });
+}
+
+export type RedisClient = ReturnType<typeof buildClient>;
+
+/** An error as a log-safe identifier: its name and code, never its message (which may quote a host or a reply). */
+function describeFailure(error: unknown): string {
+  if (!(error instanceof Error)) return typeof error;
+  const code = (error as { code?: unknown }).code;
+  const reply = error.name === 'ErrorReply' ? /^[A-Z]+/.exec(error.message)?.[0] : undefined;
+  return [error.name, typeof code === 'string' ? code : undefined, reply].filter(Boolean).join(':');
+}
+
+/**
+ * One Redis client, connected lazily. `client()` answers a ready client or
+ * throws SharedStateUnavailableError within the timeout; `run()` does the same
+ * for a whole operation, so every Redis failure surfaces as that one error.
+ */
+export class RedisConnection {
+  private redis: RedisClient | undefined;
+  private connecting: Promise<void> | undefined;
+  private firstConnectionDeadline = 0;
+  private lastErrorLog = Number.NEGATIVE_INFINITY;
+
+  constructor(readonly settings: RedisSettings) {}
+
+  async client(): Promise<RedisClient> {
+    if (this.redis?.isReady) return this.redis;
+    if (!this.redis) {
+      const redis = buildClient(this.settings);
+      // Without a listener an 'error' event would crash the process.
+      redis.on('error', (error: unknown) => this.logError(error));
+      this.redis = redis;
+      this.firstConnectionDeadline = Date.now() + this.settings.timeoutMs;
+      this.connecting = redis.connect().then(
+        () => undefined,
+        (error: unknown) => {
+          // The first connection failed for good (the strategy gave up): the next call starts afresh.
+          if (this.redis === redis) this.redis = undefined;
+          this.logError(error);
+        },
+      );
+    }
+    const waitMs = this.firstConnectionDeadline - Date.now();
+    if (this.connecting && waitMs > 0) {
+      // The first connection: callers wait for it until one timeout after it began. Past
+      // that, nobody waits: while Redis is away every call fails at once, and the client
+      // keeps reconnecting in the background.
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, waitMs);
+      });
+      await Promise.race([this.connecting, timedOut]);
+      clearTimeout(timer);
+    }
+    if (this.redis?.isReady) return this.redis;
+    throw new SharedStateUnavailableError('connect');
+  }
+
+  /** Runs `operation` with the client; every failure, whatever its kind, becomes SharedStateUnavailableError. */
+  async run<T>(name: string, operation: (redis: RedisClient) => Promise<T>): Promise<T> {
+    const redis = await this.client();
+    // node-redis times a command out only while it waits to be written; a server that
+    // accepted it and then hangs is bounded here.
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new SharedStateUnavailableError(name, new RedisTimeoutError())), this.settings.timeoutMs);
+    });
+    try {
+      return await Promise.race([operation(redis), deadline]);
+    } catch (error) {
+      if (error instanceof SharedStateUnavailableError) throw error;
+      throw new SharedStateUnavailableError(name, error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Closes the client (tests, shutdown). A later call connects again. */
+  async close(): Promise<void> {
+    const redis = this.redis;
+    this.redis = undefined;
+    this.connecting = undefined;
+    if (!redis) return;
+    try {
+      if (redis.isOpen) redis.destroy();
+    } catch {
+      // already closed
+    }
+  }
+
+  private logError(error: unknown): void {
+    const now = Date.now();
+    if (now - this.lastErrorLog < ERROR_LOG_INTERVAL_MS) return;
+    this.lastErrorLog = now;
+    // Never the URL: it carries the password.
+    log.warn('redis.error', { error: describeFailure(error) });
+  }
+}
+
+/**
+ * Runs a Lua script by its SHA1 (EVALSHA: the script's text is not resent on
+ * every call), loading it with EVAL only when Redis does not know it yet (after
+ * a restart or a failover): one round trip normally, two the first time.
+ */
+export class RedisScript {
+  readonly sha: string;
+
+  constructor(readonly source: string) {
+    this.sha = createHash('sha1').update(source).digest('hex');
+  }
+
+  async run(redis: RedisClient, keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await redis.evalSha(this.sha, { keys, arguments: args });
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return redis.eval(this.source, { keys, arguments: args });
+    }
+  }
+}
+
+/** Where every key of this service starts by default (REDIS_KEY_PREFIX), so one Redis can serve other applications too. */
+export const KEY_PREFIX = 'checkout:';
+
+let shared: RedisConnection | undefined;
+
+/** The process's Redis connection when REDIS_URL is set, else undefined (state stays in process memory). */
+export function getRedisConnection(config: Pick<Config, 'redisUrl' | 'redisTimeoutMs'>): RedisConnection | undefined {
+  if (!config.redisUrl) return undefined;
+  if (shared && shared.settings.url === config.redisUrl && shared.settings.timeoutMs === config.redisTimeoutMs) return shared;
+  void shared?.close();
+  shared = new RedisConnection({ url: config.redisUrl, timeoutMs: config.redisTimeoutMs });
+  return shared;
+}
+
+/**
+ * The process's connected Redis client, for modules that keep their own
+ * state in Redis. Throws SharedStateUnavailableError when REDIS_URL is unset
+ * or Redis cannot be reached within REDIS_TIMEOUT_MS.
+ */
+export async function getRedisClient(config: Pick<Config, 'redisUrl' | 'redisTimeoutMs'>): Promise<RedisClient> {
+  const connection = getRedisConnection(config);
+  if (!connection) throw new SharedStateUnavailableError('not_configured');
+  return connection.client();
+}
+
+/** Closes the process's connection (tests, and resetServices). */
+export async function closeRedisConnection(): Promise<void> {
+  const connection = shared;
+  shared = undefined;
+  await connection?.close();
+}

@@ -1,0 +1,184 @@
+/**
+ * When Redis fails: down, stopped mid-test, frozen (slow), or refusing our
+ * password. Each test runs a disposable redis-server of its own, so stopping
+ * or freezing it disturbs no other test. Every failure must surface as
+ * SharedStateUnavailableError within about one timeout, never crash the
+ * process, and never put the URL or password in a log line; the fallback
+ * wrappers then use this instance's memory and warn at most once a minute.
+ */
+import { describe, expect, it } from 'vitest';
+import { SharedStateUnavailableError } from '@/lib/redis/connection';
+import { FallbackWarning, OrderLocksWithFallback, RateLimiterWithFallback, ShippedStatusWithFallback } from '@/lib/redis/fallback';
+import { RedisOrderLocks } from '@/lib/redis/order-locks';
+import { RedisProcessedEvents } from '@/lib/redis/processed-events';
+import { RedisRateLimiter } from '@/lib/redis/rate-limiter';
+import { RedisShippedStatus } from '@/lib/redis/shipped-status';
+import { MemoryOrderLocks } from '@/lib/security/order-lock';
+import { MemoryRateLimiter, type RateLimitRule } from '@/lib/security/rate-limit';
+import { MemoryShippedStatus } from '@/lib/store/shipped-status';
+import { applyEventOnce } from '@/lib/webhooks/card/exactly-once';
+import { freePort } from '@/scripts/stand-ins/http';
+import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
+import { loggedLines } from '../support/setup';
+
+const RULE: RateLimitRule = { name: 'submit-order', limit: 10, windowMs: 60_000 };
+const skip = noRedis || noRedisServerBinary;
+const reason = noRedis ? REDIS_SKIP_REASON : 'redis-server is not installed (set REDIS_SERVER_BIN)';
+
+function fallbackWarnings() {
+  return loggedLines().filter((line) => line.event === 'redis.fallback_to_memory');
+}
+
+async function failureOf(run: () => Promise<unknown>): Promise<{ error: unknown; ms: number }> {
+  const started = Date.now();
+  try {
+    await run();
+  } catch (error) {
+    return { error, ms: Date.now() - started };
+  }
+  throw new Error('expected a failure');
+}
+
+describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, () => {
+  it('down: nothing listens, a call fails within the timeout as SharedStateUnavailableError', async () => {
+    const connection = redisConnection(`redis://127.0.0.1:${await freePort()}`, 300);
+    const { error, ms } = await failureOf(() => connection.run('ping', (redis) => redis.ping()));
+    expect(error).toBeInstanceOf(SharedStateUnavailableError);
+    expect(ms).toBeLessThan(1500);
+    // Later calls fail too (the client keeps reconnecting in the background) and nothing crashed.
+    await expect(connection.run('ping', (redis) => redis.ping())).rejects.toBeInstanceOf(SharedStateUnavailableError);
+  });
+
+  it('stopped mid-test: the limiter falls back to memory with one warning, then finds Redis again', async () => {
+    const server = await startDisposableRedis();
+    const connection = redisConnection(server.url, 300);
+    const prefix = testPrefix('outage-limiter');
+    const memory = new MemoryRateLimiter();
+    const limiter = new RateLimiterWithFallback(new RedisRateLimiter(connection, { prefix }), memory, new FallbackWarning());
+
+    expect((await limiter.hit(RULE, 'client')).remaining).toBe(9);
+    expect(memory.size).toBe(0);
+    await server.stop();
+
+    for (let i = 0; i < 3; i += 1) expect((await limiter.hit(RULE, 'client')).allowed).toBe(true);
+    expect(memory.size).toBe(1);
+    const warnings = fallbackWarnings();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ level: 'warn', part: 'rate_limiter' });
+    expect(JSON.stringify(loggedLines())).not.toContain(String(server.port));
+
+    await server.restart();
+    await eventually(async () => (await connection.run('ping', (redis) => redis.ping()).catch(() => '')) === 'PONG');
+    // A fresh server: the shared window starts again, and memory is no longer consulted.
+    expect((await limiter.hit(RULE, 'client')).remaining).toBe(9);
+    expect(fallbackWarnings()).toHaveLength(1);
+  });
+
+  it('slow: a frozen Redis fails the call after the timeout, and the lock falls back to memory', async () => {
+    const server = await startDisposableRedis();
+    const connection = redisConnection(server.url, 300);
+    const prefix = testPrefix('outage-slow');
+    await connection.run('ping', (redis) => redis.ping());
+    const locks = new OrderLocksWithFallback(new RedisOrderLocks(connection, { prefix, ttlMs: 10_000 }), new MemoryOrderLocks(), new FallbackWarning());
+    server.freeze();
+    try {
+      const started = Date.now();
+      let runs = 0;
+      await expect(
+        locks.withOrderLock(5, async () => {
+          runs += 1;
+          return 'written';
+        }),
+      ).resolves.toBe('written');
+      expect(runs).toBe(1);
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(fallbackWarnings()).toHaveLength(1);
+    } finally {
+      server.thaw();
+    }
+    // The SET that timed out was applied when Redis woke up, and so was the release queued behind it.
+    await eventually(async () => (await connection.run('exists', (redis) => redis.exists(`${prefix}lock:order:5`))) === 0);
+    expect(loggedLines().filter((line) => line.event === 'redis.lock_release_failed')).toEqual([]);
+  });
+
+  it('a task that ran under the shared lock is never run again by the fallback', async () => {
+    const server = await startDisposableRedis();
+    const connection = redisConnection(server.url, 300);
+    const locks = new OrderLocksWithFallback(
+      new RedisOrderLocks(connection, { prefix: testPrefix('outage-once'), ttlMs: 10_000 }),
+      new MemoryOrderLocks(),
+      new FallbackWarning(),
+    );
+    let runs = 0;
+    await expect(
+      locks.withOrderLock(6, async () => {
+        runs += 1;
+        // Redis goes away while the task runs; the task's own Redis call fails.
+        await server.stop();
+        throw new SharedStateUnavailableError('event_check');
+      }),
+    ).rejects.toBeInstanceOf(SharedStateUnavailableError);
+    expect(runs).toBe(1);
+  });
+
+  it('the card webhook does not fall back: Redis lost after the effects were written fails the delivery, to be retried', async () => {
+    const server = await startDisposableRedis();
+    const connection = redisConnection(server.url, 300);
+    const prefix = testPrefix('outage-record');
+    const services = {
+      cardEventLocks: new RedisOrderLocks(connection, { prefix, ttlMs: 10_000 }),
+      processedEvents: new RedisProcessedEvents(connection, { prefix }),
+    };
+    let applied = 0;
+    const apply = async () => {
+      applied += 1;
+      if (applied === 1) await server.stop();
+      return 'paid' as const;
+    };
+    // The event memory cannot be written: the delivery fails (the route answers 400) and Stripe retries.
+    await expect(applyEventOnce(services, 31, 'evt_lost_record', apply)).rejects.toBeInstanceOf(SharedStateUnavailableError);
+    await server.restart();
+    await eventually(async () => (await connection.run('ping', (redis) => redis.ping()).catch(() => '')) === 'PONG');
+    // The retry runs the handler again (its status gate finds the order paid) and is then remembered.
+    expect(await applyEventOnce(services, 31, 'evt_lost_record', apply)).toBe('paid');
+    expect(applied).toBe(2);
+    expect(await applyEventOnce(services, 31, 'evt_lost_record', apply)).toBe('duplicate_event');
+  });
+
+  it('auth error: a wrong password fails as SharedStateUnavailableError, and no log line carries it', async () => {
+    const server = await startDisposableRedis({ password: 'right-password-1234' });
+    const connection = redisConnection(server.url.replace('right-password-1234', 'wrong-password-9876'), 300);
+    const { error } = await failureOf(() => connection.run('ping', (redis) => redis.ping()));
+    expect(error).toBeInstanceOf(SharedStateUnavailableError);
+    const memory = new MemoryShippedStatus();
+    const status = new ShippedStatusWithFallback(new RedisShippedStatus(connection), memory, new FallbackWarning());
+    await status.rememberShippedMissing();
+    expect(await status.statusToWrite()).toBe('completed');
+    const logs = JSON.stringify(loggedLines());
+    expect(logs).not.toContain('wrong-password');
+    expect(logs).not.toContain('right-password');
+    expect(JSON.stringify((error as SharedStateUnavailableError).details)).not.toContain('password-');
+  });
+
+  it('warns at most once a minute, whichever part falls back', () => {
+    let now = 0;
+    const warning = new FallbackWarning(() => now);
+    const error = new SharedStateUnavailableError('connect');
+    warning.note('rate_limiter', error);
+    warning.note('order_locks', error);
+    now += 59_999;
+    warning.note('rate_limiter', error);
+    expect(fallbackWarnings()).toHaveLength(1);
+    now += 1;
+    warning.note('order_locks', error);
+    expect(fallbackWarnings().map((line) => line.part)).toEqual(['rate_limiter', 'order_locks']);
+  });
+
+  it('a connection that never connected is retried on the next call once Redis is there', async () => {
+    const port = await freePort();
+    const connection = redisConnection(`redis://127.0.0.1:${port}`, 300);
+    await expect(connection.client()).rejects.toBeInstanceOf(SharedStateUnavailableError);
+    await startDisposableRedis({ port });
+    await eventually(async () => (await connection.run('ping', (redis) => redis.ping()).catch(() => '')) === 'PONG');
+  });
+});
