@@ -7,7 +7,7 @@ import * as paymentIntent from '@/app/api/payment-intent/route';
 import * as submitOrder from '@/app/api/submit-order/route';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
-import { postJson, tokenFor } from '../support/requests';
+import { awayFromWindowEdge, postJson, tokenFor } from '../support/requests';
 import { loggedLines } from '../support/setup';
 
 const providers = useProviders();
@@ -31,6 +31,7 @@ describe.each(routes)('$name guards', ({ path, handlers, code }) => {
   it('answers the 11th request in a window with 429 and the rate-limit headers, doing nothing else', async () => {
     const token = await tokenFor(600);
     const ip = '203.0.113.50';
+    await awayFromWindowEdge();
     for (let i = 0; i < 10; i += 1) {
       expect((await post({ token, billing_address: billing }, { ip })).status).not.toBe(429);
     }
@@ -48,6 +49,7 @@ describe.each(routes)('$name guards', ({ path, handlers, code }) => {
   });
 
   it('gives no fresh counter to a client that forges X-Forwarded-For prefixes', async () => {
+    await awayFromWindowEdge();
     for (let i = 0; i < 10; i += 1) {
       await post({ token: 'x' }, { headers: { 'x-forwarded-for': `192.0.2.${i}, 203.0.113.60` } });
     }
@@ -61,6 +63,7 @@ describe.each(routes)('$name guards', ({ path, handlers, code }) => {
     useTestEnv({ CLIENT_IP_HEADER: 'X-Real-IP' });
     // next start fills the missing X-Forwarded-For with the proxy's socket address: the same for every shopper.
     const viaProxy = (realIp: string) => ({ headers: { 'x-forwarded-for': '10.9.9.9', 'x-real-ip': realIp } });
+    await awayFromWindowEdge();
     for (let i = 0; i < 10; i += 1) await post({ token: 'x' }, viaProxy('203.0.113.70:40000'));
     expect((await post({ token: 'x' }, viaProxy('203.0.113.70:40001'))).status).toBe(429);
     expect((await post({ token: 'x' }, viaProxy('203.0.113.71'))).status).not.toBe(429);
@@ -68,6 +71,7 @@ describe.each(routes)('$name guards', ({ path, handlers, code }) => {
 
   it('counts requests before checking the origin', async () => {
     const ip = '203.0.113.70';
+    await awayFromWindowEdge();
     for (let i = 0; i < 10; i += 1) await post({ token: 'x' }, { ip, origin: 'https://evil.test' });
     expect((await post({ token: 'x' }, { ip })).status).toBe(429);
   });
@@ -165,6 +169,7 @@ describe.each(routes)('$name guards', ({ path, handlers, code }) => {
 describe('separate counters', () => {
   it('keeps one counter per endpoint', async () => {
     const ip = '203.0.113.80';
+    await awayFromWindowEdge();
     for (let i = 0; i < 10; i += 1) await paymentIntent.POST(postJson('/api/payment-intent', { token: 'x' }, { ip }));
     expect((await paymentIntent.POST(postJson('/api/payment-intent', { token: 'x' }, { ip }))).status).toBe(429);
     expect((await submitOrder.POST(postJson('/api/submit-order', { token: 'x' }, { ip }))).status).not.toBe(429);

@@ -23,7 +23,7 @@ import { RATE_LIMITS } from '@/lib/security/rate-limit';
 import { TEST_STOREFRONT_ORIGIN, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { checkedResponses, documentedResponses, expectDocumentedResponse, openApiDocument } from '../support/openapi';
 import { useProviders } from '../support/providers';
-import { freshIp, postJson, tokenFor } from '../support/requests';
+import { awayFromWindowEdge, freshIp, postJson, tokenFor } from '../support/requests';
 
 const providers = useProviders();
 
@@ -111,6 +111,7 @@ describe('storefront endpoints answer as documented', () => {
       await call(TOO_LARGE_CHECKOUT);
       expect(await call({ token: 'not-a-checkout-token', billing_address: billing })).toMatchObject({ success: false });
       const ip = freshIp();
+      await awayFromWindowEdge();
       for (let i = 0; i < endpoint.rule.limit; i += 1) await endpoint.POST(postJson(endpoint.path, {}, { ip }));
       expect(await call({}, { ip })).toEqual({ error: 'Too many requests. Please try again later.' });
     });
@@ -146,6 +147,7 @@ describe('webhooks answer as documented', () => {
       expect(await deliver(payload)).toEqual({ error: 'Missing signature' });
       await deliver(TOO_LARGE_WEBHOOK, { [route.header]: signature });
       const ip = freshIp();
+      await awayFromWindowEdge();
       for (let i = 0; i < RATE_LIMITS.cardWebhook.limit; i += 1) await deliver(payload, {}, ip);
       expect(await deliver(payload, {}, ip)).toEqual({ error: 'Too many requests' });
     });
@@ -170,6 +172,7 @@ describe('webhooks answer as documented', () => {
       expect(await ship(notification)).toEqual({ error: 'Unauthorized' });
       await ship(TOO_LARGE_WEBHOOK, { query: '?secret=shipping-contract-secret' });
       const ip = freshIp();
+      await awayFromWindowEdge();
       for (let i = 0; i < RATE_LIMITS.shippingWebhook.limit; i += 1) await ship(notification, { ip });
       expect(await ship(notification, { ip })).toEqual({ error: 'Too many requests' });
     });

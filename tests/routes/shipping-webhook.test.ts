@@ -8,7 +8,7 @@ import { POST } from '@/app/api/shipping/webhook/route';
 import { POST as aliasPOST } from '@/app/api/shipstation/webhook/route';
 import { SHIPPED_MISSING_TTL_MS } from '@/lib/store/shipped-status';
 import { useTestEnv } from '../support/env';
-import { freshIp, postJson } from '../support/requests';
+import { awayFromWindowEdge, freshIp, postJson } from '../support/requests';
 import { loggedLines } from '../support/setup';
 import { useShippingProviders } from '../support/shipstation';
 
@@ -462,6 +462,7 @@ describe('rate limit (spec 8)', () => {
   it('the 101st request in a minute from one address gets 429 and does nothing', async () => {
     woo().seed({ id: 180, status: 'processing' });
     const ip = freshIp();
+    await awayFromWindowEdge();
     for (let i = 0; i < 100; i += 1) {
       const ok = await ship({ resource_type: 'ORDER_NOTIFY' }, { ip });
       expect(ok.status).toBe(200);
@@ -481,6 +482,7 @@ describe('rate limit (spec 8)', () => {
 
   it('the alias shares the counter of the canonical route', async () => {
     const ip = freshIp();
+    await awayFromWindowEdge();
     for (let i = 0; i < 100; i += 1) await ship({ resource_type: 'ORDER_NOTIFY' }, { ip });
 
     const response = await ship({ resource_type: 'ORDER_NOTIFY' }, { ip, path: '/api/shipstation/webhook' });
@@ -535,6 +537,7 @@ describe('shared secret (DECISIONS 11)', () => {
 
   it('comes after the rate limit: an over-limit sender gets 429 whatever it carries', async () => {
     const ip = freshIp();
+    await awayFromWindowEdge();
     for (let i = 0; i < 100; i += 1) await ship({ resource_type: 'ORDER_NOTIFY' }, { ip });
 
     expect((await ship(notification, { ip })).status).toBe(429);

@@ -35,3 +35,13 @@ export function tokenFor(orderId: number, ttl: string | number = '30m'): Promise
 export async function readJson(response: Response): Promise<any> {
   return response.json();
 }
+
+/**
+ * Rate-limit windows are aligned to the clock: a test that counts requests into one window
+ * waits, when the current window ends within `marginMs`, for the next one to begin, so a slow
+ * run never sees its counter reset halfway.
+ */
+export async function awayFromWindowEdge(windowMs = 60_000, marginMs = 15_000): Promise<void> {
+  const left = windowMs - (Date.now() % windowMs);
+  if (left < marginMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}
