@@ -36,7 +36,8 @@ async function retry(authorization: string | null = `Bearer ${TEST_CRON_SECRET}`
 describe('cron protection', () => {
   it('answers 401 without the bearer token and replays nothing', async () => {
     woo().seed({ id: 400, status: 'processing' });
-    ctx.providers.failStore('GET', /\/orders\/400$/, 503, 'internal_server_error');
+    // Twice: the webhook's read and its one retry.
+    ctx.providers.failStore('GET', /\/orders\/400$/, 503, 'internal_server_error', 2);
     await ship({ resource_type: 'SHIP_NOTIFY', order_number: '400' });
     const before = ctx.providers.calls.length;
 
@@ -76,7 +77,7 @@ describe('shipping replay', () => {
 
   it('queues an order fetch that timed out or failed with 5xx, but not one the store says does not exist', async () => {
     woo().seed({ id: 402, status: 'processing' });
-    ctx.providers.failStore('GET', /\/orders\/402$/, 502, 'bad_gateway');
+    ctx.providers.failStore('GET', /\/orders\/402$/, 502, 'bad_gateway', 2);
     await ship({ resource_type: 'SHIP_NOTIFY', order_number: '402' });
     await ship({ resource_type: 'SHIP_NOTIFY', order_number: '99402' });
     expect((await getServices().shippingReplay.counts()).waiting).toBe(1);
@@ -102,7 +103,8 @@ describe('shipping replay', () => {
 
   it('parks an update after 10 failed attempts, reports and logs it, and keeps it', async () => {
     woo().seed({ id: 404, status: 'processing' });
-    ctx.providers.failStore('GET', /\/orders\/404$/, 503, 'internal_server_error', MAX_REPLAY_ATTEMPTS);
+    // Each attempt reads the order twice (the read and its one retry).
+    ctx.providers.failStore('GET', /\/orders\/404$/, 503, 'internal_server_error', 2 * MAX_REPLAY_ATTEMPTS);
     await ship({ resource_type: 'SHIP_NOTIFY', order_number: '404' });
 
     let now = Date.now();
@@ -171,7 +173,7 @@ describe('shipping replay', () => {
   it('stops before its time is up and leaves the rest queued', async () => {
     for (const id of [407, 408]) {
       woo().seed({ id, status: 'processing' });
-      ctx.providers.failStore('GET', new RegExp(`/orders/${id}$`), 503, 'internal_server_error');
+      ctx.providers.failStore('GET', new RegExp(`/orders/${id}$`), 503, 'internal_server_error', 2);
       await ship({ resource_type: 'SHIP_NOTIFY', order_number: String(id) });
     }
     let room = 1;
