@@ -150,25 +150,26 @@ export class StripeCardProvider implements CardProvider {
   }
 
   async listEvents(query: CardEventQuery): Promise<CardEventPage> {
-    try {
-      const page = await this.stripe.events.list({
-        types: [...query.types],
-        created: { gte: query.createdFrom },
-        limit: query.limit,
-        ...(query.startingAfter ? { starting_after: query.startingAfter } : {}),
-      });
-      return {
-        events: page.data.map((event) => ({
-          id: event.id,
-          type: event.type,
-          created: event.created,
-          object: event.data.object as unknown as Record<string, unknown>,
-        })),
-        hasMore: page.has_more,
-      };
-    } catch (error) {
-      throw toCardError('list events', error);
-    }
+    const page = await this.attempt('list events', true, (options) =>
+      this.stripe.events.list(
+        {
+          types: [...query.types],
+          created: { gte: query.createdFrom },
+          limit: query.limit,
+          ...(query.startingAfter ? { starting_after: query.startingAfter } : {}),
+        },
+        options,
+      ),
+    );
+    return {
+      events: page.data.map((event) => ({
+        id: event.id,
+        type: event.type,
+        created: event.created,
+        object: event.data.object as unknown as Record<string, unknown>,
+      })),
+      hasMore: page.has_more,
+    };
   }
 
   verifyWebhookEvent(rawBody: string, signature: string): Stripe.Event {

@@ -10,6 +10,7 @@
  * production").
  */
 import { MAX_SHIPMENT_PAGES } from '@/lib/shipping/shipstation';
+import { REQUEST_BUDGET_TIMEOUTS, withRequestDeadline } from '@/lib/upstream/budget';
 
 /** maxDuration of both cron functions in vercel.json, in seconds (Vercel's default and Hobby's ceiling with fluid compute). */
 export const CRON_MAX_DURATION_SECONDS = 300;
@@ -17,7 +18,7 @@ export const CRON_MAX_DURATION_SECONDS = 300;
 export const CRON_SAFETY_MARGIN_MS = 5_000;
 /** How long a writer waits for an order's lock (MemoryOrderLocks' default). */
 export const ORDER_LOCK_WAIT_MS = 30_000;
-/** The card SDK retries a failed call once, after 0.5 s (stripe-node's initial network retry delay); 2 s leaves room. */
+/** A read is retried once after a pause of at most 250 ms (lib/upstream/budget.ts); 2 s leaves room. */
 const CARD_RETRY_BACKOFF_MS = 2_000;
 
 export const worstCase = {
@@ -30,6 +31,19 @@ export const worstCase = {
   /** One ShipStation batch: every page, each with the budget wait bounded by T and the call bounded by T. */
   shipStationBatch: (timeoutMs: number) => MAX_SHIPMENT_PAGES * 2 * timeoutMs,
 };
+
+/**
+ * Runs one unit of a cron run with its own upstream deadline, as a webhook
+ * delivery of the same work would have: the run as a whole is bounded by its
+ * maxDuration, each unit by its own worst case, so a slow unit cannot eat the
+ * time of the ones after it and a late unit is never cut by an earlier one.
+ */
+export function asUnit<T>(deadlineMs: number, work: () => Promise<T>): Promise<T> {
+  return withRequestDeadline(deadlineMs, work);
+}
+
+/** What a webhook delivery of one event or one shipment may spend upstream (lib/http/route.ts). */
+export const unitDeadlineMs = (timeoutMs: number) => REQUEST_BUDGET_TIMEOUTS * timeoutMs;
 
 /** The clock of one run: whether a unit of work of a given worst case still fits. */
 export class RunBudget {

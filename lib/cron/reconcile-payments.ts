@@ -13,7 +13,7 @@
  * starts again from the newest event. An event that failed is not remembered
  * and is tried again on the next full pass, for as long as it is in the window.
  */
-import { worstCase, type RunBudget } from '@/lib/cron/budget';
+import { asUnit, unitDeadlineMs, worstCase, type RunBudget } from '@/lib/cron/budget';
 import { CardProviderError, ServiceError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
@@ -81,7 +81,10 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
     }
     let page;
     try {
-      page = await card.listEvents({ types: HANDLED_EVENT_TYPES, createdFrom, limit: PAGE_SIZE, startingAfter });
+      const after = startingAfter;
+      page = await asUnit(worstCase.eventPage(timeoutMs), () =>
+        card.listEvents({ types: HANDLED_EVENT_TYPES, createdFrom, limit: PAGE_SIZE, startingAfter: after }),
+      );
     } catch (error) {
       // A cursor the provider no longer knows (events are kept 30 days) would block every run: start over.
       if (error instanceof CardProviderError && error.code === 'resource_missing' && startingAfter) {
@@ -103,7 +106,7 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
       summary.checked += 1;
       const context: { orderId?: number } = {};
       try {
-        const { outcome } = await applyCardEvent(event, services, context);
+        const { outcome } = await asUnit(unitDeadlineMs(timeoutMs), () => applyCardEvent(event, services, context));
         if (changedOrder(outcome)) {
           summary.applied += 1;
           // The webhook never applied this one: worth a look at the endpoint's deliveries.

@@ -9,7 +9,7 @@
  * operator deals with it. A queued ShipStation batch is read again and its
  * shipments queued one by one, then applied in the same run when time allows.
  */
-import { CRON_MAX_DURATION_SECONDS, worstCase } from '@/lib/cron/budget';
+import { asUnit, CRON_MAX_DURATION_SECONDS, unitDeadlineMs, worstCase } from '@/lib/cron/budget';
 import type { Budget } from '@/lib/cron/reconcile-payments';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
@@ -116,7 +116,8 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
         continue;
       }
       try {
-        const result = await shipStation.shipmentsAt(entry.work.resourceUrl);
+        const resourceUrl = entry.work.resourceUrl;
+        const result = await asUnit(worstCase.shipStationBatch(timeoutMs), () => shipStation.shipmentsAt(resourceUrl));
         // Each shipment becomes its own entry, due now: this run applies them while time allows.
         for (const notice of result.notices) {
           await queue.add({
@@ -143,7 +144,8 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
       continue;
     }
 
-    const result = await markOrderShipped(entry.work.notice, services);
+    const notice = entry.work.notice;
+    const result = await asUnit(unitDeadlineMs(timeoutMs), () => markOrderShipped(notice, services));
     if (result.retryableFailure) {
       await failedAgain(entry, result.retryableFailure);
       continue;

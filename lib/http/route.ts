@@ -34,6 +34,11 @@ interface RunOptions {
   request: Request;
   toErrorResponse: (error: unknown, showDetails: boolean) => ErrorResponse;
   headers?: Record<string, string>;
+  /**
+   * The deadline of the request's upstream calls, when not the default 3 × UPSTREAM_TIMEOUT_MS:
+   * a cron run lasts up to its maxDuration and gives each unit of work its own deadline.
+   */
+  upstreamBudgetMs?: number;
 }
 
 interface HandlerResult {
@@ -69,7 +74,7 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
   let response: Response;
   let errorKind: string | undefined;
   try {
-    const result = await withRequestDeadline(requestBudgetMs(), () => handler(context));
+    const result = await withRequestDeadline(options.upstreamBudgetMs ?? requestBudgetMs(), () => handler(context));
     status = result.status ?? 200;
     response = json(status, result.body, options.headers);
   } catch (error) {

@@ -94,6 +94,20 @@ describe('payment reconciliation', () => {
     );
   });
 
+  it('gives each event its own upstream deadline: a run longer than the 3 × UPSTREAM_TIMEOUT_MS of one request still applies every event', async () => {
+    // 300 ms per attempt: a request may spend 900 ms upstream. Six events of two 100 ms store calls each take 1.2 s.
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, UPSTREAM_TIMEOUT_MS: '300' });
+    const ids = [311, 312, 313, 314, 315, 316];
+    for (const id of ids) providers.stripe.succeed(pendingOrderWithIntent(id).id);
+    providers.setStoreLatency(100);
+
+    const { status, body } = await reconcile();
+
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ checked: 6, applied: 6, failed: [], complete: true });
+    for (const id of ids) expect(providers.woo.get(id).status).toBe('processing');
+  });
+
   it('skips an event the webhook already applied: same event id, no second write', async () => {
     const intent = pendingOrderWithIntent(301);
     providers.stripe.succeed(intent.id);
@@ -168,7 +182,8 @@ describe('payment reconciliation', () => {
   it('reports a failed event with its reason and applies it on a later run', async () => {
     const intent = pendingOrderWithIntent(305);
     providers.stripe.succeed(intent.id);
-    providers.failStore('GET', /\/orders\/305$/, 503, 'internal_server_error');
+    // Twice: the read and its one retry.
+    providers.failStore('GET', /\/orders\/305$/, 503, 'internal_server_error', 2);
 
     const first = await reconcile();
     expect(first.status).toBe(200);

@@ -23,9 +23,12 @@ export const maxDuration = 300;
 
 export async function GET(request: Request): Promise<Response> {
   const budget = new RunBudget(maxDuration * 1000);
-  return runRoute({ route: '/api/cron/retry-shipping', request, toErrorResponse: cronErrorResponse }, async () => {
-    const services = getServices();
-    assertCronAuthorized(request.headers, services.config.cronSecret);
-    return { body: await replayShipping(services, budget) };
-  });
+  return runRoute(
+    { route: '/api/cron/retry-shipping', request, toErrorResponse: cronErrorResponse, upstreamBudgetMs: maxDuration * 1000 },
+    async () => {
+      const services = getServices();
+      assertCronAuthorized(request.headers, services.config.cronSecret);
+      return { body: await replayShipping(services, budget) };
+    },
+  );
 }
