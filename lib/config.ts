@@ -272,15 +272,11 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       warnings.push('CRON_SECRET is not set: payment reconciliation and shipping replay refuse to run');
     }
     if (!env.REDIS_URL) {
+      // One warning for one missing setting: what it costs across instances, and what it costs on a restart.
       warnings.push(
-        'REDIS_URL is not set: the shipping replay queue and the reconciliation cursor live in process memory and are lost when the process ends (not durable)',
+        'REDIS_URL is not set: rate limits, order locks and processed events are kept per instance (set it when more than one instance runs: every serverless deployment), and the shipping replay queue and the reconciliation cursor live in process memory and are lost when the process ends (not durable)',
       );
     }
-  }
-  if (isProduction && !env.REDIS_URL) {
-    warnings.push(
-      'REDIS_URL is not set: rate limits, order locks and processed events are kept per instance; set it when more than one instance runs (every serverless deployment)',
-    );
   }
   if (Boolean(env.SHIPSTATION_API_KEY) !== Boolean(env.SHIPSTATION_API_SECRET)) {
     warnings.push('only one of SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET is set: resource_url deliveries will be ignored');

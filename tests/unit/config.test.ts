@@ -122,7 +122,7 @@ describe('configuration', () => {
     const { CRON_SECRET: _c, REDIS_URL: _r, ...rest } = complete;
     const warnings = parseConfig(rest).warnings.join('\n');
     expect(warnings).toContain('CRON_SECRET is not set');
-    expect(warnings).toMatch(/REDIS_URL is not set: the shipping replay queue.*not durable/);
+    expect(warnings).toMatch(/REDIS_URL is not set: .*per instance.*the shipping replay queue.*not durable/);
   });
 
   it('refuses origins that are not bare origins', () => {
