@@ -352,6 +352,8 @@ interface FlowFigures {
   cpu?: Sequential;
   load?: Throughput;
   slow?: Latency;
+  /** The comparison runs, each on a fresh server with the same count: http without Redis, with Redis, https. */
+  base?: Sequential;
   redis?: Sequential;
   https?: Sequential;
 }
@@ -420,34 +422,35 @@ async function main(): Promise<void> {
     }
     await server.close();
 
-    // 3. Redis: the same flows with REDIS_URL set; the commands each sends, from INFO commandstats.
+    // 3. The comparisons, each on a fresh server and with the same count, so that only the configuration differs:
+    //    http without Redis (the base), with REDIS_URL set (commands counted from INFO commandstats), the store on https
+    //    (Basic credentials instead of OAuth 1.0a signing).
+    const compare = async (name: string, env: Record<string, string>, key: 'base' | 'redis' | 'https', redis?: RedisProcess) => {
+      progress(`server: ${name}`);
+      const fresh = await startReady(key, standIns, serviceEnv(standIns, env));
+      opened.push(fresh);
+      for (const entry of figures) {
+        const result = await sequential(fresh, standIns, entry.flow, SIZES.variant, redis);
+        entry[key] = result;
+        progress(
+          `  ${entry.flow.name}: ${fixed(result.meanMs)} ms, ${fixed(result.cpuMsPerRequest)} ms CPU/request` +
+            (redis ? `, ${fixed(result.redisCommandsPerRequest ?? 0, 1)} Redis commands/request` : ''),
+        );
+      }
+      await fresh.close();
+    };
+    await compare('http store, no Redis (base of the comparisons)', {}, 'base');
     if (existsSync(REDIS_SERVER)) {
-      progress('server: plain http store, with Redis');
       const redis = await startRedis();
       opened.push(redis);
-      const withRedis = await startReady('redis', standIns, serviceEnv(standIns, { REDIS_URL: redis.url }));
-      opened.push(withRedis);
-      for (const entry of figures) {
-        entry.redis = await sequential(withRedis, standIns, entry.flow, SIZES.variant, redis);
-        progress(`  ${entry.flow.name}: ${fixed(entry.redis.meanMs)} ms, ${fixed(entry.redis.redisCommandsPerRequest ?? 0)} Redis commands/request`);
-      }
-      await withRedis.close();
+      await compare('http store, with Redis', { REDIS_URL: redis.url }, 'redis', redis);
       await redis.close();
     } else {
       redisNote = `${REDIS_SERVER} not found: the Redis configuration was not run.`;
       progress(redisNote);
     }
-
-    // 4. The store over https (Basic credentials instead of OAuth 1.0a signing).
     if (standIns.woocommerceHttps) {
-      progress('server: https store');
-      const overHttps = await startReady('https', standIns, serviceEnv(standIns, { WOOCOMMERCE_URL: standIns.woocommerceHttps, NODE_EXTRA_CA_CERTS: tls.cert }));
-      opened.push(overHttps);
-      for (const entry of figures) {
-        entry.https = await sequential(overHttps, standIns, entry.flow, SIZES.variant);
-        progress(`  ${entry.flow.name}: ${fixed(entry.https.meanMs)} ms, ${fixed(entry.https.cpuMsPerRequest)} ms CPU/request`);
-      }
-      await overHttps.close();
+      await compare('https store, no Redis', { WOOCOMMERCE_URL: standIns.woocommerceHttps, NODE_EXTRA_CA_CERTS: tls.cert }, 'https');
     }
 
     // 5. Cold start: a fresh `next start` per route, from spawn to that route's first answer.
@@ -600,16 +603,17 @@ function renderReport(input: {
     '### With Redis (REDIS_URL set) and without',
     '',
     input.redisNote ||
-      'A fresh server with REDIS_URL pointing at a throw-away redis-server; "without" is the first table\'s server. Redis commands per request are ' +
-        'INFO commandstats deltas (the bench\'s own INFO left out); 0 means the service sent none (shared state not on Redis in this build).',
+      `Sequential requests (${SIZES.variant} per flow), each configuration on a fresh server: "without" is the http store without Redis, "with" has REDIS_URL ` +
+        'pointing at a throw-away redis-server. Redis commands per request are INFO commandstats deltas (the bench\'s own INFO left out); ' +
+        '0 means the service sent none (shared state not on Redis in this build).',
     '',
     markdownTable(
       ['flow', 'mean ms without', 'mean ms with', 'added ms', 'CPU ms/request with', 'Redis commands/request'],
-      figures.map(({ flow, cpu, redis }) => [
+      figures.map(({ flow, base, redis }) => [
         flow.name,
-        fixed(cpu?.meanMs ?? Number.NaN, 1),
+        fixed(base?.meanMs ?? Number.NaN, 1),
         fixed(redis?.meanMs ?? Number.NaN, 1),
-        fixed((redis?.meanMs ?? Number.NaN) - (cpu?.meanMs ?? Number.NaN), 1),
+        fixed((redis?.meanMs ?? Number.NaN) - (base?.meanMs ?? Number.NaN), 1),
         fixed(redis?.cpuMsPerRequest ?? Number.NaN),
         fixed(redis?.redisCommandsPerRequest ?? Number.NaN, 1),
       ]),
@@ -621,15 +625,16 @@ function renderReport(input: {
     '### The store over https',
     '',
     'WOOCOMMERCE_URL on https (a self-signed certificate made with openssl for this run, trusted through NODE_EXTRA_CA_CERTS; a node TLS terminator in front of the ' +
-      'WooCommerce stand-in): the client sends Basic credentials instead of signing each request with OAuth 1.0a. Flows that never call the store show no difference.',
+      'WooCommerce stand-in): the client sends Basic credentials instead of signing each request with OAuth 1.0a. Compared with the http store on a fresh server ' +
+      `(the "without" of the Redis table), ${SIZES.variant} sequential requests per flow. Flows that never call the store show no difference.`,
     '',
     markdownTable(
       ['flow', 'mean ms http', 'mean ms https', 'CPU ms/request http', 'CPU ms/request https'],
-      figures.map(({ flow, cpu, https }) => [
+      figures.map(({ flow, base, https }) => [
         flow.name,
-        fixed(cpu?.meanMs ?? Number.NaN, 1),
+        fixed(base?.meanMs ?? Number.NaN, 1),
         fixed(https?.meanMs ?? Number.NaN, 1),
-        fixed(cpu?.cpuMsPerRequest ?? Number.NaN),
+        fixed(base?.cpuMsPerRequest ?? Number.NaN),
         fixed(https?.cpuMsPerRequest ?? Number.NaN),
       ]),
     ),
