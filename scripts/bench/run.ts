@@ -1,0 +1,706 @@
+/**
+ * `npm run bench`: the service's own cost per request, measured from outside
+ * on the production build, each figure as a ratio to Next.js's floor (a 404
+ * on the same server in the same run). See docs/benchmarks.md for what each
+ * table means; this file writes that document's "Latest run" part.
+ *
+ *   npm run bench                  full run (about 4 minutes on 2 cores), writes docs/benchmarks.md
+ *   npm run bench -- --quick       small counts, to check the harness end to end; writes nothing
+ *   npm run bench -- --quick --write   ... and writes the document anyway
+ *   --memory-requests N            requests of the memory check (default 100000, quick 3000)
+ *   --memory-seconds S             stop the memory check after S seconds (default 90, quick 30; 0: no limit).
+ *                                  Next.js spends a few ms of CPU on any request, so 100,000 of them take
+ *                                  longer than the whole run may: `--memory-seconds 0` for the full count.
+ *
+ * Processes: the load generator is this one; the stand-ins (scripts/bench/stand-ins.ts),
+ * `next start` and `redis-server` each run in their own, so the server's CPU time
+ * (/proc, summed over its process tree) is the server's alone.
+ */
+import { execFileSync } from 'node:child_process';
+import { cpus } from 'node:os';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { DEMO_SECRETS, demoServiceEnv } from '@/scripts/stand-ins/demo';
+import {
+  commandsBetween,
+  fixed,
+  markdownTable,
+  median,
+  ratio,
+  replaceLatest,
+  sequentialCalls,
+} from './figures';
+import {
+  benchFlows,
+  memoryProbe,
+  nextClientIp,
+  STOREFRONT_ORIGIN,
+  TRIVIAL_PATH,
+  trivialFlow,
+  type BenchRequest,
+  type Control,
+  type Flow,
+  type FlowContext,
+} from './flows';
+import { describeTree, treeCpuMs, treeRssKb } from './process-stats';
+import type { UpstreamCall } from './contract';
+import {
+  ARTIFACTS,
+  buildApp,
+  firstAnswer,
+  makeCertificate,
+  REDIS_SERVER,
+  ROOT,
+  spawnServer,
+  startRedis,
+  startStandIns,
+  type RedisProcess,
+  type ServerProcess,
+  type StandInsProcess,
+} from './world';
+
+const { values: options } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    write: { type: 'boolean', default: false },
+    'memory-requests': { type: 'string' },
+    'memory-seconds': { type: 'string' },
+  },
+});
+const QUICK = options.quick === true;
+const SIZES = QUICK
+  ? { cpu: 15, throughput: 40, latency: 3, variant: 8, memory: 3000, checkpoints: 3, coldRepeats: 1 }
+  : { cpu: 200, throughput: 200, latency: 12, variant: 60, memory: 100_000, checkpoints: 10, coldRepeats: 2 };
+const MEMORY_REQUESTS = Number(options['memory-requests'] ?? SIZES.memory);
+const MEMORY_SECONDS = Number(options['memory-seconds'] ?? (QUICK ? 30 : 90));
+const CONNECTIONS = 16;
+/** autocannon's sample interval: it stops only at a tick, so a short one keeps the timing of a short run honest. */
+const SAMPLE_MS = 20;
+const UPSTREAM_LATENCY_MS = 40;
+const DOC = join(ROOT, 'docs', 'benchmarks.md');
+
+const runStarted = performance.now();
+const progress = (line: string) => console.log(`[bench ${((performance.now() - runStarted) / 1000).toFixed(0).padStart(3)} s] ${line}`);
+
+// ---------------------------------------------------------------- talking to the processes
+
+async function send(serverUrl: string, request: BenchRequest): Promise<number> {
+  const response = await fetch(`${serverUrl}${request.path}`, {
+    method: request.method,
+    headers: request.headers,
+    ...(request.body === undefined ? {} : { body: request.body }),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+function controlOf(standIns: StandInsProcess): Control & { calls(): Promise<UpstreamCall[]> } {
+  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${standIns.control}${path}`, {
+      method,
+      ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+    });
+    if (!response.ok) throw new Error(`stand-in control ${method} ${path}: ${response.status}`);
+    return (await response.json()) as T;
+  };
+  return {
+    seed: async (count, seedOptions = {}) => (await call<{ ids: number[] }>('POST', '/seed', { count, ...seedOptions })).ids,
+    setLatency: async (ms) => void (await call('POST', '/latency', { ms })),
+    setStatusRegistered: async (status, registered) => void (await call('POST', '/status', { status, registered })),
+    orderStatus: async (id) => (await call<{ status: string }>('GET', `/order?id=${id}`)).status,
+    calls: async () => (await call<{ calls: UpstreamCall[] }>('GET', '/calls')).calls,
+  };
+}
+
+// ---------------------------------------------------------------- measurements
+
+interface Sequential {
+  requests: number;
+  cpuMsPerRequest: number;
+  meanMs: number;
+  p50Ms: number;
+  upstreamCallsPerRequest: number;
+  redisCommandsPerRequest?: number;
+}
+
+async function checkLeftOrders(flow: Flow, control: Control): Promise<void> {
+  if (!flow.leaves || flow.leaves.ids.length === 0) return;
+  const { ids, status } = flow.leaves;
+  for (const id of [ids[0] as number, ids[ids.length - 1] as number]) {
+    const got = await control.orderStatus(id);
+    if (got !== status) throw new Error(`${flow.name}: order ${id} is ${got}, expected ${status}`);
+  }
+}
+
+function contextFor(server: ServerProcess, control: Control): FlowContext {
+  return { control, send: (request) => send(server.url, request) };
+}
+
+/** `count` requests one after the other: the server tree's CPU time over them, divided by their number. */
+async function sequential(
+  server: ServerProcess,
+  standIns: StandInsProcess,
+  flow: Flow,
+  count: number,
+  redis?: RedisProcess,
+): Promise<Sequential> {
+  const control = controlOf(standIns);
+  const context = contextFor(server, control);
+  await flow.before?.(context);
+  try {
+    const requests = await flow.prepare(count, context);
+    await control.calls(); // forget the calls made while preparing
+    const commandsBefore = await redis?.commandCounts();
+    const latencies: number[] = [];
+    const wrong = new Map<number, number>();
+    const cpuBefore = treeCpuMs(server.pid);
+    for (const request of requests) {
+      const started = performance.now();
+      const status = await send(server.url, request);
+      latencies.push(performance.now() - started);
+      if (status !== flow.status) wrong.set(status, (wrong.get(status) ?? 0) + 1);
+    }
+    const cpuAfter = treeCpuMs(server.pid);
+    const commandsAfter = await redis?.commandCounts();
+    const calls = await control.calls();
+    if (wrong.size > 0) throw new Error(`${flow.name}: expected ${flow.status}, got ${JSON.stringify(Object.fromEntries(wrong))}`);
+    await checkLeftOrders(flow, control);
+    return {
+      requests: requests.length,
+      cpuMsPerRequest: (cpuAfter - cpuBefore) / requests.length,
+      meanMs: latencies.reduce((a, b) => a + b, 0) / latencies.length,
+      p50Ms: median(latencies),
+      upstreamCallsPerRequest: calls.length / requests.length,
+      ...(commandsBefore && commandsAfter ? { redisCommandsPerRequest: commandsBetween(commandsBefore, commandsAfter) / requests.length } : {}),
+    };
+  } finally {
+    await flow.after?.(context);
+  }
+}
+
+interface Throughput {
+  requests: number;
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+async function throughput(server: ServerProcess, standIns: StandInsProcess, flow: Flow, count: number): Promise<Throughput> {
+  const control = controlOf(standIns);
+  const context = contextFor(server, control);
+  await flow.before?.(context);
+  try {
+    // autocannon builds one request per connection ahead of time: prepare a few spare ones.
+    const requests = await flow.prepare(count + 2 * CONNECTIONS, context);
+    let next = 0;
+    const started = performance.now();
+    const result = await autocannon({
+      url: server.url,
+      connections: CONNECTIONS,
+      amount: count,
+      timeout: 30,
+      sampleInt: SAMPLE_MS,
+      requests: [
+        {
+          setupRequest: (request) => {
+            const prepared = requests[next % requests.length] as BenchRequest;
+            next += 1;
+            return { ...request, method: prepared.method, path: prepared.path, headers: prepared.headers, body: prepared.body ?? '' };
+          },
+        },
+      ],
+    });
+    // Timed here, and autocannon told to look often: it notices that `amount` is reached only at its next
+    // sample tick (every second by default), which made 200 requests in 4.1 s read as 200 in 5 s.
+    const seconds = (performance.now() - started) / 1000;
+    const expected = result.statusCodeStats?.[String(flow.status) as `${number}`]?.count ?? 0;
+    if (expected !== result.requests.total || result.errors > 0 || result.timeouts > 0) {
+      throw new Error(
+        `${flow.name} at concurrency ${CONNECTIONS}: ${expected} of ${result.requests.total} answered ${flow.status}` +
+          ` (statuses ${JSON.stringify(result.statusCodeStats)}, errors ${result.errors}, timeouts ${result.timeouts})`,
+      );
+    }
+    return {
+      requests: result.requests.total,
+      perSecond: result.requests.total / seconds,
+      p50Ms: result.latency.p50,
+      p99Ms: result.latency.p99,
+    };
+  } finally {
+    await flow.after?.(context);
+  }
+}
+
+interface Latency {
+  requests: number;
+  p50Ms: number;
+  sequentialCalls: number;
+  floorMs: number;
+  /** Median over requests of (latency / that request's floor). */
+  ratio: number;
+}
+
+/** Upstreams answering after 40 ms: each request's latency against its own count of sequential upstream calls × 40 ms. */
+async function latency(server: ServerProcess, standIns: StandInsProcess, flow: Flow, count: number): Promise<Latency> {
+  const control = controlOf(standIns);
+  const context = contextFor(server, control);
+  await flow.before?.(context);
+  try {
+    const requests = await flow.prepare(count, context);
+    await control.setLatency(UPSTREAM_LATENCY_MS);
+    const latencies: number[] = [];
+    const depths: number[] = [];
+    const ratios: number[] = [];
+    try {
+      await control.calls();
+      for (const request of requests) {
+        const started = performance.now();
+        const status = await send(server.url, request);
+        const took = performance.now() - started;
+        if (status !== flow.status) throw new Error(`${flow.name} with ${UPSTREAM_LATENCY_MS} ms upstreams: expected ${flow.status}, got ${status}`);
+        // Requests go one at a time, so every call logged since the last one belongs to this request.
+        const calls = await control.calls();
+        const depth = sequentialCalls(calls);
+        latencies.push(took);
+        depths.push(depth);
+        if (depth > 0) ratios.push(took / (depth * UPSTREAM_LATENCY_MS));
+      }
+    } finally {
+      await control.setLatency(0);
+    }
+    await checkLeftOrders(flow, control);
+    const depth = median(depths);
+    return { requests: requests.length, p50Ms: median(latencies), sequentialCalls: depth, floorMs: depth * UPSTREAM_LATENCY_MS, ratio: ratios.length ? median(ratios) : Number.NaN };
+  } finally {
+    await flow.after?.(context);
+  }
+}
+
+// ---------------------------------------------------------------- server configurations
+
+function serviceEnv(standIns: StandInsProcess, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    ...demoServiceEnv({ woocommerce: standIns.woocommerce, stripe: standIns.stripe, storefrontOrigins: [STOREFRONT_ORIGIN] }),
+    TRUST_PROXY_HOPS: '1',
+    UPSTREAM_TIMEOUT_MS: '10000',
+    ...extra,
+  };
+}
+
+const trivialProbe = (url: string) => () => fetch(`${url}${TRIVIAL_PATH}`, { headers: { 'x-forwarded-for': nextClientIp() } });
+
+async function startReady(name: string, standIns: StandInsProcess, env: Record<string, string>): Promise<ServerProcess> {
+  const server = await spawnServer(name, env);
+  try {
+    await firstAnswer(trivialProbe(server.url));
+  } catch (error) {
+    await server.close();
+    throw new Error(`${name}: next start did not answer; see test-artifacts/bench/${name}.log (${String(error)})`);
+  }
+  // Warm every route once (module loading is the cold start's business, measured apart).
+  const context = contextFor(server, controlOf(standIns));
+  for (const flow of [trivialFlow, ...benchFlows().filter((f) => !f.before)]) {
+    const [request] = await flow.prepare(1, context);
+    if (request) await send(server.url, request);
+  }
+  return server;
+}
+
+/** Everything started and not yet stopped, newest last: stopped on the way out, even on Ctrl-C. */
+const opened: { close(): Promise<void> }[] = [];
+
+async function closeAll(): Promise<void> {
+  while (opened.length > 0) await opened.pop()?.close().catch(() => undefined);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`[bench] ${signal}: stopping the processes it started`);
+    void closeAll().finally(() => process.exit(130));
+  });
+}
+
+// ---------------------------------------------------------------- cold start and bundles
+
+const ROUTES: { route: string; probe: (url: string) => () => Promise<Response> }[] = [
+  { route: `${TRIVIAL_PATH} (404)`, probe: trivialProbe },
+  ...['/api/payment-intent', '/api/submit-order', '/api/cardprovider/webhook', '/api/stripe/webhook', '/api/shipping/webhook', '/api/shipstation/webhook'].map(
+    (route) => ({
+      route,
+      probe: (url: string) => () =>
+        fetch(`${url}${route}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', origin: STOREFRONT_ORIGIN, 'x-forwarded-for': nextClientIp() },
+          body: '{}',
+        }),
+    }),
+  ),
+];
+
+/** route.js and the chunks it loads (`R.c("server/chunks/…")`), in bytes; packages from node_modules are not in it. */
+function bundleBytes(route: string): number | undefined {
+  const file = join(ROOT, '.next', 'server', 'app', route.replace(/^\//, ''), 'route.js');
+  if (!existsSync(file)) return undefined;
+  const text = readFileSync(file, 'utf8');
+  let total = statSync(file).size;
+  for (const match of text.matchAll(/R\.c\("(server\/chunks\/[^"]+)"\)/g)) {
+    const chunk = join(ROOT, '.next', match[1] as string);
+    if (existsSync(chunk)) total += statSync(chunk).size;
+  }
+  return total;
+}
+
+// ---------------------------------------------------------------- the run
+
+interface FlowFigures {
+  flow: Flow;
+  cpu?: Sequential;
+  load?: Throughput;
+  slow?: Latency;
+  /** The comparison runs, each on a fresh server with the same count: http without Redis, with Redis, https. */
+  base?: Sequential;
+  redis?: Sequential;
+  https?: Sequential;
+}
+
+async function main(): Promise<void> {
+  progress(`${QUICK ? 'quick' : 'full'} run on ${cpus().length} cores, node ${process.version}`);
+  buildApp(progress);
+  const tlsDir = join(ARTIFACTS, 'tls');
+  const tls = await makeCertificate(tlsDir);
+  const standIns = await startStandIns(tls);
+  opened.push(standIns);
+  const figures: FlowFigures[] = benchFlows().map((flow) => ({ flow }));
+  const trivial: FlowFigures[] = [];
+  const cold: { route: string; ms: number[] }[] = [];
+  const memory: { after: number; rssKb: number }[] = [];
+  let treeLines: string[] = [];
+  let redisNote = '';
+
+  try {
+    // 1. Plain http store, zero-latency upstreams: CPU, throughput, then 40 ms latency, flow by flow.
+    progress('server: plain http store, no Redis');
+    const server = await startReady('plain', standIns, serviceEnv(standIns));
+    opened.push(server);
+    treeLines = describeTree(server.pid);
+    const measureTrivial = async () => {
+      const entry: FlowFigures = { flow: trivialFlow };
+      entry.cpu = await sequential(server, standIns, trivialFlow, SIZES.cpu * 2);
+      entry.load = await throughput(server, standIns, trivialFlow, SIZES.throughput * 2);
+      trivial.push(entry);
+      progress(`  trivial 404: ${fixed(entry.cpu.cpuMsPerRequest)} ms CPU/request, ${fixed(entry.load.perSecond, 0)} req/s`);
+    };
+    await measureTrivial();
+    for (const entry of figures) {
+      entry.cpu = await sequential(server, standIns, entry.flow, SIZES.cpu);
+      entry.load = await throughput(server, standIns, entry.flow, SIZES.throughput);
+      entry.slow = await latency(server, standIns, entry.flow, SIZES.latency);
+      progress(
+        `  ${entry.flow.name}: ${fixed(entry.cpu.cpuMsPerRequest)} ms CPU/request, ${fixed(entry.load.perSecond, 0)} req/s, ` +
+          `${entry.slow.sequentialCalls} sequential calls, ${fixed(entry.slow.ratio)}× floor`,
+      );
+    }
+    await measureTrivial();
+
+    // 2. Memory: many distinct clients through the card webhook's rate limiter.
+    progress(`memory: ${MEMORY_REQUESTS} requests from distinct client addresses${MEMORY_SECONDS > 0 ? `, at most ${MEMORY_SECONDS} s` : ''}`);
+    const chunk = Math.ceil(MEMORY_REQUESTS / SIZES.checkpoints);
+    const memoryDeadline = performance.now() + MEMORY_SECONDS * 1000;
+    memory.push({ after: 0, rssKb: treeRssKb(server.pid) });
+    for (let sent = 0; sent < MEMORY_REQUESTS; sent += chunk) {
+      if (MEMORY_SECONDS > 0 && performance.now() > memoryDeadline) {
+        progress(`  time limit reached after ${sent} requests`);
+        break;
+      }
+      const amount = Math.min(chunk, MEMORY_REQUESTS - sent);
+      const result = await autocannon({
+        url: server.url,
+        connections: CONNECTIONS,
+        amount,
+        sampleInt: SAMPLE_MS,
+        requests: [{ setupRequest: (request) => ({ ...request, ...memoryProbe() }) }],
+      });
+      if (result.errors > 0 || result.statusCodeStats?.['400']?.count !== result.requests.total) {
+        throw new Error(`memory probe: unexpected answers ${JSON.stringify(result.statusCodeStats)}, errors ${result.errors}`);
+      }
+      memory.push({ after: sent + amount, rssKb: treeRssKb(server.pid) });
+      progress(`  ${sent + amount} requests: RSS ${(treeRssKb(server.pid) / 1024).toFixed(1)} MiB`);
+    }
+    await server.close();
+
+    // 3. The comparisons, each on a fresh server and with the same count, so that only the configuration differs:
+    //    http without Redis (the base), with REDIS_URL set (commands counted from INFO commandstats), the store on https
+    //    (Basic credentials instead of OAuth 1.0a signing).
+    const compare = async (name: string, env: Record<string, string>, key: 'base' | 'redis' | 'https', redis?: RedisProcess) => {
+      progress(`server: ${name}`);
+      const fresh = await startReady(key, standIns, serviceEnv(standIns, env));
+      opened.push(fresh);
+      for (const entry of figures) {
+        const result = await sequential(fresh, standIns, entry.flow, SIZES.variant, redis);
+        entry[key] = result;
+        progress(
+          `  ${entry.flow.name}: ${fixed(result.meanMs)} ms, ${fixed(result.cpuMsPerRequest)} ms CPU/request` +
+            (redis ? `, ${fixed(result.redisCommandsPerRequest ?? 0, 1)} Redis commands/request` : ''),
+        );
+      }
+      await fresh.close();
+    };
+    await compare('http store, no Redis (base of the comparisons)', {}, 'base');
+    if (existsSync(REDIS_SERVER)) {
+      const redis = await startRedis();
+      opened.push(redis);
+      await compare('http store, with Redis', { REDIS_URL: redis.url }, 'redis', redis);
+      await redis.close();
+    } else {
+      redisNote = `${REDIS_SERVER} not found: the Redis configuration was not run.`;
+      progress(redisNote);
+    }
+    if (standIns.woocommerceHttps) {
+      await compare('https store, no Redis', { WOOCOMMERCE_URL: standIns.woocommerceHttps, NODE_EXTRA_CA_CERTS: tls.cert }, 'https');
+    }
+
+    // 5. Cold start: a fresh `next start` per route, from spawn to that route's first answer.
+    progress('cold start, route by route');
+    for (const { route, probe } of ROUTES) {
+      const times: number[] = [];
+      for (let i = 0; i < SIZES.coldRepeats; i += 1) {
+        const fresh = await spawnServer('cold', serviceEnv(standIns));
+        opened.push(fresh);
+        times.push((await firstAnswer(probe(fresh.url))) - fresh.spawnedAt);
+        await fresh.close();
+      }
+      cold.push({ route, ms: times });
+      progress(`  ${route}: ${times.map((t) => t.toFixed(0)).join(', ')} ms`);
+    }
+  } finally {
+    await closeAll();
+  }
+
+  const report = renderReport({ figures, trivial, cold, memory, treeLines, redisNote });
+  console.log(`\n${report}\n`);
+  if (!QUICK || options.write) {
+    const previous = existsSync(DOC) ? readFileSync(DOC, 'utf8') : undefined;
+    writeFileSync(DOC, replaceLatest(previous, docIntro(previous), report));
+    progress(`wrote ${DOC}`);
+  }
+  progress('done');
+}
+
+// ---------------------------------------------------------------- the report
+
+function commitOf(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'app', 'lib'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    return dirty ? `${head} (app/ or lib/ modified)` : head;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function loadAverage(): string {
+  try {
+    return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  } catch {
+    return 'unknown';
+  }
+}
+
+const loadAtStart = loadAverage();
+
+function renderReport(input: {
+  figures: FlowFigures[];
+  trivial: FlowFigures[];
+  cold: { route: string; ms: number[] }[];
+  memory: { after: number; rssKb: number }[];
+  treeLines: string[];
+  redisNote: string;
+}): string {
+  const { figures, trivial, cold, memory } = input;
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1);
+  const trivialCpu = mean(trivial.map((t) => t.cpu?.cpuMsPerRequest ?? Number.NaN));
+  const trivialRps = mean(trivial.map((t) => t.load?.perSecond ?? Number.NaN));
+  const cpuTarget = 1.5;
+  const latencyTarget = 1.1;
+  const coldTarget = 1.5;
+
+  const out: string[] = [];
+  out.push('## Latest run', '');
+  out.push(
+    markdownTable(
+      ['', ''],
+      [
+        ['date (UTC)', new Date().toISOString().slice(0, 16).replace('T', ' ')],
+        ['commit', commitOf()],
+        ['mode', QUICK ? 'quick (small counts: the figures only show the harness works)' : 'full'],
+        ['machine', `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, node ${process.version}, load average at start ${loadAtStart}`],
+        ['server process tree', input.treeLines.join('<br>') || 'unknown'],
+        ['duration', `${((performance.now() - runStarted) / 1000).toFixed(0)} s`],
+      ],
+    ),
+    '',
+  );
+
+  out.push(
+    '### Server CPU per request (zero-latency upstreams, sequential requests)',
+    '',
+    `Trivial route (${TRIVIAL_PATH}, a 404): ${trivial.map((t) => fixed(t.cpu?.cpuMsPerRequest ?? Number.NaN)).join(' ms at the start, ')} ms at the end; ` +
+      `their mean ${fixed(trivialCpu)} ms is the base of the ratios. Target: at most ${cpuTarget}×.`,
+    '',
+    markdownTable(
+      ['flow', 'requests', 'CPU ms/request', '× trivial', 'target', 'mean ms', 'upstream calls/request'],
+      figures.map(({ flow, cpu }) => {
+        const r = ratio(cpu?.cpuMsPerRequest ?? Number.NaN, trivialCpu);
+        return [
+          flow.name,
+          String(cpu?.requests ?? '–'),
+          fixed(cpu?.cpuMsPerRequest ?? Number.NaN),
+          fixed(r),
+          r <= cpuTarget ? 'met' : 'not met',
+          fixed(cpu?.meanMs ?? Number.NaN, 1),
+          fixed(cpu?.upstreamCallsPerRequest ?? Number.NaN, 1),
+        ];
+      }),
+    ),
+    '',
+  );
+
+  out.push(
+    `### Throughput at concurrency ${CONNECTIONS} (zero-latency upstreams, autocannon)`,
+    '',
+    `Trivial route: ${fixed(trivialRps, 0)} requests/s (mean of start and end).`,
+    '',
+    markdownTable(
+      ['flow', 'requests', 'requests/s', '× trivial', 'p50 ms', 'p99 ms'],
+      figures.map(({ flow, load }) => [
+        flow.name,
+        String(load?.requests ?? '–'),
+        fixed(load?.perSecond ?? Number.NaN, 0),
+        fixed(ratio(load?.perSecond ?? Number.NaN, trivialRps)),
+        fixed(load?.p50Ms ?? Number.NaN, 0),
+        fixed(load?.p99Ms ?? Number.NaN, 0),
+      ]),
+    ),
+    '',
+  );
+
+  out.push(
+    `### End-to-end latency with upstreams answering after ${UPSTREAM_LATENCY_MS} ms`,
+    '',
+    `Sequential upstream calls are counted per request from the stand-ins' call log (overlapping calls count once); ` +
+      `the floor is that count × ${UPSTREAM_LATENCY_MS} ms; the ratio is the median over requests of latency / floor. Target: at most ${latencyTarget}×.`,
+    '',
+    markdownTable(
+      ['flow', 'requests', 'sequential upstream calls', 'floor ms', 'p50 ms', '× floor', 'target'],
+      figures.map(({ flow, slow }) => [
+        flow.name,
+        String(slow?.requests ?? '–'),
+        String(slow?.sequentialCalls ?? '–'),
+        fixed(slow?.floorMs ?? Number.NaN, 0),
+        fixed(slow?.p50Ms ?? Number.NaN, 1),
+        fixed(slow?.ratio ?? Number.NaN),
+        !slow || !Number.isFinite(slow.ratio) ? '– (no upstream call)' : slow.ratio <= latencyTarget ? 'met' : 'not met',
+      ]),
+    ),
+    '',
+  );
+
+  out.push(
+    '### With Redis (REDIS_URL set) and without',
+    '',
+    input.redisNote ||
+      `Sequential requests (${SIZES.variant} per flow), each configuration on a fresh server: "without" is the http store without Redis, "with" has REDIS_URL ` +
+        'pointing at a throw-away redis-server. Redis commands per request are INFO commandstats deltas (the bench\'s own INFO left out); ' +
+        '0 means the service sent none (shared state not on Redis in this build).',
+    '',
+    markdownTable(
+      ['flow', 'mean ms without', 'mean ms with', 'added ms', 'CPU ms/request without', 'CPU ms/request with', 'Redis commands/request'],
+      figures.map(({ flow, base, redis }) => [
+        flow.name,
+        fixed(base?.meanMs ?? Number.NaN, 1),
+        fixed(redis?.meanMs ?? Number.NaN, 1),
+        fixed((redis?.meanMs ?? Number.NaN) - (base?.meanMs ?? Number.NaN), 1),
+        fixed(base?.cpuMsPerRequest ?? Number.NaN),
+        fixed(redis?.cpuMsPerRequest ?? Number.NaN),
+        fixed(redis?.redisCommandsPerRequest ?? Number.NaN, 1),
+      ]),
+    ),
+    '',
+  );
+
+  out.push(
+    '### The store over https',
+    '',
+    'WOOCOMMERCE_URL on https (a self-signed certificate made with openssl for this run, trusted through NODE_EXTRA_CA_CERTS; a node TLS terminator in front of the ' +
+      'WooCommerce stand-in): the client sends Basic credentials instead of signing each request with OAuth 1.0a. Compared with the http store on a fresh server ' +
+      `(the "without" of the Redis table), ${SIZES.variant} sequential requests per flow. Flows that never call the store show no difference.`,
+    '',
+    markdownTable(
+      ['flow', 'mean ms http', 'mean ms https', 'CPU ms/request http', 'CPU ms/request https'],
+      figures.map(({ flow, base, https }) => [
+        flow.name,
+        fixed(base?.meanMs ?? Number.NaN, 1),
+        fixed(https?.meanMs ?? Number.NaN, 1),
+        fixed(base?.cpuMsPerRequest ?? Number.NaN),
+        fixed(https?.cpuMsPerRequest ?? Number.NaN),
+      ]),
+    ),
+    '',
+  );
+
+  const coldBase = median(cold[0]?.ms ?? []);
+  out.push(
+    '### Cold start and server bundle size',
+    '',
+    `A fresh \`next start\` per route and repeat, from spawning the process to the route's first answer (median of ${SIZES.coldRepeats}). ` +
+      `Bundle: the route's \`route.js\` and the chunks it loads under .next/server (packages from node_modules, loaded at run time, are not in it). Target: at most ${coldTarget}× the trivial route.`,
+    '',
+    markdownTable(
+      ['route', 'ms to first answer', '× trivial', 'target', 'bundle kB'],
+      cold.map(({ route, ms }, index) => {
+        const r = ratio(median(ms), coldBase);
+        const bytes = index === 0 ? undefined : bundleBytes(route);
+        return [
+          route,
+          ms.map((t) => t.toFixed(0)).join(', '),
+          fixed(r),
+          index === 0 ? '' : r <= coldTarget ? 'met' : 'not met',
+          bytes === undefined ? '–' : (bytes / 1024).toFixed(0),
+        ];
+      }),
+    ),
+    '',
+  );
+
+  const firstRss = memory[1]?.rssKb ?? Number.NaN;
+  const lastRss = memory[memory.length - 1]?.rssKb ?? Number.NaN;
+  out.push(
+    '### Memory after many distinct clients',
+    '',
+    `POST /api/cardprovider/webhook without a signature (400 after the rate limiter counted the client), each from a new client address, at concurrency ${CONNECTIONS}. ` +
+      `Resident memory (VmRSS) of the server process tree. Growth after the first checkpoint: ${fixed((lastRss - firstRss) / 1024, 1)} MiB. ` +
+      `Requests sent: ${memory[memory.length - 1]?.after ?? 0} of ${MEMORY_REQUESTS}` +
+      ((memory[memory.length - 1]?.after ?? 0) < MEMORY_REQUESTS ? ` (stopped by the ${MEMORY_SECONDS} s limit; \`npm run bench -- --memory-seconds 0\` sends them all).` : '.') +
+      ' The in-process rate limiter keeps at most 50,000 clients (lib/security/rate-limit.ts): memory should stop growing once that many were seen.',
+    '',
+    markdownTable(
+      ['requests so far', 'RSS MiB'],
+      memory.map(({ after, rssKb }) => [String(after), (rssKb / 1024).toFixed(1)]),
+    ),
+  );
+  return out.join('\n');
+}
+
+function docIntro(previous: string | undefined): string {
+  const at = previous?.search(/^## Latest run\b/m) ?? -1;
+  if (previous && at > 0) return previous.slice(0, at);
+  return '# Benchmarks\n\nWritten by `npm run bench` (scripts/bench/).\n';
+}
+
+main().catch(async (error: unknown) => {
+  console.error(`[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  console.error(`[bench] server logs: ${ARTIFACTS}`);
+  process.exit(1);
+});

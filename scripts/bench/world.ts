@@ -1,0 +1,205 @@
+/**
+ * The processes a bench run starts, each on its own: the stand-ins
+ * (scripts/bench/stand-ins.ts), `next start` on the production build, and
+ * `redis-server`. Everything listens on 127.0.0.1 only and is stopped by the
+ * run, even when it fails.
+ */
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readdirSync, statSync, closeSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { freePort, LOOPBACK } from '@/scripts/stand-ins/http';
+import { parseCommandStats } from './figures';
+import type { BenchStandInUrls } from './contract';
+
+const run = promisify(execFile);
+export const ROOT = process.cwd();
+export const ARTIFACTS = join(ROOT, 'test-artifacts', 'bench');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Variables the service reads: the bench's server gets only the values it is given, never the shell's. */
+const SERVICE_VARS =
+  /^(WOOCOMMERCE_|STRIPE_|CHECKOUT_TOKEN_|ALLOWED_ORIGINS|TRUST_PROXY_HOPS|SHIPPING_|SHIPSTATION_|REDIS_URL|UPSTREAM_|CARD_PAYMENT|MANUAL_PAYMENT|LOG_LEVEL|PORT|NODE_EXTRA_CA_CERTS|OTEL_|TRACE)/;
+
+async function stopGroup(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  const killer = setTimeout(() => {
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }, 5000);
+  await exited;
+  clearTimeout(killer);
+}
+
+// ---------------------------------------------------------------- the build
+
+const BUILD_ID = join(ROOT, '.next', 'BUILD_ID');
+const SOURCES = ['app', 'lib', 'next.config.ts', 'package-lock.json', 'tsconfig.json', 'instrumentation.ts'];
+
+function newestChange(path: string): number {
+  if (!existsSync(path)) return 0;
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const entry of readdirSync(path)) newest = Math.max(newest, newestChange(join(path, entry)));
+  return newest;
+}
+
+/** The same freshness check as the e2e setup (tests/support/e2e-global-setup.ts): BUILD_ID newer than every source. */
+export function buildIsCurrent(): boolean {
+  if (!existsSync(BUILD_ID)) return false;
+  const built = statSync(BUILD_ID).mtimeMs;
+  return SOURCES.every((source) => newestChange(join(ROOT, source)) <= built);
+}
+
+const nextBin = () => createRequire(join(ROOT, 'package.json')).resolve('next/dist/bin/next');
+
+export function buildApp(log: (line: string) => void): void {
+  if (buildIsCurrent()) {
+    log('build: .next is current, not rebuilding');
+    return;
+  }
+  log('build: running `next build` (one to three minutes) ...');
+  const started = Date.now();
+  const result = spawnSync(process.execPath, [nextBin(), 'build'], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.status !== 0) {
+    throw new Error(`next build failed (exit ${result.status}):\n${`${result.stdout}${result.stderr}`.slice(-4000)}`);
+  }
+  log(`build: done in ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
+// ---------------------------------------------------------------- stand-ins
+
+export interface StandInsProcess extends BenchStandInUrls {
+  pid: number;
+  close(): Promise<void>;
+}
+
+export async function startStandIns(tls?: { cert: string; key: string }): Promise<StandInsProcess> {
+  const tsx = join(ROOT, 'node_modules', '.bin', 'tsx');
+  const args = [join(ROOT, 'scripts', 'bench', 'stand-ins.ts'), ...(tls ? ['--tls-cert', tls.cert, '--tls-key', tls.key] : [])];
+  const child = spawn(tsx, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'], detached: true });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const first = await Promise.race([
+    new Promise<string>((resolve) => lines.once('line', resolve)),
+    exited.then(() => {
+      throw new Error('the bench stand-ins exited before printing their URLs');
+    }),
+  ]);
+  const urls = JSON.parse(first) as BenchStandInUrls;
+  return { ...urls, pid: child.pid as number, close: () => stopGroup(child, exited) };
+}
+
+// ---------------------------------------------------------------- next start
+
+export interface ServerProcess {
+  url: string;
+  pid: number;
+  /** performance.now() when the process was spawned. */
+  spawnedAt: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Spawns `next start` in its own process group and returns at once; `ready`
+ * says when a request answered. The server's output goes to test-artifacts/bench/<name>.log.
+ */
+export async function spawnServer(name: string, env: Record<string, string>): Promise<ServerProcess> {
+  const port = await freePort();
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const logFd = openSync(join(ARTIFACTS, `${name}.log`), 'w');
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !SERVICE_VARS.test(key)));
+  const spawnedAt = performance.now();
+  const child = spawn(process.execPath, [nextBin(), 'start', '--port', String(port), '--hostname', LOOPBACK], {
+    cwd: ROOT,
+    env: { ...inherited, ...env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
+    stdio: ['ignore', logFd, logFd],
+    detached: true,
+  });
+  closeSync(logFd);
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  return { url: `http://${LOOPBACK}:${port}`, pid: child.pid as number, spawnedAt, close: () => stopGroup(child, exited) };
+}
+
+/** Polls `probe` until it answers (any HTTP status); the time of that first answer. */
+export async function firstAnswer(probe: () => Promise<Response>, timeoutMs = 60_000): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    try {
+      const response = await probe();
+      await response.arrayBuffer();
+      return performance.now();
+    } catch {
+      await sleep(10);
+    }
+  }
+  throw new Error('the server did not answer in time');
+}
+
+// ---------------------------------------------------------------- redis
+
+export interface RedisProcess {
+  url: string;
+  port: number;
+  /** Commands the server has run so far, by command, from INFO commandstats. */
+  commandCounts(): Promise<Map<string, number>>;
+  close(): Promise<void>;
+}
+
+export const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? '/usr/bin/redis-server';
+
+/** A throw-away redis-server on a free loopback port, without persistence. */
+export async function startRedis(): Promise<RedisProcess> {
+  const port = await freePort();
+  const child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+    detached: true,
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const cli = (...args: string[]) => run('redis-cli', ['-h', LOOPBACK, '-p', String(port), ...args], { encoding: 'utf8' });
+  for (let i = 0; ; i += 1) {
+    try {
+      if ((await cli('PING')).stdout.trim() === 'PONG') break;
+    } catch {
+      if (i > 100) throw new Error('redis-server did not start');
+    }
+    await sleep(50);
+  }
+  return {
+    url: `redis://${LOOPBACK}:${port}`,
+    port,
+    commandCounts: async () => parseCommandStats((await cli('INFO', 'commandstats')).stdout),
+    close: () => stopGroup(child, exited),
+  };
+}
+
+// ---------------------------------------------------------------- TLS
+
+/** A self-signed certificate for 127.0.0.1, made now with openssl. */
+export async function makeCertificate(dir: string): Promise<{ cert: string; key: string }> {
+  mkdirSync(dir, { recursive: true });
+  const cert = join(dir, 'store-cert.pem');
+  const key = join(dir, 'store-key.pem');
+  await run('openssl', [
+    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1',
+    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
+    '-keyout', key, '-out', cert,
+  ]);
+  return { cert, key };
+}
