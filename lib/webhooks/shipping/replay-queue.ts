@@ -121,6 +121,16 @@ export class MemoryShippingReplayQueue implements ShippingReplayQueue {
   async counts(): Promise<{ waiting: number; parked: number }> {
     return { waiting: this.waiting.size, parked: this.parkedEntries.size };
   }
+
+  /** Whether this queue holds the entry, waiting (taken or not). */
+  holds(id: string): boolean {
+    return this.waiting.has(id);
+  }
+
+  /** The waiting entries, for handing them over to the shared queue once Redis answers again (lib/redis/fallback.ts). */
+  waitingEntries(): ReplayEntry[] {
+    return [...this.waiting.values()].map((entry) => structuredClone(entry));
+  }
 }
 
 /** Queues work whose first attempt (the webhook's) just failed; the next cron run takes it. */
