@@ -3,14 +3,17 @@
  * webhook (which still answers 200) and applied by GET /api/cron/retry-shipping
  * through the webhook's status gate; the tenth failed attempt parks it.
  */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GET } from '@/app/api/cron/retry-shipping/route';
 import { POST } from '@/app/api/shipping/webhook/route';
 import { replayShipping } from '@/lib/cron/retry-shipping';
-import { getServices } from '@/lib/services';
+import { getRedisConnection } from '@/lib/redis/connection';
+import { RedisShippingReplayQueue } from '@/lib/redis/shipping-replay-queue';
+import { getServices, resetServices } from '@/lib/services';
 import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs } from '@/lib/webhooks/shipping/replay-queue';
 import { TEST_CRON_SECRET, useTestEnv } from '../support/env';
 import { postJson } from '../support/requests';
+import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, REDIS_URL, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
 import { loggedLines } from '../support/setup';
 import { SHIPSTATION_ENV, useShippingProviders } from '../support/shipstation';
 
@@ -178,5 +181,55 @@ describe('shipping replay', () => {
     const summary = await replayShipping(getServices(), { fits: () => room-- > 0 });
     expect(summary).toMatchObject({ checked: 1, applied: 1, waiting: 1, complete: false });
     expect((await retry()).body).toMatchObject({ checked: 1, applied: 1, waiting: 0 });
+  });
+});
+
+describe.skipIf(noRedis)(`shipping replay with the queue in Redis${noRedis ? ` (skipped: ${REDIS_SKIP_REASON})` : ''}`, () => {
+  afterEach(() => resetServices());
+
+  it('the webhook of one instance queues the update in Redis; the cron on a new instance replays it', async () => {
+    const prefix = testPrefix('cron-replay');
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, ...SHIPSTATION_ENV, REDIS_URL, REDIS_KEY_PREFIX: prefix });
+    woo().seed({ id: 421, status: 'processing' });
+    ctx.providers.failStore('PUT', /\/orders\/421$/, 503, 'internal_server_error');
+
+    expect((await ship({ resource_type: 'SHIP_NOTIFY', order_number: '421', tracking_number: '1ZREDIS', carrier: 'UPS' })).status).toBe(200);
+    // In Redis, as another instance sees it.
+    const seen = new RedisShippingReplayQueue(redisConnection(), { prefix });
+    expect(await seen.counts()).toEqual({ waiting: 1, parked: 0 });
+
+    // A new instance (new connection, empty memory) runs the cron.
+    resetServices();
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, ...SHIPSTATION_ENV, REDIS_URL, REDIS_KEY_PREFIX: prefix });
+    const { status, body } = await retry();
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ checked: 1, applied: 1, retrying: 0, parkedTotal: 0, waiting: 0, complete: true });
+    expect(woo().get(421).status).toBe('shipped');
+    expect(await seen.counts()).toEqual({ waiting: 0, parked: 0 });
+  });
+
+  it.skipIf(noRedisServerBinary)('Redis down: the webhook still answers 200 and keeps the update; the cron run fails (500) instead of calling the queue empty', async () => {
+    const server = await startDisposableRedis();
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, ...SHIPSTATION_ENV, REDIS_URL: server.url, REDIS_KEY_PREFIX: testPrefix('cron-outage') });
+    await server.stop();
+
+    // Nothing queued: the run cannot read the shared queue and says so.
+    expect(await retry()).toEqual({ status: 500, body: { error: 'Internal server error' } });
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'request', status: 500, error: 'shared_state_unavailable' }));
+
+    woo().seed({ id: 422, status: 'processing' });
+    ctx.providers.failStore('PUT', /\/orders\/422$/, 503, 'internal_server_error');
+    const response = await ship({ resource_type: 'SHIP_NOTIFY', order_number: '422', tracking_number: '1ZKEPT', carrier: 'UPS' });
+    expect(response.status).toBe(200);
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.replay_kept_in_memory', level: 'error', orderId: 422 }));
+
+    // Redis is back (empty: a restart without persistence); this instance's next run hands the update over and applies it.
+    await server.restart();
+    const connection = getRedisConnection(getServices().config)!;
+    await eventually(() => connection.run('ping', (redis) => redis.ping()).then(() => true, () => false));
+    const { status, body } = await retry();
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ checked: 1, applied: 1, waiting: 0 });
+    expect(woo().get(422).status).toBe('shipped');
   });
 });
