@@ -21,7 +21,11 @@ describe('start-up warning about per-instance state', () => {
   it('production without REDIS_URL warns that state is per instance', () => {
     useTestEnv(PRODUCTION);
     validateConfigurationAtStart();
-    expect(startWarnings().filter((m) => m.includes('REDIS_URL is not set'))).toHaveLength(1);
+    // Two warnings, once each: state per instance, and the replay queue and cursor not durable.
+    const redisWarnings = startWarnings().filter((m) => m.includes('REDIS_URL is not set'));
+    expect(redisWarnings).toHaveLength(2);
+    expect(redisWarnings.filter((m) => m.includes('kept per instance'))).toHaveLength(1);
+    expect(redisWarnings.filter((m) => /shipping replay queue and the reconciliation cursor .*not durable/.test(m))).toHaveLength(1);
     expect(loggedLines().find((line) => line.event === 'service.started')).toMatchObject({ sharedState: 'memory' });
   });
 
