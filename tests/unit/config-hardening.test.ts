@@ -12,6 +12,8 @@ const complete = {
   CHECKOUT_TOKEN_SECRET: 'a-very-long-checkout-token-secret-value!',
   ALLOWED_ORIGINS: 'https://shop.example.com',
   SHIPPING_WEBHOOK_SECRET: 'shipping-secret-0123456789',
+  CRON_SECRET: 'cron-secret-0123456789abcdef',
+  REDIS_URL: 'rediss://default:password@redis.example.com:6379',
 };
 
 describe('CLIENT_IP_HEADER', () => {

@@ -11,6 +11,7 @@ const production = {
   CHECKOUT_TOKEN_SECRET: 'a-very-long-checkout-token-secret-value!',
   ALLOWED_ORIGINS: 'https://shop.example.com',
   SHIPPING_WEBHOOK_SECRET: 'shipping-secret-0123456789',
+  CRON_SECRET: 'cron-secret-0123456789abcdef',
 };
 const PER_INSTANCE = /REDIS_URL is not set: .*per instance/;
 
