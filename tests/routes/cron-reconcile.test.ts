@@ -170,7 +170,8 @@ describe('payment reconciliation', () => {
   it('reports a failed event with its reason and applies it on a later run', async () => {
     const intent = pendingOrderWithIntent(305);
     providers.stripe.succeed(intent.id);
-    providers.failStore('GET', /\/orders\/305$/, 503, 'internal_server_error');
+    // Both attempts of the read (it is retried once).
+    providers.failStore('GET', /\/orders\/305$/, 503, 'internal_server_error', 2);
 
     const first = await reconcile();
     expect(first.status).toBe(200);

@@ -20,6 +20,8 @@ import { SHIPSTATION_ENV, useShippingProviders } from '../support/shipstation';
 const ctx = useShippingProviders();
 const woo = () => ctx.providers.woo;
 const everything = { fits: () => true };
+/** A failed order read is retried once (README "Time bounds and retries"): a read fails for good after two. */
+const READ_ATTEMPTS = 2;
 
 beforeEach(() => {
   useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, ...SHIPSTATION_ENV });
@@ -39,7 +41,7 @@ async function retry(authorization: string | null = `Bearer ${TEST_CRON_SECRET}`
 describe('cron protection', () => {
   it('answers 401 without the bearer token and replays nothing', async () => {
     woo().seed({ id: 400, status: 'processing' });
-    ctx.providers.failStore('GET', /\/orders\/400$/, 503, 'internal_server_error');
+    ctx.providers.failStore('GET', /\/orders\/400$/, 503, 'internal_server_error', READ_ATTEMPTS);
     await ship({ resource_type: 'SHIP_NOTIFY', order_number: '400' });
     const before = ctx.providers.calls.length;
 
@@ -79,7 +81,7 @@ describe('shipping replay', () => {
 
   it('queues an order fetch that timed out or failed with 5xx, but not one the store says does not exist', async () => {
     woo().seed({ id: 402, status: 'processing' });
-    ctx.providers.failStore('GET', /\/orders\/402$/, 502, 'bad_gateway');
+    ctx.providers.failStore('GET', /\/orders\/402$/, 502, 'bad_gateway', READ_ATTEMPTS);
     await ship({ resource_type: 'SHIP_NOTIFY', order_number: '402' });
     await ship({ resource_type: 'SHIP_NOTIFY', order_number: '99402' });
     expect((await getServices().shippingReplay.counts()).waiting).toBe(1);
@@ -105,7 +107,7 @@ describe('shipping replay', () => {
 
   it('parks an update after 10 failed attempts, reports and logs it, and keeps it', async () => {
     woo().seed({ id: 404, status: 'processing' });
-    ctx.providers.failStore('GET', /\/orders\/404$/, 503, 'internal_server_error', MAX_REPLAY_ATTEMPTS);
+    ctx.providers.failStore('GET', /\/orders\/404$/, 503, 'internal_server_error', MAX_REPLAY_ATTEMPTS * READ_ATTEMPTS);
     await ship({ resource_type: 'SHIP_NOTIFY', order_number: '404' });
 
     let now = Date.now();
@@ -174,7 +176,7 @@ describe('shipping replay', () => {
   it('stops before its time is up and leaves the rest queued', async () => {
     for (const id of [407, 408]) {
       woo().seed({ id, status: 'processing' });
-      ctx.providers.failStore('GET', new RegExp(`/orders/${id}$`), 503, 'internal_server_error');
+      ctx.providers.failStore('GET', new RegExp(`/orders/${id}$`), 503, 'internal_server_error', READ_ATTEMPTS);
       await ship({ resource_type: 'SHIP_NOTIFY', order_number: String(id) });
     }
     let room = 1;
