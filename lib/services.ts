@@ -7,7 +7,8 @@
  * memory by default (one instance, the demo), in Redis when REDIS_URL is set
  * (README, "Shared state on Redis"), and what happens when Redis fails:
  * checkout and the shipping webhook fall back to this instance's memory, the
- * card webhook fails its request so Stripe retries.
+ * card webhook fails its request so Stripe retries, the replay cron fails its
+ * run, and the reconciliation cursor is treated as absent.
  */
 import { StripeCardProvider, type CardProvider } from '@/lib/card/stripe';
 import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/config';
@@ -17,12 +18,16 @@ import {
   FallbackWarning,
   OrderLocksWithFallback,
   RateLimiterWithFallback,
+  ReconcileCursorWithFallback,
   ShipStationBudgetWithFallback,
   ShippedStatusWithFallback,
+  ShippingReplayQueueWithFallback,
 } from '@/lib/redis/fallback';
 import { orderLockTtlMs, RedisOrderLocks } from '@/lib/redis/order-locks';
 import { RedisProcessedEvents } from '@/lib/redis/processed-events';
 import { RedisRateLimiter } from '@/lib/redis/rate-limiter';
+import { RedisReconcileCursorStore } from '@/lib/redis/reconcile-cursor';
+import { RedisShippingReplayQueue } from '@/lib/redis/shipping-replay-queue';
 import { RedisShipStationRateBudget } from '@/lib/redis/shipstation-budget';
 import { RedisShippedStatus } from '@/lib/redis/shipped-status';
 import { MemoryOrderLocks, type OrderLocks } from '@/lib/security/order-lock';
@@ -75,7 +80,8 @@ interface SharedState {
   shipStationBudget: (account: string) => ShipStationRateBudget;
 }
 
-function inProcessState(): SharedState {
+/** The in-process state; its replay queue is also the Redis queue's last resort. */
+function inProcessState(): SharedState & { shippingReplay: MemoryShippingReplayQueue } {
   const locks = new MemoryOrderLocks();
   return {
     rateLimiter: new MemoryRateLimiter(),
@@ -90,7 +96,7 @@ function inProcessState(): SharedState {
   };
 }
 
-function redisState(redis: RedisConnection, config: Config, local: SharedState): SharedState {
+function redisState(redis: RedisConnection, config: Config, local: ReturnType<typeof inProcessState>): SharedState {
   const warning = new FallbackWarning();
   const prefix = config.redisKeyPrefix;
   const sharedLocks = new RedisOrderLocks(redis, { prefix, ttlMs: orderLockTtlMs(config.upstreamTimeoutMs) });
@@ -99,8 +105,8 @@ function redisState(redis: RedisConnection, config: Config, local: SharedState):
     orderLocks: new OrderLocksWithFallback(sharedLocks, local.orderLocks, warning),
     cardEventLocks: sharedLocks,
     processedEvents: new RedisProcessedEvents(redis, { prefix }),
-    reconcileCursor: local.reconcileCursor,
-    shippingReplay: local.shippingReplay,
+    reconcileCursor: new ReconcileCursorWithFallback(new RedisReconcileCursorStore(redis, { prefix })),
+    shippingReplay: new ShippingReplayQueueWithFallback(new RedisShippingReplayQueue(redis, { prefix }), local.shippingReplay),
     shippedStatus: new ShippedStatusWithFallback(new RedisShippedStatus(redis, { prefix }), local.shippedStatus, warning),
     shipStationBudget: (account) =>
       new ShipStationBudgetWithFallback(

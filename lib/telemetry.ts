@@ -1,8 +1,8 @@
 /**
  * Traces (OpenTelemetry), on only when OTEL_EXPORTER_OTLP_ENDPOINT is set:
  * instrumentation.ts then registers @vercel/otel, and each request and each
- * call to the store, the card provider and ShipStation becomes a span with
- * its outcome.
+ * call to the store, the card provider, ShipStation and Redis becomes a span
+ * with its outcome.
  *
  * Off, it costs a string check: withSpan runs the function directly and no
  * OpenTelemetry module is ever loaded. Attributes hold identifiers and
@@ -72,7 +72,7 @@ export function annotateSpan(attributes: SpanAttributes): void {
   api.trace.getActiveSpan()?.setAttributes(definedAttributes(attributes));
 }
 
-/** A call to an outside system: `store get order`, `card create payment intent`, `shipstation get shipments`. */
-export function traceCall<T>(system: 'store' | 'card' | 'shipstation', operation: string, fn: () => Promise<T>): Promise<T> {
+/** A call to an outside system: `store get order`, `card create payment intent`, `shipstation get shipments`, `redis event_check`. */
+export function traceCall<T>(system: 'store' | 'card' | 'shipstation' | 'redis', operation: string, fn: () => Promise<T>): Promise<T> {
   return withSpan(`${system} ${operation}`, { 'checkout.upstream': system, 'checkout.operation': operation }, fn);
 }

@@ -8,6 +8,7 @@
 import packageJson from '@/package.json';
 import { ServiceError } from '@/lib/errors';
 import { log } from '@/lib/log';
+import { getRedisConnection } from '@/lib/redis/connection';
 import type { Services } from '@/lib/services';
 
 export const SERVICE_VERSION: string = packageJson.version;
@@ -30,16 +31,16 @@ export interface DeepHealth {
 
 type Probe = () => Promise<unknown>;
 
-/**
- * What the deep check tries. Redis joins here as `redis: () => <client>.ping()` when
- * REDIS_URL is set, once the Redis connection module is in (lib/redis/).
- */
+/** What the deep check tries: the store, the card provider, and Redis when REDIS_URL is set. */
 function probes(services: Services): Record<string, Probe> {
+  // The process's own connection, the one every request uses: a PING through it proves that one works.
+  const redis = getRedisConnection(services.config);
   return {
     store: () => services.store().checkReachable(),
     // The call reconciliation depends on, for one event of the last minute: cheap, and proves the key can read events.
     card: () =>
       services.card().listEvents({ types: ['payment_intent.succeeded'], createdFrom: Math.floor(Date.now() / 1000) - 60, limit: 1 }),
+    ...(redis ? { redis: () => redis.run('ping', (client) => client.ping()) } : {}),
   };
 }
 

@@ -3,10 +3,9 @@
  * finished, in the provider's newest-first order. Shared state, so the next
  * run continues where the last one stopped whichever instance it lands on.
  *
- * A Redis implementation (next to the other shared state, chosen in
- * lib/services.ts) keeps the cursor as one JSON value under one key, written
- * with SET and an expiry of the reconciliation window (a cursor older than the
- * window is worthless), read with GET and removed with DEL.
+ * With REDIS_URL set it lives in Redis (lib/redis/reconcile-cursor.ts): one
+ * JSON value under one key, expiring with the reconciliation window (a cursor
+ * older than the window is worthless).
  */
 export interface ReconcileCursor {
   /** The id of the last event the interrupted run finished: the next run lists events after it (older ones). */

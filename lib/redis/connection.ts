@@ -19,6 +19,7 @@ import { createClient } from 'redis';
 import type { Config } from '@/lib/config';
 import { ServiceError } from '@/lib/errors';
 import { log } from '@/lib/log';
+import { traceCall } from '@/lib/telemetry';
 
 /** Redis could not be reached, answered too slowly, or refused us; what the shared state needs is unknown. */
 export class SharedStateUnavailableError extends ServiceError {
@@ -116,8 +117,16 @@ export class RedisConnection {
     throw new SharedStateUnavailableError('connect');
   }
 
-  /** Runs `operation` with the client; every failure, whatever its kind, becomes SharedStateUnavailableError. */
-  async run<T>(name: string, operation: (redis: RedisClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs `operation` with the client; every failure, whatever its kind, becomes SharedStateUnavailableError.
+   * With tracing on, each run is a `redis <name>` span with its outcome; the span names the
+   * operation only, never a key (keys hold order ids and client IPs).
+   */
+  run<T>(name: string, operation: (redis: RedisClient) => Promise<T>): Promise<T> {
+    return traceCall('redis', name, () => this.runBounded(name, operation));
+  }
+
+  private async runBounded<T>(name: string, operation: (redis: RedisClient) => Promise<T>): Promise<T> {
     const redis = await this.client();
     // node-redis times a command out only while it waits to be written; a server that
     // accepted it and then hangs is bounded here.

@@ -4,15 +4,19 @@
  * and use the in-process one whenever the shared one answers
  * SharedStateUnavailableError, logging a warning at most once a minute.
  * lib/services.ts decides which state may fall back (rate limits, checkout
- * and shipping locks, the shipping memories) and which may not (the card
- * webhook's locks and processed events: Stripe retries instead).
+ * and shipping locks, the shipping memories, the shipping replay queue's
+ * writes, the reconciliation cursor) and which may not (the card webhook's
+ * locks and processed events: Stripe retries instead; the replay cron's reads
+ * of the queue: the run fails rather than report an empty queue).
  */
+import type { ReconcileCursor, ReconcileCursorStore } from '@/lib/cron/reconcile-cursor';
 import { log } from '@/lib/log';
 import { SharedStateUnavailableError } from '@/lib/redis/connection';
 import type { OrderLocks } from '@/lib/security/order-lock';
 import type { RateLimitDecision, RateLimiter, RateLimitRule } from '@/lib/security/rate-limit';
 import type { ShipStationRateBudget } from '@/lib/shipping/rate-budget';
 import type { ShippedStatusMemory } from '@/lib/store/shipped-status';
+import type { MemoryShippingReplayQueue, ReplayEntry, ShippingReplayQueue } from '@/lib/webhooks/shipping/replay-queue';
 
 const WARNING_INTERVAL_MS = 60_000;
 
@@ -120,5 +124,125 @@ export class ShipStationBudgetWithFallback implements ShipStationRateBudget {
 
   throttled(headers: Headers): Promise<void> {
     return eitherOf('shipstation_budget', this.warning, () => this.shared.throttled(headers), () => this.local.throttled(headers));
+  }
+}
+
+function unavailable(error: unknown): SharedStateUnavailableError | undefined {
+  return error instanceof SharedStateUnavailableError ? error : undefined;
+}
+
+/**
+ * The replay queue in Redis, with this instance's memory as the last resort:
+ * an update the store refused must never be lost, so when Redis cannot take
+ * it the entry is kept here (logged at error level: it is now only as durable
+ * as this process), replayed by this instance's cron runs, and handed over to
+ * Redis at the first run that finds Redis answering again. Reading the shared
+ * queue is not replaced: a cron run whose Redis fails fails (5xx), it does not
+ * report an empty queue.
+ */
+export class ShippingReplayQueueWithFallback implements ShippingReplayQueue {
+  constructor(
+    private readonly shared: ShippingReplayQueue,
+    private readonly local: MemoryShippingReplayQueue,
+  ) {}
+
+  async add(entry: Omit<ReplayEntry, 'id'>): Promise<ReplayEntry> {
+    try {
+      return await this.shared.add(entry);
+    } catch (error) {
+      const failure = unavailable(error);
+      if (!failure) throw error;
+      // The order id only: the entry's work holds a tracking number and a ShipStation URL.
+      log.error('shipping.replay_kept_in_memory', {
+        orderId: entry.orderId ?? null,
+        kind: entry.work.kind,
+        operation: failure.details?.operation ?? null,
+        cause: failure.details?.cause ?? null,
+        message: 'Redis is unavailable: this shipping update waits in this instance\'s memory until Redis answers again',
+      });
+      return this.local.add(entry);
+    }
+  }
+
+  async takeDue(now: number, leaseMs: number): Promise<ReplayEntry | undefined> {
+    await this.handOver();
+    return (await this.local.takeDue(now, leaseMs)) ?? this.shared.takeDue(now, leaseMs);
+  }
+
+  retryLater(entry: ReplayEntry): Promise<void> {
+    return this.local.holds(entry.id) ? this.local.retryLater(entry) : this.shared.retryLater(entry);
+  }
+
+  remove(id: string): Promise<void> {
+    return this.local.holds(id) ? this.local.remove(id) : this.shared.remove(id);
+  }
+
+  park(entry: ReplayEntry): Promise<void> {
+    return this.local.holds(entry.id) ? this.local.park(entry) : this.shared.park(entry);
+  }
+
+  async parked(): Promise<ReplayEntry[]> {
+    return [...(await this.shared.parked()), ...(await this.local.parked())];
+  }
+
+  async counts(): Promise<{ waiting: number; parked: number }> {
+    const [shared, local] = [await this.shared.counts(), await this.local.counts()];
+    return { waiting: shared.waiting + local.waiting, parked: shared.parked + local.parked };
+  }
+
+  /** Moves the entries kept in memory during an outage into Redis, as they are (id, attempts, due time). */
+  private async handOver(): Promise<void> {
+    for (const entry of this.local.waitingEntries()) {
+      try {
+        await this.shared.retryLater(entry);
+      } catch (error) {
+        if (unavailable(error)) return;
+        throw error;
+      }
+      await this.local.remove(entry.id);
+      log.warn('shipping.replay_handed_over', { entryId: entry.id, orderId: entry.orderId ?? null });
+    }
+  }
+}
+
+/**
+ * The reconciliation cursor in Redis; when Redis fails the cursor is only an
+ * optimisation: an unreadable one means a pass from the newest event (safe,
+ * the exactly-once guard skips events already applied), an unsaved one is
+ * logged and costs the next run that same full pass.
+ */
+export class ReconcileCursorWithFallback implements ReconcileCursorStore {
+  constructor(private readonly shared: ReconcileCursorStore) {}
+
+  async load(): Promise<ReconcileCursor | undefined> {
+    try {
+      return await this.shared.load();
+    } catch (error) {
+      const failure = unavailable(error);
+      if (!failure) throw error;
+      log.warn('reconcile.cursor_unreadable', { cause: failure.details?.cause ?? null, message: 'starting from the newest event of the window' });
+      return undefined;
+    }
+  }
+
+  async save(cursor: ReconcileCursor, ttlMs: number): Promise<void> {
+    try {
+      await this.shared.save(cursor, ttlMs);
+    } catch (error) {
+      const failure = unavailable(error);
+      if (!failure) throw error;
+      log.error('reconcile.cursor_not_saved', { cause: failure.details?.cause ?? null, resumeAfter: cursor.startingAfter });
+    }
+  }
+
+  async clear(): Promise<void> {
+    try {
+      await this.shared.clear();
+    } catch (error) {
+      const failure = unavailable(error);
+      if (!failure) throw error;
+      // The next run resumes from the old cursor: a pass over older events only, then a full one.
+      log.warn('reconcile.cursor_not_cleared', { cause: failure.details?.cause ?? null });
+    }
   }
 }

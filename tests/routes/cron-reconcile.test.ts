@@ -10,11 +10,13 @@ import { POST as CARD_WEBHOOK } from '@/app/api/cardprovider/webhook/route';
 import { GET } from '@/app/api/cron/reconcile-payments/route';
 import { worstCase } from '@/lib/cron/budget';
 import { reconcilePayments, type Budget } from '@/lib/cron/reconcile-payments';
-import { getServices } from '@/lib/services';
+import { RedisReconcileCursorStore } from '@/lib/redis/reconcile-cursor';
+import { getServices, resetServices } from '@/lib/services';
 import type { StripeEvent } from '@/scripts/stand-ins/stripe-events';
 import { TEST_CRON_SECRET, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 import { freshIp } from '../support/requests';
+import { noRedis, REDIS_SKIP_REASON, REDIS_URL, redisConnection, testPrefix } from '../support/redis';
 import { loggedLines } from '../support/setup';
 
 const providers = useProviders();
@@ -182,7 +184,7 @@ describe('payment reconciliation', () => {
   it('reports a failed event with its reason and applies it on a later run', async () => {
     const intent = pendingOrderWithIntent(305);
     providers.stripe.succeed(intent.id);
-    // Twice: the read and its one retry.
+    // Both attempts of the read (it is retried once).
     providers.failStore('GET', /\/orders\/305$/, 503, 'internal_server_error', 2);
 
     const first = await reconcile();
@@ -228,5 +230,33 @@ describe('time bound', () => {
     // The pass is complete: the cursor is gone and the next run starts from the newest event again.
     const third = await reconcilePayments(getServices(), budgetFor(10));
     expect(third).toMatchObject({ checked: 3, applied: 0, skipped: 3, complete: true, resumed: false });
+  });
+});
+
+describe.skipIf(noRedis)(`time bound with the cursor in Redis${noRedis ? ` (skipped: ${REDIS_SKIP_REASON})` : ''}`, () => {
+  const timeoutMs = 2000;
+  const budgetFor = (events: number): Budget => {
+    let left = events;
+    return { fits: (ms) => (ms === worstCase.eventPage(timeoutMs) ? true : left-- > 0) };
+  };
+
+  it('a run on one instance stops with a cursor in Redis; the next run, on a new instance, resumes after it', async () => {
+    const prefix = testPrefix('cron-cursor');
+    const onInstance = () => useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, REDIS_URL, REDIS_KEY_PREFIX: prefix });
+    onInstance();
+    const intents = [316, 317, 318].map((id) => pendingOrderWithIntent(id));
+    for (const intent of intents) providers.stripe.succeed(intent.id);
+
+    expect(await reconcilePayments(getServices(), budgetFor(2))).toMatchObject({ checked: 2, applied: 2, complete: false });
+    const cursor = new RedisReconcileCursorStore(redisConnection(), { prefix });
+    expect(await cursor.load()).toEqual({ startingAfter: expect.stringMatching(/^evt_/), savedAt: expect.any(Number) });
+
+    // A new instance: new connection, empty memory.
+    resetServices();
+    onInstance();
+    expect(await reconcilePayments(getServices(), budgetFor(10))).toMatchObject({ checked: 1, applied: 1, complete: true, resumed: true });
+    expect(providers.woo.get(316).status).toBe('processing');
+    expect(await cursor.load()).toBeUndefined();
+    resetServices();
   });
 });

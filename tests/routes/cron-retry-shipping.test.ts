@@ -3,20 +3,25 @@
  * webhook (which still answers 200) and applied by GET /api/cron/retry-shipping
  * through the webhook's status gate; the tenth failed attempt parks it.
  */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GET } from '@/app/api/cron/retry-shipping/route';
 import { POST } from '@/app/api/shipping/webhook/route';
 import { replayShipping } from '@/lib/cron/retry-shipping';
-import { getServices } from '@/lib/services';
+import { getRedisConnection } from '@/lib/redis/connection';
+import { RedisShippingReplayQueue } from '@/lib/redis/shipping-replay-queue';
+import { getServices, resetServices } from '@/lib/services';
 import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs } from '@/lib/webhooks/shipping/replay-queue';
 import { TEST_CRON_SECRET, useTestEnv } from '../support/env';
 import { postJson } from '../support/requests';
+import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, REDIS_URL, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
 import { loggedLines } from '../support/setup';
 import { SHIPSTATION_ENV, useShippingProviders } from '../support/shipstation';
 
 const ctx = useShippingProviders();
 const woo = () => ctx.providers.woo;
 const everything = { fits: () => true };
+/** A failed order read is retried once (README "Time bounds and retries"): a read fails for good after two. */
+const READ_ATTEMPTS = 2;
 
 beforeEach(() => {
   useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, ...SHIPSTATION_ENV });
@@ -36,8 +41,7 @@ async function retry(authorization: string | null = `Bearer ${TEST_CRON_SECRET}`
 describe('cron protection', () => {
   it('answers 401 without the bearer token and replays nothing', async () => {
     woo().seed({ id: 400, status: 'processing' });
-    // Twice: the webhook's read and its one retry.
-    ctx.providers.failStore('GET', /\/orders\/400$/, 503, 'internal_server_error', 2);
+    ctx.providers.failStore('GET', /\/orders\/400$/, 503, 'internal_server_error', READ_ATTEMPTS);
     await ship({ resource_type: 'SHIP_NOTIFY', order_number: '400' });
     const before = ctx.providers.calls.length;
 
@@ -77,7 +81,7 @@ describe('shipping replay', () => {
 
   it('queues an order fetch that timed out or failed with 5xx, but not one the store says does not exist', async () => {
     woo().seed({ id: 402, status: 'processing' });
-    ctx.providers.failStore('GET', /\/orders\/402$/, 502, 'bad_gateway', 2);
+    ctx.providers.failStore('GET', /\/orders\/402$/, 502, 'bad_gateway', READ_ATTEMPTS);
     await ship({ resource_type: 'SHIP_NOTIFY', order_number: '402' });
     await ship({ resource_type: 'SHIP_NOTIFY', order_number: '99402' });
     expect((await getServices().shippingReplay.counts()).waiting).toBe(1);
@@ -103,8 +107,7 @@ describe('shipping replay', () => {
 
   it('parks an update after 10 failed attempts, reports and logs it, and keeps it', async () => {
     woo().seed({ id: 404, status: 'processing' });
-    // Each attempt reads the order twice (the read and its one retry).
-    ctx.providers.failStore('GET', /\/orders\/404$/, 503, 'internal_server_error', 2 * MAX_REPLAY_ATTEMPTS);
+    ctx.providers.failStore('GET', /\/orders\/404$/, 503, 'internal_server_error', MAX_REPLAY_ATTEMPTS * READ_ATTEMPTS);
     await ship({ resource_type: 'SHIP_NOTIFY', order_number: '404' });
 
     let now = Date.now();
@@ -173,12 +176,98 @@ describe('shipping replay', () => {
   it('stops before its time is up and leaves the rest queued', async () => {
     for (const id of [407, 408]) {
       woo().seed({ id, status: 'processing' });
-      ctx.providers.failStore('GET', new RegExp(`/orders/${id}$`), 503, 'internal_server_error', 2);
+      ctx.providers.failStore('GET', new RegExp(`/orders/${id}$`), 503, 'internal_server_error', READ_ATTEMPTS);
       await ship({ resource_type: 'SHIP_NOTIFY', order_number: String(id) });
     }
     let room = 1;
     const summary = await replayShipping(getServices(), { fits: () => room-- > 0 });
     expect(summary).toMatchObject({ checked: 1, applied: 1, waiting: 1, complete: false });
     expect((await retry()).body).toMatchObject({ checked: 1, applied: 1, waiting: 0 });
+  });
+});
+
+describe.skipIf(noRedis)(`shipping replay with the queue in Redis${noRedis ? ` (skipped: ${REDIS_SKIP_REASON})` : ''}`, () => {
+  afterEach(() => resetServices());
+
+  it('the webhook of one instance queues the update in Redis; the cron on a new instance replays it', async () => {
+    const prefix = testPrefix('cron-replay');
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, ...SHIPSTATION_ENV, REDIS_URL, REDIS_KEY_PREFIX: prefix });
+    woo().seed({ id: 421, status: 'processing' });
+    ctx.providers.failStore('PUT', /\/orders\/421$/, 503, 'internal_server_error');
+
+    expect((await ship({ resource_type: 'SHIP_NOTIFY', order_number: '421', tracking_number: '1ZREDIS', carrier: 'UPS' })).status).toBe(200);
+    // In Redis, as another instance sees it.
+    const seen = new RedisShippingReplayQueue(redisConnection(), { prefix });
+    expect(await seen.counts()).toEqual({ waiting: 1, parked: 0 });
+
+    // A new instance (new connection, empty memory) runs the cron.
+    resetServices();
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, ...SHIPSTATION_ENV, REDIS_URL, REDIS_KEY_PREFIX: prefix });
+    const { status, body } = await retry();
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ checked: 1, applied: 1, retrying: 0, parkedTotal: 0, waiting: 0, complete: true });
+    expect(woo().get(421).status).toBe('shipped');
+    expect(await seen.counts()).toEqual({ waiting: 0, parked: 0 });
+  });
+
+  it.skipIf(noRedisServerBinary)('round trips to Redis: 3 per replay run, 5 per shipment replayed, 1 more for the webhook that queues it', async () => {
+    const server = await startDisposableRedis();
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, ...SHIPSTATION_ENV, REDIS_URL: server.url, REDIS_KEY_PREFIX: testPrefix('cron-trips') });
+    const counter = redisConnection(server.url);
+    /**
+     * Commands the service sends itself: a MULTI block is one trip (its EXEC), a script one (EVALSHA).
+     * The commands a script runs inside Redis (the unlock's GET and DEL) are counted by the server too, but cost no trip.
+     */
+    const roundTrips = async () => {
+      const stats = await counter.run('info', (redis) => redis.info('commandstats'));
+      let total = 0;
+      for (const command of ['evalsha', 'eval', 'set', 'exists', 'exec', 'hvals']) {
+        total += Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+      }
+      return total;
+    };
+    const measure = async (run: () => Promise<unknown>) => {
+      const before = await roundTrips();
+      await run();
+      return (await roundTrips()) - before;
+    };
+    // Warm up: the connection's handshake and the first load of each script are not per run.
+    woo().seed({ id: 423, status: 'processing' });
+    woo().seed({ id: 424, status: 'processing' });
+    await ship({ resource_type: 'SHIP_NOTIFY', order_number: '423' });
+    expect((await retry()).body).toMatchObject({ checked: 0 });
+
+    expect(await measure(async () => expect((await retry()).body).toMatchObject({ checked: 0 }))).toBe(3);
+
+    ctx.providers.failStore('PUT', /\/orders\/424$/, 503, 'internal_server_error');
+    // The webhook's 4 (rate limit, lock, shipped-status check, unlock) and the queue's 1.
+    expect(await measure(async () => expect((await ship({ resource_type: 'SHIP_NOTIFY', order_number: '424' })).status).toBe(200))).toBe(5);
+    // Take, lock, shipped-status check, unlock, remove; then the run's 3.
+    expect(await measure(async () => expect((await retry()).body).toMatchObject({ checked: 1, applied: 1, waiting: 0 }))).toBe(5 + 3);
+  });
+
+  it.skipIf(noRedisServerBinary)('Redis down: the webhook still answers 200 and keeps the update; the cron run fails (500) instead of calling the queue empty', async () => {
+    const server = await startDisposableRedis();
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, ...SHIPSTATION_ENV, REDIS_URL: server.url, REDIS_KEY_PREFIX: testPrefix('cron-outage') });
+    await server.stop();
+
+    // Nothing queued: the run cannot read the shared queue and says so.
+    expect(await retry()).toEqual({ status: 500, body: { error: 'Internal server error' } });
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'request', status: 500, error: 'shared_state_unavailable' }));
+
+    woo().seed({ id: 422, status: 'processing' });
+    ctx.providers.failStore('PUT', /\/orders\/422$/, 503, 'internal_server_error');
+    const response = await ship({ resource_type: 'SHIP_NOTIFY', order_number: '422', tracking_number: '1ZKEPT', carrier: 'UPS' });
+    expect(response.status).toBe(200);
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.replay_kept_in_memory', level: 'error', orderId: 422 }));
+
+    // Redis is back (empty: a restart without persistence); this instance's next run hands the update over and applies it.
+    await server.restart();
+    const connection = getRedisConnection(getServices().config)!;
+    await eventually(() => connection.run('ping', (redis) => redis.ping()).then(() => true, () => false));
+    const { status, body } = await retry();
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ checked: 1, applied: 1, waiting: 0 });
+    expect(woo().get(422).status).toBe('shipped');
   });
 });

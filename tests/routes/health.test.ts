@@ -4,6 +4,7 @@ import { GET } from '@/app/api/health/route';
 import packageJson from '@/package.json';
 import { TEST_CONSUMER_SECRET, TEST_CRON_SECRET, TEST_STORE_URL, TEST_STRIPE_KEY, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
+import { noRedis, noRedisServerBinary, REDIS_SKIP_REASON, REDIS_URL, startDisposableRedis, testPrefix } from '../support/redis';
 import { loggedLines } from '../support/setup';
 
 const providers = useProviders();
@@ -72,5 +73,36 @@ describe('health', () => {
     useTestEnv({ CRON_SECRET: undefined });
     expect(await health(`Bearer ${TEST_CRON_SECRET}`)).toMatchObject({ status: 503 });
     expect(providers.calls).toEqual([]);
+  });
+});
+
+describe.skipIf(noRedis)(`health with REDIS_URL set${noRedis ? ` (skipped: ${REDIS_SKIP_REASON})` : ''}`, () => {
+  it('with the cron token also pings Redis, with its latency', async () => {
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, REDIS_URL, REDIS_KEY_PREFIX: testPrefix('health') });
+    const { status, body } = await health(`Bearer ${TEST_CRON_SECRET}`);
+    expect(status).toBe(200);
+    expect(body).toEqual({
+      status: 'ok',
+      version: packageJson.version,
+      checks: {
+        store: { ok: true, latencyMs: expect.any(Number) },
+        card: { ok: true, latencyMs: expect.any(Number) },
+        redis: { ok: true, latencyMs: expect.any(Number) },
+      },
+    });
+  });
+
+  it.skipIf(noRedisServerBinary)('reports a stopped Redis as failed with 503 degraded, revealing no URL', async () => {
+    const server = await startDisposableRedis({ password: 'health-redis-password-5f1e' });
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, REDIS_URL: server.url, REDIS_KEY_PREFIX: testPrefix('health-down') });
+    await server.stop();
+    const { status, body } = await health(`Bearer ${TEST_CRON_SECRET}`);
+    expect(status).toBe(503);
+    expect(body).toMatchObject({ status: 'degraded', checks: { store: { ok: true }, card: { ok: true }, redis: { ok: false } } });
+    expect(loggedLines()).toContainEqual(
+      expect.objectContaining({ event: 'health.check_failed', check: 'redis', reason: 'shared_state_unavailable' }),
+    );
+    const everything = JSON.stringify(body) + JSON.stringify(loggedLines());
+    for (const secret of ['health-redis-password-5f1e', `127.0.0.1:${server.port}`, 'redis://']) expect(everything).not.toContain(secret);
   });
 });

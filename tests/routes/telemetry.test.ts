@@ -12,6 +12,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { TEST_STOREFRONT_ORIGIN, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
+import { noRedis, REDIS_SKIP_REASON, REDIS_URL, testPrefix } from '../support/redis';
 import { postJson, tokenFor } from '../support/requests';
 
 const providers = useProviders();
@@ -117,6 +118,32 @@ describe('tracing on', () => {
     for (const personal of ['kept-out@example.com', 'Secret', 'Private Lane', '+44', TEST_STOREFRONT_ORIGIN, 'eyJ']) {
       expect(everyValue).not.toContain(personal);
     }
+  });
+
+  it.skipIf(noRedis)(`with REDIS_URL set, each Redis call is a child span naming its operation, never a key${noRedis ? ` (skipped: ${REDIS_SKIP_REASON})` : ''}`, async () => {
+    const prefix = testPrefix('traces');
+    useTestEnv({ REDIS_URL, REDIS_KEY_PREFIX: prefix });
+    providers.woo.seed({ id: 204, lines: [{ total: '10.00' }] });
+    const { POST } = await import('@/app/api/payment-intent/route');
+    const ip = '203.0.113.77';
+    expect((await POST(postJson('/api/payment-intent', { token: await tokenFor(204) }, { ip }))).status).toBe(200);
+
+    const spans = exporter.getFinishedSpans();
+    const request = spans.find((span) => span.name === 'request /api/payment-intent')!;
+    const children = spans.filter((span) => span.parentSpanContext?.spanId === request.spanContext().spanId);
+    const redis = children.filter((span) => span.name.startsWith('redis '));
+    expect(redis.map((span) => [span.name, span.attributes['checkout.outcome']])).toEqual([
+      ['redis rate_limit', 'ok'],
+      ['redis lock_acquire', 'ok'],
+      ['redis lock_release', 'ok'],
+    ]);
+    for (const span of redis) {
+      expect(Object.keys(span.attributes).sort()).toEqual(['checkout.operation', 'checkout.outcome', 'checkout.upstream']);
+      expect(span.attributes['checkout.upstream']).toBe('redis');
+    }
+    // Keys hold client IPs and order ids: none reaches a Redis span.
+    const redisValues = JSON.stringify(redis.map((span) => [span.name, span.attributes]));
+    for (const kept of [ip, prefix, '204']) expect(redisValues).not.toContain(kept);
   });
 
   it('a failing upstream call ends its span as an error with its kind, and a 500 marks the request span', async () => {

@@ -13,7 +13,7 @@ const complete = {
   ALLOWED_ORIGINS: 'https://shop.example.com',
   SHIPPING_WEBHOOK_SECRET: 'shipping-secret-0123456789',
   CRON_SECRET: 'cron-secret-0123456789abcdef',
-  REDIS_URL: 'rediss://default:redis-password@shared.example.com:6379',
+  REDIS_URL: 'rediss://default:password@redis.example.com:6379',
 };
 
 describe('CLIENT_IP_HEADER', () => {

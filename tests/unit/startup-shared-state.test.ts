@@ -21,7 +21,11 @@ describe('start-up warning about per-instance state', () => {
   it('production without REDIS_URL warns that state is per instance', () => {
     useTestEnv(PRODUCTION);
     validateConfigurationAtStart();
-    expect(startWarnings().filter((m) => m.includes('REDIS_URL is not set'))).toHaveLength(1);
+    // One warning for the one missing setting, naming both costs: state per instance, and a replay queue and cursor that are not durable.
+    const redisWarnings = startWarnings().filter((m) => m.includes('REDIS_URL is not set'));
+    expect(redisWarnings).toHaveLength(1);
+    expect(redisWarnings[0]).toContain('kept per instance');
+    expect(redisWarnings[0]).toMatch(/shipping replay queue and the reconciliation cursor .*not durable/);
     expect(loggedLines().find((line) => line.event === 'service.started')).toMatchObject({ sharedState: 'memory' });
   });
 

@@ -9,15 +9,11 @@
  * is parked after MAX_REPLAY_ATTEMPTS failed attempts: parked entries are kept,
  * reported by every replay run and logged, never dropped.
  *
- * A Redis implementation (one file beside the other Redis state, chosen in
- * lib/services.ts) keeps: entry bodies as JSON in a hash (`HSET <prefix>:entries
- * <id> <json>`); waiting ids in a sorted set scored by `nextAttemptAt`; parked
- * bodies in a second hash. `takeDue` must be atomic across instances (a Lua
- * script: ZRANGEBYSCORE -inf <now> LIMIT 0 <limit>, then ZADD each id with
- * score <now + leaseMs>, then HMGET the bodies), so two overlapping runs never
- * take the same entry; `retryLater` is HSET + ZADD; `remove` is ZREM + HDEL;
- * `park` is ZREM + HDEL + HSET into the parked hash, in one MULTI. No key
- * expires: durability needs Redis persistence (AOF) on the server.
+ * With REDIS_URL set the queue lives in Redis (lib/redis/shipping-replay-queue.ts:
+ * bodies in a hash, waiting ids in a sorted set scored by `nextAttemptAt`, parked
+ * entries in a second hash; `takeDue` one Lua script, so two overlapping runs on
+ * different instances never take the same entry), with this in-process queue as
+ * its last resort when Redis cannot take an entry (lib/redis/fallback.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { log } from '@/lib/log';
@@ -120,6 +116,16 @@ export class MemoryShippingReplayQueue implements ShippingReplayQueue {
 
   async counts(): Promise<{ waiting: number; parked: number }> {
     return { waiting: this.waiting.size, parked: this.parkedEntries.size };
+  }
+
+  /** Whether this queue holds the entry, waiting (taken or not). */
+  holds(id: string): boolean {
+    return this.waiting.has(id);
+  }
+
+  /** The waiting entries, for handing them over to the shared queue once Redis answers again (lib/redis/fallback.ts). */
+  waitingEntries(): ReplayEntry[] {
+    return [...this.waiting.values()].map((entry) => structuredClone(entry));
   }
 }
 

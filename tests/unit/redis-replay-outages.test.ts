@@ -1,0 +1,80 @@
+/**
+ * The replay queue and the reconciliation cursor when Redis fails, against a
+ * disposable redis-server of this file's own (stopped and restarted here):
+ * a shipping update is never lost (kept in this instance's memory, logged at
+ * error level with its order id only, handed over to Redis when it answers
+ * again), a replay run fails rather than report an empty queue, and the
+ * cursor is treated as absent (read) or logged (save, clear).
+ */
+import { describe, expect, it } from 'vitest';
+import { RedisReconcileCursorStore } from '@/lib/redis/reconcile-cursor';
+import { SharedStateUnavailableError } from '@/lib/redis/connection';
+import { ReconcileCursorWithFallback, ShippingReplayQueueWithFallback } from '@/lib/redis/fallback';
+import { RedisShippingReplayQueue } from '@/lib/redis/shipping-replay-queue';
+import { MemoryShippingReplayQueue } from '@/lib/webhooks/shipping/replay-queue';
+import { noRedis, noRedisServerBinary, REDIS_SKIP_REASON, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
+import { loggedLines } from '../support/setup';
+
+const skip = noRedis || noRedisServerBinary;
+const reason = noRedis ? REDIS_SKIP_REASON : 'redis-server is not installed (set REDIS_SERVER_BIN)';
+
+const notice = { orderNumber: '77', trackingNumber: '1ZSECRETTRACK', carrier: 'UPS', shipDate: undefined };
+const entry = (nextAttemptAt = 0) => ({
+  work: { kind: 'shipment' as const, notice },
+  orderId: 77,
+  attempts: 1,
+  lastFailure: 'store:unavailable',
+  firstQueuedAt: 0,
+  nextAttemptAt,
+});
+
+describe.skipIf(skip)(`replay queue and cursor when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, () => {
+  it('an update queued while Redis is down is kept in memory, logged with its order id, and handed over to Redis later', async () => {
+    const server = await startDisposableRedis();
+    const prefix = testPrefix('replay-outage');
+    const shared = new RedisShippingReplayQueue(redisConnection(server.url, 300), { prefix });
+    const local = new MemoryShippingReplayQueue();
+    const queue = new ShippingReplayQueueWithFallback(shared, local);
+    await server.stop();
+
+    const added = await queue.add(entry());
+    expect(await local.counts()).toEqual({ waiting: 1, parked: 0 });
+    const kept = loggedLines().filter((line) => line.event === 'shipping.replay_kept_in_memory');
+    expect(kept).toEqual([expect.objectContaining({ level: 'error', orderId: 77, kind: 'shipment' })]);
+    expect(JSON.stringify(loggedLines())).not.toContain('1ZSECRETTRACK');
+    expect(JSON.stringify(loggedLines())).not.toContain('redis://');
+
+    // A replay run while Redis is still down: this instance replays its own entry...
+    const taken = await queue.takeDue(1, 1000);
+    expect(taken?.id).toBe(added.id);
+    await queue.retryLater({ ...taken!, attempts: 2, nextAttemptAt: 2 });
+    // ...and then fails on the shared queue, rather than calling it empty.
+    await expect(queue.takeDue(1, 1000)).rejects.toBeInstanceOf(SharedStateUnavailableError);
+    await expect(queue.counts()).rejects.toBeInstanceOf(SharedStateUnavailableError);
+
+    // Redis is back: the next run hands the entry over, as it was, and takes it from Redis.
+    await server.restart();
+    const afterOutage = new ShippingReplayQueueWithFallback(new RedisShippingReplayQueue(redisConnection(server.url, 300), { prefix }), local);
+    expect(await afterOutage.takeDue(5, 1000)).toEqual({ ...added, attempts: 2, nextAttemptAt: 1005 });
+    expect(await local.counts()).toEqual({ waiting: 0, parked: 0 });
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.replay_handed_over', entryId: added.id, orderId: 77 }));
+    await afterOutage.remove(added.id);
+    expect(await afterOutage.counts()).toEqual({ waiting: 0, parked: 0 });
+  });
+
+  it('the cursor: unreadable means none (a pass from the newest event), a failed save or clear is logged, not thrown', async () => {
+    const server = await startDisposableRedis();
+    const cursor = new ReconcileCursorWithFallback(new RedisReconcileCursorStore(redisConnection(server.url, 300), { prefix: testPrefix('cursor-outage') }));
+    await cursor.save({ startingAfter: 'evt_saved', savedAt: 1 }, 60_000);
+    expect(await cursor.load()).toEqual({ startingAfter: 'evt_saved', savedAt: 1 });
+    await server.stop();
+
+    expect(await cursor.load()).toBeUndefined();
+    await cursor.save({ startingAfter: 'evt_lost', savedAt: 2 }, 60_000);
+    await cursor.clear();
+    const events = loggedLines().map((line) => [line.event, line.level]);
+    expect(events).toContainEqual(['reconcile.cursor_unreadable', 'warn']);
+    expect(events).toContainEqual(['reconcile.cursor_not_saved', 'error']);
+    expect(events).toContainEqual(['reconcile.cursor_not_cleared', 'warn']);
+  });
+});
