@@ -10,7 +10,8 @@ export default defineConfig({
     setupFiles: ['tests/support/setup.ts'],
     // Route tests share module-level state (rate limiter, locks); isolate each file.
     isolate: true,
-    testTimeout: 15_000,
+    // 15 s of a test's own time, plus up to 15 s waiting for a fresh rate-limit window (awayFromWindowEdge).
+    testTimeout: 30_000,
     // `include` lives in each project: with `extends: true` a root include would be added to the e2e one.
     projects: [
       {
