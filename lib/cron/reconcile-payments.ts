@@ -32,6 +32,12 @@ export interface ReconcileSummary {
   checked: number;
   applied: number;
   skipped: number;
+  /**
+   * Of `skipped`: events older than the instance's memory of applied events (no
+   * REDIS_URL, and the process restarted since), other than successful payments,
+   * which cannot be told applied or not and are left alone (see isVerifiable).
+   */
+  unverifiable: number;
   failed: FailedEvent[];
   /** True when the run reached the end of the window; false when it stopped for time and left a cursor. */
   complete: boolean;
@@ -50,6 +56,19 @@ function reasonOf(error: unknown): string {
   return 'unexpected';
 }
 
+/**
+ * Whether applying `event` again is harmless if the webhook already applied it
+ * before the memory of applied events began (a restart without REDIS_URL). A
+ * successful payment is: the order's paid status stops a second write. A failed
+ * payment is not: applying it twice would restore an old cart over the
+ * customer's current one and overwrite a later note, so it is left alone.
+ */
+function isVerifiable(event: { created: number; type: string }, remembersSince: number | undefined): boolean {
+  // `created` is in whole seconds: an event of the second the memory began counts as remembered.
+  if (remembersSince === undefined || event.created >= Math.floor(remembersSince / 1000)) return true;
+  return event.type === 'payment_intent.succeeded';
+}
+
 export async function reconcilePayments(services: Services, budget: Budget, now: () => number = Date.now): Promise<ReconcileSummary> {
   const { config, reconcileCursor } = services;
   const timeoutMs = config.upstreamTimeoutMs;
@@ -63,6 +82,7 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
     checked: 0,
     applied: 0,
     skipped: 0,
+    unverifiable: 0,
     failed: [],
     complete: false,
     resumed: saved !== undefined,
@@ -105,6 +125,17 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
       }
       summary.checked += 1;
       const context: { orderId?: number } = {};
+      if (!isVerifiable(event, services.processedEvents.remembersSince)) {
+        summary.skipped += 1;
+        summary.unverifiable += 1;
+        log.warn('reconcile.event_unverifiable', {
+          eventId: event.id,
+          eventType: event.type,
+          hint: 'set REDIS_URL so applied events are remembered across restarts',
+        });
+        startingAfter = event.id;
+        continue;
+      }
       try {
         const { outcome } = await asUnit(unitDeadlineMs(timeoutMs), () => applyCardEvent(event, services, context));
         if (changedOrder(outcome)) {
@@ -136,6 +167,7 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
     checked: summary.checked,
     applied: summary.applied,
     skipped: summary.skipped,
+    unverifiable: summary.unverifiable || undefined,
     failed: summary.failed.length,
     complete: summary.complete,
     resumed: summary.resumed,

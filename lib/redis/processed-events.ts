@@ -10,6 +10,8 @@ import { PROCESSED_EVENT_TTL_MS, type ProcessedEvents } from '@/lib/security/pro
 export class RedisProcessedEvents implements ProcessedEvents {
   private readonly prefix: string;
   private readonly ttlMs: number;
+  /** Shared and durable: it outlives every instance, for PROCESSED_EVENT_TTL_MS. */
+  readonly remembersSince = undefined;
 
   constructor(
     private readonly connection: RedisConnection,

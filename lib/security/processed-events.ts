@@ -10,12 +10,20 @@ import { LRUCache } from 'lru-cache';
 export interface ProcessedEvents {
   has(eventId: string): Promise<boolean>;
   remember(eventId: string): Promise<void>;
+  /**
+   * Since when (ms) every applied event is known to this memory: the start of the
+   * process for the in-process memory, which a restart empties; undefined for a
+   * durable memory (Redis) that outlives instances. Payment reconciliation cannot
+   * tell whether an older event was applied when this is later than the event.
+   */
+  readonly remembersSince: number | undefined;
 }
 
 export const PROCESSED_EVENT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 export class MemoryProcessedEvents implements ProcessedEvents {
   private readonly seen: LRUCache<string, true>;
+  readonly remembersSince = Date.now();
 
   constructor(options: { max?: number; ttlMs?: number } = {}) {
     this.seen = new LRUCache({ max: options.max ?? 100_000, ttl: options.ttlMs ?? PROCESSED_EVENT_TTL_MS });

@@ -140,7 +140,31 @@ describe('payment reconciliation', () => {
     expect(providers.orderUpdates(312)).toHaveLength(1);
   });
 
+  it('after a restart without Redis, leaves alone a failure older than its memory of applied events, but still applies an older success', async () => {
+    const failedIntent = pendingOrderWithIntent(317, 78);
+    providers.stripe.fail(failedIntent.id);
+    expect(await deliverToWebhook(lastEvent())).toBe(200);
+    const paidIntent = pendingOrderWithIntent(318);
+    providers.stripe.succeed(paidIntent.id);
+    // Both events a minute old; the process restarts: the in-process memory of applied events is empty.
+    for (const event of providers.stripe.events.events) event.created -= 60;
+    resetServices();
+    const writesBefore = providers.orderUpdates(317).length;
+
+    const { body } = await reconcile();
+
+    expect(body).toMatchObject({ checked: 2, applied: 1, skipped: 1, unverifiable: 1, failed: [] });
+    // The failure is not applied twice: no second note, no old cart restored over the customer's current one.
+    expect(providers.orderUpdates(317)).toHaveLength(writesBefore);
+    expect(providers.callsTo('store', 'POST', /\/customers\/78\/cart\/restore$/)).toHaveLength(1);
+    // A success is safe to apply whatever the memory says: the paid status stops a second write.
+    expect(providers.woo.get(318).status).toBe('processing');
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'reconcile.event_unverifiable', eventType: 'payment_intent.payment_failed' }));
+  });
+
   it('applies a failed payment as the failure path: the order stays pending with the failure recorded', async () => {
+    // The instance was running when the payment failed (without Redis, older failures are left alone: see below).
+    getServices();
     const intent = pendingOrderWithIntent(302, 77);
     providers.stripe.fail(intent.id, 'Your card has insufficient funds.');
 
