@@ -92,6 +92,7 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
     log.warn('shipping.replay_failed', { entryId: entry.id, orderId: entry.orderId, attempts, failure });
   };
 
+  const triedThisRun = new Set<string>();
   for (;;) {
     if (!budget.fits(worstCase.shipment(timeoutMs))) {
       summary.complete = false;
@@ -99,6 +100,14 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
     }
     const entry = await queue.takeDue(now(), LEASE_MS);
     if (!entry) break;
+    if (triedThisRun.has(entry.id)) {
+      // Failed once already in this run and due again at once (a first failure waits only for the
+      // next run): handed back for that run instead of hitting a failing store twice in a row.
+      // Entries come oldest-due first, so every one still due was tried in this run too.
+      await queue.retryLater({ ...entry, nextAttemptAt: now() });
+      break;
+    }
+    triedThisRun.add(entry.id);
     if (entry.work.kind === 'resource' && !budget.fits(worstCase.shipStationBatch(timeoutMs))) {
       // A batch may need every page: handed back untouched for the next run, which starts with time to spare.
       await queue.retryLater({ ...entry, nextAttemptAt: now() });

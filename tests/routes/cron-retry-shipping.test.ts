@@ -158,6 +158,23 @@ describe('shipping replay', () => {
     expect([woo().get(405).status, woo().get(406).status]).toEqual(['shipped', 'shipped']);
   });
 
+  it('tries a shipment once per run: one read from a batch that fails at the store waits for the next run', async () => {
+    woo().seed({ id: 410, status: 'processing' });
+    const batch = [{ orderNumber: '410', trackingNumber: 'T410', carrierCode: 'ups', shipDate: '2026-05-01' }];
+    const resourceUrl = ctx.shipStation.addBatch('4100', batch);
+    ctx.shipStation.answerNext({ status: 503 }, { status: 503 }, { status: 503 });
+    await ship({ resource_type: 'SHIP_NOTIFY', resource_url: resourceUrl });
+    ctx.shipStation.reset();
+    ctx.shipStation.addBatch('4100', batch);
+    // The batch is read in the run, but the store is down for its shipment (both attempts of each read).
+    ctx.providers.failStore('GET', /\/orders\/410$/, 503, 'internal_server_error', 4 * READ_ATTEMPTS);
+
+    const { body } = await retry();
+
+    expect(body).toMatchObject({ checked: 2, applied: 0, retrying: 1, waiting: 1 });
+    expect(ctx.providers.callsTo('store', 'GET', /\/orders\/410$/)).toHaveLength(READ_ATTEMPTS);
+  });
+
   it('queues a batch ShipStation refused with 401 (credentials being rotated), but not one from a refused URL', async () => {
     woo().seed({ id: 409, status: 'processing' });
     const batch = [{ orderNumber: '409', trackingNumber: 'T409', carrierCode: 'ups', shipDate: '2026-05-01' }];
