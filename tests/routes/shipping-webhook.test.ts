@@ -163,11 +163,15 @@ describe('notifications with no effect are answered 200', () => {
   it('an unknown notification type touches nothing', async () => {
     woo().seed({ id: 111, status: 'processing' });
 
-    const response = await ship({ resource_type: 'FULFILLMENT_SHIPPED', order_number: '111' });
+    const response = await ship({ resource_type: 'FULFILLMENT_SHIPPED <script>call +1 555 0100</script>', order_number: '111' });
 
     expect(response.status).toBe(200);
     expect(storeCalls()).toHaveLength(0);
-    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'request', outcome: 'ignored_event_type' }));
+    expect(loggedLines()).toContainEqual(
+      expect.objectContaining({ event: 'request', outcome: 'ignored_event_type', eventType: 'unknown' }),
+    );
+    // The sender's own text never reaches a log line (nor the trace, which takes the same field).
+    expect(JSON.stringify(loggedLines())).not.toContain('FULFILLMENT_SHIPPED');
   });
 
   it.each([

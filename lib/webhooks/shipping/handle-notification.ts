@@ -35,7 +35,8 @@ export async function handleShippingNotification(rawBody: string, services: Serv
   }
   const { payload } = parsed;
   const eventType = payload.resource_type;
-  context.eventType = eventType.slice(0, 50);
+  // Only a known type reaches the log and the trace: the sender's own text never does.
+  context.eventType = ORDER_EVENT_TYPES.has(eventType) || SHIPPED_EVENT_TYPES.has(eventType) ? eventType : 'unknown';
 
   if (ORDER_EVENT_TYPES.has(eventType)) {
     log.info('shipping.order_notification', { eventType });
