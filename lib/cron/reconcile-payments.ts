@@ -17,7 +17,7 @@ import { worstCase, type RunBudget } from '@/lib/cron/budget';
 import { CardProviderError, ServiceError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { applyCardEvent, changedOrder, HANDLED_EVENT_TYPES } from '@/lib/webhooks/card/handle-event';
+import { applyCardEvent, changedOrder, handledEventTypes } from '@/lib/webhooks/card/handle-event';
 
 /** Stripe's largest page. */
 const PAGE_SIZE = 100;
@@ -81,7 +81,7 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
     }
     let page;
     try {
-      page = await card.listEvents({ types: HANDLED_EVENT_TYPES, createdFrom, limit: PAGE_SIZE, startingAfter });
+      page = await card.listEvents({ types: handledEventTypes(services.config), createdFrom, limit: PAGE_SIZE, startingAfter });
     } catch (error) {
       // A cursor the provider no longer knows (events are kept 30 days) would block every run: start over.
       if (error instanceof CardProviderError && error.code === 'resource_missing' && startingAfter) {

@@ -24,6 +24,8 @@ export interface StripeIntent {
   metadata: Record<string, string>;
   latest_charge: string | null;
   payment_method: string | null;
+  /** What the intent may be paid with: `allowed_payment_method_types`, or the dashboard's methods with automatic_payment_methods. */
+  payment_method_types: string[];
   last_payment_error: StripePaymentError | null;
   created: number;
   livemode: false;
@@ -112,6 +114,9 @@ export function parseFormBody(body: string): Params {
   return result;
 }
 
+/** The methods the stand-in's "dashboard" has turned on: what an intent without a list may use. */
+const DASHBOARD_METHODS = ['card', 'link', 'sepa_debit'];
+
 const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
 const UPDATABLE: StripeIntent['status'][] = ['requires_payment_method', 'requires_confirmation', 'requires_action'];
 
@@ -177,6 +182,16 @@ export class StripeModel {
     if (!/^[a-z]{3}$/.test(currency)) throw invalid('Missing required param: currency.', 'currency', 'parameter_missing');
     if (params.amount === undefined) throw invalid('Missing required param: amount.', 'amount', 'parameter_missing');
     const amount = parseAmount(params.amount, currency);
+    // Not writable since API 2026-09-30 (the version the SDK pins).
+    if (params.payment_method_types !== undefined) {
+      throw invalid('payment_method_types is no longer supported; use allowed_payment_method_types.', 'payment_method_types', 'payment_method_types_no_longer_supported');
+    }
+    const allowed = params.allowed_payment_method_types;
+    const automatic = (params.automatic_payment_methods as Params | undefined)?.enabled === 'true';
+    if (allowed !== undefined && automatic) {
+      throw invalid('allowed_payment_method_types and automatic_payment_methods cannot be used together.', 'allowed_payment_method_types', 'parameters_exclusive');
+    }
+    const methodTypes = allowed && typeof allowed === 'object' ? Object.values(allowed as Record<string, string>) : DASHBOARD_METHODS;
     const id = this.newId('pi');
     const intent: StripeIntent = {
       id,
@@ -191,6 +206,7 @@ export class StripeModel {
       metadata: { ...((params.metadata as Record<string, string>) ?? {}) },
       latest_charge: null,
       payment_method: null,
+      payment_method_types: [...methodTypes],
       last_payment_error: null,
       created: Math.floor(Date.now() / 1000),
       livemode: false,

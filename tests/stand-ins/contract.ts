@@ -353,7 +353,7 @@ export function defineContract(label: string, target: ContractTarget): void {
       const first = await card().listEvents({ types, createdFrom: since, limit: 2 });
       expect(first.events.map((e) => e.id)).toEqual([recorded[3], recorded[1]]);
       expect(first.hasMore).toBe(true);
-      expect(first.events[0]).toMatchObject({ type: 'payment_intent.succeeded', created: since + 2, object: { id: intents[2]!.id } });
+      expect(first.events[0]).toMatchObject({ type: 'payment_intent.succeeded', created: since + 2, kind: 'payment_intent', intent: { intentId: intents[2]!.id } });
       const second = await card().listEvents({ types, createdFrom: since, limit: 2, startingAfter: first.events[1]!.id });
       // Older than the window (`old`) or of another type (`created`): not listed.
       expect(second.events.map((e) => e.id)).toEqual([recorded[0]]);

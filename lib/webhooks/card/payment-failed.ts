@@ -4,13 +4,21 @@
  * and records the failure; a registered customer gets the cart back first so
  * the note can say so. An order in any other status is left alone.
  */
+import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { paymentFailedNote } from '@/lib/orders/notes';
 import type { Services } from '@/lib/services';
 import { restoreCartAfterFailure } from '@/lib/webhooks/card/customer-cart';
-import type { PaymentIntentFacts } from '@/lib/webhooks/card/event';
+import type { PaymentIntentFacts } from '@/lib/card/events';
+import { cardEventHandler } from '@/lib/webhooks/card/handler';
 
 export type PaymentFailedOutcome = 'payment_failure_recorded' | 'not_pending';
+
+export const paymentFailed = cardEventHandler({
+  kind: 'payment_intent',
+  setting: 'spec',
+  apply: (orderId, event, services) => applyPaymentFailed(orderId, event.intent, services),
+});
 
 export async function applyPaymentFailed(
   orderId: number,
@@ -27,9 +35,9 @@ export async function applyPaymentFailed(
     buildOrderUpdate(order, {
       customerNote: paymentFailedNote(intent.errorMessage, restored),
       meta: {
-        _payment_failed_at: new Date().toISOString(),
-        _payment_error: intent.errorMessage,
-        _cart_restored_on_failure: restored ? 'yes' : 'no',
+        [META.paymentFailedAt]: new Date().toISOString(),
+        [META.paymentError]: intent.errorMessage,
+        [META.cartRestoredOnFailure]: restored ? 'yes' : 'no',
       },
       metaMode: 'append',
     }),
