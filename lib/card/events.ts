@@ -68,12 +68,6 @@ export interface ChargeFacts extends IntentLink {
   currency: string;
   /** Cumulative amount refunded on the charge, in minor units. */
   amountRefunded: number;
-  /**
-   * Every refund of the charge when the event carries the complete list; undefined when it does not
-   * (API 2022-11-15 and later leave `refunds` out unless expanded, and a long list may be cut): then the
-   * provider is asked.
-   */
-  refunds: RefundFacts[] | undefined;
 }
 
 export interface RefundEventFacts extends IntentLink, RefundFacts {
@@ -176,7 +170,6 @@ const chargeSchema = z.object({
   currency,
   amount_refunded: minor,
   payment_intent: expandable,
-  refunds: z.object({ data: z.array(refundSchema), has_more: z.boolean() }).nullish(),
 });
 
 const disputeSchema = z.object({
@@ -296,11 +289,11 @@ function readObject(envelope: CardEventEnvelope): CardEvent {
     const result = chargeSchema.safeParse(object);
     if (!result.success) return { ...base, kind: 'unreadable', problem: 'Webhook Error: event does not carry a charge' };
     const charge = result.data;
-    const complete = charge.refunds && !charge.refunds.has_more ? charge.refunds.data.map(refundFacts) : undefined;
+    // Its `refunds` list is not read: API 2022-11-15 and later leave it out, and a snapshot may be stale.
     return {
       ...base,
       kind: 'charge',
-      charge: { chargeId: charge.id, currency: charge.currency, amountRefunded: charge.amount_refunded, refunds: complete, ...intentLinkOf(charge.payment_intent) },
+      charge: { chargeId: charge.id, currency: charge.currency, amountRefunded: charge.amount_refunded, ...intentLinkOf(charge.payment_intent) },
     };
   }
   if ((REFUND_EVENTS as readonly string[]).includes(type)) {

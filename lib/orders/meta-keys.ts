@@ -33,6 +33,10 @@ export const META = {
   // CARD_LIFECYCLE_EVENTS=disputes: the open dispute's id, and the status the order had before it.
   disputeId: '_dispute_id',
   statusBeforeDispute: '_status_before_dispute',
+  // CARD_LIFECYCLE_EVENTS=disputes: `won`, `lost`… once the dispute is closed.
+  disputeStatus: '_dispute_status',
+  // CARD_LIFECYCLE_EVENTS=refunds, on each WooCommerce refund (not the order): the Stripe refund it records.
+  providerRefundId: '_provider_refund_id',
 } as const;
 
 export type MetaKey = (typeof META)[keyof typeof META];

@@ -20,6 +20,8 @@ import type { CardEventHandler } from '@/lib/webhooks/card/handler';
 import { orderIdOfEvent } from '@/lib/webhooks/card/order-of-event';
 import { paymentFailed } from '@/lib/webhooks/card/payment-failed';
 import { paymentSucceeded } from '@/lib/webhooks/card/payment-succeeded';
+import { chargeRefunded } from '@/lib/webhooks/card/refund';
+import { refundUpdated } from '@/lib/webhooks/card/refund-updated';
 
 export interface CardWebhookResponse {
   received: true;
@@ -28,6 +30,8 @@ export interface CardWebhookResponse {
 const HANDLERS: ReadonlyMap<string, CardEventHandler> = new Map<string, CardEventHandler>([
   ['payment_intent.succeeded', paymentSucceeded],
   ['payment_intent.payment_failed', paymentFailed],
+  ['charge.refunded', chargeRefunded],
+  ['charge.refund.updated', refundUpdated],
 ] as [string, CardEventHandler][]);
 
 function handlerFor(type: string, config: Pick<Config, 'lifecycleEvents'>): CardEventHandler | undefined {
