@@ -19,6 +19,7 @@ import { applyEventOnce, DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-onc
 import type { CardEventHandler } from '@/lib/webhooks/card/handler';
 import { orderIdOfEvent } from '@/lib/webhooks/card/order-of-event';
 import { paymentFailed } from '@/lib/webhooks/card/payment-failed';
+import { paymentProcessing } from '@/lib/webhooks/card/payment-processing';
 import { paymentSucceeded } from '@/lib/webhooks/card/payment-succeeded';
 import { chargeRefunded } from '@/lib/webhooks/card/refund';
 import { refundUpdated } from '@/lib/webhooks/card/refund-updated';
@@ -30,6 +31,7 @@ export interface CardWebhookResponse {
 const HANDLERS: ReadonlyMap<string, CardEventHandler> = new Map<string, CardEventHandler>([
   ['payment_intent.succeeded', paymentSucceeded],
   ['payment_intent.payment_failed', paymentFailed],
+  ['payment_intent.processing', paymentProcessing],
   ['charge.refunded', chargeRefunded],
   ['charge.refund.updated', refundUpdated],
 ] as [string, CardEventHandler][]);
