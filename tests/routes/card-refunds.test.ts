@@ -4,6 +4,8 @@
  * often it is delivered; with the setting off nothing changes.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
+import { reconcilePayments } from '@/lib/cron/reconcile-payments';
+import { getServices } from '@/lib/services';
 import type { StripeIntent } from '@/scripts/stand-ins/stripe-model';
 import { deliverEvent } from '../support/card-events';
 import { useTestEnv } from '../support/env';
@@ -151,5 +153,21 @@ describe('with CARD_LIFECYCLE_EVENTS empty', () => {
     expect(await deliverEvent(providers.stripe.updateRefund(refund.id, 'failed'))).toEqual({ status: 200, body: { received: true } });
     expect(providers.calls).toEqual([]);
     expect(refundsOf(1321)).toEqual([]);
+  });
+});
+
+describe('reconciliation with refunds on', () => {
+  it('lists refund events too and records a refund whose webhook never arrived, once', async () => {
+    const intent = await paidOrder(1331);
+    providers.stripe.refund(intent.id, 1200);
+    const everything = { fits: () => true };
+
+    const first = await reconcilePayments(getServices(), everything);
+    expect(first).toMatchObject({ failed: [] });
+    // The stand-in filters by `types[]`: the refund is found only because the enabled types are asked for.
+    expect(refundsOf(1331).map((r) => r.amount)).toEqual(['12.00']);
+
+    await reconcilePayments(getServices(), everything);
+    expect(refundsOf(1331)).toHaveLength(1);
   });
 });

@@ -14,6 +14,17 @@ describe('CARD_LIFECYCLE_EVENTS', () => {
   it('reads a comma-separated list in any case and spacing, each word once', () => {
     const config = parseConfig({ NODE_ENV: 'test', CARD_LIFECYCLE_EVENTS: ' Refunds, disputes ,refunds' });
     expect([...config.lifecycleEvents]).toEqual(['refunds', 'disputes']);
+    // Reconciliation asks the provider for exactly the enabled types.
+    expect(handledEventTypes(config)).toEqual([
+      'payment_intent.succeeded',
+      'payment_intent.payment_failed',
+      'charge.refunded',
+      'charge.refund.updated',
+      'charge.dispute.created',
+      'charge.dispute.closed',
+      'charge.dispute.funds_withdrawn',
+      'charge.dispute.funds_reinstated',
+    ]);
   });
 
   it('refuses an unknown word at start, naming the variable and not its value', () => {

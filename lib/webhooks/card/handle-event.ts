@@ -15,6 +15,7 @@ import { InvalidCardEventError } from '@/lib/card/events';
 import type { Config } from '@/lib/config';
 import type { RequestContext } from '@/lib/http/route';
 import type { Services } from '@/lib/services';
+import { disputeClosed, disputeCreated, disputeFundsReinstated, disputeFundsWithdrawn } from '@/lib/webhooks/card/dispute';
 import { applyEventOnce, DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import type { CardEventHandler } from '@/lib/webhooks/card/handler';
 import { orderIdOfEvent } from '@/lib/webhooks/card/order-of-event';
@@ -34,6 +35,10 @@ const HANDLERS: ReadonlyMap<string, CardEventHandler> = new Map<string, CardEven
   ['payment_intent.processing', paymentProcessing],
   ['charge.refunded', chargeRefunded],
   ['charge.refund.updated', refundUpdated],
+  ['charge.dispute.created', disputeCreated],
+  ['charge.dispute.closed', disputeClosed],
+  ['charge.dispute.funds_withdrawn', disputeFundsWithdrawn],
+  ['charge.dispute.funds_reinstated', disputeFundsReinstated],
 ] as [string, CardEventHandler][]);
 
 function handlerFor(type: string, config: Pick<Config, 'lifecycleEvents'>): CardEventHandler | undefined {
@@ -64,9 +69,7 @@ const UNCHANGED: ReadonlySet<string> = new Set([
   'not_pending',
   'refund_already_recorded',
   'refund_not_recorded',
-  'not_disputable',
-  'no_open_dispute',
-  'dispute_note_skipped',
+  'dispute_already_recorded',
 ]);
 
 /** Whether an outcome of applyCardEvent wrote to the order. */
