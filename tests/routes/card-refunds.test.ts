@@ -10,6 +10,7 @@ import type { StripeIntent } from '@/scripts/stand-ins/stripe-model';
 import { deliverEvent } from '../support/card-events';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
+import { loggedLines } from '../support/setup';
 
 const providers = useProviders();
 
@@ -116,6 +117,19 @@ describe('charge.refunded', () => {
 
     expect((await deliverEvent(event)).status).toBe(200);
     expect(refundsOf(1306)).toHaveLength(1);
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'card.refund_not_recordable', level: 'error', orderId: 1306, amount: 1000, remaining: 500 }));
+  });
+
+  it('records two refunds once each when their events are delivered at the same moment, several times over', async () => {
+    const intent = await paidOrder(1308);
+    const first = providers.stripe.refund(intent.id, 700);
+    const second = providers.stripe.refund(intent.id, 800);
+
+    const answers = await Promise.all([first.event, second.event, first.event, second.event].map((event) => deliverEvent(event)));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+
+    expect(refundIdsOf(1308).sort()).toEqual([first.refund.id, second.refund.id].sort());
+    expect(providers.callsTo('store', 'POST', /\/orders\/1308\/refunds$/)).toHaveLength(2);
   });
 });
 
