@@ -63,16 +63,12 @@ export interface RefundFacts {
   reason: string | undefined;
 }
 
+/** A refunded charge: its refunds are listed from the provider (lib/card/stripe.ts, listChargeRefunds). */
 export interface ChargeFacts extends IntentLink {
   chargeId: string;
-  currency: string;
-  /** Cumulative amount refunded on the charge, in minor units. */
-  amountRefunded: number;
 }
 
-export interface RefundEventFacts extends IntentLink, RefundFacts {
-  chargeId: string | undefined;
-}
+export type RefundEventFacts = IntentLink & RefundFacts;
 
 export interface DisputeFacts extends IntentLink {
   disputeId: string;
@@ -161,14 +157,11 @@ const refundSchema = z.object({
   currency,
   status: z.string().nullish(),
   reason: z.string().nullish(),
-  charge: expandable,
   payment_intent: expandable,
 });
 
 const chargeSchema = z.object({
   id,
-  currency,
-  amount_refunded: minor,
   payment_intent: expandable,
 });
 
@@ -253,11 +246,6 @@ function intentLinkOf(value: z.infer<typeof expandable>): IntentLink {
   return { intentId: value.id, orderId: shopOrderId(value.metadata as Record<string, unknown> | undefined) };
 }
 
-function idOf(value: z.infer<typeof expandable>): string | undefined {
-  if (value === null || value === undefined) return undefined;
-  return typeof value === 'string' ? value : value.id;
-}
-
 function refundFacts(refund: z.infer<typeof refundSchema>): RefundFacts {
   return {
     refundId: refund.id,
@@ -293,7 +281,7 @@ function readObject(envelope: CardEventEnvelope): CardEvent {
     return {
       ...base,
       kind: 'charge',
-      charge: { chargeId: charge.id, currency: charge.currency, amountRefunded: charge.amount_refunded, ...intentLinkOf(charge.payment_intent) },
+      charge: { chargeId: charge.id, ...intentLinkOf(charge.payment_intent) },
     };
   }
   if ((REFUND_EVENTS as readonly string[]).includes(type)) {
@@ -302,7 +290,7 @@ function readObject(envelope: CardEventEnvelope): CardEvent {
     return {
       ...base,
       kind: 'refund',
-      refund: { ...refundFacts(result.data), chargeId: idOf(result.data.charge), ...intentLinkOf(result.data.payment_intent) },
+      refund: { ...refundFacts(result.data), ...intentLinkOf(result.data.payment_intent) },
     };
   }
   if ((DISPUTE_EVENTS as readonly string[]).includes(type)) {

@@ -54,11 +54,6 @@ export function handledEventTypes(config: Pick<Config, 'lifecycleEvents'>): stri
   return [...HANDLERS.keys()].filter((type) => handlerFor(type, config) !== undefined);
 }
 
-/** Every type a CARD_LIFECYCLE_EVENTS word turns on (README, Stripe). */
-export function eventTypesOf(setting: CardEventHandler['setting']): string[] {
-  return [...HANDLERS].filter(([, handler]) => handler.setting === setting).map(([type]) => type);
-}
-
 export const IGNORED_EVENT_TYPE = 'ignored_event_type';
 export const NO_ORDER_ID = 'no_order_id';
 
@@ -116,6 +111,7 @@ export async function applyCardEvent(
   const orderId = await orderIdOfEvent(event, services);
   if (orderId === undefined) return { outcome: NO_ORDER_ID, orderId: undefined };
   context.orderId = orderId;
+  // The kind was checked above: the handler gets the event it reads.
   const outcome = await applyEventOnce(services, orderId, event.id, () => handler.apply(orderId, event as never, services));
   return { outcome, orderId };
 }
