@@ -35,14 +35,15 @@ describe('reading lifecycle events', () => {
   });
 
   it('marks a lifecycle event whose object is not what it should be as unreadable, and leaves other types unread', () => {
-    expect(toCardEvent({ id: 'e', type: 'charge.refunded', created: 0, object: { id: 'ch_1' } })).toMatchObject({ kind: 'unreadable' });
+    expect(toCardEvent({ id: 'e', type: 'charge.refunded', created: 0, object: { object: 'charge' } })).toMatchObject({ kind: 'unreadable' });
+    expect(toCardEvent({ id: 'e', type: 'charge.refund.updated', created: 0, object: { id: 're_1', amount: -5, currency: 'usd' } })).toMatchObject({ kind: 'unreadable' });
     expect(toCardEvent({ id: 'e', type: 'customer.created', created: 0, object: {} })).toMatchObject({ kind: 'other' });
   });
 });
 
 describe('delivering lifecycle events', () => {
   it('answers 400 for an unreadable event of an enabled type, and 200 with no effect when its word is off', async () => {
-    const bad = envelope('charge.refunded', { id: 'ch_1', amount_refunded: 'lots' });
+    const bad = envelope('charge.refunded', { id: 'ch_1', payment_intent: 42 });
     expect((await deliverEvent(bad)).status).toBe(400);
     useTestEnv({ CARD_LIFECYCLE_EVENTS: 'disputes' });
     expect(await deliverEvent(bad)).toEqual({ status: 200, body: { received: true } });
