@@ -145,6 +145,18 @@ describe('charge.refund.updated', () => {
     expect(providers.woo.notes.get(1311)).toEqual([expect.objectContaining({ customer_note: false, note: expect.stringContaining(refund.id) })]);
   });
 
+  it('does the same for refund.updated, and a second update event for the same refund finds nothing left to do', async () => {
+    const intent = await paidOrder(1313);
+    const { refund, event } = providers.stripe.refund(intent.id, 1000);
+    expect((await deliverEvent(event)).status).toBe(200);
+    const charge = providers.stripe.updateRefund(refund.id, 'failed');
+
+    expect((await deliverEvent({ ...charge, id: `${charge.id}_refund`, type: 'refund.updated' })).status).toBe(200);
+    expect(refundsOf(1313)).toEqual([]);
+    expect((await deliverEvent(charge)).status).toBe(200);
+    expect(providers.woo.notes.get(1313)).toHaveLength(1);
+  });
+
   it('arriving before charge.refunded finds nothing to remove, and the refund is then not recorded', async () => {
     const intent = await paidOrder(1312);
     const { refund, event } = providers.stripe.refund(intent.id, 1000);

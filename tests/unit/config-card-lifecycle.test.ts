@@ -20,6 +20,7 @@ describe('CARD_LIFECYCLE_EVENTS', () => {
       'payment_intent.payment_failed',
       'charge.refunded',
       'charge.refund.updated',
+      'refund.updated',
       'charge.dispute.created',
       'charge.dispute.closed',
       'charge.dispute.funds_withdrawn',

@@ -37,6 +37,7 @@ const HANDLERS: ReadonlyMap<string, CardEventHandler> = new Map<string, CardEven
   ['payment_intent.processing', paymentProcessing],
   ['charge.refunded', chargeRefunded],
   ['charge.refund.updated', refundUpdated],
+  ['refund.updated', refundUpdated],
   ['charge.dispute.created', disputeCreated],
   ['charge.dispute.closed', disputeClosed],
   ['charge.dispute.funds_withdrawn', disputeFundsWithdrawn],

@@ -1,5 +1,7 @@
 /**
- * `charge.refund.updated` (CARD_LIFECYCLE_EVENTS=refunds): a refund that
+ * `charge.refund.updated` and `refund.updated` (CARD_LIFECYCLE_EVENTS=refunds;
+ * Stripe sends the first for some payment methods only, the second for every
+ * refund, and both may come for one change): a refund that
  * failed or was canceled (bank debits can) did not return the money, so the
  * WooCommerce refund recorded for it is removed, with a private note for the
  * shop. Any other update changes nothing. Arriving before `charge.refunded`,
