@@ -549,23 +549,26 @@ export class WooCommerceModel {
     return structuredClone(refund);
   }
 
-  /** DELETE /orders/<id>/refunds/<refund_id>: refunds cannot be trashed, so only `force=true` deletes. */
+  /** DELETE /orders/<id>/refunds/<refund_id>: refunds cannot be trashed (WC_REST_CRUD_Controller: 501), so only `force=true` deletes. */
   deleteRefund(id: number, refundId: number, force: boolean): WooRefund {
     this.requireOrder(id);
     const list = this.refunds.get(id) ?? [];
     const refund = list.find((r) => r.id === refundId);
     if (!refund) throw new WooError(404, 'woocommerce_rest_invalid_id', 'Invalid ID.');
-    if (!force) throw new WooError(501, 'woocommerce_rest_trash_not_supported', 'Refunds do not support trashing.');
+    if (!force) throw new WooError(501, 'woocommerce_rest_trash_not_supported', 'The shop_order_refund does not support trashing.');
     this.refunds.set(id, list.filter((r) => r.id !== refundId));
     return structuredClone(refund);
   }
 
-  /** POST /orders/<id>/notes: `note` is required; `customer_note` (default false) also emails the customer. */
+  /**
+   * POST /orders/<id>/notes (WC_REST_Order_Notes_Controller): `note` is a required argument, so WordPress
+   * refuses a request without it; `customer_note` (default false) also emails the customer.
+   */
   addNote(id: number, body: Record<string, unknown>): WooNote {
-    if (!this.orders.has(id)) throw new WooError(404, 'woocommerce_rest_shop_order_invalid_id', 'Invalid order ID.');
-    if (typeof body.note !== 'string' || body.note === '') {
-      throw new WooError(400, 'woocommerce_rest_missing_note', 'Cannot create order note, please provide a note.');
+    if (typeof body.note !== 'string') {
+      throw new WooError(400, 'rest_missing_callback_param', 'Missing parameter(s): note', { params: ['note'] });
     }
+    if (!this.orders.has(id)) throw new WooError(404, 'woocommerce_rest_order_invalid_id', 'Invalid order ID.');
     const note: WooNote = { id: this.nextNoteId++, note: body.note, customer_note: body.customer_note === true, date_created: formatWooDate(this.now()) };
     this.notes.set(id, [...(this.notes.get(id) ?? []), note]);
     return structuredClone(note);

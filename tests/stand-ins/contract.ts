@@ -328,8 +328,8 @@ export function defineContract(label: string, target: ContractTarget): void {
       await store().addPrivateNote(id, 'Dispute opened at Stripe.');
       const notes = await rawStore('GET', `/wc/v3/orders/${id}/notes`);
       expect(notes.body).toEqual([expect.objectContaining({ note: 'Dispute opened at Stripe.', customer_note: false })]);
-      const empty = await rawStore('POST', `/wc/v3/orders/${id}/notes`, { note: '' });
-      expect(empty.body.code).toBe('woocommerce_rest_missing_note');
+      const missing = await rawStore('POST', `/wc/v3/orders/${id}/notes`, { customer_note: false });
+      expect(missing).toMatchObject({ status: 400, body: { code: 'rest_missing_callback_param' } });
     });
   });
 
