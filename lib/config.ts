@@ -37,6 +37,32 @@ const webhookSecrets = z
     message: 'must be one or more comma-separated secrets, each starting with "whsec_"',
   });
 
+/** CARD_LIFECYCLE_EVENTS words (README, Stripe): what happens to an order after its payment. */
+export const LIFECYCLE_EVENT_SETTINGS = ['refunds', 'disputes', 'async'] as const;
+export type LifecycleEventSetting = (typeof LIFECYCLE_EVENT_SETTINGS)[number];
+
+/** A comma-separated list of known words, each at most once; empty means none. */
+const wordList = <W extends string>(words: readonly W[], message: string) =>
+  z
+    .string()
+    .transform((v) => v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean))
+    .refine((list) => list.every((word) => (words as readonly string[]).includes(word)), { message })
+    .transform((list) => [...new Set(list)] as W[]);
+
+const LIFECYCLE_EXPECTED = `must be a comma-separated list of ${LIFECYCLE_EVENT_SETTINGS.join(', ')} (or empty)`;
+
+/** STRIPE_PAYMENT_METHODS: `automatic`, or payment method types such as card,link (lower-case identifiers). */
+const paymentMethodsSetting = z
+  .string()
+  .transform((v) => v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean))
+  .refine(
+    (list) =>
+      list.length > 0 &&
+      (list.length === 1 && list[0] === 'automatic' ? true : list.every((type) => type !== 'automatic' && /^[a-z][a-z0-9_]{0,49}$/.test(type))),
+    { message: 'must be "automatic" or a comma-separated list of payment method types such as card or card,link' },
+  )
+  .transform((list) => (list[0] === 'automatic' ? ('automatic' as const) : [...new Set(list)]));
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
 
@@ -82,6 +108,9 @@ const envSchema = z.object({
   // Stripe keeps events for 30 days.
   RECONCILE_WINDOW_HOURS: optional(positiveInt.max(720)).transform((v) => v ?? 72),
 
+  CARD_LIFECYCLE_EVENTS: optional(wordList(LIFECYCLE_EVENT_SETTINGS, LIFECYCLE_EXPECTED)).transform((v) => v ?? []),
+  STRIPE_PAYMENT_METHODS: optional(paymentMethodsSetting).transform((v) => v ?? ['card']),
+
   CARD_PAYMENT_METHOD_ID: optional(z.string().max(100)).transform((v) => v ?? 'cardprovider'),
   CARD_PAYMENT_METHOD_TITLE: optional(z.string().max(200)).transform((v) => v ?? 'Credit Card (cardprovider)'),
   MANUAL_PAYMENT_METHOD_TITLE: optional(z.string().max(200)).transform(
@@ -102,6 +131,8 @@ export interface CardSettings {
   /** Empty when STRIPE_WEBHOOK_SECRET is unset; several while a secret is being rolled. */
   webhookSecrets: readonly string[];
   apiBaseUrl: string | undefined;
+  /** STRIPE_PAYMENT_METHODS: which methods a new intent offers (card only when absent). */
+  paymentMethods?: 'automatic' | readonly string[];
 }
 
 export interface TokenSettings {
@@ -146,6 +177,10 @@ export interface Config {
     cardTitle: string;
     manualTitle: string;
   };
+  /** CARD_LIFECYCLE_EVENTS: which card events after the payment change orders (empty: the spec's behaviour). */
+  lifecycleEvents: ReadonlySet<LifecycleEventSetting>;
+  /** STRIPE_PAYMENT_METHODS: Stripe's dynamic methods, or the types sent as `payment_method_types`. */
+  stripePaymentMethods: 'automatic' | readonly string[];
   /** Names of the variables that were expected but not set (never their values). */
   missing: readonly string[];
   /** Human-readable warnings to log at start (names and facts only, never values). */
@@ -278,6 +313,11 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       );
     }
   }
+  if (env.STRIPE_PAYMENT_METHODS === 'automatic' && !env.CARD_LIFECYCLE_EVENTS.includes('async')) {
+    warnings.push(
+      'STRIPE_PAYMENT_METHODS=automatic without async in CARD_LIFECYCLE_EVENTS: a delayed method (bank debit) enabled in the Stripe dashboard leaves its order pending until the money arrives',
+    );
+  }
   if (Boolean(env.SHIPSTATION_API_KEY) !== Boolean(env.SHIPSTATION_API_SECRET)) {
     warnings.push('only one of SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET is set: resource_url deliveries will be ignored');
   }
@@ -291,7 +331,12 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
         }
       : undefined;
   const card = env.STRIPE_SECRET_KEY
-    ? { secretKey: env.STRIPE_SECRET_KEY, webhookSecrets: env.STRIPE_WEBHOOK_SECRET ?? [], apiBaseUrl: env.STRIPE_API_BASE_URL }
+    ? {
+        secretKey: env.STRIPE_SECRET_KEY,
+        webhookSecrets: env.STRIPE_WEBHOOK_SECRET ?? [],
+        apiBaseUrl: env.STRIPE_API_BASE_URL,
+        paymentMethods: env.STRIPE_PAYMENT_METHODS,
+      }
     : undefined;
   const token = env.CHECKOUT_TOKEN_SECRET
     ? {
@@ -330,6 +375,8 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       cardTitle: env.CARD_PAYMENT_METHOD_TITLE,
       manualTitle: env.MANUAL_PAYMENT_METHOD_TITLE,
     },
+    lifecycleEvents: new Set(env.CARD_LIFECYCLE_EVENTS),
+    stripePaymentMethods: env.STRIPE_PAYMENT_METHODS,
     missing,
     warnings,
   };

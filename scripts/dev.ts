@@ -114,6 +114,8 @@ async function main(): Promise<void> {
       stripe: standIns.stripe.url,
       storefrontOrigins: [storefrontUrl, `http://${LOOPBACK}:${storefront.port}`],
     }),
+    // Every lifecycle event on, so `npm run demo:refund` and `demo:dispute` change the order (README, Demo helpers).
+    CARD_LIFECYCLE_EVENTS: process.env.CARD_LIFECYCLE_EVENTS ?? 'refunds,disputes,async',
   };
   writeDemoState({
     pid: process.pid,

@@ -1,9 +1,23 @@
 /**
- * The card provider's events in the service's own shape: what the webhook
- * verifies and what reconciliation lists are the same type, so both are
- * applied by the same code (lib/webhooks/card/handle-event.ts).
+ * The card provider's events in the service's own shape (spec 2.3). The card
+ * module (lib/card/stripe.ts) turns what Stripe sends or lists into a
+ * `CardEvent` here, so the webhook and reconciliation apply the same typed
+ * event (lib/webhooks/card/handle-event.ts) and nothing of Stripe's own types
+ * travels further. Only the fields a handler needs are read; nothing else of
+ * the event is trusted or kept.
  */
-export interface CardEvent {
+import { z } from 'zod';
+import { ServiceError } from '@/lib/errors';
+
+/** A correctly signed event the service cannot read (answered 400, changes nothing). */
+export class InvalidCardEventError extends ServiceError {
+  readonly kind = 'invalid_event';
+}
+
+export const UNKNOWN_PAYMENT_ERROR = 'Unknown error';
+
+/** The verified event's envelope, its object still unread. */
+export interface CardEventEnvelope {
   id: string;
   type: string;
   /** Seconds since the epoch, when the provider created the event (0 when unknown). */
@@ -11,6 +25,94 @@ export interface CardEvent {
   /** `data.object`, still unread. */
   object: Record<string, unknown>;
 }
+
+export interface PaymentIntentFacts {
+  intentId: string;
+  /** Minor units, as the provider charged them; undefined only when the provider omitted it. */
+  amount: number | undefined;
+  /** Lower-case ISO code, as the provider writes it. */
+  currency: string | undefined;
+  /** The store order id from `metadata.shop_order_id`, or undefined when it is missing, 0 or not an integer. */
+  orderId: number | undefined;
+  /** `latest_charge` when a string, its `id` when an object, else ''. */
+  chargeId: string;
+  /** `last_payment_error.message`, or `Unknown error`. */
+  errorMessage: string;
+  /**
+   * The payment method type used (`card`, `sepa_debit`, …) when the event says it: an expanded
+   * `latest_charge` or `payment_method`, or an intent that allowed one type only; else undefined.
+   */
+  paymentMethodType: string | undefined;
+}
+
+/** What links a charge-level object (charge, refund, dispute) to its order: the intent, never the object's own fields. */
+export interface IntentLink {
+  /** `payment_intent` as an id; undefined when the object has none (a charge made without an intent). */
+  intentId: string | undefined;
+  /** `metadata.shop_order_id` of the intent when the event carries it expanded; else undefined (retrieve the intent). */
+  orderId: number | undefined;
+}
+
+export interface RefundFacts {
+  refundId: string;
+  /** Minor units. */
+  amount: number;
+  currency: string;
+  /** Stripe's refund status: `pending`, `requires_action`, `succeeded`, `failed`, `canceled`. */
+  status: string;
+  reason: string | undefined;
+}
+
+/** A refunded charge: its refunds are listed from the provider (lib/card/stripe.ts, listChargeRefunds). */
+export interface ChargeFacts extends IntentLink {
+  chargeId: string;
+}
+
+export type RefundEventFacts = IntentLink & RefundFacts;
+
+export interface DisputeFacts extends IntentLink {
+  disputeId: string;
+  chargeId: string;
+  /** Minor units. */
+  amount: number;
+  currency: string;
+  /** Stripe's dispute status (`needs_response`, …, `won`, `lost`). */
+  status: string;
+  reason: string;
+}
+
+interface EventBase {
+  id: string;
+  type: string;
+  created: number;
+}
+
+/** The event types the service reads, grouped by the object they carry. */
+export const PAYMENT_INTENT_EVENTS = ['payment_intent.succeeded', 'payment_intent.payment_failed', 'payment_intent.processing'] as const;
+export const CHARGE_EVENTS = ['charge.refunded'] as const;
+/** Stripe sends `charge.refund.updated` for some payment methods only, `refund.updated` for every refund (2024-10-28). */
+export const REFUND_EVENTS = ['charge.refund.updated', 'refund.updated'] as const;
+export const DISPUTE_EVENTS = [
+  'charge.dispute.created',
+  'charge.dispute.closed',
+  'charge.dispute.funds_withdrawn',
+  'charge.dispute.funds_reinstated',
+] as const;
+
+export type CardEvent = EventBase &
+  (
+    | { kind: 'payment_intent'; intent: PaymentIntentFacts }
+    | { kind: 'charge'; charge: ChargeFacts }
+    | { kind: 'refund'; refund: RefundEventFacts }
+    | { kind: 'dispute'; dispute: DisputeFacts }
+    /** A type the service reads whose object is not what it should be: 400 when the type is handled. */
+    | { kind: 'unreadable'; problem: string }
+    /** Any other type: acknowledged, never read. */
+    | { kind: 'other' }
+  );
+
+export type CardEventKind = CardEvent['kind'];
+export type CardEventOf<K extends CardEventKind> = Extract<CardEvent, { kind: K }>;
 
 export interface CardEventQuery {
   types: readonly string[];
@@ -25,4 +127,201 @@ export interface CardEventQuery {
 export interface CardEventPage {
   events: CardEvent[];
   hasMore: boolean;
+}
+
+const eventSchema = z.object({
+  id: z.string().min(1).max(255),
+  type: z.string().min(1).max(255),
+  created: z.number().int().nonnegative().optional(),
+  data: z.object({ object: z.record(z.string(), z.unknown()) }),
+});
+
+const id = z.string().min(1).max(255);
+const minor = z.number().int().nonnegative();
+const currency = z.string().length(3).transform((v) => v.toLowerCase());
+const expandable = z.union([id, z.looseObject({ id })]).nullish();
+
+const intentSchema = z.object({
+  id,
+  amount: minor.optional(),
+  currency: z.string().min(3).max(3).optional(),
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+  latest_charge: z.unknown().optional(),
+  last_payment_error: z.unknown().optional(),
+  payment_method: z.unknown().optional(),
+  payment_method_types: z.array(z.string()).optional(),
+});
+
+const refundSchema = z.object({
+  id,
+  amount: minor,
+  currency,
+  status: z.string().nullish(),
+  reason: z.string().nullish(),
+  payment_intent: expandable,
+});
+
+const chargeSchema = z.object({
+  id,
+  payment_intent: expandable,
+});
+
+const disputeSchema = z.object({
+  id,
+  amount: minor,
+  currency,
+  status: z.string().min(1),
+  reason: z.string().nullish(),
+  charge: z.union([id, z.looseObject({ id })]),
+  payment_intent: expandable,
+});
+
+const ORDER_ID = /^\d{1,15}$/;
+const MAX_ERROR_MESSAGE = 500;
+const MAX_TYPE = 50;
+
+/** The verified event's envelope; a payload that is JSON but no event is refused. */
+export function readCardEvent(parsed: unknown): CardEventEnvelope {
+  const result = eventSchema.safeParse(parsed);
+  if (!result.success) throw new InvalidCardEventError('Webhook Error: payload is not an event');
+  return { id: result.data.id, type: result.data.type, created: result.data.created ?? 0, object: result.data.data.object };
+}
+
+/** Spec 4.3 step 1: a decimal integer above 0, else undefined ("missing or 0" both mean no order). */
+export function shopOrderId(metadata: Record<string, unknown> | null | undefined): number | undefined {
+  const raw = metadata?.shop_order_id;
+  if (typeof raw !== 'string' || !ORDER_ID.test(raw)) return undefined;
+  const value = Number(raw);
+  return value > 0 ? value : undefined;
+}
+
+/** Spec 4.3 step 4: `latest_charge` when a string, its `id` when an object, else an empty string. */
+export function chargeIdOf(latestCharge: unknown): string {
+  if (typeof latestCharge === 'string') return latestCharge;
+  if (latestCharge !== null && typeof latestCharge === 'object') {
+    const value = (latestCharge as { id?: unknown }).id;
+    if (typeof value === 'string') return value;
+  }
+  return '';
+}
+
+/** The provider's message for a failed payment, or `Unknown error`. */
+export function paymentErrorMessageOf(lastPaymentError: unknown): string {
+  if (lastPaymentError === null || typeof lastPaymentError !== 'object') return UNKNOWN_PAYMENT_ERROR;
+  const message = (lastPaymentError as { message?: unknown }).message;
+  if (typeof message !== 'string' || message.trim() === '') return UNKNOWN_PAYMENT_ERROR;
+  return message.trim().slice(0, MAX_ERROR_MESSAGE);
+}
+
+function typeField(value: unknown, path: readonly string[]): string | undefined {
+  let current: unknown = value;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return typeof current === 'string' && /^[a-z0-9_]{1,50}$/.test(current) ? current.slice(0, MAX_TYPE) : undefined;
+}
+
+/** The payment intent in a `payment_intent.*` event. */
+export function readPaymentIntent(object: Record<string, unknown>): PaymentIntentFacts {
+  const result = intentSchema.safeParse(object);
+  if (!result.success) throw new InvalidCardEventError('Webhook Error: event does not carry a payment intent');
+  const intent = result.data;
+  const allowed = intent.payment_method_types?.length === 1 ? typeField(intent.payment_method_types, ['0']) : undefined;
+  return {
+    intentId: intent.id,
+    amount: intent.amount,
+    currency: intent.currency?.toLowerCase(),
+    orderId: shopOrderId(intent.metadata),
+    chargeId: chargeIdOf(intent.latest_charge),
+    errorMessage: paymentErrorMessageOf(intent.last_payment_error),
+    paymentMethodType:
+      typeField(intent.latest_charge, ['payment_method_details', 'type']) ?? typeField(intent.payment_method, ['type']) ?? allowed,
+  };
+}
+
+/** `payment_intent` of a charge, refund or dispute: its id, and the order when it came expanded. */
+function intentLinkOf(value: z.infer<typeof expandable>): IntentLink {
+  if (value === null || value === undefined) return { intentId: undefined, orderId: undefined };
+  if (typeof value === 'string') return { intentId: value, orderId: undefined };
+  return { intentId: value.id, orderId: shopOrderId(value.metadata as Record<string, unknown> | undefined) };
+}
+
+function refundFacts(refund: z.infer<typeof refundSchema>): RefundFacts {
+  return {
+    refundId: refund.id,
+    amount: refund.amount,
+    currency: refund.currency,
+    status: refund.status ?? 'succeeded',
+    reason: refund.reason ?? undefined,
+  };
+}
+
+/** A refund object as the provider lists it (GET /v1/refunds), in the service's shape. */
+export function readRefund(object: unknown): RefundFacts | undefined {
+  const result = refundSchema.safeParse(object);
+  return result.success ? refundFacts(result.data) : undefined;
+}
+
+function readObject(envelope: CardEventEnvelope): CardEvent {
+  const base = { id: envelope.id, type: envelope.type, created: envelope.created };
+  const { type, object } = envelope;
+  if ((PAYMENT_INTENT_EVENTS as readonly string[]).includes(type)) {
+    try {
+      return { ...base, kind: 'payment_intent', intent: readPaymentIntent(object) };
+    } catch (error) {
+      if (error instanceof InvalidCardEventError) return { ...base, kind: 'unreadable', problem: error.message };
+      throw error;
+    }
+  }
+  if ((CHARGE_EVENTS as readonly string[]).includes(type)) {
+    const result = chargeSchema.safeParse(object);
+    if (!result.success) return { ...base, kind: 'unreadable', problem: 'Webhook Error: event does not carry a charge' };
+    const charge = result.data;
+    // Its `refunds` list is not read: API 2022-11-15 and later leave it out, and a snapshot may be stale.
+    return {
+      ...base,
+      kind: 'charge',
+      charge: { chargeId: charge.id, ...intentLinkOf(charge.payment_intent) },
+    };
+  }
+  if ((REFUND_EVENTS as readonly string[]).includes(type)) {
+    const result = refundSchema.safeParse(object);
+    if (!result.success) return { ...base, kind: 'unreadable', problem: 'Webhook Error: event does not carry a refund' };
+    return {
+      ...base,
+      kind: 'refund',
+      refund: { ...refundFacts(result.data), ...intentLinkOf(result.data.payment_intent) },
+    };
+  }
+  if ((DISPUTE_EVENTS as readonly string[]).includes(type)) {
+    const result = disputeSchema.safeParse(object);
+    if (!result.success) return { ...base, kind: 'unreadable', problem: 'Webhook Error: event does not carry a dispute' };
+    const dispute = result.data;
+    return {
+      ...base,
+      kind: 'dispute',
+      dispute: {
+        disputeId: dispute.id,
+        chargeId: typeof dispute.charge === 'string' ? dispute.charge : dispute.charge.id,
+        amount: dispute.amount,
+        currency: dispute.currency,
+        status: dispute.status,
+        reason: dispute.reason ?? 'general',
+        ...intentLinkOf(dispute.payment_intent),
+      },
+    };
+  }
+  return { ...base, kind: 'other' };
+}
+
+/**
+ * A verified or listed event in the service's shape. Never throws for its
+ * object: a type the service reads whose object is malformed becomes
+ * `unreadable`, refused only when that type is handled (a type switched off
+ * by CARD_LIFECYCLE_EVENTS is acknowledged unread, as the spec answers any
+ * other type).
+ */
+export function toCardEvent(envelope: CardEventEnvelope): CardEvent {
+  return readObject(envelope);
 }

@@ -6,7 +6,7 @@
  * SDK errors become CardProviderError carrying only Stripe's type and code.
  */
 import Stripe from 'stripe';
-import type { CardEventPage, CardEventQuery } from '@/lib/card/events';
+import { readCardEvent, readRefund, toCardEvent, type CardEvent, type CardEventPage, type CardEventQuery, type RefundFacts } from '@/lib/card/events';
 import type { CardSettings } from '@/lib/config';
 import { CardProviderError, InvalidSignatureError, ServiceNotConfiguredError } from '@/lib/errors';
 import { traceCall } from '@/lib/telemetry';
@@ -38,8 +38,10 @@ export interface CardProvider {
   updatePaymentIntentAmount(id: string, amount: number, orderId: number): Promise<PaymentIntentSummary>;
   /** One page of events of the given types, newest first (reconciliation, health). */
   listEvents(query: CardEventQuery): Promise<CardEventPage>;
-  /** Verifies a webhook's signature against its raw body and returns the parsed event. */
-  verifyWebhookEvent(rawBody: string, signature: string): Stripe.Event;
+  /** Every refund of a charge, oldest first (all pages): for a `charge.refunded` event that does not carry them. */
+  listChargeRefunds(chargeId: string): Promise<RefundFacts[]>;
+  /** Verifies a webhook's signature against its raw body and returns the event in the service's shape. */
+  verifyWebhookEvent(rawBody: string, signature: string): CardEvent;
 }
 
 function summarize(intent: Stripe.PaymentIntent): PaymentIntentSummary {
@@ -64,6 +66,16 @@ function toCardError(operation: string, error: unknown): CardProviderError {
     return new CardProviderError(operation, error.type, error.statusCode, error.code);
   }
   return new CardProviderError(operation, 'unknown', undefined, undefined);
+}
+
+/**
+ * STRIPE_PAYMENT_METHODS as Stripe's parameter. Under the API version the SDK pins, `payment_method_types`
+ * is no longer writable (400 `payment_method_types_no_longer_supported` since 2026-09-30): an explicit list
+ * is sent as `allowed_payment_method_types`, which limits the intent to those types.
+ */
+function paymentMethodsParam(methods: CardSettings['paymentMethods'] = ['card']): Partial<Stripe.PaymentIntentCreateParams> {
+  if (methods === 'automatic') return { automatic_payment_methods: { enabled: true } };
+  return { allowed_payment_method_types: [...methods] };
 }
 
 export class StripeCardProvider implements CardProvider {
@@ -126,6 +138,7 @@ export class StripeCardProvider implements CardProvider {
           description: `Order #${input.orderId}`,
           metadata: { shop_order_id: String(input.orderId) },
           ...(input.email ? { receipt_email: input.email } : {}),
+          ...paymentMethodsParam(this.settings.paymentMethods),
         },
         { idempotencyKey: input.idempotencyKey, ...options },
       ),
@@ -162,17 +175,37 @@ export class StripeCardProvider implements CardProvider {
       ),
     );
     return {
-      events: page.data.map((event) => ({
-        id: event.id,
-        type: event.type,
-        created: event.created,
-        object: event.data.object as unknown as Record<string, unknown>,
-      })),
+      events: page.data.map((event) =>
+        toCardEvent({
+          id: event.id,
+          type: event.type,
+          created: event.created,
+          object: event.data.object as unknown as Record<string, unknown>,
+        }),
+      ),
       hasMore: page.has_more,
     };
   }
 
-  verifyWebhookEvent(rawBody: string, signature: string): Stripe.Event {
+  async listChargeRefunds(chargeId: string): Promise<RefundFacts[]> {
+    const refunds: RefundFacts[] = [];
+    let startingAfter: string | undefined;
+    // Stripe lists newest first, 100 at most a page; a charge rarely has more than a few.
+    for (let page = 0; page < 10; page += 1) {
+      const result = await this.attempt('list refunds', true, (options) =>
+        this.stripe.refunds.list({ charge: chargeId, limit: 100, ...(startingAfter ? { starting_after: startingAfter } : {}) }, options),
+      );
+      for (const refund of result.data) {
+        const facts = readRefund(refund);
+        if (facts) refunds.push(facts);
+      }
+      if (!result.has_more || result.data.length === 0) break;
+      startingAfter = result.data.at(-1)?.id;
+    }
+    return refunds.reverse();
+  }
+
+  verifyWebhookEvent(rawBody: string, signature: string): CardEvent {
     const secrets = this.settings.webhookSecrets;
     if (secrets.length === 0) {
       throw new ServiceNotConfiguredError('The service is not configured: set STRIPE_WEBHOOK_SECRET');
@@ -180,11 +213,14 @@ export class StripeCardProvider implements CardProvider {
     // While a secret is being rolled Stripe signs with both (one v1 each); any configured one may match.
     let firstFailure: unknown;
     for (const secret of secrets) {
+      let verified: Stripe.Event;
       try {
-        return this.stripe.webhooks.constructEvent(rawBody, signature, secret);
+        verified = this.stripe.webhooks.constructEvent(rawBody, signature, secret);
       } catch (error) {
         firstFailure ??= error;
+        continue;
       }
+      return toCardEvent(readCardEvent(verified));
     }
     // Only the SDK's own verification messages are passed on: a JSON parse error would quote the body.
     const message =

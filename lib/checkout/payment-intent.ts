@@ -16,10 +16,10 @@ import type { PaymentIntentRequest } from '@/lib/checkout/schemas';
 import type { RequestContext } from '@/lib/http/route';
 import { log } from '@/lib/log';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
-import { normalizeOrder, PAYMENT_INTENT_META_KEY } from '@/lib/orders/normalize';
+import { META } from '@/lib/orders/meta-keys';
+import { normalizeOrder } from '@/lib/orders/normalize';
 import type { Services } from '@/lib/services';
 
-export const CHECKOUT_ADDRESS_META_KEY = '_checkout_address_updated';
 
 export interface PaymentIntentResponse {
   success: true;
@@ -120,8 +120,8 @@ export async function preparePaymentIntent(
     const addresses = checkoutAddressChange(input, { shippingFallsBackToBilling: false });
     if (created || addresses) {
       const meta: Record<string, string> = {};
-      if (created) meta[PAYMENT_INTENT_META_KEY] = intent.id;
-      if (addresses) meta[CHECKOUT_ADDRESS_META_KEY] = new Date().toISOString();
+      if (created) meta[META.paymentIntentId] = intent.id;
+      if (addresses) meta[META.checkoutAddressUpdated] = new Date().toISOString();
       const updated = await store.updateOrder(
         orderId,
         buildOrderUpdate(order, { ...addresses, meta, metaMode: 'replace' }),

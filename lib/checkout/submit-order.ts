@@ -4,7 +4,7 @@
  */
 import { checkoutAddressChange } from '@/lib/checkout/addresses';
 import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
-import { CHECKOUT_ADDRESS_META_KEY } from '@/lib/checkout/payment-intent';
+import { META } from '@/lib/orders/meta-keys';
 import type { SubmitOrderRequest } from '@/lib/checkout/schemas';
 import type { RequestContext } from '@/lib/http/route';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
@@ -39,11 +39,11 @@ export async function submitOrderForManualPayment(
         customerNote: manualPaymentAwaitedNote(manualTitle),
         metaMode: 'replace',
         meta: {
-          _payment_method: 'manual',
-          _payment_method_title: manualTitle,
-          _manual_payment_status: 'pending-screenshot',
-          _order_submitted_at: now,
-          [CHECKOUT_ADDRESS_META_KEY]: now,
+          [META.paymentMethod]: 'manual',
+          [META.paymentMethodTitle]: manualTitle,
+          [META.manualPaymentStatus]: 'pending-screenshot',
+          [META.orderSubmittedAt]: now,
+          [META.checkoutAddressUpdated]: now,
         },
       }),
     );

@@ -17,7 +17,7 @@ import { asUnit, unitDeadlineMs, worstCase, type RunBudget } from '@/lib/cron/bu
 import { CardProviderError, ServiceError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { applyCardEvent, changedOrder, HANDLED_EVENT_TYPES } from '@/lib/webhooks/card/handle-event';
+import { applyCardEvent, changedOrder, handledEventTypes } from '@/lib/webhooks/card/handle-event';
 
 /** Stripe's largest page. */
 const PAGE_SIZE = 100;
@@ -103,7 +103,7 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
     try {
       const after = startingAfter;
       page = await asUnit(worstCase.eventPage(timeoutMs), () =>
-        card.listEvents({ types: HANDLED_EVENT_TYPES, createdFrom, limit: PAGE_SIZE, startingAfter: after }),
+        card.listEvents({ types: handledEventTypes(services.config), createdFrom, limit: PAGE_SIZE, startingAfter: after }),
       );
     } catch (error) {
       // A cursor the provider no longer knows (events are kept 30 days) would block every run: start over.

@@ -138,7 +138,9 @@ function cardWebhookOperation(operationId: string, alias: boolean): JsonObject {
     description:
       'Signed events from the card provider (Stripe). The raw body is verified against the signature header ' +
       `(\`${SIGNATURE_HEADERS.join('` or `')}\`; one of them is required) before anything is read. ` +
-      '`payment_intent.succeeded` and `payment_intent.payment_failed` update the order; every other accepted event is acknowledged.' +
+      '`payment_intent.succeeded` and `payment_intent.payment_failed` update the order, and with CARD_LIFECYCLE_EVENTS the refund, ' +
+      'dispute and `payment_intent.processing` events of each enabled word (README, Stripe webhook); every other accepted event is acknowledged. ' +
+      'An event that arrives before the one it follows (a refund or dispute before the payment is recorded) is answered 400 for a retry.' +
       (alias ? ' Same handler and rate-limit counter as /api/cardprovider/webhook.' : ''),
     tags: ['webhooks'],
     parameters: SIGNATURE_HEADERS.map((name) => ({

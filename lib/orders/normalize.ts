@@ -6,8 +6,7 @@
 import { log } from '@/lib/log';
 import { chargeableAmount, toMinorUnits } from '@/lib/money';
 import type { StoreOrder } from '@/lib/store/types';
-
-export const PAYMENT_INTENT_META_KEY = '_payment_intent_id';
+import { META } from '@/lib/orders/meta-keys';
 
 export interface NormalizedOrder {
   id: number;
@@ -63,6 +62,6 @@ export function normalizeOrder(order: StoreOrder): NormalizedOrder {
     currency,
     email,
     customer_id: order.customer_id,
-    payment_intent_id: metaValue(order, PAYMENT_INTENT_META_KEY),
+    payment_intent_id: metaValue(order, META.paymentIntentId),
   };
 }

@@ -3,6 +3,10 @@
 const MANUAL_PAYMENT_AWAITED_START = 'Your order has been submitted and is awaiting manual payment';
 const PAYMENT_FAILED_START = 'Your payment could not be completed:';
 
+/** CARD_LIFECYCLE_EVENTS=async: a bank debit or other delayed method was submitted and has not arrived yet. */
+export const PAYMENT_PROCESSING_NOTE =
+  'We have received your payment details and your payment is being processed. This can take a few business days; we will confirm your order once it has arrived.';
+
 export function manualPaymentAwaitedNote(methodTitle: string): string {
   return `${MANUAL_PAYMENT_AWAITED_START} (${methodTitle}). Please send us a screenshot of your payment; we will confirm your order once the payment is verified.`;
 }
@@ -17,7 +21,7 @@ export const PAYMENT_RECEIVED_NOTE = 'We have received your payment. Thank you f
  * checkout is never replaced.
  */
 export function isSupersededByPayment(note: string): boolean {
-  return note.startsWith(PAYMENT_FAILED_START) || note.startsWith(MANUAL_PAYMENT_AWAITED_START);
+  return note.startsWith(PAYMENT_FAILED_START) || note.startsWith(MANUAL_PAYMENT_AWAITED_START) || note === PAYMENT_PROCESSING_NOTE;
 }
 
 export const AMOUNT_MISMATCH_NOTE =
@@ -47,3 +51,20 @@ export function shippedNote(details: ShipmentDetails): string {
   ].filter((part): part is string => part !== undefined);
   return parts.length === 0 ? 'Your order has been shipped!' : `Your order has been shipped! ${parts.join(' | ')}`;
 }
+
+/** Private notes for the shop (order notes with `customer_note: false`), for refunds and disputes. */
+export const shopNotes = {
+  refundRemoved: (refundId: string, status: string) =>
+    `Stripe refund ${refundId} is ${status}: the refund recorded for it was removed. The money was not returned to the customer.`,
+  disputeOpened: (disputeId: string, reason: string, amount: string, previousStatus: string) =>
+    `Stripe dispute ${disputeId} opened (reason: ${reason}, amount: ${amount}). The order was put on hold (it was ${previousStatus}); respond to the dispute in the Stripe dashboard.`,
+  disputeWon: (disputeId: string, status: string, restored: string | undefined) =>
+    restored
+      ? `Stripe dispute ${disputeId} closed (${status}). The order is back to ${restored}.`
+      : `Stripe dispute ${disputeId} closed (${status}). The order's status was changed while the dispute was open, so it was left as it is.`,
+  disputeLost: (disputeId: string) => `Stripe dispute ${disputeId} was lost: the payment was returned to the cardholder. The order was marked failed.`,
+  disputeFunds: (disputeId: string, movement: 'withdrawn' | 'reinstated', amount: string) =>
+    movement === 'withdrawn'
+      ? `Stripe withdrew ${amount} from the balance for dispute ${disputeId}.`
+      : `Stripe reinstated ${amount} to the balance for dispute ${disputeId}.`,
+};

@@ -79,6 +79,23 @@ export interface OrderUpdate {
   date_paid_gmt?: string;
 }
 
+/** An order refund (WooCommerce REST v3 `orders/<id>/refunds`); `amount` is positive. */
+export const storeRefundSchema = z.object({
+  id: z.number().int().positive(),
+  amount: decimal,
+  reason: z.string().nullish().transform((v) => v ?? ''),
+  meta_data: z.array(metaEntrySchema).nullish().transform((v) => v ?? []),
+});
+export type StoreRefund = z.infer<typeof storeRefundSchema>;
+
+/** A refund to record: the money already went back elsewhere (the card provider), so WooCommerce must not call a gateway. */
+export interface RefundRecord {
+  /** Decimal string in the order's currency. */
+  amount: string;
+  reason: string;
+  meta: Record<string, string>;
+}
+
 /** What the service needs from the store backend. */
 export interface Store {
   getOrder(orderId: number): Promise<StoreOrder>;
@@ -87,6 +104,14 @@ export interface Store {
   clearCustomerCart(customerId: number): Promise<void>;
   /** Companion plugin: rebuilds a customer's cart from an order's line items; returns the number of items. */
   restoreCustomerCart(customerId: number, orderId: number): Promise<number>;
+  /** The order's refunds, newest first. */
+  listRefunds(orderId: number): Promise<StoreRefund[]>;
+  /** Records a refund with `api_refund: false` (no gateway call) and no restocking. */
+  createRefund(orderId: number, refund: RefundRecord): Promise<StoreRefund>;
+  /** Deletes a refund for good (WooCommerce refunds cannot be trashed). */
+  deleteRefund(orderId: number, refundId: number): Promise<void>;
+  /** A private note for the shop (`customer_note: false`: the customer is not emailed). */
+  addPrivateNote(orderId: number, note: string): Promise<void>;
   /** The cheapest authenticated read (one order id), for the health check; StoreError when it fails. */
   checkReachable(): Promise<void>;
 }

@@ -11,7 +11,16 @@
 import WooCommerceRestApi from '@woocommerce/woocommerce-rest-api';
 import { StoreError, type StoreFailure } from '@/lib/errors';
 import type { StoreSettings } from '@/lib/config';
-import { storeOrderSchema, type OrderUpdate, type Store, type StoreOrder } from '@/lib/store/types';
+import { z } from 'zod';
+import {
+  storeOrderSchema,
+  storeRefundSchema,
+  type OrderUpdate,
+  type RefundRecord,
+  type Store,
+  type StoreOrder,
+  type StoreRefund,
+} from '@/lib/store/types';
 import { traceCall } from '@/lib/telemetry';
 import { settleWithin, withOneRetry } from '@/lib/upstream/budget';
 
@@ -139,6 +148,49 @@ export class WooCommerceStore implements Store {
       'write',
       (options) => this.using(this.api, options).put(`orders/${orderId}`, update),
       (data) => storeOrderSchema.parse(data),
+    );
+  }
+
+  listRefunds(orderId: number): Promise<StoreRefund[]> {
+    return this.call(
+      'list refunds',
+      'read',
+      (options) => this.using(this.api, options).get(`orders/${orderId}/refunds`, { per_page: 100 }),
+      (data) => z.array(storeRefundSchema).parse(data),
+    );
+  }
+
+  createRefund(orderId: number, refund: RefundRecord): Promise<StoreRefund> {
+    return this.call(
+      'create refund',
+      'write',
+      (options) =>
+        this.using(this.api, options).post(`orders/${orderId}/refunds`, {
+          amount: refund.amount,
+          reason: refund.reason,
+          api_refund: false,
+          api_restock: false,
+          meta_data: Object.entries(refund.meta).map(([key, value]) => ({ key, value })),
+        }),
+      (data) => storeRefundSchema.parse(data),
+    );
+  }
+
+  async deleteRefund(orderId: number, refundId: number): Promise<void> {
+    await this.call(
+      'delete refund',
+      'write',
+      (options) => this.using(this.api, options).delete(`orders/${orderId}/refunds/${refundId}`, { force: true }),
+      () => undefined,
+    );
+  }
+
+  async addPrivateNote(orderId: number, note: string): Promise<void> {
+    await this.call(
+      'add order note',
+      'write',
+      (options) => this.using(this.api, options).post(`orders/${orderId}/notes`, { note, customer_note: false }),
+      () => undefined,
     );
   }
 

@@ -10,7 +10,7 @@
  * 400 `resource_missing`. Not part of the production bundle.
  */
 import { randomBytes } from 'node:crypto';
-import { StripeApiError, type StripeIntent } from './stripe-model';
+import { StripeApiError, type StripeIntent, type StripeObject } from './stripe-model';
 
 export interface StripeEvent {
   id: string;
@@ -21,7 +21,8 @@ export interface StripeEvent {
   pending_webhooks: number;
   request: { id: null; idempotency_key: null };
   type: string;
-  data: { object: StripeIntent };
+  /** A payment intent, or a charge, refund or dispute for the lifecycle events (CARD_LIFECYCLE_EVENTS). */
+  data: { object: StripeIntent | StripeObject };
 }
 
 const MAX_TYPES = 20;
@@ -42,7 +43,7 @@ export class StripeEventLog {
   private sequence = 0;
 
   /** Records an event about the intent as it is now (a snapshot, as Stripe's event data is). */
-  record(type: string, intent: StripeIntent, created = Math.floor(Date.now() / 1000)): StripeEvent {
+  record(type: string, intent: StripeIntent | StripeObject, created = Math.floor(Date.now() / 1000)): StripeEvent {
     this.sequence += 1;
     const event: StripeEvent = {
       id: `evt_${this.sequence.toString().padStart(6, '0')}${randomBytes(6).toString('hex')}`,

@@ -129,6 +129,7 @@ export function stripeApiHandler(model: StripeModel, secretKey: string, options:
         const result = model.events.list(url.searchParams);
         return stripeJson(result.status, result.body);
       }
+      if (path === '/v1/refunds' && method === 'GET') return stripeJson(200, model.listRefunds(url.searchParams));
       if (path === '/v1/payment_intents' && method === 'POST') {
         const result = model.idempotent(idempotencyKey, `POST ${path} ${JSON.stringify(params)}`, () => model.create(params));
         return stripeJson(result.status, result.body);

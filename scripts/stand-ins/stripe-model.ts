@@ -9,7 +9,7 @@
  * It is not part of the production bundle.
  */
 import { randomBytes } from 'node:crypto';
-import { StripeEventLog } from './stripe-events';
+import { StripeEventLog, type StripeEvent } from './stripe-events';
 
 export interface StripeIntent {
   id: string;
@@ -24,10 +24,15 @@ export interface StripeIntent {
   metadata: Record<string, string>;
   latest_charge: string | null;
   payment_method: string | null;
+  /** What the intent may be paid with: `allowed_payment_method_types`, or the dashboard's methods with automatic_payment_methods. */
+  payment_method_types: string[];
   last_payment_error: StripePaymentError | null;
   created: number;
   livemode: false;
 }
+
+/** A charge, refund or dispute, as Stripe shapes the fields the service reads (API 2022-11-15 and later). */
+export type StripeObject = Record<string, unknown> & { id: string; object: 'charge' | 'refund' | 'dispute' };
 
 /** `last_payment_error` of a payment intent, as Stripe fills it after a decline. */
 export interface StripePaymentError {
@@ -112,6 +117,9 @@ export function parseFormBody(body: string): Params {
   return result;
 }
 
+/** The methods the stand-in's "dashboard" has turned on: what an intent without a list may use. */
+const DASHBOARD_METHODS = ['card', 'link', 'sepa_debit'];
+
 const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
 const UPDATABLE: StripeIntent['status'][] = ['requires_payment_method', 'requires_confirmation', 'requires_action'];
 
@@ -177,6 +185,16 @@ export class StripeModel {
     if (!/^[a-z]{3}$/.test(currency)) throw invalid('Missing required param: currency.', 'currency', 'parameter_missing');
     if (params.amount === undefined) throw invalid('Missing required param: amount.', 'amount', 'parameter_missing');
     const amount = parseAmount(params.amount, currency);
+    // Not writable since API 2026-09-30 (the version the SDK pins).
+    if (params.payment_method_types !== undefined) {
+      throw invalid('payment_method_types is no longer supported; use allowed_payment_method_types.', 'payment_method_types', 'payment_method_types_no_longer_supported');
+    }
+    const allowed = params.allowed_payment_method_types;
+    const automatic = (params.automatic_payment_methods as Params | undefined)?.enabled === 'true';
+    if (allowed !== undefined && automatic) {
+      throw invalid('allowed_payment_method_types and automatic_payment_methods cannot be used together.', 'allowed_payment_method_types', 'parameters_exclusive');
+    }
+    const methodTypes = allowed && typeof allowed === 'object' ? Object.values(allowed as Record<string, string>) : DASHBOARD_METHODS;
     const id = this.newId('pi');
     const intent: StripeIntent = {
       id,
@@ -191,6 +209,7 @@ export class StripeModel {
       metadata: { ...((params.metadata as Record<string, string>) ?? {}) },
       latest_charge: null,
       payment_method: null,
+      payment_method_types: [...methodTypes],
       last_payment_error: null,
       created: Math.floor(Date.now() / 1000),
       livemode: false,
@@ -316,6 +335,127 @@ export class StripeModel {
     intent.status = 'requires_payment_method';
     intent.last_payment_error = { message, code: 'card_declined' };
     this.events.record('payment_intent.payment_failed', intent);
+    return structuredClone(intent);
+  }
+
+  /** Charges by id (one per succeeded intent), refunds and disputes: what the lifecycle events carry. */
+  readonly charges = new Map<string, { id: string; intent: string; amount: number; amount_refunded: number; currency: string; created: number }>();
+  readonly refunds = new Map<string, StripeObject & { charge: string; amount: number; status: string; created: number }>();
+  readonly disputes = new Map<string, StripeObject & { charge: string; status: string }>();
+
+  private chargeOf(intentId: string) {
+    const intent = this.retrieve(intentId);
+    if (!intent.latest_charge || intent.status !== 'succeeded') {
+      throw new StripeApiError(400, 'invalid_request_error', 'charge_not_refundable', `PaymentIntent ${intentId} has no successful charge.`);
+    }
+    let charge = this.charges.get(intent.latest_charge);
+    if (!charge) {
+      charge = { id: intent.latest_charge, intent: intent.id, amount: intent.amount, amount_refunded: 0, currency: intent.currency, created: intent.created };
+      this.charges.set(charge.id, charge);
+    }
+    return charge;
+  }
+
+  /** The charge object of `charge.refunded`: without `refunds`, which API 2022-11-15 and later no longer include. */
+  private chargeObject(chargeId: string): StripeObject {
+    const charge = this.charges.get(chargeId)!;
+    return {
+      id: charge.id,
+      object: 'charge',
+      amount: charge.amount,
+      amount_refunded: charge.amount_refunded,
+      currency: charge.currency,
+      payment_intent: charge.intent,
+      refunded: charge.amount_refunded >= charge.amount,
+    };
+  }
+
+  /** `POST /v1/refunds` as the dashboard makes it: the whole remainder by default; records `charge.refunded`. */
+  refund(intentId: string, amount?: number): { refund: StripeObject; event: StripeEvent } {
+    const charge = this.chargeOf(intentId);
+    const remaining = charge.amount - charge.amount_refunded;
+    const value = amount ?? remaining;
+    if (!Number.isInteger(value) || value < 1 || value > remaining) {
+      throw invalid(`Refund amount (${value}) is greater than unrefunded amount on charge (${remaining})`, 'amount', 'amount_too_large');
+    }
+    charge.amount_refunded += value;
+    const refund = {
+      id: this.newId('re'),
+      object: 'refund' as const,
+      amount: value,
+      currency: charge.currency,
+      charge: charge.id,
+      payment_intent: charge.intent,
+      status: 'succeeded',
+      reason: 'requested_by_customer',
+      created: Math.floor(Date.now() / 1000),
+    };
+    this.refunds.set(refund.id, refund);
+    const event = this.events.record('charge.refunded', this.chargeObject(charge.id));
+    return { refund: structuredClone(refund), event };
+  }
+
+  /** A refund that later fails or is canceled (bank debits): records `charge.refund.updated`. */
+  updateRefund(refundId: string, status: 'failed' | 'canceled'): StripeEvent {
+    const refund = this.refunds.get(refundId);
+    if (!refund) throw new StripeApiError(404, 'invalid_request_error', 'resource_missing', `No such refund: '${refundId}'`, 'id');
+    refund.status = status;
+    const charge = this.charges.get(refund.charge)!;
+    charge.amount_refunded -= refund.amount;
+    return this.events.record('charge.refund.updated', structuredClone(refund));
+  }
+
+  /** `GET /v1/refunds?charge=…`: newest first, `limit` and `starting_after` as Stripe pages. */
+  listRefunds(query: URLSearchParams): { object: 'list'; url: string; has_more: boolean; data: StripeObject[] } {
+    const chargeId = query.get('charge');
+    const limit = Number(query.get('limit') ?? '10');
+    let list = [...this.refunds.values()].filter((r) => chargeId === null || r.charge === chargeId).reverse();
+    const after = query.get('starting_after');
+    if (after) list = list.slice(list.findIndex((r) => r.id === after) + 1);
+    return { object: 'list', url: '/v1/refunds', has_more: list.length > limit, data: structuredClone(list.slice(0, limit)) };
+  }
+
+  private disputeEvent(type: string, disputeId: string): StripeEvent {
+    return this.events.record(type, structuredClone(this.disputes.get(disputeId)!));
+  }
+
+  /** A cardholder's chargeback: records `charge.dispute.created` (status `needs_response`). */
+  dispute(intentId: string, reason = 'fraudulent'): { dispute: StripeObject; event: StripeEvent } {
+    const charge = this.chargeOf(intentId);
+    const dispute = {
+      id: this.newId('dp'),
+      object: 'dispute' as const,
+      amount: charge.amount,
+      currency: charge.currency,
+      charge: charge.id,
+      payment_intent: charge.intent,
+      reason,
+      status: 'needs_response',
+    };
+    this.disputes.set(dispute.id, dispute);
+    return { dispute: structuredClone(dispute), event: this.disputeEvent('charge.dispute.created', dispute.id) };
+  }
+
+  /** The dispute's outcome: records `charge.dispute.closed` with status `won` or `lost`. */
+  closeDispute(disputeId: string, status: 'won' | 'lost'): StripeEvent {
+    const dispute = this.disputes.get(disputeId);
+    if (!dispute) throw new StripeApiError(404, 'invalid_request_error', 'resource_missing', `No such dispute: '${disputeId}'`, 'dispute');
+    dispute.status = status;
+    return this.disputeEvent('charge.dispute.closed', disputeId);
+  }
+
+  /** Money moving because of a dispute: `charge.dispute.funds_withdrawn` or `charge.dispute.funds_reinstated`. */
+  disputeFunds(disputeId: string, movement: 'withdrawn' | 'reinstated'): StripeEvent {
+    if (!this.disputes.has(disputeId)) throw new StripeApiError(404, 'invalid_request_error', 'resource_missing', `No such dispute: '${disputeId}'`, 'dispute');
+    return this.disputeEvent(`charge.dispute.funds_${movement}`, disputeId);
+  }
+
+  /** A delayed method (a bank debit) submitted: the intent is `processing`; records `payment_intent.processing`. */
+  process(id: string): StripeIntent {
+    const intent = this.intents.get(id);
+    if (!intent) return this.retrieve(id);
+    intent.status = 'processing';
+    this.events.record('payment_intent.processing', intent);
     return structuredClone(intent);
   }
 

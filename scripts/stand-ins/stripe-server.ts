@@ -17,6 +17,9 @@
  *   GET  /demo/payment_intents[/<id>]
  *   POST /demo/payment_intents/<id>/succeed
  *   POST /demo/payment_intents/<id>/fail      optional JSON {"message": "..."}
+ *   POST /demo/payment_intents/<id>/refund    optional JSON {"amount": minor units}; answers the event
+ *   POST /demo/payment_intents/<id>/dispute   answers {dispute, event}
+ *   POST /demo/disputes/<id>/close            JSON {"status": "won"|"lost"}; answers the event
  *
  * Not part of the production bundle.
  */
@@ -42,12 +45,34 @@ export function stripeHandler(model: StripeModel, secretKey: string, options: St
     const method = request.method.toUpperCase();
     const path = new URL(request.url).pathname.replace(/\/+$/, '');
     // Demo controls: stand in for the customer's browser completing (or failing) the payment with Stripe.js.
-    const demo = /^\/demo\/payment_intents(?:\/([A-Za-z0-9_]+))?(?:\/(succeed|fail))?$/.exec(path);
+    const demo = /^\/demo\/payment_intents(?:\/([A-Za-z0-9_]+))?(?:\/(succeed|fail|refund|dispute))?$/.exec(path);
+    const closeDispute = /^\/demo\/disputes\/([A-Za-z0-9_]+)\/close$/.exec(path);
+    const jsonBody = async (): Promise<Record<string, unknown>> => {
+      try {
+        return (JSON.parse((await request.text()) || '{}') as Record<string, unknown>) ?? {};
+      } catch {
+        return {};
+      }
+    };
+    if (closeDispute && method === 'POST') {
+      try {
+        const status = (await jsonBody()).status === 'lost' ? 'lost' : 'won';
+        return stripeJson(200, model.closeDispute(closeDispute[1] ?? '', status));
+      } catch (error) {
+        if (!(error instanceof StripeApiError)) throw error;
+        return stripeJson(error.status, error.toJSON());
+      }
+    }
     if (demo) {
       const [, id, action] = demo;
       try {
         if (method === 'GET' && !action) return stripeJson(200, id ? model.retrieve(id) : [...model.intents.values()]);
         if (method === 'POST' && id && action === 'succeed') return stripeJson(200, model.succeed(id));
+        if (method === 'POST' && id && action === 'refund') {
+          const amount = (await jsonBody()).amount;
+          return stripeJson(200, model.refund(id, typeof amount === 'number' ? amount : undefined).event);
+        }
+        if (method === 'POST' && id && action === 'dispute') return stripeJson(200, model.dispute(id));
         if (method === 'POST' && id && action === 'fail') {
           let message: string | undefined;
           try {

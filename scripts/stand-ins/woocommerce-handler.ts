@@ -14,6 +14,9 @@
  *   GET                /wp-json/wc/v3/orders/<id>
  *   PUT | POST | PATCH /wp-json/wc/v3/orders/<id>
  *   GET                /wp-json/wc/v3/orders              (newest first)
+ *   GET | POST         /wp-json/wc/v3/orders/<id>/refunds
+ *   DELETE             /wp-json/wc/v3/orders/<id>/refunds/<refund_id>?force=true
+ *   GET | POST         /wp-json/wc/v3/orders/<id>/notes
  *   GET                /wp-json/wc/v3/customers/<id>
  *   DELETE             /wp-json/wc-checkout-bridge/v1/customers/<id>/cart           (companion plugin)
  *   POST               /wp-json/wc-checkout-bridge/v1/customers/<id>/cart/restore   (companion plugin)
@@ -143,6 +146,9 @@ export function wooCommerceHandler(model: WooCommerceModel, credentials: WooCred
 
     const orderRoute = /^\/wc\/v3\/orders\/(\d+)$/.exec(route);
     const customerRoute = /^\/wc\/v3\/customers\/(\d+)$/.exec(route);
+    const refundsRoute = /^\/wc\/v3\/orders\/(\d+)\/refunds$/.exec(route);
+    const refundRoute = /^\/wc\/v3\/orders\/(\d+)\/refunds\/(\d+)$/.exec(route);
+    const notesRoute = /^\/wc\/v3\/orders\/(\d+)\/notes$/.exec(route);
     const cartRoute = /^\/wc-checkout-bridge\/v1\/customers\/(\d+)\/cart$/.exec(route);
     const restoreRoute = /^\/wc-checkout-bridge\/v1\/customers\/(\d+)\/cart\/restore$/.exec(route);
     const idOf = (match: RegExpExecArray) => Number(match[1]);
@@ -152,7 +158,14 @@ export function wooCommerceHandler(model: WooCommerceModel, credentials: WooCred
     else if (orderRoute && ['PUT', 'POST', 'PATCH'].includes(method)) action = (payload) => model.update(idOf(orderRoute), payload);
     else if (route === '/wc/v3/orders' && method === 'GET') {
       action = () => [...model.orders.keys()].sort((a, b) => b - a).map((id) => model.get(id));
-    } else if (customerRoute && method === 'GET') action = () => model.getCustomer(idOf(customerRoute));
+    } else if (refundsRoute && method === 'GET') action = () => model.listRefunds(idOf(refundsRoute));
+    else if (refundsRoute && method === 'POST') action = (payload) => model.createRefund(idOf(refundsRoute), payload);
+    else if (refundRoute && method === 'DELETE') {
+      const force = ['true', '1'].includes(url.searchParams.get('force') ?? '');
+      action = () => model.deleteRefund(idOf(refundRoute), Number(refundRoute[2]), force);
+    } else if (notesRoute && method === 'GET') action = () => model.listNotes(idOf(notesRoute));
+    else if (notesRoute && method === 'POST') action = (payload) => model.addNote(idOf(notesRoute), payload);
+    else if (customerRoute && method === 'GET') action = () => model.getCustomer(idOf(customerRoute));
     else if (cartRoute && method === 'DELETE') action = () => model.clearCart(idOf(cartRoute));
     else if (restoreRoute && method === 'POST') action = (payload) => model.restoreCart(idOf(restoreRoute), orderIdArgument(payload));
     if (!action) return errorResponse(NO_ROUTE);
@@ -162,8 +175,10 @@ export function wooCommerceHandler(model: WooCommerceModel, credentials: WooCred
     if (denied) return errorResponse(denied);
     const payload = await readPayload(request);
     if (payload instanceof WooError) return errorResponse(payload);
+    // WordPress answers a created resource with 201.
+    const created = method === 'POST' && Boolean(refundsRoute ?? notesRoute);
     try {
-      return wooJson(200, action(payload));
+      return wooJson(created ? 201 : 200, action(payload));
     } catch (error) {
       if (error instanceof WooError) return errorResponse(error);
       throw error;

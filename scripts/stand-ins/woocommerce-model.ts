@@ -86,6 +86,24 @@ export interface WooOrder {
   fee_lines: WooFeeLine[];
 }
 
+/** An order refund as GET /orders/<id>/refunds shows it (amount positive, as a decimal string). */
+export interface WooRefund {
+  id: number;
+  date_created: string;
+  amount: string;
+  reason: string;
+  refunded_payment: boolean;
+  meta_data: WooMeta[];
+}
+
+/** An order note (GET /orders/<id>/notes). */
+export interface WooNote {
+  id: number;
+  note: string;
+  customer_note: boolean;
+  date_created: string;
+}
+
 export interface SeedLine {
   name?: string;
   quantity?: number;
@@ -252,6 +270,12 @@ export class WooCommerceModel {
   readonly settings: WooModelOptions;
   /** Product flags of each order line, by line id (products are not part of the order resource). */
   private readonly lineProducts = new Map<number, { virtual: boolean; downloadable: boolean }>();
+  /** Refunds by order id, newest last. */
+  readonly refunds = new Map<number, WooRefund[]>();
+  /** Order notes by order id, oldest first. */
+  readonly notes = new Map<number, WooNote[]>();
+  private nextRefundId = 5000;
+  private nextNoteId = 7000;
   /** Internal meta the REST API never shows (`_paid_date`), by order id. */
   private readonly hiddenMeta = new Map<number, Record<string, unknown>>();
 
@@ -463,6 +487,100 @@ export class WooCommerceModel {
     order.date_modified = formatWooDate(this.now());
     this.orders.set(id, order);
     return structuredClone(order);
+  }
+
+  private units(order: WooOrder, amount: string): bigint {
+    return toUnits(amount, this.decimals(order.currency));
+  }
+
+  /** What remains to refund: the order total less its refunds (WC_Order::get_remaining_refund_amount). */
+  remainingRefund(id: number): string {
+    const order = this.get(id);
+    const refunded = (this.refunds.get(id) ?? []).reduce((sum, refund) => sum + this.units(order, refund.amount), 0n);
+    return fromUnits(this.units(order, order.total) - refunded, this.decimals(order.currency));
+  }
+
+  listRefunds(id: number): WooRefund[] {
+    this.requireOrder(id);
+    // WooCommerce lists newest first.
+    return structuredClone([...(this.refunds.get(id) ?? [])].reverse());
+  }
+
+  /**
+   * POST /orders/<id>/refunds as WC_REST_Order_Refunds_Controller and wc_create_refund do it: a negative
+   * amount is 400 `woocommerce_rest_invalid_order_refund`; an amount above what remains makes
+   * wc_create_refund throw "Invalid refund amount.", which the controller answers 500
+   * `woocommerce_rest_cannot_create_order_refund`; `api_refund` (default true) asks the order's gateway to
+   * pay the money back, which this stand-in has none of; a refund that leaves nothing to refund marks the
+   * order `refunded` (wc_order_fully_refunded).
+   */
+  createRefund(id: number, body: Record<string, unknown>): WooRefund {
+    const order = this.orders.get(id);
+    if (!order) throw new WooError(404, 'woocommerce_rest_invalid_order_id', 'Invalid order ID.');
+    const raw = typeof body.amount === 'number' ? String(body.amount) : body.amount;
+    if (typeof raw !== 'string' || !/^-?\d+(\.\d+)?$/.test(raw)) {
+      throw new WooError(400, 'rest_invalid_param', 'Invalid parameter(s): amount', { params: { amount: 'amount is not of type string.' } });
+    }
+    if (raw.startsWith('-')) {
+      throw new WooError(400, 'woocommerce_rest_invalid_order_refund', 'Refund amount must be greater than zero.');
+    }
+    const amount = this.units(order, raw);
+    if (amount > this.units(order, this.remainingRefund(id))) {
+      throw new WooError(500, 'woocommerce_rest_cannot_create_order_refund', 'Invalid refund amount.');
+    }
+    if (body.api_refund !== false) {
+      throw new WooError(500, 'woocommerce_rest_cannot_create_order_refund', 'The payment gateway for this order does not exist.');
+    }
+    const refund: WooRefund = {
+      id: this.nextRefundId++,
+      date_created: formatWooDate(this.now()),
+      amount: fromUnits(amount, this.decimals(order.currency)),
+      reason: typeof body.reason === 'string' ? body.reason : '',
+      refunded_payment: false,
+      meta_data: (Array.isArray(body.meta_data) ? body.meta_data : [])
+        .filter((m): m is { key: string; value: unknown } => typeof m === 'object' && m !== null && typeof (m as { key?: unknown }).key === 'string')
+        .map((m) => ({ id: this.nextMetaId++, key: m.key, value: m.value })),
+    };
+    this.refunds.set(id, [...(this.refunds.get(id) ?? []), refund]);
+    if (this.units(order, this.remainingRefund(id)) <= 0n) {
+      order.status = 'refunded';
+      order.date_modified = formatWooDate(this.now());
+    }
+    return structuredClone(refund);
+  }
+
+  /** DELETE /orders/<id>/refunds/<refund_id>: refunds cannot be trashed (WC_REST_CRUD_Controller: 501), so only `force=true` deletes. */
+  deleteRefund(id: number, refundId: number, force: boolean): WooRefund {
+    this.requireOrder(id);
+    const list = this.refunds.get(id) ?? [];
+    const refund = list.find((r) => r.id === refundId);
+    if (!refund) throw new WooError(404, 'woocommerce_rest_invalid_id', 'Invalid ID.');
+    if (!force) throw new WooError(501, 'woocommerce_rest_trash_not_supported', 'The shop_order_refund does not support trashing.');
+    this.refunds.set(id, list.filter((r) => r.id !== refundId));
+    return structuredClone(refund);
+  }
+
+  /**
+   * POST /orders/<id>/notes (WC_REST_Order_Notes_Controller): `note` is a required argument, so WordPress
+   * refuses a request without it; `customer_note` (default false) also emails the customer.
+   */
+  addNote(id: number, body: Record<string, unknown>): WooNote {
+    if (typeof body.note !== 'string') {
+      throw new WooError(400, 'rest_missing_callback_param', 'Missing parameter(s): note', { params: ['note'] });
+    }
+    if (!this.orders.has(id)) throw new WooError(404, 'woocommerce_rest_order_invalid_id', 'Invalid order ID.');
+    const note: WooNote = { id: this.nextNoteId++, note: body.note, customer_note: body.customer_note === true, date_created: formatWooDate(this.now()) };
+    this.notes.set(id, [...(this.notes.get(id) ?? []), note]);
+    return structuredClone(note);
+  }
+
+  listNotes(id: number): WooNote[] {
+    this.requireOrder(id);
+    return structuredClone([...(this.notes.get(id) ?? [])].reverse());
+  }
+
+  private requireOrder(id: number): void {
+    if (!this.orders.has(id)) throw new WooError(404, 'woocommerce_rest_invalid_order_id', 'Invalid order ID.');
   }
 
   /** WC_REST_Orders_V2_Controller: `$order->update_meta_data( key, value, id ?? '' )` for each entry, then save. */

@@ -77,6 +77,8 @@ export function orderSummary(model: WooCommerceModel, id: number, history?: Orde
     billing: order.billing,
     shipping: order.shipping,
     meta: Object.fromEntries(order.meta_data.map((m) => [m.key, m.value])),
+    refunds: (model.refunds.get(id) ?? []).map(({ id: refundId, amount, reason }) => ({ id: refundId, amount, reason })),
+    notes: (model.notes.get(id) ?? []).map(({ note, customer_note }) => ({ note, customer_note })),
     history: history?.of(id) ?? [],
   };
 }

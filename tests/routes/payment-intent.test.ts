@@ -64,6 +64,8 @@ describe('POST /api/payment-intent: a new intent', () => {
       description: 'Order #101',
       metadata: { shop_order_id: '101' },
       receipt_email: 'ada@example.com',
+      // STRIPE_PAYMENT_METHODS defaults to card (issue 12), so "Credit Card" stays true.
+      allowed_payment_method_types: { 0: 'card' },
     });
     expect(create.headers['idempotency-key']).toBe(
       intentIdempotencyKey({ orderId: 101, amount: 2129, currency: 'USD', email: 'ada@example.com', replaces: undefined }),

@@ -284,6 +284,55 @@ export function defineContract(label: string, target: ContractTarget): void {
     });
   });
 
+  describe(`${label}: WooCommerce refunds and order notes`, () => {
+    const refund = (amount: string, id: string) => ({ amount, reason: `Stripe refund ${id}`, meta: { _provider_refund_id: id } });
+
+    it('records a refund without a gateway call, lists it newest first with its meta, and marks a fully refunded order refunded', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, status: 'processing', lines: [{ total: '30.00' }] });
+      const first = await store().createRefund(id, refund('10.00', 're_1'));
+      expect(first).toMatchObject({ amount: '10.00', reason: 'Stripe refund re_1', meta_data: [expect.objectContaining({ key: '_provider_refund_id', value: 're_1' })] });
+      expect(target.woo().get(id).status).toBe('processing');
+      await store().createRefund(id, refund('20.00', 're_2'));
+      expect((await store().listRefunds(id)).map((r) => r.amount)).toEqual(['20.00', '10.00']);
+      expect(target.woo().get(id).status).toBe('refunded');
+    });
+
+    it('refuses a refund larger than what remains as wc_create_refund does, and one that asks for a gateway refund', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, status: 'processing', lines: [{ total: '30.00' }] });
+      await store().createRefund(id, refund('25.00', 're_1'));
+      const tooMuch = await rawStore('POST', `/wc/v3/orders/${id}/refunds`, { amount: '5.01', api_refund: false });
+      expect(tooMuch).toEqual({ status: 500, body: { code: 'woocommerce_rest_cannot_create_order_refund', message: 'Invalid refund amount.', data: { status: 500 } } });
+      const negative = await rawStore('POST', `/wc/v3/orders/${id}/refunds`, { amount: '-1.00', api_refund: false });
+      expect(negative.body.code).toBe('woocommerce_rest_invalid_order_refund');
+      const viaGateway = await rawStore('POST', `/wc/v3/orders/${id}/refunds`, { amount: '1.00' });
+      expect(viaGateway.body.code).toBe('woocommerce_rest_cannot_create_order_refund');
+      expect(await store().listRefunds(id)).toHaveLength(1);
+      expect(await failureOf(store().createRefund(id, refund('5.01', 're_2')))).toMatchObject({ status: 500, code: 'woocommerce_rest_cannot_create_order_refund' });
+    });
+
+    it('deletes a refund only with force=true', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, status: 'processing', lines: [{ total: '30.00' }] });
+      const created = await store().createRefund(id, refund('5.00', 're_1'));
+      const trashed = await rawStore('DELETE', `/wc/v3/orders/${id}/refunds/${created.id}`);
+      expect(trashed.status).toBe(501);
+      await store().deleteRefund(id, created.id);
+      expect(await store().listRefunds(id)).toEqual([]);
+    });
+
+    it('adds a private order note (not a customer note)', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, status: 'processing' });
+      await store().addPrivateNote(id, 'Dispute opened at Stripe.');
+      const notes = await rawStore('GET', `/wc/v3/orders/${id}/notes`);
+      expect(notes.body).toEqual([expect.objectContaining({ note: 'Dispute opened at Stripe.', customer_note: false })]);
+      const missing = await rawStore('POST', `/wc/v3/orders/${id}/notes`, { customer_note: false });
+      expect(missing).toMatchObject({ status: 400, body: { code: 'rest_missing_callback_param' } });
+    });
+  });
+
   describe(`${label}: WooCommerce reachability (health check)`, () => {
     it('reads one order id with query parameters, and refuses wrong keys', async () => {
       target.woo().seed({ id: newOrderId() });
@@ -353,7 +402,7 @@ export function defineContract(label: string, target: ContractTarget): void {
       const first = await card().listEvents({ types, createdFrom: since, limit: 2 });
       expect(first.events.map((e) => e.id)).toEqual([recorded[3], recorded[1]]);
       expect(first.hasMore).toBe(true);
-      expect(first.events[0]).toMatchObject({ type: 'payment_intent.succeeded', created: since + 2, object: { id: intents[2]!.id } });
+      expect(first.events[0]).toMatchObject({ type: 'payment_intent.succeeded', created: since + 2, kind: 'payment_intent', intent: { intentId: intents[2]!.id } });
       const second = await card().listEvents({ types, createdFrom: since, limit: 2, startingAfter: first.events[1]!.id });
       // Older than the window (`old`) or of another type (`created`): not listed.
       expect(second.events.map((e) => e.id)).toEqual([recorded[0]]);

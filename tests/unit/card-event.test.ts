@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidSignatureError } from '@/lib/errors';
-import {
-  chargeIdOf,
-  InvalidCardEventError,
-  paymentErrorMessageOf,
-  readCardEvent,
-  readPaymentIntent,
-  shopOrderId,
-  signatureFrom,
-} from '@/lib/webhooks/card/event';
+import { chargeIdOf, InvalidCardEventError, paymentErrorMessageOf, readCardEvent, readPaymentIntent, shopOrderId } from '@/lib/card/events';
+import { signatureFrom } from '@/lib/webhooks/card/event';
 
 describe('card event: the signature header', () => {
   it("reads Stripe's Stripe-Signature header", () => {

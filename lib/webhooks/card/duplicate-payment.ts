@@ -16,10 +16,10 @@
  * checkout handed out, which may never have been paid.
  */
 import { log } from '@/lib/log';
+import { META } from '@/lib/orders/meta-keys';
 import type { StoreOrder } from '@/lib/store/types';
-import type { PaymentIntentFacts } from '@/lib/webhooks/card/event';
+import type { PaymentIntentFacts } from '@/lib/card/events';
 
-export const PAID_INTENT_META_KEY = '_provider_payment_intent_id';
 
 export interface DuplicatePayment {
   /** The intent that paid the order first, when the card webhook recorded one. */
@@ -29,7 +29,7 @@ export interface DuplicatePayment {
 /** The duplicate this payment is, or undefined when it is the payment already recorded. */
 export function duplicatePaymentOf(order: StoreOrder, intent: PaymentIntentFacts): DuplicatePayment | undefined {
   const recorded = order.meta_data
-    .filter((m) => m.key === PAID_INTENT_META_KEY && typeof m.value === 'string' && m.value !== '')
+    .filter((m) => m.key === META.providerPaymentIntentId && typeof m.value === 'string' && m.value !== '')
     .map((m) => m.value as string);
   if (recorded.includes(intent.intentId)) return undefined;
   if (intent.chargeId !== '' && order.transaction_id === intent.chargeId) return undefined;

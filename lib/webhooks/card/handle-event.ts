@@ -6,33 +6,69 @@
  * order exactly once, under the order's lock, whoever brings the event first;
  * every other type, and every event without a usable order id, is
  * acknowledged and touches nothing.
+ *
+ * Which types are handled: the spec's two, plus those CARD_LIFECYCLE_EVENTS
+ * turns on. A type switched off is answered as any other type (200, no effect).
  */
+import type { CardEvent } from '@/lib/card/events';
+import { InvalidCardEventError } from '@/lib/card/events';
+import type { Config } from '@/lib/config';
 import type { RequestContext } from '@/lib/http/route';
 import type { Services } from '@/lib/services';
-import { readCardEvent, readPaymentIntent, type CardEvent, type PaymentIntentFacts } from '@/lib/webhooks/card/event';
+import { disputeClosed } from '@/lib/webhooks/card/dispute-closed';
+import { disputeCreated } from '@/lib/webhooks/card/dispute-created';
+import { disputeFundsReinstated, disputeFundsWithdrawn } from '@/lib/webhooks/card/dispute-funds';
 import { applyEventOnce, DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
-import { applyPaymentFailed } from '@/lib/webhooks/card/payment-failed';
-import { applyPaymentSucceeded } from '@/lib/webhooks/card/payment-succeeded';
+import type { CardEventHandler } from '@/lib/webhooks/card/handler';
+import { orderIdOfEvent } from '@/lib/webhooks/card/order-of-event';
+import { paymentFailed } from '@/lib/webhooks/card/payment-failed';
+import { paymentProcessing } from '@/lib/webhooks/card/payment-processing';
+import { paymentSucceeded } from '@/lib/webhooks/card/payment-succeeded';
+import { chargeRefunded } from '@/lib/webhooks/card/refund';
+import { refundUpdated } from '@/lib/webhooks/card/refund-updated';
 
 export interface CardWebhookResponse {
   received: true;
 }
 
-type IntentHandler = (orderId: number, intent: PaymentIntentFacts, services: Services) => Promise<string>;
+const HANDLERS: ReadonlyMap<string, CardEventHandler> = new Map<string, CardEventHandler>([
+  ['payment_intent.succeeded', paymentSucceeded],
+  ['payment_intent.payment_failed', paymentFailed],
+  ['payment_intent.processing', paymentProcessing],
+  ['charge.refunded', chargeRefunded],
+  ['charge.refund.updated', refundUpdated],
+  ['refund.updated', refundUpdated],
+  ['charge.dispute.created', disputeCreated],
+  ['charge.dispute.closed', disputeClosed],
+  ['charge.dispute.funds_withdrawn', disputeFundsWithdrawn],
+  ['charge.dispute.funds_reinstated', disputeFundsReinstated],
+] as [string, CardEventHandler][]);
 
-const HANDLERS = new Map<string, IntentHandler>([
-  ['payment_intent.succeeded', applyPaymentSucceeded],
-  ['payment_intent.payment_failed', applyPaymentFailed],
-]);
+function handlerFor(type: string, config: Pick<Config, 'lifecycleEvents'>): CardEventHandler | undefined {
+  const handler = HANDLERS.get(type);
+  if (!handler) return undefined;
+  return handler.setting === 'spec' || config.lifecycleEvents.has(handler.setting) ? handler : undefined;
+}
 
-/** The event types that change orders: what reconciliation asks the provider for. */
-export const HANDLED_EVENT_TYPES: readonly string[] = [...HANDLERS.keys()];
+/** The event types that change orders under this configuration: what reconciliation asks the provider for. */
+export function handledEventTypes(config: Pick<Config, 'lifecycleEvents'>): string[] {
+  return [...HANDLERS.keys()].filter((type) => handlerFor(type, config) !== undefined);
+}
 
 export const IGNORED_EVENT_TYPE = 'ignored_event_type';
 export const NO_ORDER_ID = 'no_order_id';
 
 /** Outcomes after which the order was left as it was. */
-const UNCHANGED: ReadonlySet<string> = new Set([DUPLICATE_EVENT, IGNORED_EVENT_TYPE, NO_ORDER_ID, 'already_paid', 'not_pending']);
+const UNCHANGED: ReadonlySet<string> = new Set([
+  DUPLICATE_EVENT,
+  IGNORED_EVENT_TYPE,
+  NO_ORDER_ID,
+  'already_paid',
+  'not_pending',
+  'refund_already_recorded',
+  'refund_not_recorded',
+  'dispute_already_recorded',
+]);
 
 /** Whether an outcome of applyCardEvent wrote to the order. */
 export function changedOrder(outcome: string): boolean {
@@ -51,7 +87,7 @@ export async function handleCardWebhook(
   services: Services,
   context: RequestContext,
 ): Promise<CardWebhookResponse> {
-  const event = readCardEvent(services.card().verifyWebhookEvent(rawBody, signature));
+  const event = services.card().verifyWebhookEvent(rawBody, signature);
   context.eventId = event.id;
   context.eventType = event.type;
   context.outcome = (await applyCardEvent(event, services, context)).outcome;
@@ -68,13 +104,15 @@ export async function applyCardEvent(
   services: Services,
   context: Pick<RequestContext, 'orderId'> = {},
 ): Promise<AppliedCardEvent> {
-  const handler = HANDLERS.get(event.type);
+  const handler = handlerFor(event.type, services.config);
   if (!handler) return { outcome: IGNORED_EVENT_TYPE, orderId: undefined };
+  if (event.kind === 'unreadable') throw new InvalidCardEventError(event.problem);
+  if (event.kind !== handler.kind) throw new InvalidCardEventError('Webhook Error: event does not carry its object');
 
-  const intent = readPaymentIntent(event.object);
-  if (intent.orderId === undefined) return { outcome: NO_ORDER_ID, orderId: undefined };
-  const orderId = intent.orderId;
+  const orderId = await orderIdOfEvent(event, services);
+  if (orderId === undefined) return { outcome: NO_ORDER_ID, orderId: undefined };
   context.orderId = orderId;
-  const outcome = await applyEventOnce(services, orderId, event.id, () => handler(orderId, intent, services));
+  // The kind was checked above: the handler gets the event it reads.
+  const outcome = await applyEventOnce(services, orderId, event.id, () => handler.apply(orderId, event as never, services));
   return { outcome, orderId };
 }

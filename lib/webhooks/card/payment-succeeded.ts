@@ -26,7 +26,9 @@
  * for a failure or a manual submission is replaced by a payment-received note.
  * Appended meta without an id replaces WooCommerce's entry with the same key.
  */
+import { paymentMethodTitle } from '@/lib/card/payment-methods';
 import { log } from '@/lib/log';
+import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { metaValue, normalizeOrder } from '@/lib/orders/normalize';
 import { AMOUNT_MISMATCH_NOTE, isSupersededByPayment, PAYMENT_RECEIVED_NOTE } from '@/lib/orders/notes';
@@ -34,11 +36,16 @@ import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
 import { clearCartAfterPayment } from '@/lib/webhooks/card/customer-cart';
 import { reportDuplicatePayment } from '@/lib/webhooks/card/duplicate-payment';
-import { InvalidCardEventError, type PaymentIntentFacts } from '@/lib/webhooks/card/event';
-
-const MANUAL_PAYMENT_STATUS_KEY = '_manual_payment_status';
+import { InvalidCardEventError, type PaymentIntentFacts } from '@/lib/card/events';
+import { cardEventHandler } from '@/lib/webhooks/card/handler';
 
 export type PaymentSucceededOutcome = 'paid' | 'amount_mismatch_on_hold' | 'already_paid';
+
+export const paymentSucceeded = cardEventHandler({
+  kind: 'payment_intent',
+  setting: 'spec',
+  apply: (orderId, event, services) => applyPaymentSucceeded(orderId, event.intent, services),
+});
 
 export async function applyPaymentSucceeded(
   orderId: number,
@@ -72,17 +79,18 @@ export async function applyPaymentSucceeded(
 
   const paidAt = new Date();
   const now = paidAt.toISOString();
-  const { cardId, cardTitle } = services.config.paymentMethods;
+  const { cardId } = services.config.paymentMethods;
+  const methodTitle = paymentMethodTitle(intent.paymentMethodType, services.config.paymentMethods.cardTitle);
   const meta: Record<string, string> = {
-    _provider_payment_intent_id: intent.intentId,
-    _provider_charge_id: intent.chargeId,
-    _paid_date: now,
-    _payment_method: cardId,
-    _payment_method_title: cardTitle,
-    _transaction_id: intent.chargeId,
-    _date_paid: String(Math.floor(paidAt.getTime() / 1000)),
+    [META.providerPaymentIntentId]: intent.intentId,
+    [META.providerChargeId]: intent.chargeId,
+    [META.paidDate]: now,
+    [META.paymentMethod]: cardId,
+    [META.paymentMethodTitle]: methodTitle,
+    [META.transactionId]: intent.chargeId,
+    [META.datePaidInternal]: String(Math.floor(paidAt.getTime() / 1000)),
   };
-  if (metaValue(order, MANUAL_PAYMENT_STATUS_KEY) !== undefined) meta[MANUAL_PAYMENT_STATUS_KEY] = 'superseded';
+  if (metaValue(order, META.manualPaymentStatus) !== undefined) meta[META.manualPaymentStatus] = 'superseded';
   await store.updateOrder(
     orderId,
     buildOrderUpdate(order, {
@@ -90,7 +98,7 @@ export async function applyPaymentSucceeded(
       ...(isSupersededByPayment(order.customer_note) ? { customerNote: PAYMENT_RECEIVED_NOTE } : {}),
       meta,
       metaMode: 'append',
-      paymentMethod: { id: cardId, title: cardTitle, transactionId: intent.chargeId },
+      paymentMethod: { id: cardId, title: methodTitle, transactionId: intent.chargeId },
       datePaid: now,
       customerId: order.customer_id,
     }),

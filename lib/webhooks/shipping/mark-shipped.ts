@@ -13,19 +13,13 @@ import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { shippedNote } from '@/lib/orders/notes';
 import type { Services } from '@/lib/services';
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
+import { META } from '@/lib/orders/meta-keys';
 import type { StoreOrder } from '@/lib/store/types';
 import { customerSafeNotice } from '@/lib/webhooks/shipping/note-details';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
 import { FALLBACK_STATUS, SHIPPED_STATUS } from '@/lib/store/shipped-status';
 
 export const SHIPPABLE_STATUSES: ReadonlySet<string> = new Set(['processing', 'awaiting_shipment']);
-
-export const SHIPPING_META_KEYS = {
-  trackingNumber: '_tracking_number',
-  carrier: '_shipping_carrier',
-  shippedDate: '_shipped_date',
-  receivedAt: '_shipstation_webhook_received_at',
-} as const;
 
 export type ShipOutcome =
   | 'shipped'
@@ -89,10 +83,10 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
   const change = {
     customerNote: shippedNote({ trackingNumber: notice.trackingNumber, carrier: notice.carrier, shipDate: notice.shipDate }),
     meta: {
-      [SHIPPING_META_KEYS.trackingNumber]: notice.trackingNumber ?? '',
-      [SHIPPING_META_KEYS.carrier]: notice.carrier ?? '',
-      [SHIPPING_META_KEYS.shippedDate]: notice.shipDate ?? now,
-      [SHIPPING_META_KEYS.receivedAt]: now,
+      [META.trackingNumber]: notice.trackingNumber ?? '',
+      [META.shippingCarrier]: notice.carrier ?? '',
+      [META.shippedDate]: notice.shipDate ?? now,
+      [META.shipstationWebhookReceivedAt]: now,
     },
     metaMode: 'append' as const,
   };

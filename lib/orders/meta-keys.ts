@@ -1,0 +1,42 @@
+/**
+ * Every order meta key the service writes, in one place, in the order of
+ * spec section 2.1's table, then the keys the card lifecycle events add
+ * (CARD_LIFECYCLE_EVENTS, README "Stripe"). Values are always strings.
+ */
+export const META = {
+  // payment-intent
+  paymentIntentId: '_payment_intent_id',
+  checkoutAddressUpdated: '_checkout_address_updated',
+  // card webhook, success
+  providerPaymentIntentId: '_provider_payment_intent_id',
+  providerChargeId: '_provider_charge_id',
+  paidDate: '_paid_date',
+  paymentMethod: '_payment_method',
+  paymentMethodTitle: '_payment_method_title',
+  transactionId: '_transaction_id',
+  // submit-order
+  manualPaymentStatus: '_manual_payment_status',
+  orderSubmittedAt: '_order_submitted_at',
+  // card webhook, failure
+  paymentFailedAt: '_payment_failed_at',
+  paymentError: '_payment_error',
+  cartRestoredOnFailure: '_cart_restored_on_failure',
+  // shipping webhook
+  trackingNumber: '_tracking_number',
+  shippingCarrier: '_shipping_carrier',
+  shippedDate: '_shipped_date',
+  shipstationWebhookReceivedAt: '_shipstation_webhook_received_at',
+  // Not in spec 2.1: WooCommerce's internal paid date (Unix seconds), see payment-succeeded.ts.
+  datePaidInternal: '_date_paid',
+  // CARD_LIFECYCLE_EVENTS=async: the payment is on its way (a bank debit), ISO 8601 timestamp.
+  paymentProcessingAt: '_payment_processing_at',
+  // CARD_LIFECYCLE_EVENTS=disputes: the open dispute's id, and the status the order had before it.
+  disputeId: '_dispute_id',
+  statusBeforeDispute: '_status_before_dispute',
+  // CARD_LIFECYCLE_EVENTS=disputes: `won`, `lost`… once the dispute is closed.
+  disputeStatus: '_dispute_status',
+  // CARD_LIFECYCLE_EVENTS=refunds, on each WooCommerce refund (not the order): the Stripe refund it records.
+  providerRefundId: '_provider_refund_id',
+} as const;
+
+export type MetaKey = (typeof META)[keyof typeof META];

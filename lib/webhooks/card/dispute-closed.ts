@@ -1,0 +1,55 @@
+/**
+ * `charge.dispute.closed` (CARD_LIFECYCLE_EVENTS=disputes): `lost` sets
+ * `failed`; any other outcome (`won`, `warning_closed`, `prevented`) restores
+ * the status remembered when it opened, unless the shop changed the status
+ * meanwhile; a private note either way; `_dispute_status`.
+ *
+ * A close before its open was applied: 400, for Stripe to retry. A close
+ * already applied (another event id) changes nothing.
+ */
+import type { DisputeFacts } from '@/lib/card/events';
+import { META } from '@/lib/orders/meta-keys';
+import { buildOrderUpdate } from '@/lib/orders/mutation';
+import { metaValue } from '@/lib/orders/normalize';
+import { shopNotes } from '@/lib/orders/notes';
+import type { Services } from '@/lib/services';
+import { ON_HOLD } from '@/lib/webhooks/card/dispute';
+import { cardEventHandler, CardEventTooEarlyError } from '@/lib/webhooks/card/handler';
+
+export async function closeDispute(orderId: number, dispute: DisputeFacts, services: Services): Promise<string> {
+  const store = services.store();
+  const order = await store.getOrder(orderId);
+  if (metaValue(order, META.disputeId) !== dispute.disputeId) {
+    throw new CardEventTooEarlyError('Webhook Error: the dispute is not recorded on the order yet');
+  }
+  const recordedStatus = metaValue(order, META.disputeStatus);
+  if (recordedStatus === 'won' || recordedStatus === 'lost' || recordedStatus === 'warning_closed' || recordedStatus === 'prevented') {
+    return 'dispute_already_recorded';
+  }
+
+  const lost = dispute.status === 'lost';
+  const previous = metaValue(order, META.statusBeforeDispute);
+  // The shop may have moved the order on while the dispute was open: a win leaves that alone.
+  const restore = !lost && order.status === ON_HOLD ? previous : undefined;
+  await store.addPrivateNote(
+    orderId,
+    lost ? shopNotes.disputeLost(dispute.disputeId) : shopNotes.disputeWon(dispute.disputeId, dispute.status, restore),
+  );
+  const status = lost ? 'failed' : restore;
+  await store.updateOrder(
+    orderId,
+    buildOrderUpdate(order, {
+      ...(status ? { status } : {}),
+      meta: { [META.disputeStatus]: dispute.status },
+      metaMode: 'append',
+    }),
+  );
+  return lost ? 'dispute_lost_failed' : 'dispute_closed_restored';
+}
+
+export const disputeClosed = cardEventHandler({
+  kind: 'dispute',
+  setting: 'disputes',
+  apply: (orderId, event, services) => closeDispute(orderId, event.dispute, services),
+});
+

@@ -1,0 +1,29 @@
+/**
+ * What one card event handler is: the kind of event it reads, the setting
+ * that turns it on (`spec` handlers always run), and the change it makes to
+ * the order, given the order id the dispatcher found. Each handled event type
+ * is one file exporting one of these and one line in handle-event.ts's map.
+ */
+import type { CardEventKind, CardEventOf } from '@/lib/card/events';
+import type { LifecycleEventSetting } from '@/lib/config';
+import { ServiceError } from '@/lib/errors';
+import type { Services } from '@/lib/services';
+
+/**
+ * An event that arrived before the one it follows (a refund or dispute before the payment was
+ * recorded, a dispute closed before it was opened): answered 400 and not remembered, so the
+ * provider delivers it again later, by when the earlier event has been applied.
+ */
+export class CardEventTooEarlyError extends ServiceError {
+  readonly kind = 'event_too_early';
+}
+
+export interface CardEventHandler<K extends CardEventKind = CardEventKind> {
+  kind: K;
+  setting: 'spec' | LifecycleEventSetting;
+  apply(orderId: number, event: CardEventOf<K>, services: Services): Promise<string>;
+}
+
+export function cardEventHandler<K extends CardEventKind>(handler: CardEventHandler<K>): CardEventHandler<K> {
+  return handler;
+}

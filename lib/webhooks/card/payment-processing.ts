@@ -1,0 +1,52 @@
+/**
+ * `payment_intent.processing` (CARD_LIFECYCLE_EVENTS=async): a delayed method
+ * (SEPA or ACH debit) was submitted and the money takes days to arrive. A
+ * pending order goes `on-hold` with a customer note saying so, and
+ * `_payment_processing_at`; it is not paid yet, so the later
+ * `payment_intent.succeeded` takes it to `processing` by the spec's path, and a
+ * `payment_intent.payment_failed` returns it to `pending` (payment-failed.ts).
+ *
+ * Out of order: a processing event older than a failure already recorded
+ * (`_payment_failed_at` at or after the event's creation) changes nothing; an
+ * order already paid or in any other status than pending is left as it is.
+ */
+import { META } from '@/lib/orders/meta-keys';
+import { buildOrderUpdate } from '@/lib/orders/mutation';
+import { metaValue } from '@/lib/orders/normalize';
+import { PAYMENT_PROCESSING_NOTE } from '@/lib/orders/notes';
+import { isPaid } from '@/lib/orders/payable';
+import type { Services } from '@/lib/services';
+import type { StoreOrder } from '@/lib/store/types';
+import { cardEventHandler } from '@/lib/webhooks/card/handler';
+
+export type PaymentProcessingOutcome = 'payment_processing_on_hold' | 'not_pending';
+
+/** Whether the order is on hold because the service put it there for a delayed payment. */
+export function awaitsDelayedPayment(order: StoreOrder): boolean {
+  return order.status === 'on-hold' && !isPaid(order) && metaValue(order, META.paymentProcessingAt) !== undefined;
+}
+
+export async function holdForDelayedPayment(orderId: number, eventCreated: number, services: Services): Promise<PaymentProcessingOutcome> {
+  const store = services.store();
+  const order = await store.getOrder(orderId);
+  if (order.status !== 'pending' || isPaid(order)) return 'not_pending';
+  const failedAt = Date.parse(metaValue(order, META.paymentFailedAt) ?? '');
+  if (eventCreated > 0 && Number.isFinite(failedAt) && failedAt >= eventCreated * 1000) return 'not_pending';
+
+  await store.updateOrder(
+    orderId,
+    buildOrderUpdate(order, {
+      status: 'on-hold',
+      customerNote: PAYMENT_PROCESSING_NOTE,
+      meta: { [META.paymentProcessingAt]: new Date().toISOString() },
+      metaMode: 'append',
+    }),
+  );
+  return 'payment_processing_on_hold';
+}
+
+export const paymentProcessing = cardEventHandler({
+  kind: 'payment_intent',
+  setting: 'async',
+  apply: (orderId, event, services) => holdForDelayedPayment(orderId, event.created, services),
+});

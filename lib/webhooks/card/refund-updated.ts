@@ -1,0 +1,35 @@
+/**
+ * `charge.refund.updated` and `refund.updated` (CARD_LIFECYCLE_EVENTS=refunds;
+ * Stripe sends the first for some payment methods only, the second for every
+ * refund, and both may come for one change): a refund that
+ * failed or was canceled (bank debits can) did not return the money, so the
+ * WooCommerce refund recorded for it is removed, with a private note for the
+ * shop. Any other update changes nothing. Arriving before `charge.refunded`,
+ * it finds nothing to remove, and `charge.refunded` then skips the failed
+ * refund, since it reads the refunds' current status from the provider.
+ */
+import type { RefundEventFacts } from '@/lib/card/events';
+import { shopNotes } from '@/lib/orders/notes';
+import type { Services } from '@/lib/services';
+import { cardEventHandler } from '@/lib/webhooks/card/handler';
+import { providerRefundIdOf } from '@/lib/webhooks/card/refund';
+
+const UNDONE_STATUSES: ReadonlySet<string> = new Set(['failed', 'canceled']);
+
+export type RefundUpdatedOutcome = 'refund_removed' | 'refund_not_recorded';
+
+export async function removeUndoneRefund(orderId: number, refund: RefundEventFacts, services: Services): Promise<RefundUpdatedOutcome> {
+  if (!UNDONE_STATUSES.has(refund.status)) return 'refund_not_recorded';
+  const store = services.store();
+  const match = (await store.listRefunds(orderId)).find((recorded) => providerRefundIdOf(recorded) === refund.refundId);
+  if (!match) return 'refund_not_recorded';
+  await store.deleteRefund(orderId, match.id);
+  await store.addPrivateNote(orderId, shopNotes.refundRemoved(refund.refundId, refund.status));
+  return 'refund_removed';
+}
+
+export const refundUpdated = cardEventHandler({
+  kind: 'refund',
+  setting: 'refunds',
+  apply: (orderId, event, services) => removeUndoneRefund(orderId, event.refund, services),
+});
