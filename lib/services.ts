@@ -17,6 +17,7 @@ import { closeRedisConnection, getRedisConnection, type RedisConnection } from '
 import {
   FallbackWarning,
   OrderLocksWithFallback,
+  OrderLocksWithoutFallback,
   RateLimiterWithFallback,
   ReconcileCursorWithFallback,
   ShipStationBudgetWithFallback,
@@ -30,7 +31,7 @@ import { RedisReconcileCursorStore } from '@/lib/redis/reconcile-cursor';
 import { RedisShippingReplayQueue } from '@/lib/redis/shipping-replay-queue';
 import { RedisShipStationRateBudget } from '@/lib/redis/shipstation-budget';
 import { RedisShippedStatus } from '@/lib/redis/shipped-status';
-import { MemoryOrderLocks, type OrderLocks } from '@/lib/security/order-lock';
+import { MemoryOrderLocks, ORDER_LOCK_WAIT_MS, type LockWait, type OrderLocks } from '@/lib/security/order-lock';
 import { MemoryProcessedEvents, type ProcessedEvents } from '@/lib/security/processed-events';
 import { MemoryRateLimiter, type RateLimiter } from '@/lib/security/rate-limit';
 import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shipping/rate-budget';
@@ -81,8 +82,8 @@ interface SharedState {
 }
 
 /** The in-process state; its replay queue is also the Redis queue's last resort. */
-function inProcessState(): SharedState & { shippingReplay: MemoryShippingReplayQueue } {
-  const locks = new MemoryOrderLocks();
+function inProcessState(config: Config): SharedState & { shippingReplay: MemoryShippingReplayQueue } {
+  const locks = new MemoryOrderLocks(lockWait(config));
   return {
     rateLimiter: new MemoryRateLimiter(),
     orderLocks: locks,
@@ -96,14 +97,24 @@ function inProcessState(): SharedState & { shippingReplay: MemoryShippingReplayQ
   };
 }
 
+/**
+ * How long a writer waits for an order: until the time its request has left
+ * is down to one UPSTREAM_TIMEOUT_MS (kept for the work under the lock), and
+ * at most ORDER_LOCK_WAIT_MS.
+ */
+function lockWait(config: Config): LockWait {
+  return { waitMs: ORDER_LOCK_WAIT_MS, reserveMs: config.upstreamTimeoutMs };
+}
+
 function redisState(redis: RedisConnection, config: Config, local: ReturnType<typeof inProcessState>): SharedState {
   const warning = new FallbackWarning();
   const prefix = config.redisKeyPrefix;
-  const sharedLocks = new RedisOrderLocks(redis, { prefix, ttlMs: orderLockTtlMs(config.upstreamTimeoutMs) });
+  const sharedLocks = new RedisOrderLocks(redis, { prefix, ttlMs: orderLockTtlMs(config.upstreamTimeoutMs), ...lockWait(config) });
   return {
     rateLimiter: new RateLimiterWithFallback(new RedisRateLimiter(redis, { prefix }), local.rateLimiter, warning),
+    // This instance's locks first, always (lib/redis/fallback.ts): its writers never overlap, whatever Redis does.
     orderLocks: new OrderLocksWithFallback(sharedLocks, local.orderLocks, warning),
-    cardEventLocks: sharedLocks,
+    cardEventLocks: new OrderLocksWithoutFallback(sharedLocks, local.orderLocks),
     processedEvents: new RedisProcessedEvents(redis, { prefix }),
     reconcileCursor: new ReconcileCursorWithFallback(new RedisReconcileCursorStore(redis, { prefix })),
     shippingReplay: new ShippingReplayQueueWithFallback(new RedisShippingReplayQueue(redis, { prefix }), local.shippingReplay),
@@ -120,7 +131,7 @@ function redisState(redis: RedisConnection, config: Config, local: ReturnType<ty
 function build(config: Config): Services {
   let store: Store | undefined;
   let card: CardProvider | undefined;
-  const local = inProcessState();
+  const local = inProcessState(config);
   const redis = getRedisConnection(config);
   const state = redis ? redisState(redis, config, local) : local;
   return {

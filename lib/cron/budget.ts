@@ -5,9 +5,10 @@
  * reports instead of being killed mid-write; the rest waits for the next run.
  *
  * The worst cases follow from the upstream timeout T (UPSTREAM_TIMEOUT_MS,
- * 10 s by default) and the per-order lock's wait (30 s), and are what
- * vercel.json's maxDuration values are computed from (README, "Running in
- * production").
+ * 10 s by default) and are what vercel.json's maxDuration values are computed
+ * from (README, "Running in production"). A unit that takes an order's lock
+ * waits for it within its own deadline (lib/security/order-lock.ts), so the
+ * wait adds nothing to its worst case.
  */
 import { MAX_SHIPMENT_PAGES } from '@/lib/shipping/shipstation';
 import { REQUEST_BUDGET_TIMEOUTS, withRequestDeadline } from '@/lib/upstream/budget';
@@ -16,18 +17,16 @@ import { REQUEST_BUDGET_TIMEOUTS, withRequestDeadline } from '@/lib/upstream/bud
 export const CRON_MAX_DURATION_SECONDS = 300;
 /** Kept free at the end of a run for answering and logging. */
 export const CRON_SAFETY_MARGIN_MS = 5_000;
-/** How long a writer waits for an order's lock (MemoryOrderLocks' default). */
-export const ORDER_LOCK_WAIT_MS = 30_000;
 /** A read is retried once after a pause of at most 250 ms (lib/upstream/budget.ts); 2 s leaves room. */
 const CARD_RETRY_BACKOFF_MS = 2_000;
 
 export const worstCase = {
   /** One page of events: a call and its one retry. */
   eventPage: (timeoutMs: number) => 2 * timeoutMs + CARD_RETRY_BACKOFF_MS,
-  /** One card event: lock wait, read the order, restore or clear the cart, write the order. */
-  cardEvent: (timeoutMs: number) => ORDER_LOCK_WAIT_MS + 3 * timeoutMs,
-  /** One shipment: lock wait, read the order, write `shipped`, write the `completed` fallback. */
-  shipment: (timeoutMs: number) => ORDER_LOCK_WAIT_MS + 3 * timeoutMs,
+  /** One card event (lock wait, read the order, restore or clear the cart, write the order): its unit deadline bounds them all. */
+  cardEvent: (timeoutMs: number) => unitDeadlineMs(timeoutMs),
+  /** One shipment (lock wait, read the order, write `shipped`, write the `completed` fallback): likewise. */
+  shipment: (timeoutMs: number) => unitDeadlineMs(timeoutMs),
   /** One ShipStation batch: every page, each with the budget wait bounded by T and the call bounded by T. */
   shipStationBatch: (timeoutMs: number) => MAX_SHIPMENT_PAGES * 2 * timeoutMs,
 };

@@ -66,6 +66,27 @@ export class RateLimiterWithFallback implements RateLimiter {
   }
 }
 
+/**
+ * The checkout and shipping writers' locks: this instance's lock first, then
+ * the shared one. This instance's lock is taken always, whatever Redis does,
+ * so its writers (checkout, card webhook, shipping webhook, cron units) never
+ * overlap even while some of them fall back and others fail.
+ *
+ * Falls back (runs with this instance's lock alone) only when Redis failed
+ * before it ever answered that the order was held: RedisOrderLocks answers
+ * busy (OrderBusyError) when it fails after a `SET NX` found the order held,
+ * since that holder may still be writing.
+ *
+ * The first attempt timing out is the one doubtful case: the SET may have been
+ * applied (then the lock is ours and RedisOrderLocks queues its release behind
+ * it), or another instance may hold the order. It falls back: a slow Redis is
+ * an outage like a stopped one, and checkout keeps working through outages
+ * (issue 8 point 6), while answering busy would fail every checkout for as
+ * long as Redis is slow. The window is small: the other holder must have taken
+ * the lock before Redis became slow, and the card webhook, which takes no
+ * fallback, fails its delivery at its next Redis call (event check or record),
+ * so Stripe redelivers it and it is applied again over the fresh order.
+ */
 export class OrderLocksWithFallback implements OrderLocks {
   constructor(
     private readonly shared: OrderLocks,
@@ -73,7 +94,11 @@ export class OrderLocksWithFallback implements OrderLocks {
     private readonly warning: FallbackWarning,
   ) {}
 
-  async withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T> {
+  withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T> {
+    return this.local.withOrderLock(orderId, () => this.sharedOrAlone(orderId, task));
+  }
+
+  private async sharedOrAlone<T>(orderId: number, task: () => Promise<T>): Promise<T> {
     let started = false;
     const once = () => {
       started = true;
@@ -85,8 +110,25 @@ export class OrderLocksWithFallback implements OrderLocks {
       // Only a lock that could not be taken falls back; a task that ran is never run twice.
       if (started || !(error instanceof SharedStateUnavailableError)) throw error;
       this.warning.note('order_locks', error);
-      return this.local.withOrderLock(orderId, task);
+      return task();
     }
+  }
+}
+
+/**
+ * The card webhook's locks: this instance's lock, then the shared one, and no
+ * fallback: when Redis fails, the delivery fails (400) and Stripe retries it.
+ * This instance's lock still serializes it with this instance's checkout
+ * writers, which may be running on their fallback.
+ */
+export class OrderLocksWithoutFallback implements OrderLocks {
+  constructor(
+    private readonly shared: OrderLocks,
+    private readonly local: OrderLocks,
+  ) {}
+
+  withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T> {
+    return this.local.withOrderLock(orderId, () => this.shared.withOrderLock(orderId, task));
   }
 }
 

@@ -4,27 +4,60 @@
  * checkout, a webhook delivered twice at once) see each other's writes.
  *
  * The in-process implementation serializes callers on one instance; the Redis
- * implementation (lib/redis/order-locks.ts) fills the same interface for many.
+ * implementation (lib/redis/order-locks.ts) fills the same interface for many,
+ * and lib/redis/fallback.ts takes both, this instance's first.
  */
 import { OrderBusyError } from '@/lib/errors';
+import { requestTimeLeftMs } from '@/lib/upstream/budget';
 
 export interface OrderLocks {
   /**
-   * Runs `task` while holding `orderId`'s lock, waiting at most the lock's wait time for it.
+   * Runs `task` while holding `orderId`'s lock, waiting for it at most as long as `lockWaitMs` allows.
    * One lock per order for every writer (checkout, card webhook, shipping webhook): a
    * submit-order writing `pending` must not interleave with a payment marking it paid.
    */
   withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T>;
 }
 
+/** The longest a writer waits for a busy order, inside a request or not (the one home of this figure). */
+export const ORDER_LOCK_WAIT_MS = 30_000;
+
+export interface LockWait {
+  /** The longest wait (ORDER_LOCK_WAIT_MS unless a test says otherwise). */
+  waitMs: number;
+  /**
+   * The part of the request's deadline kept for the work under the lock
+   * (lib/services.ts: one UPSTREAM_TIMEOUT_MS): a writer that would get the
+   * lock with less left answers busy instead of starting work it could only
+   * cut short with a timeout.
+   */
+  reserveMs: number;
+}
+
+export const DEFAULT_LOCK_WAIT: LockWait = { waitMs: ORDER_LOCK_WAIT_MS, reserveMs: 0 };
+
+/**
+ * How long a writer may wait for the lock from now: at most `waitMs`, and never
+ * into the reserve of its request's deadline (lib/upstream/budget.ts), so the
+ * wait counts against the request's bound instead of adding to it. Zero or
+ * less: take a free lock, but do not wait for a busy one.
+ */
+export function lockWaitMs(wait: LockWait, now = Date.now()): number {
+  return Math.min(wait.waitMs, requestTimeLeftMs(now) - wait.reserveMs);
+}
+
 export class MemoryOrderLocks implements OrderLocks {
   /** The tail of each order's queue: a promise that settles when the last holder releases. */
   private readonly tails = new Map<string, Promise<void>>();
+  private readonly wait: LockWait;
 
-  constructor(private readonly waitMs = 30_000) {}
+  constructor(wait: Partial<LockWait> = {}) {
+    this.wait = { ...DEFAULT_LOCK_WAIT, ...wait };
+  }
 
   async withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T> {
     const key = String(orderId);
+    const waitMs = Math.max(0, lockWaitMs(this.wait));
     const previous = this.tails.get(key) ?? Promise.resolve();
     let release!: () => void;
     const mine = new Promise<void>((resolve) => {
@@ -35,7 +68,7 @@ export class MemoryOrderLocks implements OrderLocks {
 
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), this.waitMs);
+      timer = setTimeout(() => resolve('timeout'), waitMs);
       timer.unref?.();
     });
     try {

@@ -230,7 +230,11 @@ describe('payment reconciliation', () => {
 });
 
 describe('time bound', () => {
-  const timeoutMs = 2000;
+  // Not the default 2 s, where a page's worst case (2T + 2 s) equals an event's (3T) and the budget below could not tell them apart.
+  const timeoutMs = 3000;
+  beforeEach(() => {
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, UPSTREAM_TIMEOUT_MS: String(timeoutMs) });
+  });
   /** A budget with room for the pages and for `events` more events. */
   const budgetFor = (events: number): Budget => {
     let left = events;
@@ -258,7 +262,7 @@ describe('time bound', () => {
 });
 
 describe.skipIf(noRedis)(`time bound with the cursor in Redis${noRedis ? ` (skipped: ${REDIS_SKIP_REASON})` : ''}`, () => {
-  const timeoutMs = 2000;
+  const timeoutMs = 3000;
   const budgetFor = (events: number): Budget => {
     let left = events;
     return { fits: (ms) => (ms === worstCase.eventPage(timeoutMs) ? true : left-- > 0) };
@@ -266,7 +270,7 @@ describe.skipIf(noRedis)(`time bound with the cursor in Redis${noRedis ? ` (skip
 
   it('a run on one instance stops with a cursor in Redis; the next run, on a new instance, resumes after it', async () => {
     const prefix = testPrefix('cron-cursor');
-    const onInstance = () => useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, REDIS_URL, REDIS_KEY_PREFIX: prefix });
+    const onInstance = () => useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, REDIS_URL, REDIS_KEY_PREFIX: prefix, UPSTREAM_TIMEOUT_MS: String(timeoutMs) });
     onInstance();
     const intents = [316, 317, 318].map((id) => pendingOrderWithIntent(id));
     for (const intent of intents) providers.stripe.succeed(intent.id);

@@ -3,6 +3,7 @@ import { OrderBusyError } from '@/lib/errors';
 import { MemoryOrderLocks } from '@/lib/security/order-lock';
 import { MemoryProcessedEvents } from '@/lib/security/processed-events';
 import { MemoryRateLimiter, RATE_LIMITS } from '@/lib/security/rate-limit';
+import { withRequestDeadline } from '@/lib/upstream/budget';
 
 describe('fixed-window rate limiter', () => {
   it('allows 10 requests in a window and refuses the 11th until the window resets', async () => {
@@ -72,10 +73,30 @@ describe('per-order lock', () => {
   });
 
   it('gives up waiting with OrderBusyError', async () => {
-    const locks = new MemoryOrderLocks(20);
+    const locks = new MemoryOrderLocks({ waitMs: 20 });
     const holder = locks.withOrderLock(1, () => new Promise((resolve) => setTimeout(resolve, 100)));
     await expect(locks.withOrderLock(1, async () => 'never')).rejects.toBeInstanceOf(OrderBusyError);
     await holder;
+  });
+
+  it("waits only while its request's deadline leaves the reserve for the work, then answers busy", async () => {
+    const locks = new MemoryOrderLocks({ waitMs: 20_000, reserveMs: 900 });
+    let release!: () => void;
+    const holder = locks.withOrderLock(2, () => new Promise<void>((resolve) => (release = resolve)));
+    let ran = false;
+    const started = Date.now();
+    const outcome = await withRequestDeadline(1_200, () =>
+      locks.withOrderLock(2, async () => {
+        ran = true;
+      }),
+    ).catch((error: unknown) => error);
+    const waited = Date.now() - started;
+    release();
+    await holder;
+    expect(outcome).toBeInstanceOf(OrderBusyError);
+    expect(ran).toBe(false);
+    expect(waited).toBeLessThan(1_200);
+    await expect(withRequestDeadline(500, () => locks.withOrderLock(2, async () => 'taken'))).resolves.toBe('taken');
   });
 });
 

@@ -8,7 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SharedStateUnavailableError } from '@/lib/redis/connection';
-import { FallbackWarning, OrderLocksWithFallback, RateLimiterWithFallback, ShippedStatusWithFallback } from '@/lib/redis/fallback';
+import { OrderBusyError } from '@/lib/errors';
+import { FallbackWarning, OrderLocksWithFallback, OrderLocksWithoutFallback, RateLimiterWithFallback, ShippedStatusWithFallback } from '@/lib/redis/fallback';
 import { RedisOrderLocks } from '@/lib/redis/order-locks';
 import { RedisProcessedEvents } from '@/lib/redis/processed-events';
 import { RedisRateLimiter } from '@/lib/redis/rate-limiter';
@@ -119,6 +120,85 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
       }),
     ).rejects.toBeInstanceOf(SharedStateUnavailableError);
     expect(runs).toBe(1);
+  });
+
+  it('a writer that found the order held and then lost Redis answers busy: it never falls back beside the holder', async () => {
+    for (const outage of ['stopped', 'frozen'] as const) {
+      const server = await startDisposableRedis();
+      const prefix = testPrefix(`outage-held-${outage}`);
+      // The holder is another instance: its own connection and its own memory.
+      const holder = new RedisOrderLocks(redisConnection(server.url, 300), { prefix, ttlMs: 10_000 });
+      const waiterLocks = new OrderLocksWithFallback(
+        new RedisOrderLocks(redisConnection(server.url, 300), { prefix, ttlMs: 10_000, waitMs: 5_000 }),
+        new MemoryOrderLocks(),
+        new FallbackWarning(),
+      );
+      let release!: () => void;
+      const held = holder.withOrderLock(12, () => new Promise<void>((resolve) => (release = resolve)));
+      await eventually(async () => (await redisConnection(server.url).run('exists', (redis) => redis.exists(`${prefix}lock:order:12`))) === 1);
+      let ran = false;
+      const waiting = waiterLocks.withOrderLock(12, async () => {
+        ran = true;
+      });
+      // The waiter's SET NX has found the order held by now; then Redis goes away.
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      if (outage === 'stopped') await server.stop();
+      else server.freeze();
+      try {
+        await expect(waiting).rejects.toBeInstanceOf(OrderBusyError);
+        expect(ran).toBe(false);
+        expect(loggedLines().filter((line) => line.event === 'redis.lock_lost_while_waiting')).not.toEqual([]);
+      } finally {
+        server.thaw();
+        release();
+        await held;
+      }
+    }
+  });
+
+  it("this instance's lock is taken always: checkout falling back waits for the card webhook holding the shared lock on the same instance", async () => {
+    const server = await startDisposableRedis();
+    const prefix = testPrefix('outage-instance-lock');
+    const shared = new RedisOrderLocks(redisConnection(server.url, 300), { prefix, ttlMs: 10_000 });
+    const instance = new MemoryOrderLocks();
+    const cardEventLocks = new OrderLocksWithoutFallback(shared, instance);
+    const checkoutLocks = new OrderLocksWithFallback(shared, instance, new FallbackWarning());
+    const writes: string[] = [];
+    let webhookHolds!: () => void;
+    const holding = new Promise<void>((resolve) => (webhookHolds = resolve));
+    const webhook = cardEventLocks.withOrderLock(13, async () => {
+      writes.push('webhook:read');
+      webhookHolds();
+      // Redis goes away while the webhook works under its shared lock.
+      await server.stop();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      writes.push('webhook:write processing');
+    });
+    await holding;
+    // Submit-order finds Redis unreachable from its first call and falls back: to this instance's lock, held by the webhook.
+    const checkout = checkoutLocks.withOrderLock(13, async () => {
+      writes.push('checkout:read');
+      writes.push('checkout:write pending');
+    });
+    await Promise.all([webhook, checkout]);
+    expect(writes).toEqual(['webhook:read', 'webhook:write processing', 'checkout:read', 'checkout:write pending']);
+    expect(fallbackWarnings()).toHaveLength(1);
+  });
+
+  it('the card webhook takes no fallback: Redis unreachable from the first call fails it, and it holds no instance lock after', async () => {
+    const instance = new MemoryOrderLocks();
+    const cardEventLocks = new OrderLocksWithoutFallback(
+      new RedisOrderLocks(redisConnection(`redis://127.0.0.1:${await freePort()}`, 300), { prefix: testPrefix('outage-card'), ttlMs: 10_000 }),
+      instance,
+    );
+    let ran = false;
+    await expect(
+      cardEventLocks.withOrderLock(14, async () => {
+        ran = true;
+      }),
+    ).rejects.toBeInstanceOf(SharedStateUnavailableError);
+    expect(ran).toBe(false);
+    expect(instance.activeKeys).toBe(0);
   });
 
   it('the card webhook does not fall back: Redis lost after the effects were written fails the delivery, to be retried', async () => {

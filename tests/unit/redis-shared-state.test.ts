@@ -13,6 +13,7 @@ import { RedisShipStationRateBudget } from '@/lib/redis/shipstation-budget';
 import { RedisShippedStatus } from '@/lib/redis/shipped-status';
 import { PROCESSED_EVENT_TTL_MS } from '@/lib/security/processed-events';
 import { MemoryRateLimiter, type RateLimitRule } from '@/lib/security/rate-limit';
+import { withRequestDeadline } from '@/lib/upstream/budget';
 import { applyEventOnce } from '@/lib/webhooks/card/exactly-once';
 import { noRedis, REDIS_SKIP_REASON, REDIS_URL, redisConnection, testPrefix } from '../support/redis';
 
@@ -122,14 +123,40 @@ describe.skipIf(noRedis)('per-order locks shared by every instance', () => {
     await expect(third.withOrderLock(9, async () => 'now')).resolves.toBe('now');
   });
 
-  it('lives as long as the longest critical section: every upstream attempt at UPSTREAM_TIMEOUT_MS, plus a margin', async () => {
-    expect(orderLockTtlMs(10_000)).toBe(85_000);
-    expect(orderLockTtlMs(2_000)).toBe(21_000);
+  it("lives as long as its holder can: the request's deadline (3 × UPSTREAM_TIMEOUT_MS) plus a margin", async () => {
+    expect(orderLockTtlMs(10_000)).toBe(35_000);
+    expect(orderLockTtlMs(2_000)).toBe(11_000);
     const { prefix, a } = twoInstances('lock-ttl');
     const locks = new RedisOrderLocks(a, { prefix, ttlMs: orderLockTtlMs(10_000) });
     const ttl = await locks.withOrderLock(11, async () => (await a.client()).pTTL(`${prefix}lock:order:11`));
-    expect(ttl).toBeGreaterThan(80_000);
-    expect(ttl).toBeLessThanOrEqual(85_000);
+    expect(ttl).toBeGreaterThan(30_000);
+    expect(ttl).toBeLessThanOrEqual(35_000);
+  });
+
+  it("waits only while its request's deadline leaves the reserve for the work, then answers busy", async () => {
+    const { prefix, a, b } = twoInstances('lock-wait-deadline');
+    const holder = new RedisOrderLocks(a, { prefix, ttlMs: 10_000 });
+    // A long wait allowed, but the request has 1.2 s left, 0.9 s of them kept for its work.
+    const waiter = new RedisOrderLocks(b, { prefix, ttlMs: 10_000, waitMs: 20_000, reserveMs: 900 });
+    let release!: () => void;
+    const held = holder.withOrderLock(15, () => new Promise<void>((resolve) => (release = resolve)));
+    await sleep(50);
+    let ran = false;
+    const started = Date.now();
+    const outcome = await withRequestDeadline(1_200, () =>
+      waiter.withOrderLock(15, async () => {
+        ran = true;
+      }),
+    ).catch((error: unknown) => error);
+    const waited = Date.now() - started;
+    release();
+    await held;
+    expect(outcome).toBeInstanceOf(OrderBusyError);
+    expect(ran).toBe(false);
+    // Busy before the request's deadline, not after the 20 s wait.
+    expect(waited).toBeLessThan(1_200);
+    // A free order is taken even with no time left to wait.
+    await expect(withRequestDeadline(500, () => waiter.withOrderLock(15, async () => 'taken'))).resolves.toBe('taken');
   });
 });
 
