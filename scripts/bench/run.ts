@@ -11,6 +11,7 @@
  *   --memory-seconds S             stop the memory check after S seconds (default 90, quick 30; 0: no limit).
  *                                  Next.js spends a few ms of CPU on any request, so 100,000 of them take
  *                                  longer than the whole run may: `--memory-seconds 0` for the full count.
+ *   npm run bench -- --profile [--quick] [--flows NAME]   the server under node --cpu-prof: CPU per flow and where it went
  *
  * Processes: the load generator is this one; the stand-ins (scripts/bench/stand-ins.ts),
  * `next start` and `redis-server` each run in their own, so the server's CPU time
@@ -18,7 +19,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -45,6 +46,7 @@ import {
   type FlowContext,
 } from './flows';
 import { describeTree, treeCpuMs, treeRssKb } from './process-stats';
+import { renderShares, summarizeProfiles } from './profile-summary';
 import type { UpstreamCall } from './contract';
 import {
   ARTIFACTS,
@@ -67,6 +69,8 @@ const { values: options } = parseArgs({
     write: { type: 'boolean', default: false },
     'memory-requests': { type: 'string' },
     'memory-seconds': { type: 'string' },
+    profile: { type: 'boolean', default: false },
+    flows: { type: 'string' },
   },
 });
 const QUICK = options.quick === true;
@@ -291,8 +295,13 @@ function serviceEnv(standIns: StandInsProcess, extra: Record<string, string> = {
 
 const trivialProbe = (url: string) => () => fetch(`${url}${TRIVIAL_PATH}`, { headers: { 'x-forwarded-for': nextClientIp() } });
 
-async function startReady(name: string, standIns: StandInsProcess, env: Record<string, string>): Promise<ServerProcess> {
-  const server = await spawnServer(name, env);
+async function startReady(
+  name: string,
+  standIns: StandInsProcess,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<ServerProcess> {
+  const server = await spawnServer(name, env, nodeArgs);
   try {
     await firstAnswer(trivialProbe(server.url));
   } catch (error) {
@@ -363,6 +372,40 @@ interface FlowFigures {
   base?: Sequential;
   redis?: Sequential;
   https?: Sequential;
+}
+
+/**
+ * `--profile`: one server under `node --cpu-prof`, the sequential CPU figure of
+ * each flow (or of those whose name contains `--flows`), then where the
+ * server's CPU went, from the profiles it wrote on exit. Writes nothing to docs/.
+ */
+async function profileRun(): Promise<void> {
+  progress(`profile run on ${cpus().length} cores, node ${process.version}`);
+  buildApp(progress);
+  const tls = await makeCertificate(join(ARTIFACTS, 'tls'));
+  const standIns = await startStandIns(tls);
+  opened.push(standIns);
+  const dir = join(ARTIFACTS, 'profiles');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const wanted = options.flows;
+  const flows = benchFlows().filter((flow) => !wanted || flow.name.includes(wanted));
+  try {
+    // --cpu-prof is refused in NODE_OPTIONS, so a child `next start` forks would run unprofiled: Next.js 16 serves from this process.
+    const server = await startReady('profile', standIns, serviceEnv(standIns), ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+    opened.push(server);
+    const trivialCpu = (await sequential(server, standIns, trivialFlow, SIZES.cpu * 2)).cpuMsPerRequest;
+    progress(`  trivial 404: ${fixed(trivialCpu)} ms CPU/request`);
+    for (const flow of flows) {
+      const result = await sequential(server, standIns, flow, SIZES.cpu);
+      progress(`  ${flow.name}: ${fixed(result.cpuMsPerRequest)} ms CPU/request, ${fixed(result.cpuMsPerRequest / trivialCpu)}× trivial`);
+    }
+    await server.close();
+  } finally {
+    await closeAll();
+  }
+  console.log(renderShares(summarizeProfiles(dir)));
+  progress(`profiles in ${dir} (open them in Chrome DevTools or speedscope)`);
 }
 
 async function main(): Promise<void> {
@@ -699,7 +742,7 @@ function docIntro(previous: string | undefined): string {
   return '# Benchmarks\n\nWritten by `npm run bench` (scripts/bench/).\n';
 }
 
-main().catch(async (error: unknown) => {
+(options.profile ? profileRun() : main()).catch(async (error: unknown) => {
   console.error(`[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   console.error(`[bench] server logs: ${ARTIFACTS}`);
   process.exit(1);
