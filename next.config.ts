@@ -7,9 +7,8 @@ const nextConfig: NextConfig = {
   // server's CPU (bench profile: zlib and the compression middleware on every response) to save a few
   // hundred bytes. A host or a reverse proxy in front compresses when it is worth it (Vercel does).
   compress: false,
-  // Keep the provider SDKs and the Redis client as plain Node modules instead of bundling them: bundled,
-  // the Redis client was copied into every route's chunks (route bundles about 800 kB instead of 250 kB).
-  serverExternalPackages: ['@woocommerce/woocommerce-rest-api', 'stripe', 'redis', '@redis/client'],
+  // Keep the provider SDKs as plain Node modules instead of bundling them.
+  serverExternalPackages: ['@woocommerce/woocommerce-rest-api', 'stripe'],
 };
 
 export default nextConfig;
