@@ -31,11 +31,32 @@ const ORDER_ID = /^[1-9]\d{0,15}$/;
 const TTL = /^(\d+)\s*(s|m|h|d)?$/;
 const MAX_TTL_SECONDS = 7 * 24 * 60 * 60;
 
-function key(secret: string): Uint8Array {
+function key(secret: string): Uint8Array<ArrayBuffer> {
   if (Buffer.byteLength(secret, 'utf8') < 32) {
     throw new Error('CHECKOUT_TOKEN_SECRET must be at least 32 bytes long');
   }
   return new TextEncoder().encode(secret);
+}
+
+/**
+ * The verification key of each secret, imported once: given the raw bytes,
+ * jose imports a WebCrypto key on every call (the bench profile showed
+ * importKey at about a third of a token check). At most the current and the
+ * previous secret are in use; the map is bounded anyway, so a process whose
+ * configuration is reset many times (tests) cannot grow it.
+ */
+const verificationKeys = new Map<string, Promise<CryptoKey>>();
+const MAX_CACHED_KEYS = 8;
+
+function verificationKey(secret: string): Promise<CryptoKey> {
+  let cached = verificationKeys.get(secret);
+  if (!cached) {
+    const bytes = key(secret);
+    if (verificationKeys.size >= MAX_CACHED_KEYS) verificationKeys.clear();
+    cached = crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+    verificationKeys.set(secret, cached);
+  }
+  return cached;
 }
 
 /** "30m" → 1800. Throws on anything that is not a positive duration of at most 7 days. */
@@ -88,7 +109,7 @@ export async function verifyCheckoutToken(token: string, options: CheckoutTokenO
 }
 
 async function verifiedSubject(token: string, secret: string, options: CheckoutTokenOptions): Promise<string | undefined> {
-  const { payload } = await jwtVerify(token, key(secret), {
+  const { payload } = await jwtVerify(token, await verificationKey(secret), {
     algorithms: [ALGORITHM],
     requiredClaims: ['exp', 'sub'],
     ...(options.issuer ? { issuer: options.issuer } : {}),

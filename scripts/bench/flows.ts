@@ -56,11 +56,13 @@ let clientCounter = 0;
 /**
  * A client address never used before in this run, from the IPv6 documentation
  * range (only ever written into X-Forwarded-For): each request has its own
- * rate-limit bucket, and a run can use as many as it likes.
+ * rate-limit bucket, and a run can use as many as it likes. The counter sits in
+ * the /64 prefix, since the service keys an IPv6 client by its /64
+ * (lib/http/client-ip.ts): addresses inside one /64 are one client.
  */
 export function nextClientIp(): string {
   clientCounter += 1;
-  return `2001:db8::${Math.floor(clientCounter / 65536).toString(16)}:${(clientCounter % 65536).toString(16)}`;
+  return `2001:db8:${Math.floor(clientCounter / 65536).toString(16)}:${(clientCounter % 65536).toString(16)}::1`;
 }
 
 const jsonHeaders = () => ({ 'content-type': 'application/json', 'x-forwarded-for': nextClientIp() });

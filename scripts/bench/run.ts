@@ -7,10 +7,13 @@
  *   npm run bench                  full run (about 4 minutes on 2 cores), writes docs/benchmarks.md
  *   npm run bench -- --quick       small counts, to check the harness end to end; writes nothing
  *   npm run bench -- --quick --write   ... and writes the document anyway
- *   --memory-requests N            requests of the memory check (default 100000, quick 3000)
- *   --memory-seconds S             stop the memory check after S seconds (default 90, quick 30; 0: no limit).
+ *   --memory-requests N            distinct clients of the memory check (default 100000, quick 3000): all of
+ *                                  them through the rate limiter itself (scripts/bench/limiter-memory.ts), and
+ *                                  as many as fit in --memory-seconds through the server
+ *   --memory-seconds S             the server part's time limit (default 30, quick 10; 0: send them all).
  *                                  Next.js spends a few ms of CPU on any request, so 100,000 of them take
- *                                  longer than the whole run may: `--memory-seconds 0` for the full count.
+ *                                  minutes, longer than the whole run may.
+ *   npm run bench -- --profile [--quick] [--flows NAME]   the server under node --cpu-prof: CPU per flow and where it went
  *
  * Processes: the load generator is this one; the stand-ins (scripts/bench/stand-ins.ts),
  * `next start` and `redis-server` each run in their own, so the server's CPU time
@@ -18,7 +21,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -45,6 +48,7 @@ import {
   type FlowContext,
 } from './flows';
 import { describeTree, treeCpuMs, treeRssKb } from './process-stats';
+import { renderShares, summarizeProfiles } from './profile-summary';
 import type { UpstreamCall } from './contract';
 import {
   ARTIFACTS,
@@ -67,14 +71,20 @@ const { values: options } = parseArgs({
     write: { type: 'boolean', default: false },
     'memory-requests': { type: 'string' },
     'memory-seconds': { type: 'string' },
+    profile: { type: 'boolean', default: false },
+    flows: { type: 'string' },
   },
 });
 const QUICK = options.quick === true;
 const SIZES = QUICK
-  ? { cpu: 15, throughput: 40, latency: 3, variant: 8, memory: 3000, checkpoints: 3, coldRepeats: 1 }
-  : { cpu: 200, throughput: 200, latency: 12, variant: 60, memory: 100_000, checkpoints: 10, coldRepeats: 2 };
+  ? { cpu: 15, throughput: 40, latency: 3, variant: 8, memory: 3000, coldRepeats: 1 }
+  : { cpu: 200, throughput: 200, latency: 12, variant: 60, memory: 100_000, coldRepeats: 2 };
 const MEMORY_REQUESTS = Number(options['memory-requests'] ?? SIZES.memory);
-const MEMORY_SECONDS = Number(options['memory-seconds'] ?? (QUICK ? 30 : 90));
+const MEMORY_SECONDS = Number(options['memory-seconds'] ?? (QUICK ? 10 : 30));
+/** Requests between two RSS readings of the server part. */
+const MEMORY_SERVER_CHUNK = QUICK ? 500 : 2500;
+/** Clients between two heap readings of the limiter part. */
+const MEMORY_LIMITER_CHECKPOINT = QUICK ? 500 : 10_000;
 const CONNECTIONS = 16;
 /** autocannon's sample interval: it stops only at a tick, so a short one keeps the timing of a short run honest. */
 const SAMPLE_MS = 20;
@@ -291,8 +301,13 @@ function serviceEnv(standIns: StandInsProcess, extra: Record<string, string> = {
 
 const trivialProbe = (url: string) => () => fetch(`${url}${TRIVIAL_PATH}`, { headers: { 'x-forwarded-for': nextClientIp() } });
 
-async function startReady(name: string, standIns: StandInsProcess, env: Record<string, string>): Promise<ServerProcess> {
-  const server = await spawnServer(name, env);
+async function startReady(
+  name: string,
+  standIns: StandInsProcess,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<ServerProcess> {
+  const server = await spawnServer(name, env, nodeArgs);
   try {
     await firstAnswer(trivialProbe(server.url));
   } catch (error) {
@@ -352,6 +367,27 @@ function bundleBytes(route: string): number | undefined {
   return total;
 }
 
+// ---------------------------------------------------------------- the limiter's memory
+
+interface LimiterPoint {
+  clients: number;
+  held: number;
+  heapKb: number;
+}
+
+/** lib/security/rate-limit.ts's default bound. */
+const LIMITER_CLIENTS = 50_000;
+
+/** Runs scripts/bench/limiter-memory.ts in its own process (it needs --expose-gc) and reads its points. */
+function limiterHeap(clients: number, checkpoint: number): LimiterPoint[] {
+  const output = execFileSync(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', join(ROOT, 'scripts', 'bench', 'limiter-memory.ts'), String(clients), String(checkpoint)],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
+  return JSON.parse(output.trim().split('\n').pop() ?? '[]') as LimiterPoint[];
+}
+
 // ---------------------------------------------------------------- the run
 
 interface FlowFigures {
@@ -365,6 +401,40 @@ interface FlowFigures {
   https?: Sequential;
 }
 
+/**
+ * `--profile`: one server under `node --cpu-prof`, the sequential CPU figure of
+ * each flow (or of those whose name contains `--flows`), then where the
+ * server's CPU went, from the profiles it wrote on exit. Writes nothing to docs/.
+ */
+async function profileRun(): Promise<void> {
+  progress(`profile run on ${cpus().length} cores, node ${process.version}`);
+  buildApp(progress);
+  const tls = await makeCertificate(join(ARTIFACTS, 'tls'));
+  const standIns = await startStandIns(tls);
+  opened.push(standIns);
+  const dir = join(ARTIFACTS, 'profiles');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const wanted = options.flows;
+  const flows = benchFlows().filter((flow) => !wanted || flow.name.includes(wanted));
+  try {
+    // --cpu-prof is refused in NODE_OPTIONS, so a child `next start` forks would run unprofiled: Next.js 16 serves from this process.
+    const server = await startReady('profile', standIns, serviceEnv(standIns), ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+    opened.push(server);
+    const trivialCpu = (await sequential(server, standIns, trivialFlow, SIZES.cpu * 2)).cpuMsPerRequest;
+    progress(`  trivial 404: ${fixed(trivialCpu)} ms CPU/request`);
+    for (const flow of flows) {
+      const result = await sequential(server, standIns, flow, SIZES.cpu);
+      progress(`  ${flow.name}: ${fixed(result.cpuMsPerRequest)} ms CPU/request, ${fixed(result.cpuMsPerRequest / trivialCpu)}× trivial`);
+    }
+    await server.close();
+  } finally {
+    await closeAll();
+  }
+  console.log(renderShares(summarizeProfiles(dir)));
+  progress(`profiles in ${dir} (open them in Chrome DevTools or speedscope)`);
+}
+
 async function main(): Promise<void> {
   progress(`${QUICK ? 'quick' : 'full'} run on ${cpus().length} cores, node ${process.version}`);
   buildApp(progress);
@@ -376,6 +446,7 @@ async function main(): Promise<void> {
   const trivial: FlowFigures[] = [];
   const cold: { route: string; ms: number[] }[] = [];
   const memory: { after: number; rssKb: number }[] = [];
+  let limiterMemory: LimiterPoint[] = [];
   let treeLines: string[] = [];
   let redisNote = '';
 
@@ -405,8 +476,11 @@ async function main(): Promise<void> {
     await measureTrivial();
 
     // 2. Memory: many distinct clients through the card webhook's rate limiter.
-    progress(`memory: ${MEMORY_REQUESTS} requests from distinct client addresses${MEMORY_SECONDS > 0 ? `, at most ${MEMORY_SECONDS} s` : ''}`);
-    const chunk = Math.ceil(MEMORY_REQUESTS / SIZES.checkpoints);
+    progress(`memory: ${MEMORY_REQUESTS} distinct clients through the rate limiter itself`);
+    limiterMemory = limiterHeap(MEMORY_REQUESTS, MEMORY_LIMITER_CHECKPOINT);
+    progress(`  heap ${fixed((limiterMemory[limiterMemory.length - 1]?.heapKb ?? 0) / 1024, 1)} MiB after ${MEMORY_REQUESTS} clients`);
+    progress(`memory: requests from distinct client addresses through the server${MEMORY_SECONDS > 0 ? `, at most ${MEMORY_SECONDS} s` : ''}`);
+    const chunk = MEMORY_SERVER_CHUNK;
     const memoryDeadline = performance.now() + MEMORY_SECONDS * 1000;
     memory.push({ after: 0, rssKb: treeRssKb(server.pid) });
     for (let sent = 0; sent < MEMORY_REQUESTS; sent += chunk) {
@@ -478,7 +552,7 @@ async function main(): Promise<void> {
     await closeAll();
   }
 
-  const report = renderReport({ figures, trivial, cold, memory, treeLines, redisNote });
+  const report = renderReport({ figures, trivial, cold, memory, limiterMemory, treeLines, redisNote });
   console.log(`\n${report}\n`);
   if (!QUICK || options.write) {
     const previous = existsSync(DOC) ? readFileSync(DOC, 'utf8') : undefined;
@@ -515,10 +589,11 @@ function renderReport(input: {
   trivial: FlowFigures[];
   cold: { route: string; ms: number[] }[];
   memory: { after: number; rssKb: number }[];
+  limiterMemory: LimiterPoint[];
   treeLines: string[];
   redisNote: string;
 }): string {
-  const { figures, trivial, cold, memory } = input;
+  const { figures, trivial, cold, memory, limiterMemory } = input;
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1);
   const trivialCpu = mean(trivial.map((t) => t.cpu?.cpuMsPerRequest ?? Number.NaN));
   const trivialRps = mean(trivial.map((t) => t.load?.perSecond ?? Number.NaN));
@@ -674,16 +749,31 @@ function renderReport(input: {
     '',
   );
 
+  const fullAt = limiterMemory.find((point) => point.held >= LIMITER_CLIENTS);
+  const lastHeap = limiterMemory[limiterMemory.length - 1];
   const firstRss = memory[1]?.rssKb ?? Number.NaN;
   const lastRss = memory[memory.length - 1]?.rssKb ?? Number.NaN;
+  const serverSent = memory[memory.length - 1]?.after ?? 0;
   out.push(
     '### Memory after many distinct clients',
     '',
-    `POST /api/cardprovider/webhook without a signature (400 after the rate limiter counted the client), each from a new client address, at concurrency ${CONNECTIONS}. ` +
-      `Resident memory (VmRSS) of the server process tree. Growth after the first checkpoint: ${fixed((lastRss - firstRss) / 1024, 1)} MiB. ` +
-      `Requests sent: ${memory[memory.length - 1]?.after ?? 0} of ${MEMORY_REQUESTS}` +
-      ((memory[memory.length - 1]?.after ?? 0) < MEMORY_REQUESTS ? ` (stopped by the ${MEMORY_SECONDS} s limit; \`npm run bench -- --memory-seconds 0\` sends them all).` : '.') +
-      ' The in-process rate limiter keeps at most 50,000 clients (lib/security/rate-limit.ts): memory should stop growing once that many were seen.',
+    `Two levels. **The rate limiter itself** (scripts/bench/limiter-memory.ts, its own process): the in-process limiter the server uses, ` +
+      `fed ${MEMORY_REQUESTS} distinct clients keyed as the route wrapper keys them (client-ip.ts, from X-Forwarded-For), ` +
+      `live heap after a full GC. It keeps at most ${LIMITER_CLIENTS.toLocaleString('en')} clients (lib/security/rate-limit.ts): ` +
+      (fullAt && lastHeap
+        ? `the heap grows until it is full, then stays flat: ${fixed((lastHeap.heapKb - fullAt.heapKb) / 1024, 1)} MiB between ${fullAt.clients} and ${lastHeap.clients} clients.`
+        : 'it never filled in this run.'),
+    '',
+    markdownTable(
+      ['clients so far', 'clients held', 'live heap MiB'],
+      limiterMemory.map(({ clients, held, heapKb }) => [String(clients), String(held), (heapKb / 1024).toFixed(1)]),
+    ),
+    '',
+    `**Through the server**: POST /api/cardprovider/webhook without a signature (400 after the rate limiter counted the client), each from a new client address, ` +
+      `at concurrency ${CONNECTIONS}; resident memory (VmRSS) of the server process tree. ${serverSent} requests in the ${MEMORY_SECONDS} s allowed ` +
+      `(Next.js spends a few ms of CPU on any request: the 100,000 take minutes, \`npm run bench -- --memory-seconds 0\` sends them all); ` +
+      `growth after the first checkpoint: ${fixed((lastRss - firstRss) / 1024, 1)} MiB. This part shows the server's RSS settling after its first requests; ` +
+      'the limiter part above shows where the per-client growth stops.',
     '',
     markdownTable(
       ['requests so far', 'RSS MiB'],
@@ -699,7 +789,7 @@ function docIntro(previous: string | undefined): string {
   return '# Benchmarks\n\nWritten by `npm run bench` (scripts/bench/).\n';
 }
 
-main().catch(async (error: unknown) => {
+(options.profile ? profileRun() : main()).catch(async (error: unknown) => {
   console.error(`[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   console.error(`[bench] server logs: ${ARTIFACTS}`);
   process.exit(1);

@@ -120,13 +120,13 @@ export interface ServerProcess {
  * Spawns `next start` in its own process group and returns at once; `ready`
  * says when a request answered. The server's output goes to test-artifacts/bench/<name>.log.
  */
-export async function spawnServer(name: string, env: Record<string, string>): Promise<ServerProcess> {
+export async function spawnServer(name: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<ServerProcess> {
   const port = await freePort();
   mkdirSync(ARTIFACTS, { recursive: true });
   const logFd = openSync(join(ARTIFACTS, `${name}.log`), 'w');
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !SERVICE_VARS.test(key)));
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [nextBin(), 'start', '--port', String(port), '--hostname', LOOPBACK], {
+  const child = spawn(process.execPath, [...nodeArgs, nextBin(), 'start', '--port', String(port), '--hostname', LOOPBACK], {
     cwd: ROOT,
     env: { ...inherited, ...env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
     stdio: ['ignore', logFd, logFd],
