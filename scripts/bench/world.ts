@@ -5,11 +5,12 @@
  * run, even when it fails.
  */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readdirSync, statSync, closeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
+import { buildIsCurrent as isBuildCurrent, environmentWithoutServiceVariables } from '@/scripts/service-process';
 import { freePort, LOOPBACK } from '@/scripts/stand-ins/http';
 import { parseCommandStats } from './figures';
 import type { BenchStandInUrls } from './contract';
@@ -19,9 +20,6 @@ export const ROOT = process.cwd();
 export const ARTIFACTS = join(ROOT, 'test-artifacts', 'bench');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Variables the service reads: the bench's server gets only the values it is given, never the shell's. */
-const SERVICE_VARS =
-  /^(WOOCOMMERCE_|STRIPE_|CHECKOUT_TOKEN_|ALLOWED_ORIGINS|TRUST_PROXY_HOPS|SHIPPING_|SHIPSTATION_|REDIS_URL|UPSTREAM_|CARD_PAYMENT|MANUAL_PAYMENT|LOG_LEVEL|PORT|NODE_EXTRA_CA_CERTS|OTEL_|TRACE)/;
 
 async function stopGroup(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
@@ -43,24 +41,8 @@ async function stopGroup(child: ChildProcess, exited: Promise<unknown>): Promise
 
 // ---------------------------------------------------------------- the build
 
-const BUILD_ID = join(ROOT, '.next', 'BUILD_ID');
-const SOURCES = ['app', 'lib', 'next.config.ts', 'package-lock.json', 'tsconfig.json', 'instrumentation.ts'];
-
-function newestChange(path: string): number {
-  if (!existsSync(path)) return 0;
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  let newest = stat.mtimeMs;
-  for (const entry of readdirSync(path)) newest = Math.max(newest, newestChange(join(path, entry)));
-  return newest;
-}
-
-/** The same freshness check as the e2e setup (tests/support/e2e-global-setup.ts): BUILD_ID newer than every source. */
-export function buildIsCurrent(): boolean {
-  if (!existsSync(BUILD_ID)) return false;
-  const built = statSync(BUILD_ID).mtimeMs;
-  return SOURCES.every((source) => newestChange(join(ROOT, source)) <= built);
-}
+/** The same freshness check as the e2e setup: BUILD_ID newer than every source. */
+export const buildIsCurrent = (): boolean => isBuildCurrent(ROOT);
 
 const nextBin = () => createRequire(join(ROOT, 'package.json')).resolve('next/dist/bin/next');
 
@@ -124,7 +106,7 @@ export async function spawnServer(name: string, env: Record<string, string>, nod
   const port = await freePort();
   mkdirSync(ARTIFACTS, { recursive: true });
   const logFd = openSync(join(ARTIFACTS, `${name}.log`), 'w');
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !SERVICE_VARS.test(key)));
+  const inherited = environmentWithoutServiceVariables();
   const spawnedAt = performance.now();
   const child = spawn(process.execPath, [...nodeArgs, nextBin(), 'start', '--port', String(port), '--hostname', LOOPBACK], {
     cwd: ROOT,

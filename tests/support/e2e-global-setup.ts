@@ -7,28 +7,13 @@
  * E2E_REBUILD=1 forces a build; E2E_SKIP_BUILD=1 trusts whatever .next holds.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { buildIdPath, buildIsCurrent } from '@/scripts/service-process';
 
 const ROOT = process.cwd();
-const BUILD_ID = join(ROOT, '.next', 'BUILD_ID');
-const SOURCES = ['app', 'lib', 'instrumentation.ts', 'next.config.ts', 'package-lock.json', 'tsconfig.json'];
-
-function newestChange(path: string): number {
-  if (!existsSync(path)) return 0;
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  let newest = stat.mtimeMs;
-  for (const entry of readdirSync(path)) newest = Math.max(newest, newestChange(join(path, entry)));
-  return newest;
-}
-
-function buildIsCurrent(): boolean {
-  if (!existsSync(BUILD_ID)) return false;
-  const built = statSync(BUILD_ID).mtimeMs;
-  return SOURCES.every((source) => newestChange(join(ROOT, source)) <= built);
-}
+const BUILD_ID = buildIdPath(ROOT);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -42,7 +27,7 @@ export default async function setup(): Promise<void> {
   // In a shared working tree another `next build` may hold Next's build lock: wait for it, then
   // use its output if it is current, as a cache would.
   for (let attempt = 1; ; attempt += 1) {
-    if (!force && buildIsCurrent()) return;
+    if (!force && buildIsCurrent(ROOT)) return;
     console.log('[e2e] building the app with `next build` for the end-to-end tests (about a minute) ...');
     const result = spawnSync(process.execPath, [nextBin, 'build'], { cwd: ROOT, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;

@@ -14,14 +14,13 @@ import { request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { mintCheckoutToken } from '@/lib/security/checkout-token';
+import { environmentWithoutServiceVariables } from '@/scripts/service-process';
 import { DEMO_SECRETS, demoServiceEnv, demoWebhookEndpoint, startDemoStandIns, type DemoStandIns } from '@/scripts/stand-ins/demo';
 import { freePort, listen, LOOPBACK, type RunningServer } from '@/scripts/stand-ins/http';
 import { startStorefront } from '@/scripts/stand-ins/storefront';
 
 export const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 
-/** Variables the service reads; the e2e server gets only the values set here, never the test run's own. */
-const SERVICE_VARS = /^(WOOCOMMERCE_|STRIPE_|CHECKOUT_TOKEN_|ALLOWED_ORIGINS|TRUST_PROXY_HOPS|SHIPPING_|SHIPSTATION_|CLIENT_IP_HEADER||REDIS_URL|UPSTREAM_|CARD_PAYMENT|MANUAL_PAYMENT|LOG_LEVEL|PORT)/;
 
 export interface ServiceServer {
   url: string;
@@ -34,7 +33,8 @@ export async function startService(name: string, env: Record<string, string>): P
   mkdirSync(ARTIFACTS, { recursive: true });
   const logFile = join(ARTIFACTS, `e2e-${name}.log`);
   const log = createWriteStream(logFile);
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !SERVICE_VARS.test(key)));
+  // The server gets only the service variables given here, never the test run's own.
+  const inherited = environmentWithoutServiceVariables();
   const nextBin = createRequire(join(process.cwd(), 'package.json')).resolve('next/dist/bin/next');
   const child: ChildProcess = spawn(process.execPath, [nextBin, 'start', '--port', String(port), '--hostname', LOOPBACK], {
     env: { ...inherited, ...env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
