@@ -80,7 +80,7 @@ function page(config: PageConfig): string {
   .badge { display: inline-block; padding: .1rem .55rem; border-radius: 999px; font-size: .85rem; font-weight: 600; background: #eaeef2; }
   .badge[data-status="pending"] { background: #fff8c5; } .badge[data-status="processing"] { background: #ddf4ff; }
   .badge[data-status="shipped"], .badge[data-status="completed"] { background: #dafbe1; } .badge[data-status="on-hold"], .badge[data-status="failed"] { background: #ffebe9; }
-  #card-lifecycle input { width: 6rem; } .refund { margin: .25rem 0; }
+  #card-lifecycle label { min-width: 7.5rem; } #card-lifecycle input { width: 6rem; margin-right: .5rem; } .refund { margin: .25rem 0; }
   .cards label { min-width: 0; margin-right: 1.2rem; }
   #status { padding: .6rem; border-radius: 6px; background: #f6f8fa; }
   #status[data-state="ok"] { background: #dafbe1; } #status[data-state="error"], #status[data-state="blocked"], #status[data-state="declined"] { background: #ffebe9; }
@@ -125,7 +125,7 @@ function page(config: PageConfig): string {
 <p id="status" data-state="idle">Ready.</p>
 <section id="history" hidden>
   <h2>What happened to the order</h2>
-  <p class="hint">Read from the shop (WooCommerce stand-in): each status change, note to the customer and meta entry the service wrote.</p>
+  <p class="hint">Read from the shop (WooCommerce stand-in): each status change, note to the customer, meta entry, refund and private note the service wrote.</p>
   <ol id="timeline"></ol>
 </section>
 <section id="back-office" hidden>
@@ -195,8 +195,7 @@ function renderOrder() {
   if (Number(order.shipping_total) > 0) rows.push(['Shipping', order.shipping_total]);
   if (Number(order.total_tax) > 0) rows.push(['Tax', order.total_tax]);
   rows.push(['Total', order.total]);
-  // Newest first, as WooCommerce lists them.
-  for (const refund of order.refunds.slice().reverse()) rows.push(['Refund #' + refund.id, '−' + refund.amount]);
+  for (const refund of order.refunds) rows.push(['Refund #' + refund.id, '−' + refund.amount]);
   const totalRow = rows.findIndex(([label]) => label === 'Total');
   $('order-lines').replaceChildren(...rows.map(([label, amount], index) => {
     const row = element('tr', undefined, index === totalRow ? 'total' : '');
