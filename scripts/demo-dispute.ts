@@ -40,7 +40,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof NoCardPaymentError) console.error(`${error.message} (npm run demo:pay -- ${process.argv[2]})`);
+  if (error instanceof NoCardPaymentError) console.error(`${error.message} Run: npm run demo:pay -- ${process.argv[2]}`);
   else console.error(error instanceof Error ? error.message : error);
   process.exit(1);
 });
