@@ -7,13 +7,13 @@
  * with `won` or `lost`, the dispute is then closed and `charge.dispute.closed`
  * posted too.
  */
-import { demoGet, demoPost, printOrder, requireDemo, usageError } from './demo-support';
-import { deliverCardEvent } from './stand-ins/webhooks';
+import { closeCardDispute, NoCardPaymentError, openCardDispute } from './stand-ins/card-lifecycle';
+import type { Delivery } from './stand-ins/webhooks';
+import { printOrder, requireDemo, usageError } from './demo-support';
 
 const USAGE = 'Usage: npm run demo:dispute -- <orderId> [won|lost]';
 
-async function deliver(demo: ReturnType<typeof requireDemo>, type: string, event: object): Promise<boolean> {
-  const delivery = await deliverCardEvent(demo.serviceUrl, event, demo.stripeWebhookSecret);
+function report(type: string, delivery: Delivery): boolean {
   console.log(`POST /api/stripe/webhook (${type}) → HTTP ${delivery.status} ${JSON.stringify(delivery.body)}`);
   return delivery.status === 200;
 }
@@ -25,27 +25,22 @@ async function main(): Promise<void> {
   const orderId = Number(orderArg);
   const demo = requireDemo();
 
-  const order = (await demoGet(`${demo.woocommerceUrl}/demo/orders/${orderId}`)) as { meta: Record<string, unknown> };
-  const intentId = order.meta._provider_payment_intent_id ?? order.meta._payment_intent_id;
-  if (typeof intentId !== 'string') {
-    console.error(`Order ${orderId} has no card payment to dispute: pay it first with npm run demo:pay -- ${orderId}`);
-    process.exit(1);
-  }
-  const opened = (await demoPost(`${demo.stripeUrl}/demo/payment_intents/${intentId}/dispute`, {})) as { dispute: { id: string }; event: object };
-  console.log(`Stripe stand-in: dispute ${opened.dispute.id} opened on payment intent ${intentId}.`);
-  let ok = await deliver(demo, 'charge.dispute.created', opened.event);
+  const opened = await openCardDispute(demo, orderId);
+  console.log(`Stripe stand-in: dispute ${opened.disputeId} opened on payment intent ${opened.intentId}.`);
+  let ok = report('charge.dispute.created', opened.delivery);
   await printOrder(demo, orderId);
 
   if (outcome) {
-    const closed = (await demoPost(`${demo.stripeUrl}/demo/disputes/${opened.dispute.id}/close`, { status: outcome })) as object;
-    console.log(`Stripe stand-in: dispute ${opened.dispute.id} closed (${outcome}).`);
-    ok = (await deliver(demo, 'charge.dispute.closed', closed)) && ok;
+    const closed = await closeCardDispute(demo, opened.disputeId, outcome);
+    console.log(`Stripe stand-in: dispute ${opened.disputeId} closed (${outcome}).`);
+    ok = report('charge.dispute.closed', closed) && ok;
     await printOrder(demo, orderId);
   }
   if (!ok) process.exit(1);
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
+  if (error instanceof NoCardPaymentError) console.error(`${error.message} Run: npm run demo:pay -- ${process.argv[2]}`);
+  else console.error(error instanceof Error ? error.message : error);
   process.exit(1);
 });

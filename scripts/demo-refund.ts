@@ -7,9 +7,8 @@
  * order's currency, e.g. 10.00), then the signed `charge.refunded` event is
  * posted to the service's Stripe webhook, as Stripe would.
  */
-import { toMinorUnits } from '../lib/money';
-import { demoGet, demoPost, printOrder, requireDemo, usageError } from './demo-support';
-import { deliverCardEvent } from './stand-ins/webhooks';
+import { NoCardPaymentError, refundCardPayment } from './stand-ins/card-lifecycle';
+import { printOrder, requireDemo, usageError } from './demo-support';
 
 const USAGE = 'Usage: npm run demo:refund -- <orderId> [amount, e.g. 10.00]';
 
@@ -20,17 +19,8 @@ async function main(): Promise<void> {
   const orderId = Number(orderArg);
   const demo = requireDemo();
 
-  const order = (await demoGet(`${demo.woocommerceUrl}/demo/orders/${orderId}`)) as { currency: string; meta: Record<string, unknown> };
-  const intentId = order.meta._provider_payment_intent_id ?? order.meta._payment_intent_id;
-  if (typeof intentId !== 'string') {
-    console.error(`Order ${orderId} has no card payment to refund: pay it first with npm run demo:pay -- ${orderId}`);
-    process.exit(1);
-  }
-  const amount = amountArg === undefined ? undefined : toMinorUnits(amountArg, order.currency);
-  const event = (await demoPost(`${demo.stripeUrl}/demo/payment_intents/${intentId}/refund`, amount === undefined ? {} : { amount })) as object;
-  console.log(`Stripe stand-in: payment intent ${intentId} refunded${amountArg ? ` (${amountArg} ${order.currency})` : ' (all that remained)'}.`);
-
-  const delivery = await deliverCardEvent(demo.serviceUrl, event, demo.stripeWebhookSecret);
+  const { intentId, currency, delivery } = await refundCardPayment(demo, orderId, amountArg);
+  console.log(`Stripe stand-in: payment intent ${intentId} refunded${amountArg ? ` (${amountArg} ${currency})` : ' (all that remained)'}.`);
   console.log(`POST /api/stripe/webhook (charge.refunded) → HTTP ${delivery.status} ${JSON.stringify(delivery.body)}`);
   console.log(`  refunds: curl -s ${demo.woocommerceUrl}/demo/orders/${orderId}`);
   await printOrder(demo, orderId);
@@ -38,6 +28,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
+  if (error instanceof NoCardPaymentError) console.error(`${error.message} Run: npm run demo:pay -- ${process.argv[2]}`);
+  else console.error(error instanceof Error ? error.message : error);
   process.exit(1);
 });

@@ -1,5 +1,8 @@
 /** What the demo helper scripts share: finding the running demo and reading the stand-ins. */
+import { demoGet } from './stand-ins/card-lifecycle';
 import { readDemoState, type DemoState } from './stand-ins/demo';
+
+export { demoGet, demoPost } from './stand-ins/card-lifecycle';
 
 export function usageError(usage: string): never {
   console.error(usage);
@@ -13,23 +16,6 @@ export function requireDemo(): DemoState {
     process.exit(1);
   }
   return demo;
-}
-
-async function read(response: Response, url: string): Promise<unknown> {
-  const body: unknown = await response.json().catch(() => undefined);
-  if (!response.ok) {
-    const message = (body as { message?: string; error?: { message?: string } } | undefined);
-    throw new Error(`${url} → HTTP ${response.status}: ${message?.message ?? message?.error?.message ?? 'failed'}`);
-  }
-  return body;
-}
-
-export async function demoGet(url: string): Promise<unknown> {
-  return read(await fetch(url), url);
-}
-
-export async function demoPost(url: string, body: unknown): Promise<unknown> {
-  return read(await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }), url);
 }
 
 /** Prints the order as the WooCommerce stand-in holds it now. */

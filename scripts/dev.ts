@@ -102,6 +102,8 @@ async function main(): Promise<void> {
     stripe: { url: standIns.stripe.url, publishableKey: DEMO_SECRETS.stripePublishableKey },
     woocommerceUrl: standIns.woocommerce.url,
     shippingWebhookSecret: DEMO_SECRETS.shippingWebhookSecret,
+    // The page's Refund and Dispute buttons sign Stripe's events on the storefront's server, as demo:refund does.
+    stripeWebhookSecret: DEMO_SECRETS.stripeWebhookSecret,
     preferredPort: DEMO_PORTS.storefront,
   });
   const storefrontUrl = `http://localhost:${storefront.port}`;

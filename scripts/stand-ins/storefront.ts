@@ -15,10 +15,18 @@
  *                          (items, status, and the history of what was written)
  *   POST /demo/ship/<id>   the shipment notification ShipStation would send to the
  *                          service's shipping webhook, with the shipping secret
+ * and, with the Stripe webhook secret, what Stripe's dashboard and a cardholder's
+ * bank would do (card-lifecycle.ts, the same steps as demo:refund / demo:dispute):
+ *   POST /demo/refund/<id>            JSON {"amount": "10.00"} or {} for all that remains
+ *   POST /demo/dispute/<id>           opens a dispute on the order's payment
+ *   POST /demo/dispute/<id>/won|lost  closes the dispute this server opened
+ * each signed and posted to the service's Stripe webhook, so no secret reaches the page.
  * Not part of the production bundle.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mintCheckoutToken } from '../../lib/security/checkout-token';
+import { MoneyError } from '../../lib/money';
+import { closeCardDispute, NoCardPaymentError, openCardDispute, refundCardPayment, type CardLifecycleDemo } from './card-lifecycle';
 import { listen, listenPreferring, sendJson, type RunningServer } from './http';
 import { deliverShipNotification, shipNotification } from './webhooks';
 
@@ -33,6 +41,8 @@ export interface StorefrontOptions {
   woocommerceUrl?: string;
   /** The service's shipping webhook secret: the page's "Ship" button plays ShipStation. */
   shippingWebhookSecret?: string;
+  /** The service's Stripe webhook signing secret: the page's Refund and Dispute buttons play Stripe (needs `stripe` and `woocommerceUrl`). */
+  stripeWebhookSecret?: string;
   /** Listen on this port (0: any free port), or prefer this port when free. */
   port?: number;
   preferredPort?: number;
@@ -45,6 +55,7 @@ interface PageConfig {
   stripe: { url: string; publishableKey: string } | null;
   orderView: boolean;
   shipping: boolean;
+  cardLifecycle: boolean;
 }
 
 function page(config: PageConfig): string {
@@ -68,7 +79,8 @@ function page(config: PageConfig): string {
   tr.total td { font-weight: 600; border-bottom: none; }
   .badge { display: inline-block; padding: .1rem .55rem; border-radius: 999px; font-size: .85rem; font-weight: 600; background: #eaeef2; }
   .badge[data-status="pending"] { background: #fff8c5; } .badge[data-status="processing"] { background: #ddf4ff; }
-  .badge[data-status="shipped"], .badge[data-status="completed"] { background: #dafbe1; } .badge[data-status="on-hold"] { background: #ffebe9; }
+  .badge[data-status="shipped"], .badge[data-status="completed"] { background: #dafbe1; } .badge[data-status="on-hold"], .badge[data-status="failed"] { background: #ffebe9; }
+  #card-lifecycle label { min-width: 7.5rem; } #card-lifecycle input { width: 6rem; margin-right: .5rem; } .refund { margin: .25rem 0; }
   .cards label { min-width: 0; margin-right: 1.2rem; }
   #status { padding: .6rem; border-radius: 6px; background: #f6f8fa; }
   #status[data-state="ok"] { background: #dafbe1; } #status[data-state="error"], #status[data-state="blocked"], #status[data-state="declined"] { background: #ffebe9; }
@@ -113,13 +125,21 @@ function page(config: PageConfig): string {
 <p id="status" data-state="idle">Ready.</p>
 <section id="history" hidden>
   <h2>What happened to the order</h2>
-  <p class="hint">Read from the shop (WooCommerce stand-in): each status change, note to the customer and meta entry the service wrote.</p>
+  <p class="hint">Read from the shop (WooCommerce stand-in): each status change, note to the customer, meta entry, refund and private note the service wrote.</p>
   <ol id="timeline"></ol>
 </section>
 <section id="back-office" hidden>
   <h2>Shop back office (demo)</h2>
   <p class="hint">ShipStation tells the service a parcel left: a shipment notification to its shipping webhook, with the shipping secret. Only a paid order becomes shipped.</p>
-  <button id="ship" type="button" class="secondary">Ship it (ShipStation notification)</button>
+  <div id="shipping-actions"><button id="ship" type="button" class="secondary">Ship it (ShipStation notification)</button></div>
+  <div id="card-lifecycle">
+    <p class="hint">Stripe's side: a refund made in the Stripe dashboard, a cardholder's dispute and its outcome, each a signed event to the service's card webhook.</p>
+    <label for="refund-amount">Refund amount</label><input id="refund-amount" placeholder="all" inputmode="decimal">
+    <button id="refund" type="button" class="secondary">Refund</button>
+    <button id="dispute" type="button" class="secondary">Dispute</button>
+    <button id="dispute-won" type="button" class="secondary">Dispute won</button>
+    <button id="dispute-lost" type="button" class="secondary">Dispute lost</button>
+  </div>
 </section>
 <details><summary class="hint">Last answer from the checkout service</summary><pre id="result"></pre></details>
 <script>
@@ -130,7 +150,9 @@ $('page-origin').textContent = location.origin;
 $('service-url').textContent = config.serviceUrl;
 $('token').value = config.token;
 $('card-choice').hidden = !config.stripe;
-$('back-office').hidden = !(config.shipping && config.orderId);
+$('back-office').hidden = !((config.shipping || config.cardLifecycle) && config.orderId);
+$('shipping-actions').hidden = !config.shipping;
+$('card-lifecycle').hidden = !config.cardLifecycle;
 
 function setStatus(state, text) {
   $('status').dataset.state = state;
@@ -173,8 +195,10 @@ function renderOrder() {
   if (Number(order.shipping_total) > 0) rows.push(['Shipping', order.shipping_total]);
   if (Number(order.total_tax) > 0) rows.push(['Tax', order.total_tax]);
   rows.push(['Total', order.total]);
+  for (const refund of order.refunds) rows.push(['Refund #' + refund.id, '−' + refund.amount]);
+  const totalRow = rows.findIndex(([label]) => label === 'Total');
   $('order-lines').replaceChildren(...rows.map(([label, amount], index) => {
-    const row = element('tr', undefined, index === rows.length - 1 ? 'total' : '');
+    const row = element('tr', undefined, index === totalRow ? 'total' : '');
     row.append(element('td', label), element('td', amount + ' ' + order.currency, 'amount'));
     return row;
   }));
@@ -191,8 +215,21 @@ function renderOrder() {
       const to = element('span', write.status.to, 'badge');
       to.dataset.status = write.status.to;
       item.append(element('span', 'Status ' + write.status.from + ' → '), to);
+    } else if (write.refund) {
+      item.append(element('span', 'Refund recorded'));
+    } else if (write.refund_removed) {
+      item.append(element('span', 'Refund removed'));
+    } else if (write.note) {
+      item.append(element('span', 'Order note added'));
     } else {
       item.append(element('span', 'Order updated'));
+    }
+    if (write.refund) {
+      item.append(element('p', 'Refund #' + write.refund.id + ': ' + write.refund.amount + ' ' + order.currency + (write.refund.reason ? ' — ' + write.refund.reason : ''), 'refund'));
+    }
+    if (write.refund_removed) item.append(element('p', 'Refund #' + write.refund_removed.id + ' of ' + write.refund_removed.amount + ' ' + order.currency + ' removed', 'refund'));
+    if (write.note) {
+      item.append(element('p', (write.note.customer_note ? 'Order note to the customer: “' : 'Private note for the shop: “') + write.note.note + '”', 'note'));
     }
     if (write.customer_note !== undefined) item.append(element('p', 'Note to the customer: “' + write.customer_note + '”', 'note'));
     if (write.meta.length) {
@@ -326,6 +363,65 @@ $('ship').addEventListener('click', async () => {
   else setStatus('error', 'The service took the notification but left the order ' + (order ? order.status : 'unchanged') + ': only a paid order is shipped.');
 });
 
+/** A back-office button of this page's server; answers what the service's card webhook answered, or shows why not. */
+async function cardAction(path, body, working) {
+  setStatus('working', working);
+  let response;
+  try {
+    response = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  } catch (error) {
+    setStatus('error', 'The storefront server did not answer: ' + error.message);
+    return undefined;
+  }
+  const answer = await response.json().catch(() => null);
+  $('result').textContent = JSON.stringify(answer, null, 2);
+  if (!response.ok || !answer) {
+    setStatus('error', (answer && answer.message) || 'HTTP ' + response.status);
+    return undefined;
+  }
+  if (answer.delivery.status !== 200) {
+    setStatus('error', 'The card webhook answered HTTP ' + answer.delivery.status + '.');
+    return undefined;
+  }
+  return answer;
+}
+
+const orderPath = (action) => '/demo/' + action + '/' + encodeURIComponent(config.orderId);
+
+$('refund').addEventListener('click', async () => {
+  const amount = $('refund-amount').value.trim();
+  const refundsBefore = order ? order.refunds.length : 0;
+  const answer = await cardAction(orderPath('refund'), amount ? { amount } : {},
+    'Stripe refunds ' + (amount ? amount + ' ' + (order ? order.currency : '') : 'all that remains') + ' and tells the service …');
+  if (!answer) return;
+  const refunded = await waitForOrder((current) => current.refunds.length > refundsBefore, 5000);
+  if (!refunded) {
+    setStatus('error', 'The service took the refund event but recorded no refund (are CARD_LIFECYCLE_EVENTS=refunds on?).');
+    return;
+  }
+  $('refund-amount').value = '';
+  const latest = refunded.refunds[refunded.refunds.length - 1];
+  setStatus('ok', 'Refund of ' + latest.amount + ' ' + refunded.currency + ' recorded: order #' + refunded.id + ' is now ' + refunded.status + '.');
+});
+
+$('dispute').addEventListener('click', async () => {
+  const answer = await cardAction(orderPath('dispute'), {}, 'The cardholder disputes the payment; Stripe tells the service …');
+  if (!answer) return;
+  const held = await waitForOrder((current) => current.meta._dispute_id === answer.dispute_id, 5000);
+  if (held) setStatus('ok', 'Dispute ' + answer.dispute_id + ' opened: order #' + held.id + ' is now ' + held.status + '.');
+  else setStatus('error', 'The service took the dispute event but did not record it (are CARD_LIFECYCLE_EVENTS=disputes on?).');
+});
+
+for (const outcome of ['won', 'lost']) {
+  $('dispute-' + outcome).addEventListener('click', async () => {
+    const answer = await cardAction(orderPath('dispute') + '/' + outcome, {}, 'Stripe closes the dispute (' + outcome + ') and tells the service …');
+    if (!answer) return;
+    const closed = await waitForOrder((current) => current.meta._dispute_status === outcome, 5000);
+    if (closed) setStatus('ok', 'Dispute ' + answer.dispute_id + ' ' + outcome + ': order #' + closed.id + ' is now ' + closed.status + '.');
+    else setStatus('error', 'The service took the dispute outcome but did not record it.');
+  });
+}
+
 loadOrder();
 setInterval(() => { if (document.visibilityState === 'visible') loadOrder(); }, 3000);
 </script>
@@ -334,10 +430,69 @@ setInterval(() => { if (document.visibilityState === 'visible') loadOrder(); }, 
 }
 
 const ORDER_PATH = /^\/demo\/(order|ship)\/([1-9]\d{0,8})$/;
+const LIFECYCLE_PATH = /^\/demo\/(refund|dispute)\/([1-9]\d{0,8})(?:\/(won|lost))?$/;
+const AMOUNT = /^\d{1,9}(\.\d{1,3})?$/;
+
+/** The page's Refund and Dispute buttons, done on this server: the answer says what the service's webhook answered. */
+async function cardLifecycleAction(
+  demo: CardLifecycleDemo,
+  openDisputes: Map<number, string>,
+  action: { kind: 'refund' | 'dispute'; orderId: number; outcome?: 'won' | 'lost' },
+  body: string,
+): Promise<{ status: number; body: unknown }> {
+  try {
+    if (action.kind === 'refund') {
+      let amount: unknown;
+      try {
+        amount = (JSON.parse(body || '{}') as { amount?: unknown }).amount;
+      } catch {
+        return { status: 400, body: { message: 'The body is not JSON.' } };
+      }
+      if (amount !== undefined && (typeof amount !== 'string' || !AMOUNT.test(amount))) {
+        return { status: 400, body: { message: 'The amount is a decimal such as 10.00.' } };
+      }
+      const done = await refundCardPayment(demo, action.orderId, amount as string | undefined);
+      return { status: 200, body: { delivery: done.delivery } };
+    }
+    if (!action.outcome) {
+      const opened = await openCardDispute(demo, action.orderId);
+      openDisputes.set(action.orderId, opened.disputeId);
+      return { status: 200, body: { dispute_id: opened.disputeId, delivery: opened.delivery } };
+    }
+    const disputeId = openDisputes.get(action.orderId);
+    if (!disputeId) return { status: 409, body: { message: `No open dispute on order ${action.orderId}: open one first.` } };
+    const delivery = await closeCardDispute(demo, disputeId, action.outcome);
+    openDisputes.delete(action.orderId);
+    return { status: 200, body: { dispute_id: disputeId, delivery } };
+  } catch (error) {
+    if (error instanceof NoCardPaymentError) return { status: 409, body: { message: error.message } };
+    if (error instanceof MoneyError) return { status: 400, body: { message: error.message } };
+    // The stand-ins' own refusals (e.g. more than remains to refund): their message, never a secret.
+    return { status: 502, body: { message: error instanceof Error ? error.message : 'failed' } };
+  }
+}
 
 export function storefrontHandler(options: StorefrontOptions) {
   const serviceUrl = options.serviceUrl.replace(/\/+$/, '');
-  return async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> => {
+  const lifecycle: CardLifecycleDemo | undefined =
+    options.stripeWebhookSecret && options.stripe && options.woocommerceUrl
+      ? { serviceUrl, stripeUrl: options.stripe.url, woocommerceUrl: options.woocommerceUrl, stripeWebhookSecret: options.stripeWebhookSecret }
+      : undefined;
+  // Disputes this server opened and has not closed yet, by order id.
+  const openDisputes = new Map<number, string>();
+  return async (request: IncomingMessage, response: ServerResponse, url: URL, body: string): Promise<void> => {
+    const action = LIFECYCLE_PATH.exec(url.pathname);
+    if (action && request.method === 'POST' && lifecycle) {
+      const [, kind, orderId, outcome] = action;
+      const answer = await cardLifecycleAction(
+        lifecycle,
+        openDisputes,
+        { kind: kind as 'refund' | 'dispute', orderId: Number(orderId), ...(outcome ? { outcome: outcome as 'won' | 'lost' } : {}) },
+        body,
+      );
+      sendJson(response, answer.status, answer.body);
+      return;
+    }
     const demo = ORDER_PATH.exec(url.pathname);
     if (demo && demo[1] === 'order' && request.method === 'GET' && options.woocommerceUrl) {
       // Server to server, as a storefront reads the shop: the page never talks to WooCommerce itself.
@@ -366,6 +521,7 @@ export function storefrontHandler(options: StorefrontOptions) {
       stripe: options.stripe ? { url: options.stripe.url.replace(/\/+$/, ''), publishableKey: options.stripe.publishableKey } : null,
       orderView: Boolean(options.woocommerceUrl),
       shipping: Boolean(options.shippingWebhookSecret),
+      cardLifecycle: Boolean(lifecycle),
     });
     response.writeHead(200, {
       'Content-Type': 'text/html; charset=utf-8',

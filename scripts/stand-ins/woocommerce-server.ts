@@ -8,7 +8,8 @@
  * Read-only demo views on top, without authentication:
  *   GET /demo/orders, GET /demo/orders/<id>, GET /demo/customers/<id>/cart
  * An order's view carries its items and a history of the writes made through
- * the REST API (status changes, customer notes, meta entries written), the
+ * the REST API (status changes, customer notes, meta entries written, refunds
+ * and order notes added or removed), the
  * way a shop owner reads an order's notes in wp-admin, so the demo can show
  * what the service did without a terminal.
  *
@@ -31,7 +32,16 @@ export interface OrderWrite {
   customer_note?: string;
   /** The meta entries the write brought that the order did not already hold with that value. */
   meta: { key: string; value: unknown }[];
+  /** A refund recorded on the order (POST /orders/<id>/refunds). */
+  refund?: { id: number; amount: string; reason: string };
+  /** A refund deleted from the order (DELETE /orders/<id>/refunds/<refund_id>). */
+  refund_removed?: { id: number; amount: string };
+  /** An order note added: private for the shop, or to the customer (POST /orders/<id>/notes). */
+  note?: { note: string; customer_note: boolean };
 }
+
+/** What a write to an order's refunds or notes added, beside any status change it caused. */
+type SubresourceWrite = Pick<OrderWrite, 'refund' | 'refund_removed' | 'note'>;
 
 /** Records what each successful order write changed, for the read-only views. */
 export class OrderHistory {
@@ -41,16 +51,16 @@ export class OrderHistory {
     return structuredClone(this.writes.get(id) ?? []);
   }
 
-  record(before: WooOrder, after: WooOrder, body: Record<string, unknown>): void {
+  record(before: WooOrder, after: WooOrder, body: Record<string, unknown>, added: SubresourceWrite = {}): void {
     const held = new Map(before.meta_data.map((m) => [m.key, JSON.stringify(m.value)]));
     const sent = Array.isArray(body.meta_data) ? (body.meta_data as { key?: unknown; value?: unknown }[]) : [];
     const meta = sent
       .filter((m): m is { key: string; value: unknown } => typeof m?.key === 'string' && held.get(m.key) !== JSON.stringify(m.value))
       .map(({ key, value }) => ({ key, value }));
-    const write: OrderWrite = { at: new Date().toISOString(), meta };
+    const write: OrderWrite = { at: new Date().toISOString(), meta, ...added };
     if (after.status !== before.status) write.status = { from: before.status, to: after.status };
     if (after.customer_note !== before.customer_note) write.customer_note = after.customer_note;
-    if (!write.status && write.customer_note === undefined && meta.length === 0) return;
+    if (!write.status && write.customer_note === undefined && meta.length === 0 && Object.keys(added).length === 0) return;
     this.writes.set(after.id, [...(this.writes.get(after.id) ?? []), write]);
   }
 }
@@ -83,29 +93,53 @@ export function orderSummary(model: WooCommerceModel, id: number, history?: Orde
   };
 }
 
-const ORDER_WRITE = /^\/wp-json\/wc\/v3\/orders\/(\d+)$/;
+const ORDER_WRITE = /^\/wp-json\/wc\/v3\/orders\/(\d+)(?:\/(refunds|notes)(?:\/(\d+))?)?$/;
+
+/** Which writes the history follows: the order itself, a refund or note added, a refund deleted. */
+function followedWrite(method: string, path: string): { id: number; part: 'order' | 'refunds' | 'notes'; removes: boolean } | undefined {
+  const match = ORDER_WRITE.exec(path);
+  if (!match) return undefined;
+  const [, id, part, itemId] = match;
+  if (!part && ['PUT', 'POST', 'PATCH'].includes(method)) return { id: Number(id), part: 'order', removes: false };
+  if (part && !itemId && method === 'POST') return { id: Number(id), part: part as 'refunds' | 'notes', removes: false };
+  if (part === 'refunds' && itemId && method === 'DELETE') return { id: Number(id), part: 'refunds', removes: true };
+  return undefined;
+}
+
+function parsed(text: string): Record<string, unknown> {
+  try {
+    return (JSON.parse(text || '{}') as Record<string, unknown>) ?? {};
+  } catch {
+    return {};
+  }
+}
 
 /** The WooCommerce handler plus the read-only demo views. */
 export function wooHandler(model: WooCommerceModel, credentials: WooCredentials, history = new OrderHistory()): FetchHandler {
   const api = wooCommerceHandler(model, credentials);
   return async (request) => {
     const path = new URL(request.url).pathname.replace(/\/+$/, '');
-    const written = ['PUT', 'POST', 'PATCH'].includes(request.method) ? ORDER_WRITE.exec(path) : null;
+    const written = followedWrite(request.method, path);
     if (written) {
-      const id = Number(written[1]);
-      const before = model.orders.get(id);
+      const before = model.orders.get(written.id);
       const snapshot = before ? structuredClone(before) : undefined;
       const text = await request.clone().text();
       const answer = await api(request);
-      const after = model.orders.get(id);
+      const after = model.orders.get(written.id);
       if (answer.ok && snapshot && after) {
-        let body: Record<string, unknown> = {};
-        try {
-          body = JSON.parse(text || '{}') as Record<string, unknown>;
-        } catch {
-          body = {};
+        if (written.part === 'order') {
+          history.record(snapshot, after, parsed(text));
+        } else {
+          // The answer is the refund or note written (or deleted); its meta belongs to it, not to the order.
+          const item = parsed(await answer.clone().text());
+          const added: SubresourceWrite =
+            written.part === 'notes'
+              ? { note: { note: String(item.note), customer_note: item.customer_note === true } }
+              : written.removes
+                ? { refund_removed: { id: Number(item.id), amount: String(item.amount) } }
+                : { refund: { id: Number(item.id), amount: String(item.amount), reason: String(item.reason ?? '') } };
+          history.record(snapshot, after, {}, added);
         }
-        history.record(snapshot, after, body);
       }
       return answer;
     }

@@ -9,7 +9,8 @@
  * it shows the order, confirms the card with the Stripe stand-in as Stripe.js
  * would, the stand-in posts the signed event to the service by itself, the page
  * sees the order turn processing, and its "Ship it" button sends ShipStation's
- * notification. Screenshots of each step go to test-artifacts/.
+ * notification. With CARD_LIFECYCLE_EVENTS on, its Refund and Dispute buttons
+ * play Stripe's side the same way. Screenshots of each step go to test-artifacts/.
  *
  * Without Chromium the file is skipped with the reason, except under CI=true,
  * where a missing browser fails the run (.ci/run installs it).
@@ -17,7 +18,9 @@
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_SECRETS } from '@/scripts/stand-ins/demo';
 import { freePort, type RunningServer } from '@/scripts/stand-ins/http';
+import { startStorefront } from '@/scripts/stand-ins/storefront';
 import {
   ARTIFACTS,
   CHROMIUM_ARGS,
@@ -172,6 +175,126 @@ describe.skipIf(!haveBrowser && !inCi)('storefront checkout in Chromium', () => 
     const after = await orderState(1003);
     expect(after).toEqual(before);
     expect([...world.standIns.stripe.model.intents.values()].some((i) => i.metadata.shop_order_id === '1003')).toBe(false);
+    await page.close();
+  });
+});
+
+describe.skipIf(!haveBrowser && !inCi)('refunds and disputes from the demo page, with CARD_LIFECYCLE_EVENTS on', () => {
+  let world: E2eWorld;
+  let storefront: RunningServer;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    if (!haveBrowser) throw new Error(`CI=true but no Chromium at ${CHROMIUM_PATH}: .ci/run must install it (scripts/ci/ensure-chromium.sh)`);
+    const storefrontPort = await freePort();
+    world = await startE2eWorld('browser-lifecycle', {
+      allowedOrigins: [`http://127.0.0.1:${storefrontPort}`],
+      extraEnv: { CARD_LIFECYCLE_EVENTS: 'refunds,disputes' },
+    });
+    // As npm run dev starts it: the storefront's server holds the Stripe webhook secret, the page never does.
+    storefront = await startStorefront({
+      serviceUrl: world.service.url,
+      tokenSecret: DEMO_SECRETS.checkoutTokenSecret,
+      stripe: { url: world.standIns.stripe.url, publishableKey: DEMO_SECRETS.stripePublishableKey },
+      woocommerceUrl: world.woocommerceUrl,
+      shippingWebhookSecret: DEMO_SECRETS.shippingWebhookSecret,
+      stripeWebhookSecret: DEMO_SECRETS.stripeWebhookSecret,
+      port: storefrontPort,
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await storefront?.close();
+    await world?.close();
+  });
+
+  async function paidOrder(orderId: number): Promise<Page> {
+    const page = await browser.newPage({ viewport: { width: 900, height: 1000 } });
+    await page.goto(`${storefront.url}/?order=${orderId}`);
+    await page.locator('#order-status', { hasText: 'pending' }).waitFor();
+    expect(await page.content()).not.toContain(DEMO_SECRETS.stripeWebhookSecret);
+    await page.click('#pay-card');
+    expect(await finalStatus(page)).toEqual({ state: 'ok', text: `Payment received: order #${orderId} is now processing.` });
+    return page;
+  }
+
+  async function finalStatus(page: Page): Promise<{ state: string; text: string }> {
+    const status = page.locator('#status:not([data-state="working"]):not([data-state="idle"])');
+    await status.waitFor({ timeout: 30_000 });
+    return { state: (await status.getAttribute('data-state')) ?? '', text: await status.innerText() };
+  }
+
+  async function press(page: Page, button: string): Promise<{ state: string; text: string }> {
+    await page.evaluate(() => {
+      document.getElementById('status')!.dataset.state = 'working';
+    });
+    await page.click(button);
+    return finalStatus(page);
+  }
+
+  const orderState = async (id: number) => (await fetch(`${world.woocommerceUrl}/demo/orders/${id}`)).json();
+  const timeline = (page: Page) => page.locator('#timeline').innerText();
+
+  it('a partial refund keeps the order processing; refunding the rest makes it refunded, all on the timeline', async () => {
+    const page = await paidOrder(1001);
+
+    await page.fill('#refund-amount', '10.00');
+    expect(await press(page, '#refund')).toEqual({ state: 'ok', text: 'Refund of 10.00 USD recorded: order #1001 is now processing.' });
+    let order = await orderState(1001);
+    expect(order.status).toBe('processing');
+    expect(order.refunds.map((r: { amount: string }) => r.amount)).toEqual(['10.00']);
+    await page.locator('#timeline', { hasText: 'Refund #' }).waitFor();
+    expect(await timeline(page)).toMatch(/Refund recorded\s+Refund #\d+: 10\.00 USD/);
+    expect(await page.locator('#order-status').innerText()).toBe('processing');
+    expect(await page.locator('#order-lines').innerText()).toMatch(/Total\s+45\.00 USD\s+Refund #\d+\s+−10\.00 USD/);
+    await page.screenshot({ path: join(ARTIFACTS, 'browser-lifecycle-1-partial-refund.png'), fullPage: true });
+
+    expect(await press(page, '#refund')).toEqual({ state: 'ok', text: 'Refund of 35.00 USD recorded: order #1001 is now refunded.' });
+    order = await orderState(1001);
+    expect(order.status).toBe('refunded');
+    expect(order.refunds.map((r: { amount: string }) => r.amount)).toEqual(['10.00', '35.00']);
+    await page.locator('#order-status', { hasText: 'refunded' }).waitFor();
+    await page.locator('#timeline', { hasText: 'processing → refunded' }).waitFor();
+    expect(await timeline(page)).toMatch(/Status processing → refunded\s+Refund #\d+: 35\.00 USD/);
+    await page.screenshot({ path: join(ARTIFACTS, 'browser-lifecycle-2-refunded.png'), fullPage: true });
+
+    // Nothing remains: Stripe refuses, the page says so, the order is unchanged.
+    const refused = await press(page, '#refund');
+    expect(refused.state).toBe('error');
+    expect(refused.text).toMatch(/greater than unrefunded amount/);
+    expect((await orderState(1001)).refunds).toHaveLength(2);
+    await page.close();
+  });
+
+  it('a dispute puts the order on hold with a private note; won, it is processing again', async () => {
+    const page = await paidOrder(1002);
+
+    const opened = await press(page, '#dispute');
+    expect(opened.state).toBe('ok');
+    expect(opened.text).toMatch(/^Dispute dp_\w+ opened: order #1002 is now on-hold\.$/);
+    let order = await orderState(1002);
+    expect(order.status).toBe('on-hold');
+    expect(order.notes.some((n: { note: string; customer_note: boolean }) => !n.customer_note && n.note.includes('opened'))).toBe(true);
+    await page.locator('#order-status', { hasText: 'on-hold' }).waitFor();
+    await page.locator('#timeline', { hasText: 'Private note for the shop' }).waitFor();
+    expect(await timeline(page)).toMatch(/Private note for the shop: “Stripe dispute dp_\w+ opened/);
+    await page.screenshot({ path: join(ARTIFACTS, 'browser-lifecycle-3-disputed.png'), fullPage: true });
+
+    const won = await press(page, '#dispute-won');
+    expect(won.state).toBe('ok');
+    expect(won.text).toMatch(/^Dispute dp_\w+ won: order #1002 is now processing\.$/);
+    order = await orderState(1002);
+    expect(order.status).toBe('processing');
+    expect(order.meta._dispute_status).toBe('won');
+    await page.locator('#timeline', { hasText: 'on-hold → processing' }).waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, 'browser-lifecycle-4-dispute-won.png'), fullPage: true });
+
+    // No dispute open any more: the page says so and nothing changes.
+    const again = await press(page, '#dispute-lost');
+    expect(again).toEqual({ state: 'error', text: 'No open dispute on order 1002: open one first.' });
+    expect((await orderState(1002)).status).toBe('processing');
     await page.close();
   });
 });

@@ -101,6 +101,28 @@ describe('demo views and controls', () => {
     });
   });
 
+  it('shows refunds and notes in the history, with the status a last refund brings', async () => {
+    woo.model.seed({ id: 3, status: 'processing', lines: [{ total: '10.00' }] });
+    const auth = { Authorization: `Basic ${Buffer.from(`${KEY}:${SECRET}`).toString('base64')}`, 'Content-Type': 'application/json' };
+    const post = (path: string, body: unknown) => fetch(`${woo.url}/wp-json/wc/v3/orders/3/${path}`, { method: 'POST', headers: auth, body: JSON.stringify(body) });
+    const refund = { api_refund: false, reason: 'Stripe refund re_1', meta_data: [{ key: '_provider_refund_id', value: 're_1' }] };
+    expect((await post('refunds', { ...refund, amount: '4.00' })).status).toBe(201);
+    expect((await post('notes', { note: 'Refunded 4.00 in Stripe.' })).status).toBe(201);
+    expect((await post('refunds', { ...refund, amount: '99.00' })).status).toBe(500);
+    expect((await post('refunds', { ...refund, amount: '6.00' })).status).toBe(201);
+    const view = await (await fetch(`${woo.url}/demo/orders/3`)).json();
+    expect(view.status).toBe('refunded');
+    expect(view.history).toMatchObject([
+      { refund: { amount: '4.00', reason: 'Stripe refund re_1' }, meta: [] },
+      { note: { note: 'Refunded 4.00 in Stripe.', customer_note: false } },
+      { refund: { amount: '6.00' }, status: { from: 'processing', to: 'refunded' } },
+    ]);
+    expect(view.history[0].status).toBeUndefined();
+    const removed = await fetch(`${woo.url}/wp-json/wc/v3/orders/3/refunds/${view.history[2].refund.id}?force=true`, { method: 'DELETE', headers: auth });
+    expect(removed.status).toBe(200);
+    expect((await (await fetch(`${woo.url}/demo/orders/3`)).json()).history[3]).toMatchObject({ refund_removed: { amount: '6.00' } });
+  });
+
   it('seeds the demo orders the README lists', () => {
     const model = createDemoWooCommerce();
     expect([...model.orders.keys()]).toEqual(DEMO_ORDERS.map((o) => o.id));
