@@ -10,10 +10,12 @@
  */
 import type { z } from 'zod';
 import { ConfigError, getConfig } from '@/lib/config';
+import { assertCronAuthorized } from '@/lib/cron/auth';
+import { RunBudget } from '@/lib/cron/budget';
 import { InvalidRequestError, RateLimitedError, ServiceError, ServiceNotConfiguredError } from '@/lib/errors';
 import { CHECKOUT_BODY_LIMIT, parseJson, readBodyText } from '@/lib/http/body';
 import { clientIp } from '@/lib/http/client-ip';
-import { checkoutErrorResponse, type CheckoutErrorProfile, type ErrorResponse } from '@/lib/http/errors';
+import { checkoutErrorResponse, cronErrorResponse, type CheckoutErrorProfile, type ErrorResponse } from '@/lib/http/errors';
 import { allowedOrigin, assertAllowedOrigin, corsHeaders, preflightResponse } from '@/lib/http/origin';
 import { log, REQUEST_ID_HEADER, requestIdFrom, withLogScope } from '@/lib/log';
 import type { RateLimitRule } from '@/lib/security/rate-limit';
@@ -189,4 +191,21 @@ export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
   }
 
   return { POST, OPTIONS };
+}
+
+/**
+ * The cron routes (GET, Vercel Cron's Bearer CRON_SECRET): 401 without it, 503
+ * when it is unset. The run lasts up to the function's maxDuration (its budget
+ * stops starting work before then), and each unit of work inside sets its own
+ * upstream deadline (lib/cron/budget.ts).
+ */
+export function cronRoute(route: string, maxDurationSeconds: number, run: (services: Services, budget: RunBudget) => Promise<unknown>) {
+  return async function GET(request: Request): Promise<Response> {
+    const budget = new RunBudget(maxDurationSeconds * 1000);
+    return runRoute({ route, request, toErrorResponse: cronErrorResponse, upstreamBudgetMs: maxDurationSeconds * 1000 }, async () => {
+      const services = getServices();
+      assertCronAuthorized(request.headers, services.config.cronSecret);
+      return { body: await run(services, budget) };
+    });
+  };
 }

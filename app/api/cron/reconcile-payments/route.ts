@@ -8,26 +8,12 @@
  * `Authorization: Bearer <CRON_SECRET>`: 401 without it, 503 when CRON_SECRET
  * is unset. Stops before maxDuration and resumes on the next run.
  */
-import { assertCronAuthorized } from '@/lib/cron/auth';
-import { RunBudget } from '@/lib/cron/budget';
 import { reconcilePayments } from '@/lib/cron/reconcile-payments';
-import { cronErrorResponse } from '@/lib/http/errors';
-import { runRoute } from '@/lib/http/route';
-import { getServices } from '@/lib/services';
+import { cronRoute } from '@/lib/http/route';
 
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';
 // Read statically by Next.js: must be a literal. Equal to CRON_MAX_DURATION_SECONDS and to vercel.json (a test checks).
 export const maxDuration = 300;
 
-export async function GET(request: Request): Promise<Response> {
-  const budget = new RunBudget(maxDuration * 1000);
-  return runRoute(
-    { route: '/api/cron/reconcile-payments', request, toErrorResponse: cronErrorResponse, upstreamBudgetMs: maxDuration * 1000 },
-    async () => {
-      const services = getServices();
-      assertCronAuthorized(request.headers, services.config.cronSecret);
-      return { body: await reconcilePayments(services, budget) };
-    },
-  );
-}
+export const GET = cronRoute('/api/cron/reconcile-payments', maxDuration, (services, budget) => reconcilePayments(services, budget));
