@@ -25,7 +25,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { DEMO_SECRETS, demoServiceEnv } from '@/scripts/stand-ins/demo';
+import { demoServiceEnv } from '@/scripts/stand-ins/demo';
 import {
   commandsBetween,
   fixed,

@@ -16,12 +16,12 @@
  * Prints one JSON line with the URLs, then serves until stdin closes or SIGTERM.
  */
 import { readFileSync } from 'node:fs';
-import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { DEMO_CUSTOMER_ID, startDemoStandIns } from '@/scripts/stand-ins/demo';
-import { listen, LOOPBACK, readBody, sendJson, type Handler, type RunningServer } from '@/scripts/stand-ins/http';
+import { listen, LOOPBACK, sendJson, type RunningServer } from '@/scripts/stand-ins/http';
 import type { BenchStandInUrls, UpstreamCall } from './contract';
 
 const calls: UpstreamCall[] = [];
@@ -42,36 +42,6 @@ function endToEndHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   return rest;
 }
 
-/** Like the stand-ins' `listen`, with a production store's keep-alive. */
-function listenKeepingAlive(handler: Handler, label: string): Promise<RunningServer> {
-  const server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', `http://${request.headers.host ?? LOOPBACK}`);
-    readBody(request)
-      .then((body) => handler(request, response, url, body))
-      .catch((error: unknown) => {
-        console.error(`[${label}] ${request.method} ${url.pathname} failed:`, error);
-        if (!response.headersSent) sendJson(response, 500, { error: 'stand-in failure' });
-        else response.end();
-      });
-  });
-  server.keepAliveTimeout = STORE_KEEP_ALIVE_MS;
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, LOOPBACK, () => {
-      server.off('error', reject);
-      const port = (server.address() as AddressInfo).port;
-      resolve({
-        url: `http://${LOOPBACK}:${port}`,
-        port,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeAllConnections();
-          }),
-      });
-    });
-  });
-}
 let latencyMs = 0;
 const now = () => performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -80,7 +50,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 function delayingProxy(upstream: string, target: string): Promise<RunningServer> {
   const to = new URL(target);
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  return listenKeepingAlive(async (request, response, url, body) => {
+  return listen(async (request, response, url, body) => {
     const start = now();
     if (latencyMs > 0) await sleep(latencyMs);
     await new Promise<void>((resolve) => {
@@ -110,7 +80,7 @@ function delayingProxy(upstream: string, target: string): Promise<RunningServer>
       });
       forward.end(body);
     });
-  }, `${upstream} proxy`);
+  }, 0, `${upstream} proxy`, { keepAliveMs: STORE_KEEP_ALIVE_MS });
 }
 
 /** TLS in front of an http target, as a production store's web server would be. */

@@ -67,7 +67,12 @@ export function sendJson(response: ServerResponse, status: number, body: unknown
 }
 
 /** Starts an HTTP server on loopback only; port 0 picks a free port. */
-export function listen(handler: Handler, port = 0, label = 'stand-in'): Promise<RunningServer> {
+export function listen(
+  handler: Handler,
+  port = 0,
+  label = 'stand-in',
+  options: { keepAliveMs?: number } = {},
+): Promise<RunningServer> {
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', `http://${request.headers.host ?? LOOPBACK}`);
     readBody(request)
@@ -78,8 +83,9 @@ export function listen(handler: Handler, port = 0, label = 'stand-in'): Promise<
         else response.end();
       });
   });
-  // Loopback stand-ins must not keep a test run or the launcher alive on idle sockets.
-  server.keepAliveTimeout = 1000;
+  // Loopback stand-ins must not keep a test run or the launcher alive on idle sockets; the bench
+  // asks for a production store's keep-alive instead.
+  server.keepAliveTimeout = options.keepAliveMs ?? 1000;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, LOOPBACK, () => {
