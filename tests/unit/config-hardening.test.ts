@@ -1,20 +1,9 @@
 /** Configuration of the hardening settings (issue 11): the client-IP header and the shipping webhook's authentication. */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '@/lib/config';
+import { COMPLETE_PRODUCTION_ENV } from '../support/production-env';
 
-const complete = {
-  NODE_ENV: 'production',
-  WOOCOMMERCE_URL: 'https://shop.example.com',
-  WOOCOMMERCE_CONSUMER_KEY: 'ck_live_abc',
-  WOOCOMMERCE_CONSUMER_SECRET: 'cs_live_secretvalue',
-  STRIPE_SECRET_KEY: 'sk_live_supersecret',
-  STRIPE_WEBHOOK_SECRET: 'whsec_supersecret',
-  CHECKOUT_TOKEN_SECRET: 'a-very-long-checkout-token-secret-value!',
-  ALLOWED_ORIGINS: 'https://shop.example.com',
-  SHIPPING_WEBHOOK_SECRET: 'shipping-secret-0123456789',
-  CRON_SECRET: 'cron-secret-0123456789abcdef',
-  REDIS_URL: 'rediss://default:password@redis.example.com:6379',
-};
+const complete = COMPLETE_PRODUCTION_ENV;
 
 describe('CLIENT_IP_HEADER', () => {
   it('defaults to X-Forwarded-For and takes any header name in lower case', () => {

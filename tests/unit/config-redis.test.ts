@@ -1,18 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '@/lib/config';
+import { COMPLETE_PRODUCTION_ENV } from '../support/production-env';
 
-const production = {
-  NODE_ENV: 'production',
-  WOOCOMMERCE_URL: 'https://shop.example.com',
-  WOOCOMMERCE_CONSUMER_KEY: 'ck_live_abc',
-  WOOCOMMERCE_CONSUMER_SECRET: 'cs_live_secretvalue',
-  STRIPE_SECRET_KEY: 'sk_live_supersecret',
-  STRIPE_WEBHOOK_SECRET: 'whsec_supersecret',
-  CHECKOUT_TOKEN_SECRET: 'a-very-long-checkout-token-secret-value!',
-  ALLOWED_ORIGINS: 'https://shop.example.com',
-  SHIPPING_WEBHOOK_SECRET: 'shipping-secret-0123456789',
-  CRON_SECRET: 'cron-secret-0123456789abcdef',
-};
+const { REDIS_URL: _redisUrl, ...production } = COMPLETE_PRODUCTION_ENV;
 const PER_INSTANCE = /REDIS_URL is not set: .*per instance/;
 
 describe('shared state configuration', () => {
