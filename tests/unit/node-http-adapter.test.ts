@@ -1,0 +1,197 @@
+/**
+ * The store client's transport (lib/upstream/node-http.ts), against a real
+ * loopback server: what it sends, that it keeps one connection alive across
+ * calls, that its timeout ends the whole attempt and frees the socket, that
+ * it follows no redirect and reads no unbounded answer, and that a failure
+ * carries a code and the store's status and body but never the URL.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MAX_ANSWER_BYTES, nodeHttpAdapter, UpstreamHttpError, type AdapterRequest } from '@/lib/upstream/node-http';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+let server: Server;
+let base: string;
+let seen: Seen[];
+const sockets = new Set<Socket>();
+let connections = 0;
+let closedSockets = 0;
+let handler: (request: IncomingMessage, response: ServerResponse) => void;
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      seen.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
+      handler(request, response);
+    });
+  });
+  server.keepAliveTimeout = 5000;
+  server.on('connection', (socket: Socket) => {
+    connections += 1;
+    sockets.add(socket);
+    socket.on('close', () => {
+      closedSockets += 1;
+      sockets.delete(socket);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  for (const socket of sockets) socket.destroy();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+beforeEach(() => {
+  seen = [];
+  handler = (_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ id: 7, status: 'pending' }));
+  };
+});
+
+const failureOf = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as UpstreamHttpError);
+
+describe('what the adapter sends', () => {
+  it('sends the method, the headers, the body and the params as axios would', async () => {
+    const answer = await nodeHttpAdapter({
+      url: `${base}/wp-json/wc/v3/orders/7?a=1`,
+      method: 'put',
+      params: { oauth_nonce: 'n o', skipped: undefined },
+      headers: { toJSON: () => ({ Accept: 'application/json', 'Content-Type': 'application/json;charset=utf-8', Dropped: null }) },
+      data: JSON.stringify({ status: 'processing' }),
+      timeout: 2000,
+    });
+    expect(answer).toMatchObject({ status: 200, data: { id: 7, status: 'pending' } });
+    const [request] = seen;
+    expect(request?.method).toBe('PUT');
+    const url = new URL(request?.url ?? '', base);
+    expect(url.pathname).toBe('/wp-json/wc/v3/orders/7');
+    expect([...url.searchParams]).toEqual([['a', '1'], ['oauth_nonce', 'n o']]);
+    expect(request?.headers).toMatchObject({ accept: 'application/json', 'content-type': 'application/json;charset=utf-8', 'content-length': '23' });
+    expect(request?.headers).not.toHaveProperty('dropped');
+    expect(request?.body).toBe('{"status":"processing"}');
+  });
+
+  it('sends Basic credentials when given auth (the library does so over https)', async () => {
+    await nodeHttpAdapter({ url: `${base}/x`, method: 'get', auth: { username: 'ck_é', password: 'cs:secret' }, timeout: 2000 });
+    expect(seen[0]?.headers.authorization).toBe(`Basic ${Buffer.from('ck_é:cs:secret', 'utf8').toString('base64')}`);
+  });
+
+  it('keeps one connection for calls made one after another', async () => {
+    const before = connections;
+    for (let i = 0; i < 5; i += 1) await nodeHttpAdapter({ url: `${base}/x`, method: 'get', timeout: 2000 });
+    expect(connections - before).toBeLessThanOrEqual(1);
+    expect(seen).toHaveLength(5);
+  });
+
+  it('hands back a body that is not JSON as text, for the client to refuse', async () => {
+    handler = (_request, response) => response.end('<html>maintenance</html>');
+    expect((await nodeHttpAdapter({ url: `${base}/x`, method: 'get', timeout: 2000 })).data).toBe('<html>maintenance</html>');
+  });
+});
+
+describe('how an attempt fails', () => {
+  it('an answer outside 2xx fails with its status and parsed body, and no URL in the error', async () => {
+    handler = (_request, response) => {
+      response.writeHead(401, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ code: 'woocommerce_rest_cannot_view' }));
+    };
+    const error = await failureOf(
+      nodeHttpAdapter({ url: `${base}/x?consumer_key=ck_live_secret`, method: 'get', params: { oauth_signature: 'sig' }, timeout: 2000 }),
+    );
+    expect(error).toBeInstanceOf(UpstreamHttpError);
+    expect(error).toMatchObject({ code: 'ERR_BAD_REQUEST', response: { status: 401, data: { code: 'woocommerce_rest_cannot_view' } } });
+    expect(`${String(error?.message)} ${String(error?.stack)}`).not.toMatch(/ck_live_secret|sig|127\.0\.0\.1/);
+  });
+
+  it('a 5xx is ERR_BAD_RESPONSE', async () => {
+    handler = (_request, response) => {
+      response.writeHead(503);
+      response.end();
+    };
+    expect(await failureOf(nodeHttpAdapter({ url: `${base}/x`, method: 'get', timeout: 2000 }))).toMatchObject({
+      code: 'ERR_BAD_RESPONSE',
+      response: { status: 503 },
+    });
+  });
+
+  it('follows no redirect: the keys never reach the other host', async () => {
+    const elsewhere: string[] = [];
+    const other = createServer((request, response) => {
+      elsewhere.push(request.url ?? '');
+      response.end('{}');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      handler = (_request, response) => {
+        response.writeHead(302, { location: `http://127.0.0.1:${(other.address() as AddressInfo).port}/steal` });
+        response.end();
+      };
+      const error = await failureOf(nodeHttpAdapter({ url: `${base}/x`, method: 'get', auth: { username: 'ck', password: 'cs' }, timeout: 2000 }));
+      expect(error).toMatchObject({ response: { status: 302 } });
+      expect(elsewhere).toEqual([]);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
+  it('the timeout ends the whole attempt, even while the answer drips, and closes the socket', async () => {
+    handler = (_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      const drip = setInterval(() => response.write(' '), 50);
+      response.on('close', () => clearInterval(drip));
+    };
+    const closedBefore = closedSockets;
+    const started = Date.now();
+    const error = await failureOf(nodeHttpAdapter({ url: `${base}/x`, method: 'get', timeout: 300 }));
+    expect(error).toMatchObject({ code: 'ECONNABORTED' });
+    expect(Date.now() - started).toBeLessThan(1500);
+    await expect.poll(() => closedSockets - closedBefore).toBeGreaterThanOrEqual(1);
+  });
+
+  it('an abort signal ends the attempt', async () => {
+    handler = () => undefined; // never answers
+    const controller = new AbortController();
+    const attempt = failureOf(nodeHttpAdapter({ url: `${base}/x`, method: 'get', timeout: 5000, signal: controller.signal }));
+    setTimeout(() => controller.abort(), 50);
+    expect(await attempt).toMatchObject({ code: 'ERR_CANCELED' });
+  });
+
+  it('reads no answer larger than MAX_ANSWER_BYTES', async () => {
+    const chunk = Buffer.alloc(1024 * 1024, 'a');
+    handler = (_request, response) => {
+      response.writeHead(200);
+      let sent = 0;
+      const more = () => {
+        while (sent <= MAX_ANSWER_BYTES + chunk.length) {
+          sent += chunk.length;
+          if (!response.write(chunk)) return void response.once('drain', more);
+        }
+        response.end();
+      };
+      response.on('error', () => undefined);
+      more();
+    };
+    expect(await failureOf(nodeHttpAdapter({ url: `${base}/x`, method: 'get', timeout: 5000 }))).toMatchObject({ code: 'ERR_ANSWER_TOO_LARGE' });
+  });
+
+  it('a refused connection fails with the socket error code', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const request: AdapterRequest = { url: `http://127.0.0.1:${port}/x`, method: 'get', timeout: 2000 };
+    expect(await failureOf(nodeHttpAdapter(request))).toMatchObject({ code: 'ECONNREFUSED' });
+  });
+});
