@@ -10,7 +10,7 @@
  * card webhook fails its request so Stripe retries, the replay cron fails its
  * run, and the reconciliation cursor is treated as absent.
  */
-import { StripeCardProvider, type CardProvider } from '@/lib/card/stripe';
+import type { CardProvider } from '@/lib/card/stripe';
 import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/config';
 import { MemoryReconcileCursorStore, type ReconcileCursorStore } from '@/lib/cron/reconcile-cursor';
 import { closeRedisConnection, getRedisConnection, type RedisConnection } from '@/lib/redis/connection';
@@ -65,7 +65,11 @@ export interface Services {
   shipStation: ShipStationClient | undefined;
   /** Built on first use, so an unconfigured part fails only the requests that need it. */
   store(): Store;
-  card(): CardProvider;
+  /**
+   * Also loaded on first use: the Stripe SDK (about 17 MiB and 80 ms to load) stays out of the
+   * routes that never call the card provider (shipping, submit-order, shallow health).
+   */
+  card(): Promise<CardProvider>;
 }
 
 let current: Services | undefined;
@@ -130,7 +134,7 @@ function redisState(redis: RedisConnection, config: Config, local: ReturnType<ty
 
 function build(config: Config): Services {
   let store: Store | undefined;
-  let card: CardProvider | undefined;
+  let card: Promise<CardProvider> | undefined;
   const local = inProcessState(config);
   const redis = getRedisConnection(config);
   const state = redis ? redisState(redis, config, local) : local;
@@ -145,7 +149,11 @@ function build(config: Config): Services {
     shippedStatus: state.shippedStatus,
     shipStation: shipStationClientFor(config, state),
     store: () => (store ??= new WooCommerceStore(requireSetting(config, 'store'), config.upstreamTimeoutMs)),
-    card: () => (card ??= new StripeCardProvider(requireSetting(config, 'card'), config.upstreamTimeoutMs)),
+    card: () => {
+      const settings = requireSetting(config, 'card');
+      card ??= import('@/lib/card/stripe').then(({ StripeCardProvider }) => new StripeCardProvider(settings, config.upstreamTimeoutMs));
+      return card;
+    },
   };
 }
 

@@ -72,7 +72,7 @@ export async function preparePaymentIntent(
   context: RequestContext,
 ): Promise<PaymentIntentResponse> {
   const orderId = await orderIdFromToken(input.token, services, context);
-  const card = services.card();
+  const card = await services.card();
   const store = services.store();
 
   return services.orderLocks.withOrderLock(orderId, async () => {

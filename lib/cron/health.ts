@@ -38,8 +38,8 @@ function probes(services: Services): Record<string, Probe> {
   return {
     store: () => services.store().checkReachable(),
     // The call reconciliation depends on, for one event of the last minute: cheap, and proves the key can read events.
-    card: () =>
-      services.card().listEvents({ types: ['payment_intent.succeeded'], createdFrom: Math.floor(Date.now() / 1000) - 60, limit: 1 }),
+    card: async () =>
+      (await services.card()).listEvents({ types: ['payment_intent.succeeded'], createdFrom: Math.floor(Date.now() / 1000) - 60, limit: 1 }),
     ...(redis ? { redis: () => redis.run('ping', (client) => client.ping()) } : {}),
   };
 }

@@ -74,7 +74,7 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
   const timeoutMs = config.upstreamTimeoutMs;
   const windowMs = config.reconcileWindowHours * 3_600_000;
   const createdFrom = Math.floor((now() - windowMs) / 1000);
-  const card = services.card();
+  const card = await services.card();
 
   const saved = await reconcileCursor.load();
   let startingAfter = saved?.startingAfter;

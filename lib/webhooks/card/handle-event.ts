@@ -87,7 +87,7 @@ export async function handleCardWebhook(
   services: Services,
   context: RequestContext,
 ): Promise<CardWebhookResponse> {
-  const event = services.card().verifyWebhookEvent(rawBody, signature);
+  const event = (await services.card()).verifyWebhookEvent(rawBody, signature);
   context.eventId = event.id;
   context.eventType = event.type;
   context.outcome = (await applyCardEvent(event, services, context)).outcome;

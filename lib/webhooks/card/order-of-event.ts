@@ -23,7 +23,7 @@ export async function orderIdOfEvent(event: CardEvent, services: Services): Prom
       const link = event.kind === 'charge' ? event.charge : event.kind === 'refund' ? event.refund : event.dispute;
       if (link.orderId !== undefined) return link.orderId;
       if (link.intentId === undefined) return undefined;
-      const intent = await services.card().retrievePaymentIntent(link.intentId);
+      const intent = await (await services.card()).retrievePaymentIntent(link.intentId);
       return intent ? shopOrderId({ shop_order_id: intent.orderId }) : undefined;
     }
     case 'unreadable':

@@ -41,7 +41,7 @@ export async function recordChargeRefunds(orderId: number, charge: ChargeFacts, 
   const order = await store.getOrder(orderId);
   if (!isPaid(order)) throw new CardEventTooEarlyError('Webhook Error: the order is not paid yet; the refund is recorded once the payment is');
 
-  const refunds = await services.card().listChargeRefunds(charge.chargeId);
+  const refunds = await (await services.card()).listChargeRefunds(charge.chargeId);
   const existing = await store.listRefunds(orderId);
   const recorded = new Set(existing.map(providerRefundIdOf).filter((id): id is string => id !== undefined));
   const currency = order.currency.toUpperCase();
