@@ -41,6 +41,31 @@ export function sequentialCalls(calls: readonly Interval[]): number {
   return groups;
 }
 
+/**
+ * How long one request waited on its upstreams, as the upstreams saw it: the
+ * length of the union of the calls' intervals (overlapping calls count once).
+ * A proxy told to answer after L answers a little later (its timer, the
+ * stand-in's work on a busy machine), so this is at least the count × L, and
+ * what no service could answer faster than.
+ */
+export function upstreamTimeMs(calls: readonly Interval[]): number {
+  const sorted = [...calls].sort((a, b) => a.start - b.start);
+  let total = 0;
+  let groupStart = Number.NaN;
+  let groupEnd = Number.NEGATIVE_INFINITY;
+  for (const call of sorted) {
+    if (call.start >= groupEnd) {
+      if (Number.isFinite(groupEnd)) total += groupEnd - groupStart;
+      groupStart = call.start;
+      groupEnd = call.end;
+    } else {
+      groupEnd = Math.max(groupEnd, call.end);
+    }
+  }
+  if (Number.isFinite(groupEnd)) total += groupEnd - groupStart;
+  return total;
+}
+
 /** Redis INFO commandstats: `cmdstat_get:calls=5,usec=...` lines → {get: 5}. */
 export function parseCommandStats(text: string): Map<string, number> {
   const counts = new Map<string, number>();

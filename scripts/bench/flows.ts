@@ -20,7 +20,7 @@ export const STOREFRONT_ORIGIN = 'https://storefront.bench.test';
 export const TRIVIAL_PATH = '/api/bench-no-such-route';
 
 export interface BenchRequest {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'OPTIONS';
   path: string;
   headers: Record<string, string>;
   body?: string;
@@ -133,6 +133,24 @@ export const trivialFlow: Flow = {
   status: 404,
   prepare: async (count) =>
     Array.from({ length: count }, () => ({ method: 'GET' as const, path: TRIVIAL_PATH, headers: { 'x-forwarded-for': nextClientIp() } })),
+};
+
+/**
+ * The cheapest request a route handler of the service answers: the storefront's
+ * CORS preflight (204 from the checkout route wrapper, no body, no upstream).
+ * What Next.js costs to reach a route handler and send its answer; the floor
+ * under every flow, beside the 404.
+ */
+export const preflightFlow: Flow = {
+  name: 'route handler floor: CORS preflight',
+  route: '/api/payment-intent',
+  status: 204,
+  prepare: async (count) =>
+    Array.from({ length: count }, () => ({
+      method: 'OPTIONS' as const,
+      path: '/api/payment-intent',
+      headers: { origin: STOREFRONT_ORIGIN, 'access-control-request-method': 'POST', 'x-forwarded-for': nextClientIp() },
+    })),
 };
 
 function paymentIntentFlow(name: string, options: { reused: boolean; withAddresses: boolean }): Flow {

@@ -46,13 +46,18 @@ let latencyMs = 0;
 const now = () => performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A proxy in front of `target` that waits `latencyMs`, then forwards, and logs the call. */
+/**
+ * A proxy in front of `target` that answers `latencyMs` after the request
+ * arrived, and logs the call. The stand-in's own work (its model, its OAuth
+ * check) happens inside that time, as a real upstream's would: the service is
+ * measured against an upstream that takes exactly `latencyMs`, not
+ * `latencyMs` plus the stand-in's CPU time on the bench's shared cores.
+ */
 function delayingProxy(upstream: string, target: string): Promise<RunningServer> {
   const to = new URL(target);
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   return listen(async (request, response, url, body) => {
     const start = now();
-    if (latencyMs > 0) await sleep(latencyMs);
     await new Promise<void>((resolve) => {
       const forward = httpRequest(
         {
@@ -65,11 +70,16 @@ function delayingProxy(upstream: string, target: string): Promise<RunningServer>
           agent,
         },
         (answer) => {
-          response.writeHead(answer.statusCode ?? 502, endToEndHeaders(answer.headers));
-          answer.pipe(response);
+          const chunks: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
           answer.on('end', () => {
-            calls.push({ upstream, method: request.method ?? 'GET', path: url.pathname, status: answer.statusCode ?? 0, start, end: now() });
-            resolve();
+            const wait = start + latencyMs - now();
+            void (wait > 0 ? sleep(wait) : Promise.resolve()).then(() => {
+              response.writeHead(answer.statusCode ?? 502, endToEndHeaders(answer.headers));
+              response.end(Buffer.concat(chunks));
+              calls.push({ upstream, method: request.method ?? 'GET', path: url.pathname, status: answer.statusCode ?? 0, start, end: now() });
+              resolve();
+            });
           });
         },
       );

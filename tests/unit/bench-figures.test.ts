@@ -5,7 +5,7 @@
  * that what it computes is right.
  */
 import { describe, expect, it } from 'vitest';
-import { commandsBetween, markdownTable, parseCommandStats, percentile, replaceLatest, sequentialCalls } from '@/scripts/bench/figures';
+import { commandsBetween, markdownTable, parseCommandStats, percentile, replaceLatest, sequentialCalls, upstreamTimeMs } from '@/scripts/bench/figures';
 import { descendants, parseProcStat, parseVmRssKb } from '@/scripts/bench/process-stats';
 
 describe('/proc parsing', () => {
@@ -69,6 +69,15 @@ describe('sequential upstream calls', () => {
     expect(sequentialCalls([{ start: 45, end: 85 }, { start: 0, end: 40 }, { start: 1, end: 42 }])).toBe(2);
     // A call that starts exactly when the previous one ended came after it.
     expect(sequentialCalls([{ start: 0, end: 40 }, { start: 40, end: 80 }])).toBe(2);
+  });
+
+  it('measures the time spent waiting on upstreams: calls one after the other add up, overlapping ones count once', () => {
+    expect(upstreamTimeMs([])).toBe(0);
+    expect(upstreamTimeMs([{ start: 0, end: 41 }, { start: 45, end: 86.5 }])).toBe(82.5);
+    // Two calls in parallel (0-40 and 1-42: together 0-42), then one of 40: 82, whatever the log order.
+    expect(upstreamTimeMs([{ start: 45, end: 85 }, { start: 0, end: 40 }, { start: 1, end: 42 }])).toBe(82);
+    // A call inside another adds nothing.
+    expect(upstreamTimeMs([{ start: 0, end: 50 }, { start: 10, end: 20 }])).toBe(50);
   });
 });
 
