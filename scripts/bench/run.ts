@@ -25,6 +25,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { build } from 'esbuild';
+import { createRequire } from 'node:module';
 import { DEMO_SECRETS, demoServiceEnv } from '@/scripts/stand-ins/demo';
 import {
   commandsBetween,
@@ -51,7 +53,7 @@ import {
 } from './flows';
 import { describeTree, treeCpuMs, treeRssKb } from './process-stats';
 import { renderShares, summarizeProfiles } from './profile-summary';
-import type { UpstreamCall } from './contract';
+import type { BenchStandInUrls, UpstreamCall } from './contract';
 import {
   ARTIFACTS,
   buildApp,
@@ -80,8 +82,8 @@ const { values: options } = parseArgs({
 });
 const QUICK = options.quick === true;
 const SIZES = QUICK
-  ? { cpu: 15, warmup: 5, serverWarmup: 1, throughput: 40, latency: 3, variant: 8, memory: 3000, coldRepeats: 1 }
-  : { cpu: 200, warmup: 60, serverWarmup: 20, throughput: 200, latency: 12, variant: 60, memory: 100_000, coldRepeats: 3 };
+  ? { cpu: 15, warmup: 5, serverWarmup: 1, inProcess: 15, throughput: 40, latency: 3, variant: 8, memory: 3000, coldRepeats: 1 }
+  : { cpu: 200, warmup: 60, serverWarmup: 20, inProcess: 150, throughput: 200, latency: 12, variant: 60, memory: 100_000, coldRepeats: 3 };
 const COLD_REPEATS = Number(options['cold-repeats'] ?? SIZES.coldRepeats);
 const MEMORY_REQUESTS = Number(options['memory-requests'] ?? SIZES.memory);
 const MEMORY_SECONDS = Number(options['memory-seconds'] ?? (QUICK ? 10 : 20));
@@ -444,6 +446,35 @@ async function bareCallCpuMs(standIns: StandInsProcess, count: number): Promise<
   return result.cpuMsPerCall;
 }
 
+// ---------------------------------------------------------------- the service without Next.js
+
+/**
+ * CPU per request of each flow with its requests handed straight to the route
+ * handlers, in a process of its own (scripts/bench/in-process.ts), against the
+ * same stand-ins. esbuild bundles it first, with the WooCommerce library's ES
+ * module build: under tsx its CommonJS build reaches the store client as a
+ * namespace, not a class.
+ */
+async function inProcessCpu(standIns: StandInsProcess, warmup: number, count: number): Promise<Map<string, number>> {
+  const outfile = join(ARTIFACTS, 'in-process.cjs');
+  const resolve = createRequire(join(ROOT, 'package.json')).resolve;
+  await build({
+    entryPoints: [join(ROOT, 'scripts', 'bench', 'in-process.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    outfile,
+    packages: 'external',
+    alias: { '@woocommerce/woocommerce-rest-api': resolve('@woocommerce/woocommerce-rest-api/index.mjs') },
+    tsconfig: join(ROOT, 'tsconfig.json'),
+    logLevel: 'warning',
+  });
+  const urls: BenchStandInUrls = { woocommerce: standIns.woocommerce, stripe: standIns.stripe, control: standIns.control };
+  const output = execFileSync(process.execPath, [outfile, JSON.stringify({ urls, warmup, count })], { cwd: ROOT, encoding: 'utf8' });
+  const results = JSON.parse(output.trim().split('\n').pop() ?? '[]') as { name: string; cpuMsPerRequest: number }[];
+  return new Map(results.map(({ name, cpuMsPerRequest }) => [name, cpuMsPerRequest]));
+}
+
 // ---------------------------------------------------------------- the limiter's memory
 
 interface LimiterPoint {
@@ -525,6 +556,7 @@ async function main(): Promise<void> {
   const figures: FlowFigures[] = benchFlows().map((flow) => ({ flow }));
   const trivial: FlowFigures[] = [];
   const floors: Floors = { preflight: [], bareCallMs: Number.NaN };
+  let withoutNext = new Map<string, number>();
   const cold: { route: string; ms: number[] }[] = [];
   const memory: { after: number; rssKb: number }[] = [];
   let limiterMemory: LimiterPoint[] = [];
@@ -594,7 +626,12 @@ async function main(): Promise<void> {
     }
     await server.close();
 
-    // 3. The comparisons, each on a fresh server and with the same count, so that only the configuration differs:
+    // 3. The same flows without Next.js: the route handlers called in a process of their own.
+    progress('the flows without Next.js: route handlers called in a process of their own');
+    withoutNext = await inProcessCpu(standIns, SIZES.warmup, SIZES.inProcess);
+    for (const [name, ms] of withoutNext) progress(`  ${name}: ${fixed(ms)} ms CPU/request`);
+
+    // 4. The comparisons, each on a fresh server and with the same count, so that only the configuration differs:
     //    http without Redis (the base), with REDIS_URL set (commands counted from INFO commandstats), the store on https
     //    (Basic credentials instead of OAuth 1.0a signing).
     const compare = async (name: string, env: Record<string, string>, key: 'base' | 'redis' | 'https', redis?: RedisProcess) => {
@@ -654,7 +691,7 @@ async function main(): Promise<void> {
     await closeAll();
   }
 
-  const report = renderReport({ figures, trivial, floors, cold, memory, limiterMemory, routeMemory, treeLines, redisNote });
+  const report = renderReport({ figures, trivial, floors, withoutNext, cold, memory, limiterMemory, routeMemory, treeLines, redisNote });
   console.log(`\n${report}\n`);
   if (!QUICK || options.write) {
     const previous = existsSync(DOC) ? readFileSync(DOC, 'utf8') : undefined;
@@ -698,6 +735,8 @@ function renderReport(input: {
   figures: FlowFigures[];
   trivial: FlowFigures[];
   floors: Floors;
+  /** CPU per request of each flow, by name, with the route handlers called without Next.js. */
+  withoutNext: Map<string, number>;
   cold: { route: string; ms: number[] }[];
   memory: { after: number; rssKb: number }[];
   limiterMemory: LimiterPoint[];
@@ -743,10 +782,12 @@ function renderReport(input: {
       `route-handler request (${preflightFlow.name}, ${input.floors.preflight.map((ms) => fixed(ms)).join(' ms at the start, ')} ms at the end) ` +
       `plus, per upstream call, one bare keep-alive GET from a process of its own (scripts/bench/bare-calls.ts): ` +
       `${fixed(bareCall)} ms. "Above the floor" is the service's own cost: its code, the WooCommerce and Stripe ` +
-      `libraries, and the request and answer bodies.`,
+      `libraries, and the request and answer bodies. "Without Next.js" is the same flow with its requests handed ` +
+      `straight to the route handlers in a process of their own (scripts/bench/in-process.ts): the service's code and ` +
+      `its clients alone, upstream calls included; the server's figure less this one is what Next.js adds.`,
     '',
     markdownTable(
-      ['flow', 'requests', 'CPU ms/request', '× trivial', 'target', 'upstream calls/request', 'floor ms', 'floor × trivial', 'above the floor ms'],
+      ['flow', 'requests', 'CPU ms/request', '× trivial', 'target', 'upstream calls/request', 'floor ms', 'floor × trivial', 'above the floor ms', 'without Next.js ms'],
       figures.map(({ flow, cpu }) => {
         const cpuMs = cpu?.cpuMsPerRequest ?? Number.NaN;
         const calls = cpu?.upstreamCallsPerRequest ?? Number.NaN;
@@ -762,6 +803,7 @@ function renderReport(input: {
           fixed(floor),
           fixed(ratio(floor, trivialCpu)),
           fixed(cpuMs - floor),
+          fixed(input.withoutNext.get(flow.name) ?? Number.NaN),
         ];
       }),
     ),
