@@ -82,8 +82,8 @@ const { values: options } = parseArgs({
 });
 const QUICK = options.quick === true;
 const SIZES = QUICK
-  ? { cpu: 15, warmup: 5, serverWarmup: 1, inProcess: 15, throughput: 40, latency: 3, variant: 8, memory: 3000, coldRepeats: 1 }
-  : { cpu: 200, warmup: 60, serverWarmup: 20, inProcess: 150, throughput: 200, latency: 12, variant: 60, memory: 100_000, coldRepeats: 3 };
+  ? { cpu: 15, warmup: 5, baseWarmup: 5, serverWarmup: 1, inProcess: 15, throughput: 40, latency: 3, variant: 8, variantWarmup: 3, memory: 3000, coldRepeats: 1 }
+  : { cpu: 200, warmup: 60, baseWarmup: 400, serverWarmup: 10, inProcess: 100, throughput: 200, latency: 12, variant: 40, variantWarmup: 30, memory: 100_000, coldRepeats: 3 };
 const COLD_REPEATS = Number(options['cold-repeats'] ?? SIZES.coldRepeats);
 const MEMORY_REQUESTS = Number(options['memory-requests'] ?? SIZES.memory);
 const MEMORY_SECONDS = Number(options['memory-seconds'] ?? (QUICK ? 10 : 20));
@@ -161,6 +161,7 @@ async function sequential(
   flow: Flow,
   count: number,
   redis?: RedisProcess,
+  warmup: number = SIZES.warmup,
 ): Promise<Sequential> {
   const control = controlOf(standIns);
   const context = contextFor(server, control);
@@ -168,12 +169,12 @@ async function sequential(
   try {
     // The first requests of a flow run code V8 has not optimised yet: measured, they made a flow cost up to
     // 1.5 times its steady state. They are sent first, unmeasured, on orders of their own.
-    const all = await flow.prepare(SIZES.warmup + count, context);
-    for (const request of all.slice(0, SIZES.warmup)) {
+    const all = await flow.prepare(warmup + count, context);
+    for (const request of all.slice(0, warmup)) {
       const status = await send(server.url, request);
       if (status !== flow.status) throw new Error(`${flow.name}, warming up: expected ${flow.status}, got ${status}`);
     }
-    const requests = all.slice(SIZES.warmup);
+    const requests = all.slice(warmup);
     await control.calls(); // forget the calls made while preparing and warming up
     const commandsBefore = await redis?.commandCounts();
     const latencies: number[] = [];
@@ -572,11 +573,11 @@ async function main(): Promise<void> {
     treeLines = describeTree(server.pid);
     const measureTrivial = async () => {
       const entry: FlowFigures = { flow: trivialFlow };
-      entry.cpu = await sequential(server, standIns, trivialFlow, SIZES.cpu * 2);
+      entry.cpu = await sequential(server, standIns, trivialFlow, SIZES.cpu * 2, undefined, SIZES.baseWarmup);
       entry.load = await throughput(server, standIns, trivialFlow, SIZES.throughput * 2);
       trivial.push(entry);
       progress(`  trivial 404: ${fixed(entry.cpu.cpuMsPerRequest)} ms CPU/request, ${fixed(entry.load.perSecond, 0)} req/s`);
-      const preflight = await sequential(server, standIns, preflightFlow, SIZES.cpu * 2);
+      const preflight = await sequential(server, standIns, preflightFlow, SIZES.cpu * 2, undefined, SIZES.baseWarmup);
       floors.preflight.push(preflight.cpuMsPerRequest);
       progress(`  ${preflightFlow.name}: ${fixed(preflight.cpuMsPerRequest)} ms CPU/request`);
     };
@@ -639,7 +640,7 @@ async function main(): Promise<void> {
       const fresh = await startReady(key, standIns, serviceEnv(standIns, env));
       opened.push(fresh);
       for (const entry of figures) {
-        const result = await sequential(fresh, standIns, entry.flow, SIZES.variant, redis);
+        const result = await sequential(fresh, standIns, entry.flow, SIZES.variant, redis, SIZES.variantWarmup);
         entry[key] = result;
         progress(
           `  ${entry.flow.name}: ${fixed(result.meanMs)} ms, ${fixed(result.cpuMsPerRequest)} ms CPU/request` +
@@ -776,7 +777,7 @@ function renderReport(input: {
     '',
     `Trivial route (${TRIVIAL_PATH}, a 404): ${trivial.map((t) => fixed(t.cpu?.cpuMsPerRequest ?? Number.NaN)).join(' ms at the start, ')} ms at the end; ` +
       `their mean ${fixed(trivialCpu)} ms is the base of the ratios. Target: at most ${cpuTarget}×. ` +
-      `Each flow ran ${SIZES.warmup} requests unmeasured first.`,
+      `Each flow ran ${SIZES.warmup} requests unmeasured first, the 404 and the preflight ${SIZES.baseWarmup}.`,
     '',
     `The floor of a flow is what it would cost if the service's code and its clients cost nothing: the cheapest ` +
       `route-handler request (${preflightFlow.name}, ${input.floors.preflight.map((ms) => fixed(ms)).join(' ms at the start, ')} ms at the end) ` +
