@@ -151,7 +151,14 @@ function build(config: Config): Services {
     store: () => (store ??= new WooCommerceStore(requireSetting(config, 'store'), config.upstreamTimeoutMs)),
     card: () => {
       const settings = requireSetting(config, 'card');
-      card ??= import('@/lib/card/stripe').then(({ StripeCardProvider }) => new StripeCardProvider(settings, config.upstreamTimeoutMs));
+      card ??= import('@/lib/card/stripe').then(
+        ({ StripeCardProvider }) => new StripeCardProvider(settings, config.upstreamTimeoutMs),
+        (error: unknown) => {
+          // A module that failed to load fails this request; the next one loads it again.
+          card = undefined;
+          throw error;
+        },
+      );
       return card;
     },
   };

@@ -6,6 +6,7 @@
  * SDK errors become CardProviderError carrying only Stripe's type and code.
  */
 import Stripe from 'stripe';
+import { BoundedNodeHttpClient } from '@/lib/card/stripe-http';
 import { readCardEvent, readRefund, toCardEvent, type CardEvent, type CardEventPage, type CardEventQuery, type RefundFacts } from '@/lib/card/events';
 import type { CardSettings } from '@/lib/config';
 import { CardProviderError, InvalidSignatureError, ServiceNotConfiguredError } from '@/lib/errors';
@@ -87,10 +88,9 @@ export class StripeCardProvider implements CardProvider {
   ) {
     const base = settings.apiBaseUrl ? new URL(settings.apiBaseUrl) : undefined;
     this.stripe = new Stripe(settings.secretKey, {
-      // Node's http client on the SDK's keep-alive agents: fetch (undici, under Next.js's patched
-      // fetch) cost about 0.6 ms of CPU more per call (issue 14, docs/benchmarks.md). Its `timeout`
-      // bounds socket idleness only; `attempt` below bounds the whole call.
-      httpClient: Stripe.createNodeHttpClient(),
+      // Node's http client on keep-alive agents, the whole call bounded by `timeout` (lib/card/stripe-http.ts):
+      // fetch (undici, under Next.js's patched fetch) cost about 0.5 ms of CPU more per call (issue 14).
+      httpClient: new BoundedNodeHttpClient(),
       timeout: timeoutMs,
       // The SDK's own retries would run past the request's deadline: retries are made in
       // `attempt` below, within it (reads and idempotent creates only).

@@ -94,7 +94,14 @@ export class RedisConnection {
   async client(): Promise<RedisClient> {
     if (this.redis?.isReady) return this.redis;
     if (!this.redis) {
-      const { createClient } = await loadLibrary();
+      let createClient: (typeof import('redis'))['createClient'];
+      try {
+        ({ createClient } = await loadLibrary());
+      } catch (error) {
+        // Like a failed connection: this request fails as shared state unavailable, and the next one tries again.
+        library = undefined;
+        throw new SharedStateUnavailableError('load client', error);
+      }
       // Another call may have started the connection while the library loaded.
       if (this.redis) return this.client();
       const redis = buildClient(createClient, this.settings);

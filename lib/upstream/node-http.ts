@@ -25,11 +25,16 @@
 import http from 'node:http';
 import https from 'node:https';
 
-/** One keep-alive agent per protocol for the whole process (LIFO: the warmest socket first). */
+/** One keep-alive agent per protocol for the whole process (LIFO: the warmest socket first), the store's and Stripe's. */
 const agents = {
   http: new http.Agent({ keepAlive: true, scheduling: 'lifo' }),
   https: new https.Agent({ keepAlive: true, scheduling: 'lifo' }),
 };
+
+/** Node's client and the keep-alive agent for a protocol. */
+export function clientFor(secure: boolean): { request: typeof http.request; agent: http.Agent } {
+  return secure ? { request: https.request, agent: agents.https } : { request: http.request, agent: agents.http };
+}
 
 /** The most a store answer may hold: a hundred refunds or a large order are far below it. */
 export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
@@ -70,7 +75,13 @@ export class UpstreamHttpError extends Error {
 function targetOf(request: AdapterRequest): URL {
   const url = new URL(request.url ?? '');
   for (const [key, value] of Object.entries(request.params ?? {})) {
-    if (value !== undefined && value !== null) url.searchParams.append(key, String(value));
+    if (value === undefined || value === null) continue;
+    // The library's parameters are strings, numbers and booleans; axios has its own syntax for arrays and
+    // objects, which no call here uses: refused rather than sent in another form.
+    if (typeof value === 'object' || typeof value === 'function') {
+      throw new UpstreamHttpError('store request parameter is not a plain value', 'ERR_BAD_OPTION_VALUE');
+    }
+    url.searchParams.append(key, String(value));
   }
   return url;
 }
@@ -89,7 +100,10 @@ function headersOf(request: AdapterRequest, body: string | undefined): http.Outg
   return headers;
 }
 
-function parseAnswer(text: string): unknown {
+function parseAnswer(raw: string): unknown {
+  // A byte-order mark before the JSON (a WordPress plugin file saved with one prints it first): axios's
+  // adapter stripped it, and JSON.parse refuses it.
+  const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
   if (text === '') return text;
   try {
     return JSON.parse(text) as unknown;
@@ -98,12 +112,19 @@ function parseAnswer(text: string): unknown {
   }
 }
 
+/** The WooCommerce library sends JSON text; a body of any other kind is refused rather than guessed at. */
+function bodyOf(data: unknown): string | undefined {
+  if (data === undefined || data === null) return undefined;
+  if (typeof data === 'string') return data;
+  throw new UpstreamHttpError('store request body is not text', 'ERR_BAD_OPTION_VALUE');
+}
+
 /** The axios adapter: one attempt, settled once, by the answer, a failure, the timeout or the signal. */
 export function nodeHttpAdapter(request: AdapterRequest): Promise<AdapterAnswer> {
   return new Promise((resolve, reject) => {
     const url = targetOf(request);
     const secure = url.protocol === 'https:';
-    const body = typeof request.data === 'string' ? request.data : request.data == null ? undefined : JSON.stringify(request.data);
+    const body = bodyOf(request.data);
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
     const finish = (outcome: () => void) => {
@@ -120,9 +141,10 @@ export function nodeHttpAdapter(request: AdapterRequest): Promise<AdapterAnswer>
     };
     const onAbort = () => fail('store request cancelled', 'ERR_CANCELED');
 
-    const outgoing = (secure ? https : http).request(
+    const client = clientFor(secure);
+    const outgoing = client.request(
       url,
-      { method: (request.method ?? 'get').toUpperCase(), headers: headersOf(request, body), agent: secure ? agents.https : agents.http },
+      { method: (request.method ?? 'get').toUpperCase(), headers: headersOf(request, body), agent: client.agent },
       (answer) => {
         const chunks: Buffer[] = [];
         let size = 0;
