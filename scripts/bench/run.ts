@@ -76,6 +76,7 @@ const { values: options } = parseArgs({
     'memory-requests': { type: 'string' },
     'memory-seconds': { type: 'string' },
     'cold-repeats': { type: 'string' },
+    transports: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     flows: { type: 'string' },
   },
@@ -707,8 +708,8 @@ async function main(): Promise<void> {
 function commitOf(): string {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'app', 'lib'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    return dirty ? `${head} (app/ or lib/ modified)` : head;
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'app', 'lib', 'scripts'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    return dirty ? `${head} (app/, lib/ or scripts/ modified)` : head;
   } catch {
     return 'unknown';
   }
@@ -747,9 +748,12 @@ function renderReport(input: {
 }): string {
   const { figures, trivial, cold, memory, limiterMemory } = input;
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1);
-  const trivialCpu = mean(trivial.map((t) => t.cpu?.cpuMsPerRequest ?? Number.NaN));
-  const trivialRps = mean(trivial.map((t) => t.load?.perSecond ?? Number.NaN));
-  const preflightCpu = mean(input.floors.preflight);
+  // The bases are the figures taken at the end, on a server that has run every flow: taken at the start,
+  // even after hundreds of unmeasured requests, they were 1.5 to 2 times higher, which flattered every ratio.
+  const last = (values: number[]) => values[values.length - 1] ?? Number.NaN;
+  const trivialCpu = last(trivial.map((t) => t.cpu?.cpuMsPerRequest ?? Number.NaN));
+  const trivialRps = last(trivial.map((t) => t.load?.perSecond ?? Number.NaN));
+  const preflightCpu = last(input.floors.preflight);
   const bareCall = input.floors.bareCallMs;
   const cpuTarget = 1.5;
   const latencyTarget = 1.1;
@@ -776,16 +780,17 @@ function renderReport(input: {
     '### Server CPU per request (zero-latency upstreams, sequential requests)',
     '',
     `Trivial route (${TRIVIAL_PATH}, a 404): ${trivial.map((t) => fixed(t.cpu?.cpuMsPerRequest ?? Number.NaN)).join(' ms at the start, ')} ms at the end; ` +
-      `their mean ${fixed(trivialCpu)} ms is the base of the ratios. Target: at most ${cpuTarget}×. ` +
+      `the figure at the end is the base of the ratios (the server then runs warm). Target: at most ${cpuTarget}×. ` +
       `Each flow ran ${SIZES.warmup} requests unmeasured first, the 404 and the preflight ${SIZES.baseWarmup}.`,
     '',
     `The floor of a flow is what it would cost if the service's code and its clients cost nothing: the cheapest ` +
-      `route-handler request (${preflightFlow.name}, ${input.floors.preflight.map((ms) => fixed(ms)).join(' ms at the start, ')} ms at the end) ` +
+      `route-handler request (${preflightFlow.name}, ${input.floors.preflight.map((ms) => fixed(ms)).join(' ms at the start, ')} ms at the end, the latter used) ` +
       `plus, per upstream call, one bare keep-alive GET from a process of its own (scripts/bench/bare-calls.ts): ` +
       `${fixed(bareCall)} ms. "Above the floor" is the service's own cost: its code, the WooCommerce and Stripe ` +
       `libraries, and the request and answer bodies. "Without Next.js" is the same flow with its requests handed ` +
       `straight to the route handlers in a process of their own (scripts/bench/in-process.ts): the service's code and ` +
-      `its clients alone, upstream calls included; the server's figure less this one is what Next.js adds.`,
+      `its clients alone, upstream calls included; the server's figure less this one is what Next.js adds (${SIZES.inProcess} requests ` +
+      `per flow: read differences under a millisecond as noise).`,
     '',
     markdownTable(
       ['flow', 'requests', 'CPU ms/request', '× trivial', 'target', 'upstream calls/request', 'floor ms', 'floor × trivial', 'above the floor ms', 'without Next.js ms'],
@@ -814,7 +819,7 @@ function renderReport(input: {
   out.push(
     `### Throughput at concurrency ${CONNECTIONS} (zero-latency upstreams, autocannon)`,
     '',
-    `Trivial route: ${fixed(trivialRps, 0)} requests/s (mean of start and end).`,
+    `Trivial route: ${trivial.map((t) => fixed(t.load?.perSecond ?? Number.NaN, 0)).join(' requests/s at the start, ')} requests/s at the end, the base of the ratios.`,
     '',
     markdownTable(
       ['flow', 'requests', 'requests/s', '× trivial', 'p50 ms', 'p99 ms'],
@@ -981,7 +986,15 @@ function docIntro(previous: string | undefined): string {
   return '# Benchmarks\n\nWritten by `npm run bench` (scripts/bench/).\n';
 }
 
-(options.profile ? profileRun() : main()).catch(async (error: unknown) => {
+/** `--transports`: CPU per upstream call through each HTTP client (scripts/bench/transports.ts). Writes nothing. */
+async function transportsRun(): Promise<void> {
+  progress(`transports: ${cpus().length} cores, node ${process.version}, load average ${loadAverage()}`);
+  const { transportFigures } = await import('./transports');
+  const figures = await transportFigures();
+  console.log(`\n${markdownTable(['client, one call', 'CPU ms per call (best of 3 rounds of 1,500)'], figures.map(({ name, msPerCall }) => [name, fixed(msPerCall, 3)]))}\n`);
+}
+
+(options.transports ? transportsRun() : options.profile ? profileRun() : main()).catch(async (error: unknown) => {
   console.error(`[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   console.error(`[bench] server logs: ${ARTIFACTS}`);
   process.exit(1);

@@ -47,6 +47,17 @@ const now = () => performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * Resolves once `ms` have passed since `start` on this clock, as close after it as the event loop allows: a
+ * timer alone may fire a fraction of a millisecond early, or a millisecond late (its granularity), so it
+ * sleeps to a millisecond before and yields the loop for the rest.
+ */
+async function untilElapsed(start: number, ms: number): Promise<void> {
+  const left = start + ms - now();
+  if (left > 1) await sleep(left - 1);
+  while (start + ms - now() > 0) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
  * A proxy in front of `target` that answers `latencyMs` after the request
  * arrived, and logs the call. The stand-in's own work (its model, its OAuth
  * check) happens inside that time, as a real upstream's would: the service is
@@ -73,8 +84,7 @@ function delayingProxy(upstream: string, target: string): Promise<RunningServer>
           const chunks: Buffer[] = [];
           answer.on('data', (chunk: Buffer) => chunks.push(chunk));
           answer.on('end', () => {
-            const wait = start + latencyMs - now();
-            void (wait > 0 ? sleep(wait) : Promise.resolve()).then(() => {
+            void untilElapsed(start, latencyMs).then(() => {
               response.writeHead(answer.statusCode ?? 502, endToEndHeaders(answer.headers));
               response.end(Buffer.concat(chunks));
               calls.push({ upstream, method: request.method ?? 'GET', path: url.pathname, status: answer.statusCode ?? 0, start, end: now() });
