@@ -8,7 +8,7 @@ import { OPTIONS, POST as PAYMENT_INTENT } from '@/app/api/payment-intent/route'
 import { POST as SHIPPING_WEBHOOK } from '@/app/api/shipping/webhook/route';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
-import { freshIp, postJson, tokenFor } from '../support/requests';
+import { awayFromWindowEdge, freshIp, postJson, tokenFor } from '../support/requests';
 import { loggedLines } from '../support/setup';
 
 const providers = useProviders();
@@ -57,6 +57,8 @@ describe('request ids', () => {
   });
 
   it('is on error answers, 429s and preflights too', async () => {
+    // Eleven requests must fall in one rate-limit window (windows are aligned to the clock).
+    await awayFromWindowEdge();
     const ip = freshIp();
     const token = await tokenFor(901);
     const failed = await PAYMENT_INTENT(postJson('/api/payment-intent', { token }, { ip, headers: { 'x-request-id': 'err-1' } }));
