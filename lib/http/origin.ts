@@ -42,8 +42,13 @@ export function assertAllowedOrigin(headers: Headers, allowed: readonly string[]
 /** Headers granting an allowed origin; none for any other origin. */
 export function corsHeaders(origin: string | undefined): Record<string, string> {
   if (origin === undefined) return { Vary: 'Origin' };
-  // Exposed so a browser storefront can read when a 429's window ends (client/RateLimited.resetAt).
-  return { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset', Vary: 'Origin' };
+  // Exposed so a browser storefront can read when a 429's window ends (client/RateLimited.resetAt), and
+  // quote an answer's request id to the shop owner, who finds it on the service's log lines.
+  return {
+    'Access-Control-Allow-Origin': origin,
+    'Access-Control-Expose-Headers': 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Request-Id',
+    Vary: 'Origin',
+  };
 }
 
 /** The answer to a browser's preflight: 204 with the grant for an allowed origin, 403 without one otherwise. */

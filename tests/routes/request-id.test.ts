@@ -64,6 +64,8 @@ describe('request ids', () => {
     const failed = await PAYMENT_INTENT(postJson('/api/payment-intent', { token }, { ip, headers: { 'x-request-id': 'err-1' } }));
     expect(failed.status).toBe(500);
     expect(failed.headers.get('x-request-id')).toBe('err-1');
+    // A browser storefront on another origin may read it (to quote it to the shop owner).
+    expect(failed.headers.get('access-control-expose-headers')?.toLowerCase().split(/\s*,\s*/)).toContain('x-request-id');
     for (let i = 0; i < 9; i += 1) await PAYMENT_INTENT(postJson('/api/payment-intent', { token }, { ip }));
     const limited = await PAYMENT_INTENT(postJson('/api/payment-intent', { token }, { ip, headers: { 'x-request-id': 'limited-1' } }));
     expect(limited.status).toBe(429);
