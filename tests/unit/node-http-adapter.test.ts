@@ -59,6 +59,22 @@ beforeEach(() => {
   };
 });
 
+/** An answer 1 MiB over MAX_ANSWER_BYTES, written as fast as the client reads it. */
+function tooLarge(_request: IncomingMessage, response: ServerResponse): void {
+  const chunk = Buffer.alloc(1024 * 1024, 'a');
+  response.writeHead(200, { 'content-type': 'application/json' });
+  let sent = 0;
+  const more = () => {
+    while (sent <= MAX_ANSWER_BYTES + chunk.length) {
+      sent += chunk.length;
+      if (!response.write(chunk)) return void response.once('drain', more);
+    }
+    response.end();
+  };
+  response.on('error', () => undefined);
+  more();
+}
+
 const failureOf = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as UpstreamHttpError);
 
 describe('what the adapter sends', () => {
@@ -192,20 +208,7 @@ describe('how an attempt fails', () => {
   });
 
   it('reads no answer larger than MAX_ANSWER_BYTES', async () => {
-    const chunk = Buffer.alloc(1024 * 1024, 'a');
-    handler = (_request, response) => {
-      response.writeHead(200);
-      let sent = 0;
-      const more = () => {
-        while (sent <= MAX_ANSWER_BYTES + chunk.length) {
-          sent += chunk.length;
-          if (!response.write(chunk)) return void response.once('drain', more);
-        }
-        response.end();
-      };
-      response.on('error', () => undefined);
-      more();
-    };
+    handler = tooLarge;
     expect(await failureOf(nodeHttpAdapter({ url: `${base}/x`, method: 'get', timeout: 5000 }))).toMatchObject({ code: 'ERR_ANSWER_TOO_LARGE' });
   });
 
@@ -221,25 +224,34 @@ describe('how an attempt fails', () => {
 
 describe('the store client goes through it', () => {
   it('refuses an answer larger than MAX_ANSWER_BYTES, which axios would have read whole', async () => {
-    const chunk = Buffer.alloc(1024 * 1024, 'a');
-    handler = (_request, response) => {
-      response.writeHead(200, { 'content-type': 'application/json' });
-      let sent = 0;
-      const more = () => {
-        while (sent <= MAX_ANSWER_BYTES + chunk.length) {
-          sent += chunk.length;
-          if (!response.write(chunk)) return void response.once('drain', more);
-        }
-        response.end();
-      };
-      response.on('error', () => undefined);
-      more();
-    };
+    handler = tooLarge;
     const store = new WooCommerceStore({ url: base, consumerKey: 'ck_test', consumerSecret: 'cs_test' }, 5000);
     const error = await store.getOrder(7).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreError);
     expect(error).toMatchObject({ failure: 'unavailable' });
     // Signed with OAuth 1.0a over http, as the library does, through the adapter.
     expect(new URL(seen[0]?.url ?? '', base).searchParams.get('oauth_consumer_key')).toBe('ck_test');
+  });
+});
+
+describe('idle connections', () => {
+  it("drops an idle socket a second before the server's Keep-Alive hint runs out, so a write never goes out on a closed one", async () => {
+    // A server that says `Keep-Alive: timeout=2` (Node's server sends the hint from keepAliveTimeout).
+    let socket: Socket | undefined;
+    const short = createServer((request, response) => {
+      socket = request.socket;
+      request.resume();
+      request.on('end', () => response.end('{}'));
+    });
+    short.keepAliveTimeout = 2_000;
+    await new Promise<void>((resolve) => short.listen(0, '127.0.0.1', resolve));
+    try {
+      await nodeHttpAdapter({ url: `http://127.0.0.1:${(short.address() as AddressInfo).port}/x`, method: 'get', timeout: 2000 });
+      // The client closes it after about 1 s; the server itself would only at 2 s.
+      await new Promise((resolve) => setTimeout(resolve, 1_600));
+      expect(socket?.destroyed).toBe(true);
+    } finally {
+      await new Promise((resolve) => short.close(resolve));
+    }
   });
 });
