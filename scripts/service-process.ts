@@ -6,6 +6,7 @@
  *
  * Not part of the production bundle.
  */
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -38,4 +39,26 @@ export function buildIsCurrent(root: string): boolean {
   if (!existsSync(buildId)) return false;
   const built = statSync(buildId).mtimeMs;
   return BUILD_SOURCES.every((source) => newestChange(join(root, source)) <= built);
+}
+
+/**
+ * Stops a child started in its own process group (`detached: true`) and everything it started:
+ * SIGTERM to the group, SIGKILL 5 s later if it is still there. `exited` settles when it exits.
+ */
+export async function stopGroup(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    return; // already gone
+  }
+  const killer = setTimeout(() => {
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }, 5000);
+  await exited;
+  clearTimeout(killer);
 }

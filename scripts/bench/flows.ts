@@ -52,6 +52,16 @@ export interface Flow {
   after?(context: FlowContext): Promise<void>;
 }
 
+/** Runs `work` between the flow's `before` and `after`, `after` even when `work` fails. */
+export async function aroundFlow<T>(flow: Flow, context: FlowContext, work: () => Promise<T>): Promise<T> {
+  await flow.before?.(context);
+  try {
+    return await work();
+  } finally {
+    await flow.after?.(context);
+  }
+}
+
 let clientCounter = 0;
 /**
  * A client address never used before in this run, from the IPv6 documentation

@@ -13,7 +13,7 @@
  */
 import { demoServiceEnv } from '@/scripts/stand-ins/demo';
 import type { BenchStandInUrls } from './contract';
-import { benchFlows, STOREFRONT_ORIGIN, type BenchRequest, type Control, type FlowContext } from './flows';
+import { aroundFlow, benchFlows, STOREFRONT_ORIGIN, type BenchRequest, type Control, type FlowContext } from './flows';
 
 interface Input {
   urls: BenchStandInUrls;
@@ -72,8 +72,7 @@ async function main(): Promise<void> {
 
   const results: { name: string; cpuMsPerRequest: number }[] = [];
   for (const flow of benchFlows()) {
-    await flow.before?.(context);
-    try {
+    await aroundFlow(flow, context, async () => {
       const requests = await flow.prepare(input.warmup + input.count, context);
       const check = async (request: BenchRequest) => {
         const status = await send(request);
@@ -84,9 +83,7 @@ async function main(): Promise<void> {
       for (const request of requests.slice(input.warmup)) await check(request);
       const used = process.cpuUsage(before);
       results.push({ name: flow.name, cpuMsPerRequest: (used.user + used.system) / 1000 / input.count });
-    } finally {
-      await flow.after?.(context);
-    }
+    });
   }
   print(JSON.stringify(results));
 }

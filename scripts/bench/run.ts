@@ -39,6 +39,7 @@ import {
   upstreamTimeMs,
 } from './figures';
 import {
+  aroundFlow,
   benchFlows,
   memoryProbe,
   nextClientIp,
@@ -166,8 +167,7 @@ async function sequential(
 ): Promise<Sequential> {
   const control = controlOf(standIns);
   const context = contextFor(server, control);
-  await flow.before?.(context);
-  try {
+  return aroundFlow(flow, context, async () => {
     // The first requests of a flow run code V8 has not optimised yet: measured, they made a flow cost up to
     // 1.5 times its steady state. They are sent first, unmeasured, on orders of their own.
     const all = await flow.prepare(warmup + count, context);
@@ -200,9 +200,7 @@ async function sequential(
       upstreamCallsPerRequest: calls.length / requests.length,
       ...(commandsBefore && commandsAfter ? { redisCommandsPerRequest: commandsBetween(commandsBefore, commandsAfter) / requests.length } : {}),
     };
-  } finally {
-    await flow.after?.(context);
-  }
+  });
 }
 
 interface Throughput {
@@ -215,8 +213,7 @@ interface Throughput {
 async function throughput(server: ServerProcess, standIns: StandInsProcess, flow: Flow, count: number): Promise<Throughput> {
   const control = controlOf(standIns);
   const context = contextFor(server, control);
-  await flow.before?.(context);
-  try {
+  return aroundFlow(flow, context, async () => {
     // autocannon builds one request per connection ahead of time: prepare a few spare ones.
     const requests = await flow.prepare(count + 2 * CONNECTIONS, context);
     let next = 0;
@@ -253,9 +250,7 @@ async function throughput(server: ServerProcess, standIns: StandInsProcess, flow
       p50Ms: result.latency.p50,
       p99Ms: result.latency.p99,
     };
-  } finally {
-    await flow.after?.(context);
-  }
+  });
 }
 
 interface Latency {
@@ -277,8 +272,7 @@ interface Latency {
 async function latency(server: ServerProcess, standIns: StandInsProcess, flow: Flow, count: number): Promise<Latency> {
   const control = controlOf(standIns);
   const context = contextFor(server, control);
-  await flow.before?.(context);
-  try {
+  return aroundFlow(flow, context, async () => {
     const requests = await flow.prepare(count, context);
     await control.setLatency(UPSTREAM_LATENCY_MS);
     const latencies: number[] = [];
@@ -323,9 +317,7 @@ async function latency(server: ServerProcess, standIns: StandInsProcess, flow: F
       ratioToUpstream: medianOrNaN(upstreamRatios),
       ownMs: medianOrNaN(own),
     };
-  } finally {
-    await flow.after?.(context);
-  }
+  });
 }
 
 // ---------------------------------------------------------------- server configurations
@@ -747,7 +739,6 @@ function renderReport(input: {
   redisNote: string;
 }): string {
   const { figures, trivial, cold, memory, limiterMemory } = input;
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1);
   // The bases are the figures taken at the end, on a server that has run every flow: taken at the start,
   // even after hundreds of unmeasured requests, they were 1.5 to 2 times higher, which flattered every ratio.
   const last = (values: number[]) => values[values.length - 1] ?? Number.NaN;

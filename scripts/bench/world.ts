@@ -4,13 +4,13 @@
  * `redis-server`. Everything listens on 127.0.0.1 only and is stopped by the
  * run, even when it fails.
  */
-import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
-import { buildIsCurrent as isBuildCurrent, environmentWithoutServiceVariables } from '@/scripts/service-process';
+import { buildIsCurrent as isBuildCurrent, environmentWithoutServiceVariables, stopGroup } from '@/scripts/service-process';
 import { freePort, LOOPBACK } from '@/scripts/stand-ins/http';
 import { parseCommandStats } from './figures';
 import type { BenchStandInUrls } from './contract';
@@ -20,24 +20,6 @@ export const ROOT = process.cwd();
 export const ARTIFACTS = join(ROOT, 'test-artifacts', 'bench');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-
-async function stopGroup(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
-  try {
-    process.kill(-child.pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  const killer = setTimeout(() => {
-    try {
-      if (child.pid) process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }, 5000);
-  await exited;
-  clearTimeout(killer);
-}
 
 // ---------------------------------------------------------------- the build
 

@@ -3,8 +3,7 @@
  * hold with a private note, and its outcome restores or fails the order.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { StripeIntent } from '@/scripts/stand-ins/stripe-model';
-import { deliverEvent } from '../support/card-events';
+import { deliverEvent, paidOrder as paidOrderAt } from '../support/card-events';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 
@@ -15,13 +14,7 @@ beforeEach(() => {
   providers.reset();
 });
 
-async function paidOrder(orderId: number, recorded = true): Promise<StripeIntent> {
-  providers.woo.seed({ id: orderId, lines: [{ total: '30.00' }] });
-  const intent = providers.stripe.create({ amount: '3000', currency: 'usd', metadata: { shop_order_id: String(orderId) } });
-  const paid = providers.stripe.succeed(intent.id);
-  if (recorded) expect((await deliverEvent(providers.stripe.events.events.at(-1)!)).status).toBe(200);
-  return paid;
-}
+const paidOrder = (orderId: number, recorded = true) => paidOrderAt(providers, orderId, recorded);
 
 const notesOf = (orderId: number) => providers.woo.notes.get(orderId) ?? [];
 const meta = (orderId: number, key: string) => providers.woo.get(orderId).meta_data.find((m) => m.key === key)?.value;

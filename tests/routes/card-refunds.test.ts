@@ -6,8 +6,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { reconcilePayments } from '@/lib/cron/reconcile-payments';
 import { getServices } from '@/lib/services';
-import type { StripeIntent } from '@/scripts/stand-ins/stripe-model';
-import { deliverEvent } from '../support/card-events';
+import { deliverEvent, paidOrder as paidOrderAt } from '../support/card-events';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 import { loggedLines } from '../support/setup';
@@ -19,15 +18,7 @@ beforeEach(() => {
   providers.reset();
 });
 
-/** A pending order of 30.00 with a payment intent, paid at Stripe; the success event delivered when `recorded`. */
-async function paidOrder(orderId: number, recorded = true): Promise<StripeIntent> {
-  providers.woo.seed({ id: orderId, lines: [{ total: '30.00' }] });
-  const intent = providers.stripe.create({ amount: '3000', currency: 'usd', metadata: { shop_order_id: String(orderId) } });
-  const paid = providers.stripe.succeed(intent.id);
-  if (recorded) expect((await deliverEvent(providers.stripe.events.events.at(-1)!)).status).toBe(200);
-  expect(paid.latest_charge).toBeTruthy();
-  return paid;
-}
+const paidOrder = (orderId: number, recorded = true) => paidOrderAt(providers, orderId, recorded);
 
 const refundsOf = (orderId: number) => providers.woo.refunds.get(orderId) ?? [];
 const refundIdsOf = (orderId: number) => refundsOf(orderId).map((r) => r.meta_data.find((m) => m.key === '_provider_refund_id')?.value);

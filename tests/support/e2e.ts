@@ -14,7 +14,7 @@ import { request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { mintCheckoutToken } from '@/lib/security/checkout-token';
-import { environmentWithoutServiceVariables } from '@/scripts/service-process';
+import { environmentWithoutServiceVariables, stopGroup } from '@/scripts/service-process';
 import { DEMO_SECRETS, demoServiceEnv, demoWebhookEndpoint, startDemoStandIns, type DemoStandIns } from '@/scripts/stand-ins/demo';
 import { freePort, listen, LOOPBACK, type RunningServer } from '@/scripts/stand-ins/http';
 import { startStorefront } from '@/scripts/stand-ins/storefront';
@@ -48,22 +48,7 @@ export async function startService(name: string, env: Record<string, string>): P
   const url = `http://${LOOPBACK}:${port}`;
 
   const close = async () => {
-    if (child.exitCode === null && child.pid) {
-      try {
-        process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        // already gone
-      }
-      const killer = setTimeout(() => {
-        try {
-          if (child.pid) process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }, 5000);
-      await exited;
-      clearTimeout(killer);
-    }
+    await stopGroup(child, exited);
     log.end();
   };
 
