@@ -14,11 +14,15 @@ import { metaValue } from '@/lib/orders/normalize';
 import { shopNotes } from '@/lib/orders/notes';
 import type { Services } from '@/lib/services';
 import { ON_HOLD } from '@/lib/webhooks/card/dispute';
+import { isPaid } from '@/lib/orders/payable';
+import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { cardEventHandler, CardEventTooEarlyError } from '@/lib/webhooks/card/handler';
 
 export async function closeDispute(orderId: number, dispute: DisputeFacts, services: Services): Promise<string> {
   const store = services.store();
   const order = await store.getOrder(orderId);
+  // Its opening was left off the order (dispute-created.ts): so is its close.
+  if (isPaid(order) && concernsOtherPayment(orderId, order, dispute, 'dispute')) return OTHER_PAYMENT;
   if (metaValue(order, META.disputeId) !== dispute.disputeId) {
     throw new CardEventTooEarlyError('Webhook Error: the dispute is not recorded on the order yet');
   }

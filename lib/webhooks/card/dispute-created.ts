@@ -17,6 +17,7 @@ import { shopNotes } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
 import { disputeAmount, ON_HOLD } from '@/lib/webhooks/card/dispute';
+import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { cardEventHandler, CardEventTooEarlyError } from '@/lib/webhooks/card/handler';
 
 export async function openDispute(orderId: number, dispute: DisputeFacts, services: Services): Promise<string> {
@@ -24,6 +25,7 @@ export async function openDispute(orderId: number, dispute: DisputeFacts, servic
   const order = await store.getOrder(orderId);
   if (metaValue(order, META.disputeId) === dispute.disputeId) return 'dispute_already_recorded';
   if (!isPaid(order)) throw new CardEventTooEarlyError('Webhook Error: the order is not paid yet; the dispute is recorded once the payment is');
+  if (concernsOtherPayment(orderId, order, dispute, 'dispute')) return OTHER_PAYMENT;
 
   await store.addPrivateNote(orderId, shopNotes.disputeOpened(dispute.disputeId, dispute.reason, disputeAmount(dispute), order.status));
   await store.updateOrder(

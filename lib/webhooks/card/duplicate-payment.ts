@@ -27,7 +27,7 @@ export interface DuplicatePayment {
 }
 
 /** The duplicate this payment is, or undefined when it is the payment already recorded. */
-export function duplicatePaymentOf(order: StoreOrder, intent: PaymentIntentFacts): DuplicatePayment | undefined {
+export function duplicatePaymentOf(order: StoreOrder, intent: Pick<PaymentIntentFacts, 'intentId' | 'chargeId'>): DuplicatePayment | undefined {
   const recorded = order.meta_data
     .filter((m) => m.key === META.providerPaymentIntentId && typeof m.value === 'string' && m.value !== '')
     .map((m) => m.value as string);
@@ -50,6 +50,33 @@ export function reportDuplicatePayment(orderId: number, order: StoreOrder, inten
     orderStatus: order.status,
     orderPaymentMethod: order.payment_method?.slice(0, 50) || undefined,
     action: 'refund the duplicate payment in the Stripe dashboard',
+  });
+  return true;
+}
+
+/** The outcome of a refund or dispute event that concerns another payment than the order's. */
+export const OTHER_PAYMENT = 'other_payment';
+
+/**
+ * A refund or a dispute of a payment other than the one that paid the order (the duplicate a
+ * shop refunds after `card.duplicate_payment`): it says nothing about the order's own payment,
+ * so it leaves the order alone. Logged for the shop, never applied to the order.
+ */
+export function concernsOtherPayment(
+  orderId: number,
+  order: StoreOrder,
+  payment: { intentId: string | undefined; chargeId: string },
+  what: 'refund' | 'dispute',
+): boolean {
+  const other = duplicatePaymentOf(order, { intentId: payment.intentId ?? '', chargeId: payment.chargeId });
+  if (other === undefined) return false;
+  log.warn('card.other_payment_event', {
+    orderId,
+    kind: what,
+    intentId: payment.intentId,
+    chargeId: payment.chargeId || undefined,
+    paidIntentId: other.paidIntentId,
+    action: 'nothing recorded on the order: this payment is not the one that paid it',
   });
   return true;
 }

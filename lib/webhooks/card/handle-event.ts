@@ -18,6 +18,7 @@ import type { Services } from '@/lib/services';
 import { disputeClosed } from '@/lib/webhooks/card/dispute-closed';
 import { disputeCreated } from '@/lib/webhooks/card/dispute-created';
 import { disputeFundsReinstated, disputeFundsWithdrawn } from '@/lib/webhooks/card/dispute-funds';
+import { OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { applyEventOnce, DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import type { CardEventHandler } from '@/lib/webhooks/card/handler';
 import { orderIdOfEvent } from '@/lib/webhooks/card/order-of-event';
@@ -69,6 +70,7 @@ const UNCHANGED: ReadonlySet<string> = new Set([
   'refund_already_recorded',
   'refund_not_recorded',
   'dispute_already_recorded',
+  OTHER_PAYMENT,
 ]);
 
 /** Whether an outcome of applyCardEvent wrote to the order. */

@@ -23,12 +23,13 @@ import { META } from '@/lib/orders/meta-keys';
 import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
 import type { StoreRefund } from '@/lib/store/types';
+import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { cardEventHandler, CardEventTooEarlyError } from '@/lib/webhooks/card/handler';
 
 /** Refund statuses that mean the money is (or is on its way) back with the customer. */
 const RECORDED_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'pending', 'requires_action']);
 
-export type ChargeRefundedOutcome = 'refund_recorded' | 'refund_already_recorded';
+export type ChargeRefundedOutcome = 'refund_recorded' | 'refund_already_recorded' | typeof OTHER_PAYMENT;
 
 /** The Stripe refund id a WooCommerce refund records, if the service made it. */
 export function providerRefundIdOf(refund: StoreRefund): string | undefined {
@@ -40,6 +41,7 @@ export async function recordChargeRefunds(orderId: number, charge: ChargeFacts, 
   const store = services.store();
   const order = await store.getOrder(orderId);
   if (!isPaid(order)) throw new CardEventTooEarlyError('Webhook Error: the order is not paid yet; the refund is recorded once the payment is');
+  if (concernsOtherPayment(orderId, order, charge, 'refund')) return OTHER_PAYMENT;
 
   const refunds = await (await services.card()).listChargeRefunds(charge.chargeId);
   const existing = await store.listRefunds(orderId);
