@@ -4,14 +4,10 @@
  * sends when CRON_SECRET is set in the project. Without CRON_SECRET the cron
  * routes refuse to run at all rather than run for anyone.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { ServiceNotConfiguredError, UnauthorizedError } from '@/lib/errors';
+import { secretMatches } from '@/lib/security/secret-match';
 
 export const CRON_NOT_CONFIGURED = 'CRON_SECRET is not set: the cron routes refuse to run';
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
-}
 
 /** Whether the request carries the cron bearer token; compared in constant time whatever the guess's length. */
 export function hasCronBearer(headers: Headers, secret: string | undefined): boolean {
@@ -19,7 +15,7 @@ export function hasCronBearer(headers: Headers, secret: string | undefined): boo
   const header = headers.get('authorization') ?? '';
   const match = /^Bearer\s+(.+)$/i.exec(header.trim());
   if (!match?.[1]) return false;
-  return timingSafeEqual(digest(match[1]), digest(secret));
+  return secretMatches(match[1], secret);
 }
 
 /** 503 when CRON_SECRET is unset, 401 when the request does not carry it; nothing runs in either case. */

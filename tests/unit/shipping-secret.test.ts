@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '@/lib/config';
 import { UnauthorizedError } from '@/lib/errors';
-import { assertShippingWebhookSecret, secretMatches } from '@/lib/webhooks/shipping/secret';
+import { secretMatches } from '@/lib/security/secret-match';
+import { assertShippingWebhookSecret } from '@/lib/webhooks/shipping/secret';
 
 const SECRET = 'a-shared-secret-of-some-length';
 const request = (query = '', headers: Record<string, string> = {}) =>

@@ -3,23 +3,14 @@
  *
  * ShipStation's V1 webhooks cannot send custom headers, so the secret usually
  * rides in the subscribed URL as `?secret=…`; other senders may use the
- * `x-webhook-secret` header. Either one matching is enough. Both sides are
- * hashed first, so the comparison takes the same time whatever the length or
- * content of the guess.
+ * `x-webhook-secret` header. Either one matching is enough, compared in
+ * constant time (lib/security/secret-match.ts).
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { UnauthorizedError } from '@/lib/errors';
+import { secretMatches } from '@/lib/security/secret-match';
 
 export const SECRET_HEADER = 'x-webhook-secret';
 export const SECRET_QUERY_PARAMETER = 'secret';
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
-}
-
-export function secretMatches(given: string, expected: string): boolean {
-  return timingSafeEqual(digest(given), digest(expected));
-}
 
 /** Throws UnauthorizedError (401, no effect) when a secret is configured and the request does not carry it. */
 export function assertShippingWebhookSecret(request: Request, expected: string | undefined): void {
