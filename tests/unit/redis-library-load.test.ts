@@ -7,11 +7,18 @@
 import { describe, expect, it, vi } from 'vitest';
 import { RedisConnection, SharedStateUnavailableError } from '@/lib/redis/connection';
 
-const attempts = vi.hoisted(() => ({ count: 0 }));
+const attempts = vi.hoisted(() => ({ count: 0, clients: 0 }));
 vi.mock('redis', async (importOriginal) => {
   attempts.count += 1;
   if (attempts.count === 1) throw new Error('Cannot find module redis');
-  return importOriginal();
+  const real = await importOriginal<typeof import('redis')>();
+  return {
+    ...real,
+    createClient: ((...args: Parameters<typeof real.createClient>) => {
+      attempts.clients += 1;
+      return real.createClient(...args);
+    }) as typeof real.createClient,
+  };
 });
 
 describe('loading the Redis client library', () => {
@@ -26,6 +33,18 @@ describe('loading the Redis client library', () => {
       expect(second).toBeInstanceOf(SharedStateUnavailableError);
       expect(second).toMatchObject({ details: { operation: 'connect' } });
       expect(attempts.count).toBe(2);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('opens one client for calls that arrive together while the library loads', async () => {
+    const connection = new RedisConnection({ url: 'redis://127.0.0.1:9', timeoutMs: 200 });
+    const before = attempts.clients;
+    try {
+      const results = await Promise.all([1, 2, 3].map(() => connection.run('ping', (redis) => redis.ping()).catch((e: unknown) => e)));
+      for (const result of results) expect(result).toBeInstanceOf(SharedStateUnavailableError);
+      expect(attempts.clients - before).toBe(1);
     } finally {
       await connection.close();
     }
