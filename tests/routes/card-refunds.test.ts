@@ -101,6 +101,20 @@ describe('charge.refunded', () => {
     expect(providers.callsTo('card', 'GET', /\/v1\/payment_intents\//)).toHaveLength(1);
   });
 
+  it('a redelivered refund event, already applied, costs no second call to find its order', async () => {
+    const intent = await paidOrder(1308);
+    const { event } = providers.stripe.refund(intent.id, 1000);
+    expect((await deliverEvent(event)).status).toBe(200);
+    const lookups = () => providers.callsTo('card', 'GET', /\/v1\/payment_intents\//).length;
+    const storeCalls = () => providers.callsTo('store').length;
+    const [before, storeBefore] = [lookups(), storeCalls()];
+
+    expect(await deliverEvent(event)).toEqual({ status: 200, body: { received: true } });
+    expect(lookups()).toBe(before);
+    expect(storeCalls()).toBe(storeBefore);
+    expect(refundsOf(1308)).toHaveLength(1);
+  });
+
   it('does not record a refund larger than what remains on the order, and logs it for the shop', async () => {
     const intent = await paidOrder(1306);
     providers.woo.createRefund(1306, { amount: '25.00', api_refund: false });

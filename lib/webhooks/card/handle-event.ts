@@ -19,9 +19,9 @@ import { disputeClosed } from '@/lib/webhooks/card/dispute-closed';
 import { disputeCreated } from '@/lib/webhooks/card/dispute-created';
 import { disputeFundsReinstated, disputeFundsWithdrawn } from '@/lib/webhooks/card/dispute-funds';
 import { OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
-import { applyEventOnce, DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
+import { applyEventOnce, DUPLICATE_EVENT, processedEventKey } from '@/lib/webhooks/card/exactly-once';
 import type { CardEventHandler } from '@/lib/webhooks/card/handler';
-import { orderIdOfEvent } from '@/lib/webhooks/card/order-of-event';
+import { orderIdOfEvent, orderLinkOf } from '@/lib/webhooks/card/order-of-event';
 import { paymentFailed } from '@/lib/webhooks/card/payment-failed';
 import { paymentProcessing } from '@/lib/webhooks/card/payment-processing';
 import { paymentSucceeded } from '@/lib/webhooks/card/payment-succeeded';
@@ -112,6 +112,11 @@ export async function applyCardEvent(
   if (event.kind === 'unreadable') throw new InvalidCardEventError(event.problem);
   if (event.kind !== handler.kind) throw new InvalidCardEventError('Webhook Error: event does not carry its object');
 
+  // An event applied already costs no provider call to find its order again (redeliveries of refunds and
+  // disputes); the check under the order's lock (applyEventOnce) stays the one that decides.
+  if (!('orderId' in orderLinkOf(event)) && (await services.processedEvents.has(processedEventKey(event.id)))) {
+    return { outcome: DUPLICATE_EVENT, orderId: undefined };
+  }
   const orderId = await orderIdOfEvent(event, services);
   if (orderId === undefined) return { outcome: NO_ORDER_ID, orderId: undefined };
   context.orderId = orderId;

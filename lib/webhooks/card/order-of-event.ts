@@ -13,21 +13,28 @@ import type { CardEvent } from '@/lib/card/events';
 import { shopOrderId } from '@/lib/card/events';
 import type { Services } from '@/lib/services';
 
-export async function orderIdOfEvent(event: CardEvent, services: Services): Promise<number | undefined> {
+/** The order id the event itself holds, or the intent to retrieve for it. */
+export function orderLinkOf(event: CardEvent): { orderId: number | undefined } | { intentId: string } {
   switch (event.kind) {
     case 'payment_intent':
-      return event.intent.orderId;
+      return { orderId: event.intent.orderId };
     case 'charge':
     case 'refund':
     case 'dispute': {
       const link = event.kind === 'charge' ? event.charge : event.kind === 'refund' ? event.refund : event.dispute;
-      if (link.orderId !== undefined) return link.orderId;
-      if (link.intentId === undefined) return undefined;
-      const intent = await (await services.card()).retrievePaymentIntent(link.intentId);
-      return intent ? shopOrderId({ shop_order_id: intent.orderId }) : undefined;
+      if (link.orderId !== undefined || link.intentId === undefined) return { orderId: link.orderId };
+      return { intentId: link.intentId };
     }
     case 'unreadable':
     case 'other':
-      return undefined;
+      return { orderId: undefined };
   }
+}
+
+/** The order id of the event, retrieving its intent from the provider when the event does not hold it. */
+export async function orderIdOfEvent(event: CardEvent, services: Services): Promise<number | undefined> {
+  const link = orderLinkOf(event);
+  if ('orderId' in link) return link.orderId;
+  const intent = await (await services.card()).retrievePaymentIntent(link.intentId);
+  return intent ? shopOrderId({ shop_order_id: intent.orderId }) : undefined;
 }
