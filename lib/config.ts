@@ -179,8 +179,6 @@ export interface Config {
   };
   /** CARD_LIFECYCLE_EVENTS: which card events after the payment change orders (empty: the spec's behaviour). */
   lifecycleEvents: ReadonlySet<LifecycleEventSetting>;
-  /** STRIPE_PAYMENT_METHODS: Stripe's dynamic methods, or the types sent as `payment_method_types`. */
-  stripePaymentMethods: 'automatic' | readonly string[];
   /** Names of the variables that were expected but not set (never their values). */
   missing: readonly string[];
   /** Human-readable warnings to log at start (names and facts only, never values). */
@@ -376,7 +374,6 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       manualTitle: env.MANUAL_PAYMENT_METHOD_TITLE,
     },
     lifecycleEvents: new Set(env.CARD_LIFECYCLE_EVENTS),
-    stripePaymentMethods: env.STRIPE_PAYMENT_METHODS,
     missing,
     warnings,
   };

@@ -37,16 +37,20 @@ describe('CARD_LIFECYCLE_EVENTS', () => {
 });
 
 describe('STRIPE_PAYMENT_METHODS', () => {
+  const methods = (value?: string) =>
+    parseConfig({ NODE_ENV: 'test', STRIPE_SECRET_KEY: 'sk_test_methods', ...(value === undefined ? {} : { STRIPE_PAYMENT_METHODS: value }) }).card
+      ?.paymentMethods;
+
   it('defaults to card, so the "Credit Card" title stays true', () => {
-    expect(parseConfig({ NODE_ENV: 'test' }).stripePaymentMethods).toEqual(['card']);
+    expect(methods()).toEqual(['card']);
   });
 
   it('takes an explicit list of payment method types', () => {
-    expect(parseConfig({ NODE_ENV: 'test', STRIPE_PAYMENT_METHODS: 'card, link' }).stripePaymentMethods).toEqual(['card', 'link']);
+    expect(methods('card, link')).toEqual(['card', 'link']);
   });
 
   it('takes automatic alone, and refuses it mixed with types or anything not an identifier', () => {
-    expect(parseConfig({ NODE_ENV: 'test', STRIPE_PAYMENT_METHODS: 'automatic' }).stripePaymentMethods).toBe('automatic');
+    expect(methods('automatic')).toBe('automatic');
     for (const bad of ['automatic,card', 'card;drop', 'Card Payments']) {
       expect(() => parseConfig({ NODE_ENV: 'test', STRIPE_PAYMENT_METHODS: bad })).toThrow(/STRIPE_PAYMENT_METHODS must be "automatic" or a comma-separated list/);
     }
