@@ -33,16 +33,6 @@ export function metaValue(order: StoreOrder, key: string): string | undefined {
   return typeof entry?.value === 'string' && entry.value !== '' ? entry.value : undefined;
 }
 
-/**
- * Whether the order already records, under `key`, a time at or after `eventCreated` (an event's
- * creation, seconds since the epoch; 0 when unknown, which never matches): the event, or a later
- * one, was applied. Webhooks append, so every recorded time counts.
- */
-export function recordedSince(order: StoreOrder, key: string, eventCreated: number): boolean {
-  if (eventCreated <= 0) return false;
-  return order.meta_data.some((m) => m.key === key && typeof m.value === 'string' && Date.parse(m.value) >= eventCreated * 1000);
-}
-
 export function normalizeOrder(order: StoreOrder): NormalizedOrder {
   const currency = order.currency.toUpperCase();
   const minor = (amount: string) => toMinorUnits(amount, currency);

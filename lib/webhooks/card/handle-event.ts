@@ -66,7 +66,6 @@ const UNCHANGED: ReadonlySet<string> = new Set([
   NO_ORDER_ID,
   'already_paid',
   'not_pending',
-  'failure_already_recorded',
   'refund_already_recorded',
   'refund_not_recorded',
   'dispute_already_recorded',

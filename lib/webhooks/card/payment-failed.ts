@@ -8,7 +8,6 @@
  */
 import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
-import { recordedSince } from '@/lib/orders/normalize';
 import { paymentFailedNote } from '@/lib/orders/notes';
 import type { Services } from '@/lib/services';
 import { restoreCartAfterFailure } from '@/lib/webhooks/card/customer-cart';
@@ -16,18 +15,17 @@ import type { PaymentIntentFacts } from '@/lib/card/events';
 import { cardEventHandler } from '@/lib/webhooks/card/handler';
 import { awaitsDelayedPayment } from '@/lib/webhooks/card/payment-processing';
 
-export type PaymentFailedOutcome = 'payment_failure_recorded' | 'not_pending' | 'failure_already_recorded';
+export type PaymentFailedOutcome = 'payment_failure_recorded' | 'not_pending';
 
 export const paymentFailed = cardEventHandler({
   kind: 'payment_intent',
   setting: 'spec',
-  apply: (orderId, event, services) => applyPaymentFailed(orderId, event.intent, event.created, services),
+  apply: (orderId, event, services) => applyPaymentFailed(orderId, event.intent, services),
 });
 
 export async function applyPaymentFailed(
   orderId: number,
   intent: PaymentIntentFacts,
-  eventCreated: number,
   services: Services,
 ): Promise<PaymentFailedOutcome> {
   const store = services.store();
@@ -35,10 +33,6 @@ export async function applyPaymentFailed(
   // CARD_LIFECYCLE_EVENTS=async: a delayed payment that failed returns its on-hold order to pending.
   const delayed = services.config.lifecycleEvents.has('async') && awaitsDelayedPayment(order);
   if (order.status !== 'pending' && !delayed) return 'not_pending';
-  // This failure, or a later one, is on the order already: the event is delivered again after its
-  // write went through but marking it applied did not (Redis failed), or by reconciliation. A second
-  // note and a second cart restore would follow without this.
-  if (recordedSince(order, META.paymentFailedAt, eventCreated)) return 'failure_already_recorded';
 
   const restored = order.customer_id > 0 && (await restoreCartAfterFailure(store, order.customer_id, orderId));
   await store.updateOrder(

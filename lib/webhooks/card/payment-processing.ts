@@ -12,7 +12,7 @@
  */
 import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
-import { metaValue, recordedSince } from '@/lib/orders/normalize';
+import { metaValue } from '@/lib/orders/normalize';
 import { PAYMENT_PROCESSING_NOTE } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
@@ -30,7 +30,8 @@ export async function holdForDelayedPayment(orderId: number, eventCreated: numbe
   const store = services.store();
   const order = await store.getOrder(orderId);
   if (order.status !== 'pending' || isPaid(order)) return 'not_pending';
-  if (recordedSince(order, META.paymentFailedAt, eventCreated)) return 'not_pending';
+  const failedAt = Date.parse(metaValue(order, META.paymentFailedAt) ?? '');
+  if (eventCreated > 0 && Number.isFinite(failedAt) && failedAt >= eventCreated * 1000) return 'not_pending';
 
   await store.updateOrder(
     orderId,
