@@ -18,7 +18,8 @@
  *   internal key (WC_Order_Data_Store_CPT::$internal_meta_keys) whose setter
  *   exists on WC_Order (`set_` + the key without its underscore) changes the
  *   order's own field (`_billing_email`, `_payment_method`, `_date_paid` in
- *   Unix seconds, …; `_order_total` too, as the real store showed); an
+ *   Unix seconds, …; `_order_total` too, as the real store showed, although
+ *   WC_Order has no setter of that name); an
  *   internal key without a setter (`_paid_date`, `_customer_user`, …) is
  *   stored but never shown in REST reads; an entry with a known `id` is
  *   updated; an entry with an unknown `id` deletes every entry with its key and
@@ -38,7 +39,9 @@
  * - refunds: an amount above what remains makes wc_create_refund throw
  *   "Invalid refund amount.", which the refunds controller returns as a
  *   WP_Error whose data is the bare number 500 (so the body says `"data": 500`);
- *   DELETE defaults `force` to true, so a refund is deleted without `?force`;
+ *   DELETE defaults `force` to true, so a refund is deleted without `?force`,
+ *   and looks the refund up by its id alone: one of another order is deleted
+ *   before the error is answered;
  * - the companion plugin's routes answer 404 `checkout_bridge_customer_not_found`
  *   and `checkout_bridge_order_not_found` (unknown order, or someone else's).
  *
@@ -49,14 +52,14 @@
  * - products, stock and SKUs as records (a line carries the product flags and SKU it was seeded with);
  * - the order notes WooCommerce writes by itself (status changes, refunds);
  * - collection filters other than `page`, `per_page` and `_fields` (`status`,
- *   `search`, `after`, `orderby`, …), and the `X-WP-*` link headers;
+ *   `search`, `after`, `orderby`, …);
  * - a site time zone other than UTC (every `_gmt` date equals its local twin),
  *   and tax amounts finer than the price decimals (WooCommerce keeps line
  *   taxes unrounded in `taxes`);
  * - sanitization after validation (sanitize_text_field on emails, …), the
  *   `currency` enum, `dp` and `context`, and plugins' filters;
- * - the real store's DELETE quirk that a refund id of another order is deleted
- *   before the error is returned is kept; deleting an order is not modelled.
+ * - `_links` beyond their `href` (WordPress 6.7 adds `targetHints`), `Link`
+ *   headers, `_embed`.
  */
 import { randomBytes } from 'node:crypto';
 import { invalidParams, isEmail, type ArgSchema } from './woocommerce-rest-validation';
