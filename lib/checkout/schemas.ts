@@ -2,11 +2,37 @@
  * Request bodies of the two checkout endpoints (spec 2.2, 4.1, 4.2; DECISIONS 6).
  * Unknown keys are dropped at every level, so a client cannot reach any order
  * field but the whitelisted address and contact fields.
+ *
+ * Every value the service writes to WooCommerce is one WooCommerce accepts, so
+ * a customer's typo is a 400 naming the field here, never a 500 after the store
+ * refused the write: WordPress validates the order update against the REST
+ * schema, where `billing.email` must pass is_email() (an empty string does
+ * not), and PHP's json_decode refuses the whole body when a string holds an
+ * unpaired UTF-16 surrogate. The other address fields are plain strings there.
  */
 import { z } from 'zod';
 
-const text = (max: number) => z.string().trim().max(max);
-const email = z.email('must be a valid email address').max(254);
+/**
+ * WordPress's is_email() (wp-includes/formatting.php), which WooCommerce applies to the billing
+ * email: at least 6 characters; a local part of letters, digits and !#$%&'*+/=?^_`{|}~.-; one @;
+ * then at least two dot-separated labels of letters, digits and hyphens, none empty and none
+ * starting or ending with a hyphen (`ada@x-.com` is refused).
+ */
+const WORDPRESS_EMAIL =
+  /^(?=.{6,}$)[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+
+const EMAIL_MESSAGE = 'must be a valid email address';
+
+/** A string PHP's json_decode can read: no unpaired UTF-16 surrogate. */
+const wellFormed = (value: string) => !/\p{Cs}/u.test(value);
+
+const text = (max: number) => z.string().trim().max(max).refine(wellFormed, 'must be valid Unicode text');
+
+/**
+ * zod's email rule, the service's own (the address is also Stripe's receipt email), and WordPress's
+ * on top, so no address WooCommerce would refuse gets through.
+ */
+const email = z.email(EMAIL_MESSAGE).max(254).regex(WORDPRESS_EMAIL, EMAIL_MESSAGE).meta({ format: 'email' });
 
 export const addressSchema = z.object({
   first_name: text(100).optional(),
@@ -32,19 +58,33 @@ const token = z
   .min(1, 'checkout token is required')
   .max(4096, 'checkout token is too long');
 
-export const paymentIntentRequestSchema = z.object({
-  token,
-  billing_address: addressSchema.optional(),
-  shipping_address: addressSchema.nullable().optional(),
-  contact_info: contactInfoSchema.optional(),
-});
+/**
+ * An empty `billing_address.email` stands for "not given" in a form, but WooCommerce refuses an empty
+ * billing email: it is accepted only when contact_info carries the email that replaces it.
+ */
+function billingEmailGiven(body: { billing_address?: CheckoutAddress | undefined; contact_info?: ContactInfo | undefined }, ctx: z.RefinementCtx): void {
+  if (body.billing_address?.email === '' && body.contact_info?.email === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['billing_address', 'email'], message: `${EMAIL_MESSAGE}, or be left out` });
+  }
+}
 
-export const submitOrderRequestSchema = z.object({
-  token,
-  billing_address: addressSchema,
-  shipping_address: addressSchema.nullable().optional(),
-  contact_info: contactInfoSchema.optional(),
-});
+export const paymentIntentRequestSchema = z
+  .object({
+    token,
+    billing_address: addressSchema.optional(),
+    shipping_address: addressSchema.nullable().optional(),
+    contact_info: contactInfoSchema.optional(),
+  })
+  .superRefine(billingEmailGiven);
+
+export const submitOrderRequestSchema = z
+  .object({
+    token,
+    billing_address: addressSchema,
+    shipping_address: addressSchema.nullable().optional(),
+    contact_info: contactInfoSchema.optional(),
+  })
+  .superRefine(billingEmailGiven);
 
 export type CheckoutAddress = z.infer<typeof addressSchema>;
 export type ContactInfo = z.infer<typeof contactInfoSchema>;

@@ -13,19 +13,23 @@
  * Routes:
  *   GET                /wp-json/wc/v3/orders/<id>
  *   PUT | POST | PATCH /wp-json/wc/v3/orders/<id>
- *   GET                /wp-json/wc/v3/orders              (newest first)
- *   GET | POST         /wp-json/wc/v3/orders/<id>/refunds
- *   DELETE             /wp-json/wc/v3/orders/<id>/refunds/<refund_id>?force=true
- *   GET | POST         /wp-json/wc/v3/orders/<id>/notes
+ *   GET                /wp-json/wc/v3/orders              (newest first; page, per_page)
+ *   GET | POST         /wp-json/wc/v3/orders/<id>/refunds (newest first; page, per_page)
+ *   GET | DELETE       /wp-json/wc/v3/orders/<id>/refunds/<refund_id>   (force defaults to true)
+ *   GET | POST         /wp-json/wc/v3/orders/<id>/notes   (type: any, customer, internal)
  *   GET                /wp-json/wc/v3/customers/<id>
  *   DELETE             /wp-json/wc-checkout-bridge/v1/customers/<id>/cart           (companion plugin)
  *   POST               /wp-json/wc-checkout-bridge/v1/customers/<id>/cart/restore   (companion plugin)
+ *
+ * Every answer honours `_fields` as WordPress's rest_filter_response_fields does; lists carry
+ * X-WP-Total and X-WP-TotalPages; orders, refunds and notes carry `_links` (hrefs only).
  *
  * Not part of the production bundle.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FetchHandler } from './http';
-import { WooCommerceModel, WooError } from './woocommerce-model';
+import { WooCommerceModel, WooError, type WooNote, type WooOrder, type WooRefund } from './woocommerce-model';
+import { hasLoneSurrogate, invalidParams } from './woocommerce-rest-validation';
 
 export interface WooCredentials {
   consumerKey: string;
@@ -109,15 +113,81 @@ function authenticate(request: Request, url: URL, credentials: WooCredentials, u
   return new WooError(401, 'woocommerce_rest_cannot_view', 'Sorry, you cannot list resources.');
 }
 
+/** WP_REST_Request::parse_json_params: PHP's json_decode refuses malformed JSON and a lone UTF-16 surrogate escape. */
 async function readPayload(request: Request): Promise<Record<string, unknown> | WooError> {
   const text = request.method === 'GET' || request.method === 'HEAD' ? '' : await request.text();
   if (text.trim() === '') return {};
+  const invalid = (jsonErrorCode: number, jsonErrorMessage: string) =>
+    new WooError(400, 'rest_invalid_json', 'Invalid JSON body passed.', { json_error_code: jsonErrorCode, json_error_message: jsonErrorMessage });
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(text);
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    parsed = JSON.parse(text);
   } catch {
-    return new WooError(400, 'rest_invalid_json', 'Invalid JSON body passed.');
+    return invalid(4, 'Syntax error');
   }
+  if (hasLoneSurrogate(parsed)) return invalid(10, 'Single unpaired UTF-16 surrogate in unicode escape');
+  return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+}
+
+/** WC_REST_CRUD_Controller::get_collection_params: `page` and `per_page`, validated as WordPress validates query arguments. */
+function pageArguments(query: URLSearchParams): { page: number; perPage: number } {
+  const params: Record<string, unknown> = {};
+  for (const key of ['page', 'per_page']) if (query.has(key)) params[key] = query.get(key);
+  const failure = invalidParams(params, {
+    page: { type: 'integer', minimum: 1 },
+    per_page: { type: 'integer', minimum: 1, maximum: 100 },
+  });
+  if (failure) throw new WooError(400, 'rest_invalid_param', failure.message, { params: failure.params, details: failure.details });
+  return { page: Number(params.page ?? 1), perPage: Number(params.per_page ?? 10) };
+}
+
+/** The DELETE route's `force` argument: a boolean, true unless given (refunds cannot be trashed). */
+function forceArgument(query: URLSearchParams): boolean {
+  if (!query.has('force')) return true;
+  const value = query.get('force') ?? '';
+  const failure = invalidParams({ force: value }, { force: { type: 'boolean' } });
+  if (failure) throw new WooError(400, 'rest_invalid_param', failure.message, { params: failure.params, details: failure.details });
+  return ['true', '1'].includes(value.toLowerCase());
+}
+
+type Json = Record<string, unknown>;
+
+/** rest_filter_response_fields(): `_fields=a,b.c` keeps those keys (nested with dots), in an object or in each item of a list. */
+function filterFields(data: unknown, fieldsParam: string | null): unknown {
+  if (fieldsParam === null) return data;
+  const fields = fieldsParam
+    .split(/[\s,]+/)
+    .map((field) => field.trim())
+    .filter((field) => field !== '');
+  if (fields.length === 0) return data;
+  const keyed: Json = {};
+  for (const field of fields) {
+    const parts = field.split('.');
+    let ref = keyed;
+    let covered = false;
+    while (parts.length > 1) {
+      const next = parts.shift()!;
+      // A property already included whole keeps all of its sub-properties.
+      if (ref[next] === true) {
+        covered = true;
+        break;
+      }
+      ref[next] = typeof ref[next] === 'object' ? ref[next] : {};
+      ref = ref[next] as Json;
+    }
+    if (!covered) ref[parts[0]!] = true;
+  }
+  // _rest_array_intersect_key_recursive(): a list has numeric keys, so a nested field never matches inside one.
+  const intersect = (value: unknown, keep: Json): unknown => {
+    if (Array.isArray(value)) return [];
+    const out: Json = {};
+    for (const [key, child] of Object.entries(value as Json)) {
+      if (!(key in keep)) continue;
+      out[key] = keep[key] !== true && typeof child === 'object' && child !== null ? intersect(child, keep[key] as Json) : child;
+    }
+    return out;
+  };
+  return Array.isArray(data) ? data.map((item) => intersect(item, keyed)) : intersect(data, keyed);
 }
 
 /** The plugin's `order_id` argument: a required integer of at least 1, as register_rest_route validates it. */
@@ -133,6 +203,39 @@ function orderIdArgument(payload: Record<string, unknown>): number {
   return id;
 }
 
+/** What a route answers: a body, its status, and the collection headers WordPress adds to a list. */
+interface Answer {
+  body: unknown;
+  status?: number;
+  total?: { items: number; perPage: number };
+}
+
+/**
+ * What rest_url() and WC_Order::get_checkout_payment_url() add to an order in a response: the
+ * payment URL, and `_links` (self, collection, and the customer when there is one).
+ */
+function presentOrder(order: WooOrder, origin: string): Json {
+  const { id, order_key: key, customer_id: customerId } = order;
+  const links: Json = {
+    self: [{ href: `${origin}/wp-json/wc/v3/orders/${id}` }],
+    collection: [{ href: `${origin}/wp-json/wc/v3/orders` }],
+  };
+  if (customerId !== 0) links.customer = [{ href: `${origin}/wp-json/wc/v3/customers/${customerId}` }];
+  return { ...order, payment_url: `${origin}/checkout/order-pay/${id}/?pay_for_order=true&key=${key}`, _links: links };
+}
+
+function presentChild(item: WooRefund | WooNote, origin: string, orderId: number, part: 'refunds' | 'notes'): Json {
+  const base = `${origin}/wp-json/wc/v3/orders/${orderId}`;
+  return {
+    ...item,
+    _links: {
+      self: [{ href: `${base}/${part}/${item.id}` }],
+      collection: [{ href: `${base}/${part}` }],
+      up: [{ href: base }],
+    },
+  };
+}
+
 /** WooCommerce (REST v3 plus the companion plugin) over the model, as one fetch handler. */
 export function wooCommerceHandler(model: WooCommerceModel, credentials: WooCredentials): FetchHandler {
   const usedNonces = new Set<string>();
@@ -143,6 +246,8 @@ export function wooCommerceHandler(model: WooCommerceModel, credentials: WooCred
     const path = url.pathname.replace(/\/+$/, '');
     if (!path.startsWith('/wp-json/')) return errorResponse(NO_ROUTE);
     const route = path.slice('/wp-json'.length);
+    const query = url.searchParams;
+    const origin = url.origin;
 
     const orderRoute = /^\/wc\/v3\/orders\/(\d+)$/.exec(route);
     const customerRoute = /^\/wc\/v3\/customers\/(\d+)$/.exec(route);
@@ -153,21 +258,40 @@ export function wooCommerceHandler(model: WooCommerceModel, credentials: WooCred
     const restoreRoute = /^\/wc-checkout-bridge\/v1\/customers\/(\d+)\/cart\/restore$/.exec(route);
     const idOf = (match: RegExpExecArray) => Number(match[1]);
 
-    let action: ((payload: Record<string, unknown>) => unknown) | undefined;
-    if (orderRoute && method === 'GET') action = () => model.get(idOf(orderRoute));
-    else if (orderRoute && ['PUT', 'POST', 'PATCH'].includes(method)) action = (payload) => model.update(idOf(orderRoute), payload);
-    else if (route === '/wc/v3/orders' && method === 'GET') {
-      action = () => [...model.orders.keys()].sort((a, b) => b - a).map((id) => model.get(id));
-    } else if (refundsRoute && method === 'GET') action = () => model.listRefunds(idOf(refundsRoute));
-    else if (refundsRoute && method === 'POST') action = (payload) => model.createRefund(idOf(refundsRoute), payload);
-    else if (refundRoute && method === 'DELETE') {
-      const force = ['true', '1'].includes(url.searchParams.get('force') ?? '');
-      action = () => model.deleteRefund(idOf(refundRoute), Number(refundRoute[2]), force);
-    } else if (notesRoute && method === 'GET') action = () => model.listNotes(idOf(notesRoute));
-    else if (notesRoute && method === 'POST') action = (payload) => model.addNote(idOf(notesRoute), payload);
-    else if (customerRoute && method === 'GET') action = () => model.getCustomer(idOf(customerRoute));
-    else if (cartRoute && method === 'DELETE') action = () => model.clearCart(idOf(cartRoute));
-    else if (restoreRoute && method === 'POST') action = (payload) => model.restoreCart(idOf(restoreRoute), orderIdArgument(payload));
+    let action: ((payload: Record<string, unknown>) => Answer) | undefined;
+    if (orderRoute && method === 'GET') action = () => ({ body: presentOrder(model.get(idOf(orderRoute)), origin) });
+    else if (orderRoute && ['PUT', 'POST', 'PATCH'].includes(method)) {
+      action = (payload) => ({ body: presentOrder(model.update(idOf(orderRoute), payload), origin) });
+    } else if (route === '/wc/v3/orders' && method === 'GET') {
+      action = () => {
+        const { page, perPage } = pageArguments(query);
+        const list = model.listOrders(page, perPage);
+        return { body: list.items.map((order) => presentOrder(order, origin)), total: { items: list.total, perPage } };
+      };
+    } else if (refundsRoute && method === 'GET') {
+      action = () => {
+        const { page, perPage } = pageArguments(query);
+        const id = idOf(refundsRoute);
+        const list = model.listRefunds(id, page, perPage);
+        return { body: list.items.map((refund) => presentChild(refund, origin, id, 'refunds')), total: { items: list.total, perPage } };
+      };
+    } else if (refundsRoute && method === 'POST') {
+      action = (payload) => ({ body: presentChild(model.createRefund(idOf(refundsRoute), payload), origin, idOf(refundsRoute), 'refunds'), status: 201 });
+    } else if (refundRoute && method === 'GET') {
+      action = () => ({ body: presentChild(model.getRefund(idOf(refundRoute), Number(refundRoute[2])), origin, idOf(refundRoute), 'refunds') });
+    } else if (refundRoute && method === 'DELETE') {
+      action = () => ({
+        body: presentChild(model.deleteRefund(idOf(refundRoute), Number(refundRoute[2]), forceArgument(query)), origin, idOf(refundRoute), 'refunds'),
+      });
+    } else if (notesRoute && method === 'GET') {
+      action = () => ({
+        body: model.listNotes(idOf(notesRoute), query.get('type') ?? 'any').map((note) => presentChild(note, origin, idOf(notesRoute), 'notes')),
+      });
+    } else if (notesRoute && method === 'POST') {
+      action = (payload) => ({ body: presentChild(model.addNote(idOf(notesRoute), payload), origin, idOf(notesRoute), 'notes'), status: 201 });
+    } else if (customerRoute && method === 'GET') action = () => ({ body: model.getCustomer(idOf(customerRoute)) });
+    else if (cartRoute && method === 'DELETE') action = () => ({ body: model.clearCart(idOf(cartRoute)) });
+    else if (restoreRoute && method === 'POST') action = (payload) => ({ body: model.restoreCart(idOf(restoreRoute), orderIdArgument(payload)) });
     if (!action) return errorResponse(NO_ROUTE);
 
     // WordPress answers an unknown route before authenticating, and a malformed body before running the route.
@@ -175,13 +299,27 @@ export function wooCommerceHandler(model: WooCommerceModel, credentials: WooCred
     if (denied) return errorResponse(denied);
     const payload = await readPayload(request);
     if (payload instanceof WooError) return errorResponse(payload);
-    // WordPress answers a created resource with 201.
-    const created = method === 'POST' && Boolean(refundsRoute ?? notesRoute);
+    let answer: Answer;
     try {
-      return wooJson(created ? 201 : 200, action(payload));
+      answer = action(payload);
     } catch (error) {
       if (error instanceof WooError) return errorResponse(error);
       throw error;
     }
+    // rest_filter_response_fields runs on the response data; a single item's `_links` are added after it.
+    const single = !Array.isArray(answer.body) && typeof answer.body === 'object' && answer.body !== null && '_links' in answer.body;
+    let body: unknown = answer.body;
+    if (single) {
+      const { _links: links, ...data } = answer.body as Json;
+      body = query.has('_fields') ? { ...(filterFields(data, query.get('_fields')) as Json), _links: links } : answer.body;
+    } else {
+      body = filterFields(answer.body, query.get('_fields'));
+    }
+    const response = wooJson(answer.status ?? 200, body);
+    if (answer.total) {
+      response.headers.set('X-WP-Total', String(answer.total.items));
+      response.headers.set('X-WP-TotalPages', String(Math.ceil(answer.total.items / answer.total.perPage)));
+    }
+    return response;
   };
 }

@@ -11,6 +11,7 @@ import { POST as paymentIntent } from '@/app/api/payment-intent/route';
 import { POST as shippingWebhook } from '@/app/api/shipping/webhook/route';
 import { POST as submitOrder } from '@/app/api/submit-order/route';
 import { StripeCardProvider } from '@/lib/card/stripe';
+import { paymentIntentRequestSchema } from '@/lib/checkout/schemas';
 import { CardProviderError, StoreError } from '@/lib/errors';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
 import type { StripeModel } from '@/scripts/stand-ins/stripe-model';
@@ -18,6 +19,7 @@ import { cardEvent, shipNotification, signCardEvent } from '@/scripts/stand-ins/
 import type { WooCommerceModel } from '@/scripts/stand-ins/woocommerce-model';
 import { TEST_CONSUMER_KEY, TEST_CONSUMER_SECRET, TEST_STRIPE_KEY, TEST_WEBHOOK_SECRET } from '../support/env';
 import { freshIp, postJson, tokenFor } from '../support/requests';
+import { EMAIL_CASES } from './email-cases';
 
 export interface ContractTarget {
   /** Where the store client points: https://shop.test (msw, Basic auth) or http://127.0.0.1:<port> (OAuth 1.0a). */
@@ -37,8 +39,8 @@ const failureOf = async (promise: Promise<unknown>): Promise<unknown> => promise
 
 export function defineContract(label: string, target: ContractTarget): void {
   /** A raw REST call with the consumer key and secret (HTTP Basic), for what the store client does not surface (messages). */
-  const rawStore = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${target.storeUrl()}/wp-json${path}`, {
+  const rawFetch = (method: string, path: string, body?: unknown) =>
+    fetch(`${target.storeUrl()}/wp-json${path}`, {
       method,
       headers: {
         Authorization: `Basic ${Buffer.from(`${TEST_CONSUMER_KEY}:${TEST_CONSUMER_SECRET}`).toString('base64')}`,
@@ -46,6 +48,8 @@ export function defineContract(label: string, target: ContractTarget): void {
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
+  const rawStore = async (method: string, path: string, body?: unknown) => {
+    const response = await rawFetch(method, path, body);
     return { status: response.status, body: (await response.json()) as Record<string, any> };
   };
 
@@ -117,7 +121,7 @@ export function defineContract(label: string, target: ContractTarget): void {
       await expect(store().updateOrder(id, { status: 'shipped' })).resolves.toMatchObject({ status: 'shipped' });
     });
 
-    it('answers a missing order with 404 "Invalid ID." on read and 400 "ID is invalid." on write', async () => {
+    it('answers a missing order with "Invalid ID.": 404 on read, 400 on write', async () => {
       expect(await failureOf(store().getOrder(999_999))).toMatchObject({ failure: 'not_found', status: 404 });
       expect(await failureOf(store().updateOrder(999_999, { customer_note: 'x' }))).toMatchObject({
         failure: 'not_found',
@@ -130,7 +134,7 @@ export function defineContract(label: string, target: ContractTarget): void {
       });
       expect(await rawStore('PUT', '/wc/v3/orders/999999', { customer_note: 'x' })).toEqual({
         status: 400,
-        body: { code: 'woocommerce_rest_shop_order_invalid_id', message: 'ID is invalid.', data: { status: 400 } },
+        body: { code: 'woocommerce_rest_shop_order_invalid_id', message: 'Invalid ID.', data: { status: 400 } },
       });
     });
 
@@ -216,7 +220,15 @@ export function defineContract(label: string, target: ContractTarget): void {
           expect(await failureOf(store().updateOrder(id, { status }))).toMatchObject({ status: 400, code: 'rest_invalid_param' });
         }
         const refused = await rawStore('PUT', `/wc/v3/orders/${id}`, { status: 'wc-processing' });
-        expect(refused.body).toMatchObject({ code: 'rest_invalid_param', message: 'Invalid parameter(s): status', data: { status: 400 } });
+        const notOneOf = 'status is not one of auto-draft, pending, processing, on-hold, completed, cancelled, refunded, failed, and checkout-draft.';
+        expect(refused).toEqual({
+          status: 400,
+          body: {
+            code: 'rest_invalid_param',
+            message: 'Invalid parameter(s): status',
+            data: { status: 400, params: { status: notOneOf }, details: { status: { code: 'rest_not_in_enum', message: notOneOf, data: null } } },
+          },
+        });
         expect(target.woo().get(id).status).toBe('pending');
         await expect(store().updateOrder(id, { status: 'checkout-draft' })).resolves.toMatchObject({ status: 'checkout-draft' });
       } finally {
@@ -303,23 +315,35 @@ export function defineContract(label: string, target: ContractTarget): void {
       target.woo().seed({ id, status: 'processing', lines: [{ total: '30.00' }] });
       await store().createRefund(id, refund('25.00', 're_1'));
       const tooMuch = await rawStore('POST', `/wc/v3/orders/${id}/refunds`, { amount: '5.01', api_refund: false });
-      expect(tooMuch).toEqual({ status: 500, body: { code: 'woocommerce_rest_cannot_create_order_refund', message: 'Invalid refund amount.', data: { status: 500 } } });
+      // The controller passes a bare 500 as the WP_Error's data, and that is what the body shows.
+      expect(tooMuch).toEqual({ status: 500, body: { code: 'woocommerce_rest_cannot_create_order_refund', message: 'Invalid refund amount.', data: 500 } });
       const negative = await rawStore('POST', `/wc/v3/orders/${id}/refunds`, { amount: '-1.00', api_refund: false });
-      expect(negative.body.code).toBe('woocommerce_rest_invalid_order_refund');
+      expect(negative).toEqual({
+        status: 500,
+        body: { code: 'woocommerce_rest_invalid_order_refund', message: 'Refund amount must be greater than zero.', data: 400 },
+      });
       const viaGateway = await rawStore('POST', `/wc/v3/orders/${id}/refunds`, { amount: '1.00' });
       expect(viaGateway.body.code).toBe('woocommerce_rest_cannot_create_order_refund');
       expect(await store().listRefunds(id)).toHaveLength(1);
       expect(await failureOf(store().createRefund(id, refund('5.01', 're_2')))).toMatchObject({ status: 500, code: 'woocommerce_rest_cannot_create_order_refund' });
     });
 
-    it('deletes a refund only with force=true', async () => {
+    it('deletes a refund without force (the route defaults it to true), and refuses force=false with 501', async () => {
       const id = newOrderId();
       target.woo().seed({ id, status: 'processing', lines: [{ total: '30.00' }] });
-      const created = await store().createRefund(id, refund('5.00', 're_1'));
-      const trashed = await rawStore('DELETE', `/wc/v3/orders/${id}/refunds/${created.id}`);
-      expect(trashed.status).toBe(501);
-      await store().deleteRefund(id, created.id);
+      const first = await store().createRefund(id, refund('5.00', 're_1'));
+      const second = await store().createRefund(id, refund('6.00', 're_2'));
+      const trashed = await rawStore('DELETE', `/wc/v3/orders/${id}/refunds/${first.id}?force=false`);
+      expect(trashed).toMatchObject({ status: 501, body: { code: 'woocommerce_rest_trash_not_supported', data: { status: 501 } } });
+      const deleted = await rawStore('DELETE', `/wc/v3/orders/${id}/refunds/${first.id}`);
+      expect(deleted).toMatchObject({ status: 200, body: { id: first.id, amount: '5.00' } });
+      expect((await store().listRefunds(id)).map((r) => r.id)).toEqual([second.id]);
+      await store().deleteRefund(id, second.id);
       expect(await store().listRefunds(id)).toEqual([]);
+      expect(await rawStore('DELETE', `/wc/v3/orders/${id}/refunds/${second.id}`)).toMatchObject({
+        status: 404,
+        body: { code: 'woocommerce_rest_shop_order_refund_invalid_id', message: 'Invalid ID.' },
+      });
     });
 
     it('adds a private order note (not a customer note)', async () => {
@@ -330,6 +354,231 @@ export function defineContract(label: string, target: ContractTarget): void {
       expect(notes.body).toEqual([expect.objectContaining({ note: 'Dispute opened at Stripe.', customer_note: false })]);
       const missing = await rawStore('POST', `/wc/v3/orders/${id}/notes`, { customer_note: false });
       expect(missing).toMatchObject({ status: 400, body: { code: 'rest_missing_callback_param' } });
+    });
+  });
+
+  describe(`${label}: WooCommerce validates as WordPress does`, () => {
+    const invalidBilling = (message: string, code: string, data: unknown = null) => ({
+      status: 400,
+      body: {
+        code: 'rest_invalid_param',
+        message: 'Invalid parameter(s): billing',
+        data: { status: 400, params: { billing: message }, details: { billing: { code, message, data } } },
+      },
+    });
+
+    it('agrees with the service on every email of the table: whatever the store refuses, the service refuses first', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, billing: { email: 'before@example.com' } });
+      for (const { email, wordpress, service, why } of EMAIL_CASES) {
+        const written = await rawStore('PUT', `/wc/v3/orders/${id}`, { billing: { email } });
+        const storeVerdict = written.status === 200 ? 'accepts' : 'refuses';
+        if (storeVerdict === 'refuses') expect(written, why).toEqual(invalidBilling('Invalid email address.', 'rest_invalid_email'));
+        const serviceVerdict = paymentIntentRequestSchema.safeParse({ token: 't', contact_info: { email } }).success ? 'accepts' : 'refuses';
+        expect({ email, store: storeVerdict, service: serviceVerdict }, why).toEqual({ email, store: wordpress, service });
+        expect(storeVerdict === 'refuses' && serviceVerdict === 'accepts', `${why}: the service lets through what the store refuses`).toBe(false);
+      }
+    });
+
+    it('refuses an empty billing email, accepts null (it clears the email), and changes nothing when it refuses', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, billing: { email: 'keep@example.com', city: 'Leeds' } });
+      expect(await rawStore('PUT', `/wc/v3/orders/${id}`, { billing: { email: '', city: 'York' } })).toEqual(
+        invalidBilling('Invalid email address.', 'rest_invalid_email'),
+      );
+      expect(target.woo().get(id).billing).toMatchObject({ email: 'keep@example.com', city: 'Leeds' });
+      expect(await rawStore('PUT', `/wc/v3/orders/${id}`, { billing: { email: 123 } })).toEqual(
+        invalidBilling('billing[email] is not of type string,null.', 'rest_invalid_type', { param: 'billing[email]' }),
+      );
+      const cleared = await rawStore('PUT', `/wc/v3/orders/${id}`, { billing: { email: null } });
+      expect(cleared.status).toBe(200);
+      expect(cleared.body.billing.email).toBe('');
+    });
+
+    it('reports every invalid parameter together, with each one\'s details', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id });
+      const refused = await rawStore('PUT', `/wc/v3/orders/${id}`, { status: 'nope', billing: { first_name: 7 }, meta_data: 'x' });
+      expect(refused.status).toBe(400);
+      expect(refused.body.message).toBe('Invalid parameter(s): status, billing, meta_data');
+      expect(refused.body.data.details).toMatchObject({
+        status: { code: 'rest_not_in_enum' },
+        billing: { code: 'rest_invalid_type', message: 'billing[first_name] is not of type string.', data: { param: 'billing[first_name]' } },
+        meta_data: { code: 'rest_invalid_type', message: 'meta_data[0] is not of type object.' },
+      });
+    });
+
+    it('refuses a body holding an unpaired UTF-16 surrogate as PHP\'s json_decode does', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id });
+      const refused = await rawStore('PUT', `/wc/v3/orders/${id}`, { billing: { first_name: 'Ada\ud800' } });
+      expect(refused).toEqual({
+        status: 400,
+        body: {
+          code: 'rest_invalid_json',
+          message: 'Invalid JSON body passed.',
+          data: { status: 400, json_error_code: 10, json_error_message: 'Single unpaired UTF-16 surrogate in unicode escape' },
+        },
+      });
+      expect(target.woo().get(id).billing.first_name).toBe('');
+    });
+  });
+
+  describe(`${label}: WooCommerce answers as a real 10.0.2 store does`, () => {
+    it('lists orders newest first, per_page at a time, with the total in X-WP-Total', async () => {
+      const older = newOrderId();
+      const newer = newOrderId();
+      target.woo().seed({ id: older });
+      target.woo().seed({ id: newer });
+      const page = await rawFetch('GET', '/wc/v3/orders?per_page=2');
+      expect(((await page.json()) as { id: number }[]).map((o) => o.id)).toEqual([newer, older]);
+      const total = target.woo().orders.size;
+      expect(page.headers.get('x-wp-total')).toBe(String(total));
+      expect(page.headers.get('x-wp-totalpages')).toBe(String(Math.ceil(total / 2)));
+      expect((await rawStore('GET', '/wc/v3/orders')).body).toHaveLength(Math.min(10, total));
+      expect((await rawStore('GET', '/wc/v3/orders?per_page=1&page=2')).body.map((o: { id: number }) => o.id)).toEqual([older]);
+      const tooMany = await rawStore('GET', '/wc/v3/orders?per_page=101');
+      expect(tooMany).toMatchObject({
+        status: 400,
+        body: {
+          code: 'rest_invalid_param',
+          data: { details: { per_page: { code: 'rest_out_of_bounds', message: 'per_page must be between 1 (inclusive) and 100 (inclusive)' } } },
+        },
+      });
+      await expect(store().checkReachable()).resolves.toBeUndefined();
+    });
+
+    it('keeps only the _fields asked for, nested with dots (a single order keeps its _links)', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, billing: { email: 'fields@example.com', city: 'Bath' } });
+      const list = await rawStore('GET', '/wc/v3/orders?per_page=1&_fields=id');
+      expect(list.body).toEqual([{ id }]);
+      const one = await rawStore('GET', `/wc/v3/orders/${id}?_fields=id,billing.email,line_items.name`);
+      expect(Object.keys(one.body).sort()).toEqual(['_links', 'billing', 'id', 'line_items']);
+      expect(one.body).toMatchObject({ id, billing: { email: 'fields@example.com' }, line_items: [] });
+      expect(one.body.billing).toEqual({ email: 'fields@example.com' });
+    });
+
+    it('shows every field of the v3 order schema, computed as WooCommerce computes them', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, lines: [{ total: '25.00', quantity: 2, sku: 'TEE-1' }], shipping_total: '5.00', currency: 'EUR' });
+      const { status, body: order } = await rawStore('GET', `/wc/v3/orders/${id}`);
+      expect(status).toBe(200);
+      expect(Object.keys(order).sort()).toEqual(
+        [
+          'id', 'parent_id', 'number', 'order_key', 'created_via', 'version', 'status', 'currency', 'currency_symbol',
+          'date_created', 'date_created_gmt', 'date_modified', 'date_modified_gmt', 'discount_total', 'discount_tax',
+          'shipping_total', 'shipping_tax', 'cart_tax', 'total', 'total_tax', 'prices_include_tax', 'customer_id',
+          'customer_ip_address', 'customer_user_agent', 'customer_note', 'billing', 'shipping', 'payment_method',
+          'payment_method_title', 'transaction_id', 'date_paid', 'date_paid_gmt', 'date_completed', 'date_completed_gmt',
+          'cart_hash', 'meta_data', 'line_items', 'tax_lines', 'shipping_lines', 'fee_lines', 'coupon_lines', 'refunds',
+          'payment_url', 'is_editable', 'needs_payment', 'needs_processing', '_links',
+        ].sort(),
+      );
+      expect(order).toMatchObject({
+        number: String(id),
+        parent_id: 0,
+        version: '10.0.2',
+        currency_symbol: '€',
+        date_created_gmt: order.date_created,
+        date_completed: null,
+        date_completed_gmt: null,
+        discount_tax: '0.00',
+        cart_tax: '0.00',
+        prices_include_tax: false,
+        is_editable: true,
+        needs_payment: true,
+        needs_processing: true,
+        refunds: [],
+        coupon_lines: [],
+      });
+      expect(order.order_key).toMatch(/^wc_order_[A-Za-z0-9]{13}$/);
+      expect(order.payment_url).toBe(`${target.storeUrl()}/checkout/order-pay/${id}/?pay_for_order=true&key=${order.order_key}`);
+      expect(order._links.self).toEqual([{ href: `${target.storeUrl()}/wp-json/wc/v3/orders/${id}` }]);
+      expect(order.line_items[0]).toMatchObject({ quantity: 2, total: '25.00', price: 12.5, sku: 'TEE-1', variation_id: 0, taxes: [], meta_data: [] });
+      expect(order.shipping_lines).toEqual([expect.objectContaining({ method_id: 'flat_rate', total: '5.00' })]);
+    });
+
+    it('fills the taxes of each line and one tax line per rate when taxes are recalculated', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, lines: [{ total: '100.00' }], shipping_total: '10.00' });
+      const { body: order } = await rawStore('PUT', `/wc/v3/orders/${id}`, { billing: { country: 'CA' } });
+      expect(order.line_items[0].taxes).toEqual([{ id: expect.any(Number), total: '13.00', subtotal: '13.00' }]);
+      expect(order.line_items[0].subtotal_tax).toBe('13.00');
+      expect(order.shipping_lines[0]).toMatchObject({ total_tax: '1.30' });
+      expect(order).toMatchObject({ cart_tax: '13.00', shipping_tax: '1.30', total_tax: '14.30', total: '124.30' });
+      expect(order.tax_lines).toEqual([
+        expect.objectContaining({ rate_code: 'CA-TAX-1', rate_percent: 13, tax_total: '13.00', shipping_tax_total: '1.30', compound: false }),
+      ]);
+    });
+
+    it('stamps date_completed on the change to completed, and lists refunds on the order, newest first, negative', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, status: 'processing', lines: [{ total: '30.00' }] });
+      const completed = await store().updateOrder(id, { status: 'completed' });
+      const raw = (await rawStore('GET', `/wc/v3/orders/${id}`)).body;
+      expect(raw.date_completed).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/);
+      expect(raw.date_completed_gmt).toBe(raw.date_completed);
+      expect(raw).toMatchObject({ is_editable: false, needs_payment: false });
+      expect(completed.status).toBe('completed');
+      const first = await store().createRefund(id, { amount: '5.00', reason: 'first', meta: {} });
+      const second = await store().createRefund(id, { amount: '7.50', reason: 'second', meta: {} });
+      expect((await rawStore('GET', `/wc/v3/orders/${id}`)).body.refunds).toEqual([
+        { id: second.id, reason: 'second', total: '-7.50' },
+        { id: first.id, reason: 'first', total: '-5.00' },
+      ]);
+    });
+
+    it('routes internal meta keys with a setter to the order\'s fields, and hides those without one', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, billing: { email: 'old@example.com' } });
+      const completedAt = Math.floor(Date.parse('2026-12-01T10:00:00Z') / 1000);
+      const { status, body: order } = await rawStore('PUT', `/wc/v3/orders/${id}`, {
+        meta_data: [
+          { key: '_billing_email', value: 'new@example.com' },
+          { key: '_shipping_city', value: 'Oslo' },
+          { key: '_order_total', value: '1.23' },
+          { key: '_date_completed', value: String(completedAt) },
+          { key: '_customer_user', value: 5 },
+          { key: 'visible', value: 'yes' },
+        ],
+      });
+      expect(status).toBe(200);
+      expect(order).toMatchObject({
+        billing: { email: 'new@example.com' },
+        shipping: { city: 'Oslo' },
+        total: '1.23',
+        date_completed: '2026-12-01T10:00:00',
+        customer_id: 0,
+      });
+      expect(order.meta_data.map((m: { key: string }) => m.key)).toEqual(['visible']);
+      expect(target.woo().hiddenMetaOf(id)._customer_user).toBe(5);
+      const refused = await rawStore('PUT', `/wc/v3/orders/${id}`, { customer_note: 'x', meta_data: [{ key: '_billing_email', value: 'ada@x-.com' }] });
+      expect(refused).toEqual({ status: 400, body: { code: 'order_invalid_billing_email', message: 'Invalid billing email address', data: { status: 400 } } });
+      expect(target.woo().get(id)).toMatchObject({ customer_note: '', billing: { email: 'new@example.com' } });
+    });
+
+    it('shows refunds with refunded_by, their dates in GMT and their line arrays; notes with their author', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, status: 'processing', lines: [{ total: '30.00' }] });
+      await store().createRefund(id, { amount: '4.00', reason: 'Stripe refund re_x', meta: { _provider_refund_id: 're_x' } });
+      const refund = ((await rawStore('GET', `/wc/v3/orders/${id}/refunds`)).body as Record<string, any>[])[0]!;
+      expect(refund).toMatchObject({
+        amount: '4.00',
+        refunded_by: 1,
+        refunded_payment: false,
+        date_created_gmt: refund.date_created,
+        line_items: [],
+        shipping_lines: [],
+        tax_lines: [],
+        fee_lines: [],
+      });
+      expect((await rawStore('GET', `/wc/v3/orders/${id}/refunds/${refund.id}`)).body).toMatchObject({ id: refund.id, amount: '4.00' });
+      expect((await rawStore('GET', '/wc/v3/orders/999999/refunds')).body).toEqual([]);
+      await store().addPrivateNote(id, 'Dispute opened at Stripe.');
+      const note = ((await rawStore('GET', `/wc/v3/orders/${id}/notes`)).body as Record<string, any>[])[0]!;
+      expect(note).toMatchObject({ author: 'WooCommerce', note: 'Dispute opened at Stripe.', customer_note: false, date_created_gmt: note.date_created });
+      expect((await rawStore('GET', `/wc/v3/orders/${id}/notes?type=customer`)).body).toEqual([]);
     });
   });
 
@@ -455,6 +704,26 @@ export function defineContract(label: string, target: ContractTarget): void {
       expect(order.status).toBe('processing');
       expect(order.date_paid).toMatch(/^\d{4}-\d{2}-\d{2}T/);
       expect(order.date_paid_gmt).toBe(order.date_paid);
+    });
+
+    it('an email the store would refuse is a 400 from the service, and one it accepts is written', async () => {
+      target.useEnv();
+      const id = newOrderId();
+      target.woo().seed({ id, billing: { email: 'before@example.com' } });
+      const intentsBefore = target.stripe().intents.size;
+      const refused = await paymentIntent(
+        postJson('/api/payment-intent', { token: await tokenFor(id), billing_address: { email: 'ada@x-.com' } }, { ip: freshIp() }),
+      );
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: 'Invalid request', details: [{ path: ['billing_address', 'email'] }] });
+      expect(target.woo().get(id).billing.email).toBe('before@example.com');
+      expect(target.stripe().intents.size).toBe(intentsBefore);
+
+      const accepted = await paymentIntent(
+        postJson('/api/payment-intent', { token: await tokenFor(id), billing_address: { email: 'a-b@x-y.example.com' } }, { ip: freshIp() }),
+      );
+      expect(accepted.status).toBe(200);
+      expect(target.woo().get(id).billing.email).toBe('a-b@x-y.example.com');
     });
 
     it('payment-intent → card success → shipped, and submit-order for a manual payment', async () => {
