@@ -197,6 +197,15 @@ export class WooCommerceStore implements Store {
     );
   }
 
+  listOrderNotes(orderId: number): Promise<string[]> {
+    return this.call(
+      'list order notes',
+      'read',
+      (options) => this.using(this.api, options).get(`orders/${orderId}/notes`),
+      (data) => z.array(z.looseObject({ note: z.string() })).parse(data).map((entry) => entry.note),
+    );
+  }
+
   async checkReachable(): Promise<void> {
     await this.call(
       'check store',
@@ -219,11 +228,12 @@ export class WooCommerceStore implements Store {
     );
   }
 
-  restoreCustomerCart(customerId: number, orderId: number): Promise<number> {
+  restoreCustomerCart(customerId: number, orderId: number, restoreKey?: string): Promise<number> {
+    const body = restoreKey === undefined ? { order_id: orderId } : { order_id: orderId, restore_key: restoreKey };
     return this.call(
       'restore customer cart',
       'write',
-      (options) => this.using(this.bridge, options).post(`customers/${customerId}/cart/restore`, { order_id: orderId }),
+      (options) => this.using(this.bridge, options).post(`customers/${customerId}/cart/restore`, body),
       (data) => {
         const answer = data as { restored?: unknown; items?: unknown };
         if (answer?.restored !== true) throw new Error('unexpected answer');
