@@ -184,7 +184,8 @@ export class WooCommerceStore implements Store {
       'delete refund',
       'write',
       (options) => this.using(this.api, options).delete(`orders/${orderId}/refunds/${refundId}`, { force: true }),
-      () => undefined,
+      // WooCommerce answers the deleted refund: anything else (a login page, a cut answer) is no proof it happened.
+      (data) => void storeRefundSchema.parse(data),
     );
   }
 
@@ -193,7 +194,8 @@ export class WooCommerceStore implements Store {
       'add order note',
       'write',
       (options) => this.using(this.api, options).post(`orders/${orderId}/notes`, { note, customer_note: false }),
-      () => undefined,
+      // WooCommerce answers the note it stored: anything else is no proof it was.
+      (data) => void z.looseObject({ id: z.number().int().positive() }).parse(data),
     );
   }
 
