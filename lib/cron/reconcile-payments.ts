@@ -3,9 +3,12 @@
  * provider's succeeded and failed payment events of the last
  * RECONCILE_WINDOW_HOURS, applied through exactly the webhook's code and
  * exactly-once guard (lib/webhooks/card/handle-event.ts). An event the
- * webhook already applied is found remembered and skipped; one it never got
- * (endpoint misconfigured, secret rotated, an outage longer than the
- * provider's retries) is applied now, so no paid order stays `pending`.
+ * webhook already applied is found remembered, or its receipt on the order,
+ * and skipped; one it never got (endpoint misconfigured, secret rotated, an
+ * outage longer than the provider's retries) is applied now, so no paid order
+ * stays `pending`. The order decides, not the memory: after a Redis flush or
+ * a restart without Redis, every event of the window is checked against its
+ * order's receipts and applied only when they lack it.
  *
  * The provider lists newest first. A run stops before its time is up and
  * leaves a cursor (the last event it finished); the next run resumes after
@@ -18,6 +21,7 @@ import { CardProviderError, ServiceError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { applyCardEvent, changedOrder, handledEventTypes } from '@/lib/webhooks/card/handle-event';
+import { UNVERIFIABLE_EVENT } from '@/lib/webhooks/card/exactly-once';
 
 /** Stripe's largest page. */
 const PAGE_SIZE = 100;
@@ -33,9 +37,8 @@ export interface ReconcileSummary {
   applied: number;
   skipped: number;
   /**
-   * Of `skipped`: events older than the instance's memory of applied events (no
-   * REDIS_URL, and the process restarted since), other than successful payments,
-   * which cannot be told applied or not and are left alone (see isVerifiable).
+   * Of `skipped`: failed payments that neither the memory of applied events nor
+   * the order can vouch for (see olderThanMemory), left alone.
    */
   unverifiable: number;
   failed: FailedEvent[];
@@ -57,16 +60,16 @@ function reasonOf(error: unknown): string {
 }
 
 /**
- * Whether applying `event` again is harmless if the webhook already applied it
- * before the memory of applied events began (a restart without REDIS_URL). A
- * successful payment is: the order's paid status stops a second write. A failed
- * payment is not: applying it twice would restore an old cart over the
- * customer's current one and overwrite a later note, so it is left alone.
+ * Whether `event` was created before this instance's memory of applied events
+ * began (no REDIS_URL, and the process restarted since). The order's receipts
+ * decide for every order written since receipts exist; an order written
+ * before them that records a failure cannot say whether this failure was it,
+ * so the failure handler leaves such an event alone (payment-failed.ts)
+ * rather than write a second note and restore an old cart.
  */
-function isVerifiable(event: { created: number; type: string }, remembersSince: number | undefined): boolean {
+function olderThanMemory(event: { created: number }, remembersSince: number | undefined): boolean {
   // `created` is in whole seconds: an event of the second the memory began counts as remembered.
-  if (remembersSince === undefined || event.created >= Math.floor(remembersSince / 1000)) return true;
-  return event.type === 'payment_intent.succeeded';
+  return remembersSince !== undefined && event.created < Math.floor(remembersSince / 1000);
 }
 
 export async function reconcilePayments(services: Services, budget: Budget, now: () => number = Date.now): Promise<ReconcileSummary> {
@@ -125,20 +128,19 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
       }
       summary.checked += 1;
       const context: { orderId?: number } = {};
-      if (!isVerifiable(event, services.processedEvents.remembersSince)) {
-        summary.skipped += 1;
-        summary.unverifiable += 1;
-        log.warn('reconcile.event_unverifiable', {
-          eventId: event.id,
-          eventType: event.type,
-          hint: 'set REDIS_URL so applied events are remembered across restarts',
-        });
-        startingAfter = event.id;
-        continue;
-      }
+      const options = { olderThanMemory: olderThanMemory(event, services.processedEvents.remembersSince) };
       try {
-        const { outcome } = await asUnit(unitDeadlineMs(timeoutMs), () => applyCardEvent(event, services, context));
-        if (changedOrder(outcome)) {
+        const { outcome } = await asUnit(unitDeadlineMs(timeoutMs), () => applyCardEvent(event, services, context, options));
+        if (outcome === UNVERIFIABLE_EVENT) {
+          summary.skipped += 1;
+          summary.unverifiable += 1;
+          log.warn('reconcile.event_unverifiable', {
+            eventId: event.id,
+            eventType: event.type,
+            orderId: context.orderId,
+            hint: 'the order was written before receipts existed; check its failure note by hand',
+          });
+        } else if (changedOrder(outcome)) {
           summary.applied += 1;
           // The webhook never applied this one: worth a look at the endpoint's deliveries.
           log.warn('reconcile.event_applied', { eventId: event.id, eventType: event.type, orderId: context.orderId, outcome });

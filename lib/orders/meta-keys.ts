@@ -37,6 +37,9 @@ export const META = {
   disputeStatus: '_dispute_status',
   // CARD_LIFECYCLE_EVENTS=refunds, on each WooCommerce refund (not the order): the Stripe refund it records.
   providerRefundId: '_provider_refund_id',
+  // Not in spec 2.1: the receipts of the card events applied to the order (lib/orders/receipts.ts),
+  // a JSON array of event ids written in the same update as each event's change.
+  cardEventIds: '_cardprovider_event_ids',
 } as const;
 
 export type MetaKey = (typeof META)[keyof typeof META];

@@ -13,8 +13,9 @@ export interface ProcessedEvents {
   /**
    * Since when (ms) every applied event is known to this memory: the start of the
    * process for the in-process memory, which a restart empties; undefined for a
-   * durable memory (Redis) that outlives instances. Payment reconciliation cannot
-   * tell whether an older event was applied when this is later than the event.
+   * durable memory (Redis) that outlives instances. The order's receipts say
+   * whether an older event was applied; payment reconciliation tells the handlers
+   * when an event is older than this, for orders written before receipts existed.
    */
   readonly remembersSince: number | undefined;
 }

@@ -102,8 +102,12 @@ export interface Store {
   updateOrder(orderId: number, update: OrderUpdate): Promise<StoreOrder>;
   /** Companion plugin (DECISIONS 10): empties a registered customer's persistent cart and session. */
   clearCustomerCart(customerId: number): Promise<void>;
-  /** Companion plugin: rebuilds a customer's cart from an order's line items; returns the number of items. */
-  restoreCustomerCart(customerId: number, orderId: number): Promise<number>;
+  /**
+   * Companion plugin: rebuilds a customer's cart from an order's line items; returns the number of items.
+   * With `restoreKey` (the failure event's id), the plugin restores once per key and customer: a call
+   * repeating a key it already restored for answers the same without touching the cart again.
+   */
+  restoreCustomerCart(customerId: number, orderId: number, restoreKey?: string): Promise<number>;
   /** The order's refunds, newest first. */
   listRefunds(orderId: number): Promise<StoreRefund[]>;
   /** Records a refund with `api_refund: false` (no gateway call) and no restocking. */
@@ -112,6 +116,8 @@ export interface Store {
   deleteRefund(orderId: number, refundId: number): Promise<void>;
   /** A private note for the shop (`customer_note: false`: the customer is not emailed). */
   addPrivateNote(orderId: number, note: string): Promise<void>;
+  /** The texts of the order's notes (private and customer notes alike), newest first. */
+  listOrderNotes(orderId: number): Promise<string[]>;
   /** The cheapest authenticated read (one order id), for the health check; StoreError when it fails. */
   checkReachable(): Promise<void>;
 }

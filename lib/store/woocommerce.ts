@@ -184,7 +184,8 @@ export class WooCommerceStore implements Store {
       'delete refund',
       'write',
       (options) => this.using(this.api, options).delete(`orders/${orderId}/refunds/${refundId}`, { force: true }),
-      () => undefined,
+      // WooCommerce answers the deleted refund: anything else (a login page, a cut answer) is no proof it happened.
+      (data) => void storeRefundSchema.parse(data),
     );
   }
 
@@ -193,7 +194,17 @@ export class WooCommerceStore implements Store {
       'add order note',
       'write',
       (options) => this.using(this.api, options).post(`orders/${orderId}/notes`, { note, customer_note: false }),
-      () => undefined,
+      // WooCommerce answers the note it stored: anything else is no proof it was.
+      (data) => void z.looseObject({ id: z.number().int().positive() }).parse(data),
+    );
+  }
+
+  listOrderNotes(orderId: number): Promise<string[]> {
+    return this.call(
+      'list order notes',
+      'read',
+      (options) => this.using(this.api, options).get(`orders/${orderId}/notes`),
+      (data) => z.array(z.looseObject({ note: z.string() })).parse(data).map((entry) => entry.note),
     );
   }
 
@@ -219,11 +230,12 @@ export class WooCommerceStore implements Store {
     );
   }
 
-  restoreCustomerCart(customerId: number, orderId: number): Promise<number> {
+  restoreCustomerCart(customerId: number, orderId: number, restoreKey?: string): Promise<number> {
+    const body = restoreKey === undefined ? { order_id: orderId } : { order_id: orderId, restore_key: restoreKey };
     return this.call(
       'restore customer cart',
       'write',
-      (options) => this.using(this.bridge, options).post(`customers/${customerId}/cart/restore`, { order_id: orderId }),
+      (options) => this.using(this.bridge, options).post(`customers/${customerId}/cart/restore`, body),
       (data) => {
         const answer = data as { restored?: unknown; items?: unknown };
         if (answer?.restored !== true) throw new Error('unexpected answer');

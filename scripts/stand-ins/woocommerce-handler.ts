@@ -19,7 +19,7 @@
  *   GET | POST         /wp-json/wc/v3/orders/<id>/notes   (type: any, customer, internal)
  *   GET                /wp-json/wc/v3/customers/<id>
  *   DELETE             /wp-json/wc-checkout-bridge/v1/customers/<id>/cart           (companion plugin)
- *   POST               /wp-json/wc-checkout-bridge/v1/customers/<id>/cart/restore   (companion plugin)
+ *   POST               /wp-json/wc-checkout-bridge/v1/customers/<id>/cart/restore   (companion plugin; optional restore_key)
  *
  * Every answer honours `_fields` as WordPress's rest_filter_response_fields does; lists carry
  * X-WP-Total and X-WP-TotalPages; orders, refunds and notes carry `_links` (hrefs only).
@@ -236,6 +236,18 @@ function presentChild(item: WooRefund | WooNote, origin: string, orderId: number
   };
 }
 
+/** The plugin's optional `restore_key` argument: a string of 1 to 255 of `A-Za-z0-9_.:-`, as its schema's pattern checks. */
+function restoreKeyArgument(payload: Record<string, unknown>): string | undefined {
+  const value = payload.restore_key;
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^[A-Za-z0-9_.:-]{1,255}$/.test(value)) {
+    throw new WooError(400, 'rest_invalid_param', 'Invalid parameter(s): restore_key', {
+      params: { restore_key: 'restore_key does not match pattern ^[A-Za-z0-9_.:-]{1,255}$.' },
+    });
+  }
+  return value;
+}
+
 /** WooCommerce (REST v3 plus the companion plugin) over the model, as one fetch handler. */
 export function wooCommerceHandler(model: WooCommerceModel, credentials: WooCredentials): FetchHandler {
   const usedNonces = new Set<string>();
@@ -291,7 +303,9 @@ export function wooCommerceHandler(model: WooCommerceModel, credentials: WooCred
       action = (payload) => ({ body: presentChild(model.addNote(idOf(notesRoute), payload), origin, idOf(notesRoute), 'notes'), status: 201 });
     } else if (customerRoute && method === 'GET') action = () => ({ body: model.getCustomer(idOf(customerRoute)) });
     else if (cartRoute && method === 'DELETE') action = () => ({ body: model.clearCart(idOf(cartRoute)) });
-    else if (restoreRoute && method === 'POST') action = (payload) => ({ body: model.restoreCart(idOf(restoreRoute), orderIdArgument(payload)) });
+    else if (restoreRoute && method === 'POST') {
+      action = (payload) => ({ body: model.restoreCart(idOf(restoreRoute), orderIdArgument(payload), restoreKeyArgument(payload)) });
+    }
     if (!action) return errorResponse(NO_ROUTE);
 
     // WordPress answers an unknown route before authenticating, and a malformed body before running the route.

@@ -553,12 +553,17 @@ export interface WooModelOptions {
   now?: () => Date;
 }
 
+/** How many restore keys the companion plugin remembers per customer (checkout-cart-bridge.php). */
+export const CART_RESTORE_KEYS_KEPT = 20;
+
 export class WooCommerceModel {
   readonly orders = new Map<number, WooOrder>();
   /** Customers' persistent carts, for the companion plugin's routes. */
   readonly carts = new Map<number, { product_id: number; quantity: number }[]>();
   /** Registered customers (GET /customers/<id>); orders refer to them by customer_id. */
   readonly customers = new Map<number, WooCustomer>();
+  /** The plugin's per-customer memory of keyed restores (restore key → items restored), oldest first. */
+  readonly cartRestoreKeys = new Map<number, Map<string, number>>();
   cartBridgeInstalled = true;
   readonly version = '10.0.2';
   private nextMetaId = 1000;
@@ -1110,16 +1115,28 @@ export class WooCommerceModel {
     return { cleared: true };
   }
 
-  /** Companion plugin: POST …/customers/<id>/cart/restore {order_id}. */
-  restoreCart(customerId: number, orderId: number): { restored: true; items: number } {
+  /**
+   * Companion plugin: POST …/customers/<id>/cart/restore {order_id, restore_key?}. A key the plugin
+   * already restored for (it keeps the customer's last CART_RESTORE_KEYS_KEPT) is answered with the
+   * first answer and `replayed: true`, the cart left as it is.
+   */
+  restoreCart(customerId: number, orderId: number, restoreKey?: string): { restored: true; items: number; replayed?: true } {
     this.requireBridge();
     this.requireCustomer(customerId);
     const order = this.orders.get(orderId);
     if (!order || order.customer_id !== customerId) {
       throw new WooError(404, 'checkout_bridge_order_not_found', 'Order not found for this customer.');
     }
+    const keys = this.cartRestoreKeys.get(customerId) ?? new Map<string, number>();
+    const earlier = restoreKey === undefined ? undefined : keys.get(restoreKey);
+    if (earlier !== undefined) return { restored: true, items: earlier, replayed: true };
     const items = order.line_items.map((line) => ({ product_id: line.product_id, quantity: line.quantity }));
     this.carts.set(customerId, items);
+    if (restoreKey !== undefined) {
+      keys.set(restoreKey, items.length);
+      for (const oldest of [...keys.keys()].slice(0, Math.max(0, keys.size - CART_RESTORE_KEYS_KEPT))) keys.delete(oldest);
+      this.cartRestoreKeys.set(customerId, keys);
+    }
     return { restored: true, items: items.length };
   }
 

@@ -66,6 +66,9 @@ const succeeded = (orderId: number | string | null, intent: Intent = {}, id?: st
 const failed = (orderId: number | string | null, intent: Intent = {}, id?: string) =>
   intentEvent('payment_intent.payment_failed', orderId, { latest_charge: null, ...intent }, id);
 
+/** The receipt an applied event leaves on its order, in the same write (DECISIONS 12). */
+const receipt = (...eventIds: string[]) => ({ key: '_cardprovider_event_ids', value: JSON.stringify(eventIds) });
+
 interface DeliveryOptions {
   secret?: string;
   /** Seconds since the epoch at which the signature was made. */
@@ -309,7 +312,8 @@ describe('card webhook: payment_intent.succeeded', () => {
     });
     const existingMeta = providers.woo.get(301).meta_data;
 
-    const { status, body } = await deliver(succeeded(301, { amount: 1000 }));
+    const event = succeeded(301, { amount: 1000 });
+    const { status, body } = await deliver(event);
 
     expect(status).toBe(200);
     expect(body).toEqual({ received: true });
@@ -332,6 +336,7 @@ describe('card webhook: payment_intent.succeeded', () => {
         { key: '_payment_method_title', value: 'Credit Card (cardprovider)' },
         { key: '_transaction_id', value: 'ch_test_301' },
         { key: '_date_paid', value: expect.stringMatching(/^\d+$/) },
+        receipt(event.id),
       ],
     });
     // One moment of payment: date_paid, date_paid_gmt, _paid_date and _date_paid (Unix seconds) agree.
@@ -350,7 +355,12 @@ describe('card webhook: payment_intent.succeeded', () => {
     expect(order.transaction_id).toBe('ch_test_301');
     expect(order.date_paid).not.toBeNull();
     // _paid_date is internal to WooCommerce: stored, but never shown in a REST read.
-    expect(order.meta_data.map((m) => m.key)).toEqual(['_payment_intent_id', '_provider_payment_intent_id', '_provider_charge_id']);
+    expect(order.meta_data.map((m) => m.key)).toEqual([
+      '_payment_intent_id',
+      '_provider_payment_intent_id',
+      '_provider_charge_id',
+      '_cardprovider_event_ids',
+    ]);
     expect(providers.woo.hiddenMetaOf(301)._paid_date).toBe(paidDate);
     expect(order.customer_note).toBe('');
     // A guest has no cart to clear.
@@ -447,14 +457,15 @@ describe('card webhook: payment_intent.succeeded', () => {
     providers.woo.seed({ id: 310, customer_id: 45, lines: [{ total: '10.00' }] });
     providers.woo.carts.set(45, [{ product_id: 500, quantity: 1 }]);
 
-    const { status, body } = await deliver(succeeded(310, { amount: 999 }));
+    const event = succeeded(310, { amount: 999 });
+    const { status, body } = await deliver(event);
 
     expect(status).toBe(200);
     expect(body).toEqual({ received: true });
-    expect(providers.orderUpdates(310)).toEqual([{ status: 'on-hold', customer_note: AMOUNT_MISMATCH_NOTE }]);
+    expect(providers.orderUpdates(310)).toEqual([{ status: 'on-hold', customer_note: AMOUNT_MISMATCH_NOTE, meta_data: [receipt(event.id)] }]);
     const order = providers.woo.get(310);
     expect(order).toMatchObject({ status: 'on-hold', customer_note: AMOUNT_MISMATCH_NOTE, payment_method: '', date_paid: null });
-    expect(order.meta_data).toEqual([]);
+    expect(order.meta_data.map(({ key, value }) => ({ key, value }))).toEqual([receipt(event.id)]);
     expect(providers.callsTo('store', 'DELETE')).toEqual([]);
     expect(providers.woo.carts.get(45)).toEqual([{ product_id: 500, quantity: 1 }]);
     expect(loggedLines()).toContainEqual(
@@ -464,8 +475,9 @@ describe('card webhook: payment_intent.succeeded', () => {
 
   it('treats a payment in another currency than the order as a mismatch', async () => {
     providers.woo.seed({ id: 311, currency: 'USD', lines: [{ total: '10.00' }] });
-    await deliver(succeeded(311, { amount: 1000, currency: 'eur' }));
-    expect(providers.orderUpdates(311)).toEqual([{ status: 'on-hold', customer_note: AMOUNT_MISMATCH_NOTE }]);
+    const event = succeeded(311, { amount: 1000, currency: 'eur' });
+    await deliver(event);
+    expect(providers.orderUpdates(311)).toEqual([{ status: 'on-hold', customer_note: AMOUNT_MISMATCH_NOTE, meta_data: [receipt(event.id)] }]);
     expect(providers.woo.get(311).status).toBe('on-hold');
   });
 
@@ -539,9 +551,8 @@ describe('card webhook: payment_intent.payment_failed', () => {
     providers.woo.seed({ id: 401, meta_data: [{ key: '_payment_intent_id', value: 'pi_test_401' }] });
     const existingMeta = providers.woo.get(401).meta_data;
 
-    const { status, body } = await deliver(
-      failed(401, { last_payment_error: { code: 'card_declined', message: 'Your card was declined.' } }),
-    );
+    const event = failed(401, { last_payment_error: { code: 'card_declined', message: 'Your card was declined.' } });
+    const { status, body } = await deliver(event);
 
     expect(status).toBe(200);
     expect(body).toEqual({ received: true });
@@ -554,6 +565,7 @@ describe('card webhook: payment_intent.payment_failed', () => {
         { key: '_payment_failed_at', value: expect.stringMatching(ISO_TIMESTAMP) },
         { key: '_payment_error', value: 'Your card was declined.' },
         { key: '_cart_restored_on_failure', value: 'no' },
+        receipt(event.id),
       ],
     });
     const order = providers.woo.get(401);
@@ -566,6 +578,7 @@ describe('card webhook: payment_intent.payment_failed', () => {
       ['_payment_failed_at', expect.stringMatching(ISO_TIMESTAMP)],
       ['_payment_error', 'Your card was declined.'],
       ['_cart_restored_on_failure', 'no'],
+      [receipt(event.id).key, receipt(event.id).value],
     ]);
   });
 
@@ -573,7 +586,8 @@ describe('card webhook: payment_intent.payment_failed', () => {
     providers.woo.seed({ id: 402, customer_id: 50, lines: [{ total: '5.00', quantity: 2 }, { total: '3.00' }] });
     providers.woo.carts.set(50, []);
 
-    const { status } = await deliver(failed(402, { last_payment_error: { message: 'Insufficient funds.' } }));
+    const event = failed(402, { last_payment_error: { message: 'Insufficient funds.' } });
+    const { status } = await deliver(event);
 
     expect(status).toBe(200);
     expect(storeCalls()).toEqual([
@@ -581,7 +595,8 @@ describe('card webhook: payment_intent.payment_failed', () => {
       'POST /wp-json/wc-checkout-bridge/v1/customers/50/cart/restore',
       'PUT /wp-json/wc/v3/orders/402',
     ]);
-    expect(providers.callsTo('store', 'POST')[0]!.body).toEqual({ order_id: 402 });
+    // Keyed by the event: the plugin restores once per failure, however often it is delivered.
+    expect(providers.callsTo('store', 'POST')[0]!.body).toEqual({ order_id: 402, restore_key: event.id });
     expect(providers.woo.carts.get(50)).toEqual([
       { product_id: 500, quantity: 2 },
       { product_id: 501, quantity: 1 },
@@ -702,7 +717,7 @@ describe('card webhook: exactly once', () => {
     expect(providers.orderUpdates(602)).toHaveLength(1);
     expect(providers.callsTo('store', 'DELETE')).toHaveLength(1);
     const keys = providers.woo.get(602).meta_data.map((m) => m.key);
-    expect(keys).toEqual(['_provider_payment_intent_id', '_provider_charge_id']);
+    expect(keys).toEqual(['_provider_payment_intent_id', '_provider_charge_id', '_cardprovider_event_ids']);
     const outcomes = requestLines().map((l) => l.outcome);
     expect(outcomes.filter((o) => o === 'paid')).toHaveLength(1);
     expect(outcomes.filter((o) => o === 'duplicate_event')).toHaveLength(7);
@@ -723,7 +738,7 @@ describe('card webhook: exactly once', () => {
     providers.woo.seed({ id: 604 });
     const event = succeeded(604, { amount: 1 });
     await Promise.all(Array.from({ length: 8 }, () => deliver(event)));
-    expect(providers.orderUpdates(604)).toEqual([{ status: 'on-hold', customer_note: AMOUNT_MISMATCH_NOTE }]);
+    expect(providers.orderUpdates(604)).toEqual([{ status: 'on-hold', customer_note: AMOUNT_MISMATCH_NOTE, meta_data: [receipt(event.id)] }]);
   });
 
   it('records a failure delivered twice once, with one cart restore', async () => {

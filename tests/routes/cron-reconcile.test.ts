@@ -140,31 +140,64 @@ describe('payment reconciliation', () => {
     expect(providers.orderUpdates(312)).toHaveLength(1);
   });
 
-  it('after a restart without Redis, leaves alone a failure older than its memory of applied events, but still applies an older success', async () => {
+  it('after a restart without Redis, the order decides: a failure the webhook applied is found by its receipt, a missed one is applied', async () => {
     const failedIntent = pendingOrderWithIntent(317, 78);
     providers.stripe.fail(failedIntent.id);
     expect(await deliverToWebhook(lastEvent())).toBe(200);
+    const missedIntent = pendingOrderWithIntent(319, 79);
+    providers.stripe.fail(missedIntent.id, 'Your card has insufficient funds.');
     const paidIntent = pendingOrderWithIntent(318);
     providers.stripe.succeed(paidIntent.id);
-    // Both events a minute old; the process restarts: the in-process memory of applied events is empty.
+    // Every event a minute old; the process restarts: the in-process memory of applied events is empty.
     for (const event of providers.stripe.events.events) event.created -= 60;
     resetServices();
     const writesBefore = providers.orderUpdates(317).length;
+    providers.woo.carts.set(78, [{ product_id: 900, quantity: 1 }]);
 
     const { body } = await reconcile();
 
-    expect(body).toMatchObject({ checked: 2, applied: 1, skipped: 1, unverifiable: 1, failed: [] });
-    // The failure is not applied twice: no second note, no old cart restored over the customer's current one.
+    expect(body).toMatchObject({ checked: 3, applied: 2, skipped: 1, unverifiable: 0, failed: [] });
+    // The applied failure is not applied twice: no second note, the customer's current cart kept.
     expect(providers.orderUpdates(317)).toHaveLength(writesBefore);
     expect(providers.callsTo('store', 'POST', /\/customers\/78\/cart\/restore$/)).toHaveLength(1);
-    // A success is safe to apply whatever the memory says: the paid status stops a second write.
+    expect(providers.woo.carts.get(78)).toEqual([{ product_id: 900, quantity: 1 }]);
+    // The failure the webhook never got is recorded now, once.
+    expect(providers.orderUpdates(319)).toHaveLength(1);
+    expect(providers.woo.get(319).meta_data).toContainEqual(expect.objectContaining({ key: '_payment_error', value: 'Your card has insufficient funds.' }));
     expect(providers.woo.get(318).status).toBe('processing');
-    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'reconcile.event_unverifiable', eventType: 'payment_intent.payment_failed' }));
+    expect(loggedLines().filter((line) => line.event === 'reconcile.event_unverifiable')).toEqual([]);
+  });
+
+  it('after a restart without Redis, leaves alone a failure on an order written before receipts existed', async () => {
+    // An order whose failure an earlier version recorded: failure meta, no receipts.
+    providers.woo.seed({
+      id: 320,
+      total: '10.00',
+      customer_id: 80,
+      meta_data: [
+        { key: '_payment_failed_at', value: new Date(Date.now() - 120_000).toISOString() },
+        { key: '_payment_error', value: 'Your card was declined.' },
+        { key: '_cart_restored_on_failure', value: 'yes' },
+      ],
+    });
+    const intent = providers.stripe.create({ amount: '1000', currency: 'usd', metadata: { shop_order_id: '320' } });
+    providers.stripe.fail(intent.id);
+    for (const event of providers.stripe.events.events) event.created -= 60;
+    resetServices();
+
+    const { body } = await reconcile();
+
+    expect(body).toMatchObject({ checked: 1, applied: 0, skipped: 1, unverifiable: 1, failed: [] });
+    expect(providers.orderUpdates(320)).toEqual([]);
+    expect(providers.callsTo('store', 'POST', /\/cart\/restore$/)).toEqual([]);
+    expect(loggedLines()).toContainEqual(
+      expect.objectContaining({ event: 'reconcile.event_unverifiable', eventType: 'payment_intent.payment_failed', orderId: 320 }),
+    );
+    // Not remembered as applied: a later run, or the webhook, asks the order again.
+    expect((await reconcile()).body).toMatchObject({ checked: 1, unverifiable: 1 });
   });
 
   it('applies a failed payment as the failure path: the order stays pending with the failure recorded', async () => {
-    // The instance was running when the payment failed (without Redis, older failures are left alone: see below).
-    getServices();
     const intent = pendingOrderWithIntent(302, 77);
     providers.stripe.fail(intent.id, 'Your card has insufficient funds.');
 

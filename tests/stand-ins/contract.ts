@@ -273,6 +273,23 @@ export function defineContract(label: string, target: ContractTarget): void {
       expect(target.woo().carts.get(customer)).toEqual([]);
     });
 
+    it('restores once per restore key and customer: a repeated key answers the same and leaves the edited cart alone', async () => {
+      const id = newOrderId();
+      const customer = id;
+      target.woo().seed({ id, customer_id: customer, lines: [{ total: '5.00' }, { total: '6.00' }] });
+      await expect(store().restoreCustomerCart(customer, id, 'evt_restore_1')).resolves.toBe(2);
+      target.woo().carts.set(customer, [{ product_id: 42, quantity: 3 }]);
+      expect(await rawStore('POST', `/wc-checkout-bridge/v1/customers/${customer}/cart/restore`, { order_id: id, restore_key: 'evt_restore_1' })).toEqual({
+        status: 200,
+        body: { restored: true, items: 2, replayed: true },
+      });
+      expect(target.woo().carts.get(customer)).toEqual([{ product_id: 42, quantity: 3 }]);
+      // Another key (another failure) restores again.
+      await expect(store().restoreCustomerCart(customer, id, 'evt_restore_2')).resolves.toBe(2);
+      expect(target.woo().carts.get(customer)).toHaveLength(2);
+      expect((await rawStore('POST', `/wc-checkout-bridge/v1/customers/${customer}/cart/restore`, { order_id: id, restore_key: 'no spaces' })).status).toBe(400);
+    });
+
     it('answers the companion plugin 404s: unknown customer, unknown order, someone else\'s order', async () => {
       const id = newOrderId();
       target.woo().seed({ id, customer_id: id, lines: [{ total: '5.00' }] });

@@ -2,7 +2,7 @@
 /**
  * Plugin Name:       Checkout Cart Bridge
  * Description:       Lets the headless checkout payment service clear a registered customer's cart after a card payment succeeds and restore it after one fails. Adds two REST routes under wc-checkout-bridge/v1, authenticated with WooCommerce REST API keys.
- * Version:           1.0.0
+ * Version:           1.1.0
  * Requires at least: 6.0
  * Requires PHP:      7.4
  * Requires Plugins:  woocommerce
@@ -18,8 +18,18 @@
  *
  *   DELETE /wp-json/wc-checkout-bridge/v1/customers/<id>/cart
  *          → {"cleared": true}
- *   POST   /wp-json/wc-checkout-bridge/v1/customers/<id>/cart/restore  {"order_id": <n>}
+ *   POST   /wp-json/wc-checkout-bridge/v1/customers/<id>/cart/restore  {"order_id": <n>, "restore_key": "<id>"}
  *          → {"restored": true, "items": <number of cart lines>}
+ *            or, for a restore_key already restored for this customer,
+ *            {"restored": true, "items": <n of that restore>, "replayed": true}, cart untouched
+ *
+ * `restore_key` (optional, since 1.1.0): the service sends the id of the
+ * failed-payment event. A payment event may be delivered many times, and the
+ * order write that follows the restore may fail and be retried; with the key,
+ * the cart is restored once per failure, and a cart the customer edited after
+ * that restore is never overwritten by a redelivery. The plugin remembers the
+ * customer's last CHECKOUT_CART_BRIDGE_RESTORE_KEYS_KEPT keys in user meta.
+ * Without a key every call restores, as in 1.0.0.
  *
  * Errors (WordPress's REST error shape {"code", "message", "data": {"status"}}):
  *   401/403 checkout_bridge_forbidden           the key's user cannot manage_woocommerce
@@ -35,6 +45,12 @@
 defined( 'ABSPATH' ) || exit;
 
 const CHECKOUT_CART_BRIDGE_NAMESPACE = 'wc-checkout-bridge/v1';
+
+/** User meta holding a customer's keyed restores: restore key => number of cart lines restored, oldest first. */
+const CHECKOUT_CART_BRIDGE_RESTORE_KEYS_META = '_checkout_cart_bridge_restore_keys';
+
+/** Far more failures than one customer's payment events can bring within the provider's retries (3 days). */
+const CHECKOUT_CART_BRIDGE_RESTORE_KEYS_KEPT = 20;
 
 add_action( 'rest_api_init', 'checkout_cart_bridge_register_routes' );
 
@@ -77,12 +93,18 @@ function checkout_cart_bridge_register_routes() {
 			'permission_callback' => 'checkout_cart_bridge_can_manage',
 			'args'                => array(
 				'id'       => $customer_id,
-				'order_id' => array(
+				'order_id'    => array(
 					'description'       => 'The order whose line items become the cart.',
 					'type'              => 'integer',
 					'minimum'           => 1,
 					'required'          => true,
 					'sanitize_callback' => 'absint',
+				),
+				'restore_key' => array(
+					'description' => 'Idempotency key (the failed-payment event id): the cart is restored once per key and customer.',
+					'type'        => 'string',
+					'pattern'     => '^[A-Za-z0-9_.:-]{1,255}$',
+					'required'    => false,
 				),
 			),
 		)
@@ -146,16 +168,43 @@ function checkout_cart_bridge_clear_cart( WP_REST_Request $request ) {
 }
 
 /**
+ * The customer's keyed restores, restore key => number of cart lines, oldest first.
+ *
+ * @return array<string, int>
+ */
+function checkout_cart_bridge_restore_keys( $customer_id ) {
+	$keys = get_user_meta( $customer_id, CHECKOUT_CART_BRIDGE_RESTORE_KEYS_META, true );
+	return is_array( $keys ) ? $keys : array();
+}
+
+/** Remembers a keyed restore, keeping the newest CHECKOUT_CART_BRIDGE_RESTORE_KEYS_KEPT. */
+function checkout_cart_bridge_remember_restore( $customer_id, $restore_key, $items ) {
+	$keys = checkout_cart_bridge_restore_keys( $customer_id );
+	unset( $keys[ $restore_key ] );
+	$keys[ $restore_key ] = (int) $items;
+	if ( count( $keys ) > CHECKOUT_CART_BRIDGE_RESTORE_KEYS_KEPT ) {
+		$keys = array_slice( $keys, -CHECKOUT_CART_BRIDGE_RESTORE_KEYS_KEPT, null, true );
+	}
+	update_user_meta( $customer_id, CHECKOUT_CART_BRIDGE_RESTORE_KEYS_META, $keys );
+}
+
+/**
  * POST …/customers/<id>/cart/restore: the persistent cart becomes the order's
- * line items (replacing, not adding to, what was there, so a repeated call
- * gives the same cart), and the session is dropped so the customer sees it.
- * Items whose product no longer exists, is out of stock, or is a variable
- * product without a chosen variation are skipped, as WooCommerce's own
- * "order again" does.
+ * line items (replacing, not adding to, what was there), and the session is
+ * dropped so the customer sees it. Items whose product no longer exists, is
+ * out of stock, or is a variable product without a chosen variation are
+ * skipped, as WooCommerce's own "order again" does.
+ *
+ * With a `restore_key` already restored for this customer, nothing changes:
+ * the answer repeats that restore's item count with `replayed: true`. The key
+ * is remembered after the cart is written, so a request that dies between the
+ * two restores again on its retry (before the customer could have edited the
+ * cart), and one that is answered `replayed` has really restored.
  */
 function checkout_cart_bridge_restore_cart( WP_REST_Request $request ) {
 	$customer_id = (int) $request['id'];
 	$order_id    = (int) $request['order_id'];
+	$restore_key = isset( $request['restore_key'] ) ? (string) $request['restore_key'] : '';
 
 	$user = checkout_cart_bridge_customer( $customer_id );
 	if ( is_wp_error( $user ) ) {
@@ -166,6 +215,19 @@ function checkout_cart_bridge_restore_cart( WP_REST_Request $request ) {
 	$order = wc_get_order( $order_id );
 	if ( ! ( $order instanceof WC_Order ) || (int) $order->get_customer_id() !== $customer_id ) {
 		return new WP_Error( 'checkout_bridge_order_not_found', 'Order not found for this customer.', array( 'status' => 404 ) );
+	}
+
+	if ( '' !== $restore_key ) {
+		$restored = checkout_cart_bridge_restore_keys( $customer_id );
+		if ( isset( $restored[ $restore_key ] ) ) {
+			return rest_ensure_response(
+				array(
+					'restored' => true,
+					'items'    => (int) $restored[ $restore_key ],
+					'replayed' => true,
+				)
+			);
+		}
 	}
 
 	$cart = array();
@@ -206,6 +268,9 @@ function checkout_cart_bridge_restore_cart( WP_REST_Request $request ) {
 
 	update_user_meta( $customer_id, checkout_cart_bridge_persistent_cart_key(), array( 'cart' => $cart ) );
 	checkout_cart_bridge_forget_session( $customer_id );
+	if ( '' !== $restore_key ) {
+		checkout_cart_bridge_remember_restore( $customer_id, $restore_key, count( $cart ) );
+	}
 
 	return rest_ensure_response(
 		array(

@@ -25,10 +25,13 @@ export async function clearCartAfterPayment(store: Store, customerId: number, or
   }
 }
 
-/** Puts the order's items back in a registered customer's cart after a failed payment; never throws. */
-export async function restoreCartAfterFailure(store: Store, customerId: number, orderId: number): Promise<boolean> {
+/**
+ * Puts the order's items back in a registered customer's cart after a failed payment; never throws.
+ * Keyed by the failure event's id: the plugin restores once per key and customer (payment-failed.ts).
+ */
+export async function restoreCartAfterFailure(store: Store, customerId: number, orderId: number, eventId: string): Promise<boolean> {
   try {
-    await store.restoreCustomerCart(customerId, orderId);
+    await store.restoreCustomerCart(customerId, orderId, eventId);
     return true;
   } catch (error) {
     log.warn('card_webhook.cart_restore_failed', { orderId, failure: failureOf(error) });

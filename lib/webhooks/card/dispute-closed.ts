@@ -5,7 +5,9 @@
  * meanwhile; a private note either way; `_dispute_status`.
  *
  * A close before its open was applied: 400, for Stripe to retry. A close
- * already applied (another event id) changes nothing.
+ * already applied (another event id) changes nothing. The note is written
+ * once (shop-note.ts) before the status write, which carries `_dispute_status`
+ * and the event's receipt.
  */
 import type { DisputeFacts } from '@/lib/card/events';
 import { META } from '@/lib/orders/meta-keys';
@@ -16,9 +18,12 @@ import type { Services } from '@/lib/services';
 import { ON_HOLD } from '@/lib/webhooks/card/dispute';
 import { isPaid } from '@/lib/orders/payable';
 import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
+import { hasReceipt } from '@/lib/orders/receipts';
+import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import { cardEventHandler, CardEventTooEarlyError } from '@/lib/webhooks/card/handler';
+import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
-export async function closeDispute(orderId: number, dispute: DisputeFacts, services: Services): Promise<string> {
+export async function closeDispute(orderId: number, eventId: string, dispute: DisputeFacts, services: Services): Promise<string> {
   const store = services.store();
   const order = await store.getOrder(orderId);
   // Its opening was left off the order (dispute-created.ts): so is its close.
@@ -30,12 +35,14 @@ export async function closeDispute(orderId: number, dispute: DisputeFacts, servi
   if (recordedStatus === 'won' || recordedStatus === 'lost' || recordedStatus === 'warning_closed' || recordedStatus === 'prevented') {
     return 'dispute_already_recorded';
   }
+  if (hasReceipt(order, eventId)) return DUPLICATE_EVENT;
 
   const lost = dispute.status === 'lost';
   const previous = metaValue(order, META.statusBeforeDispute);
   // The shop may have moved the order on while the dispute was open: a win leaves that alone.
   const restore = !lost && order.status === ON_HOLD ? previous : undefined;
-  await store.addPrivateNote(
+  await addShopNoteOnce(
+    store,
     orderId,
     lost ? shopNotes.disputeLost(dispute.disputeId) : shopNotes.disputeWon(dispute.disputeId, dispute.status, restore),
   );
@@ -46,6 +53,7 @@ export async function closeDispute(orderId: number, dispute: DisputeFacts, servi
       ...(status ? { status } : {}),
       meta: { [META.disputeStatus]: dispute.status },
       metaMode: 'append',
+      receipt: eventId,
     }),
   );
   return lost ? 'dispute_lost_failed' : 'dispute_closed_restored';
@@ -54,6 +62,6 @@ export async function closeDispute(orderId: number, dispute: DisputeFacts, servi
 export const disputeClosed = cardEventHandler({
   kind: 'dispute',
   setting: 'disputes',
-  apply: (orderId, event, services) => closeDispute(orderId, event.dispute, services),
+  apply: (orderId, event, services) => closeDispute(orderId, event.id, event.dispute, services),
 });
 

@@ -6,8 +6,9 @@
  *
  * On an order whose payment is not recorded yet: 400, for Stripe to retry. The
  * same dispute under another event id changes nothing. The note is written
- * before the status: a failed status write is retried and may repeat the
- * note, but never loses it.
+ * before the status, once (shop-note.ts): a failed status write is retried,
+ * finds the note and writes the status. `_dispute_id` and the event's receipt
+ * travel in the status write, so a retry after it landed changes nothing.
  */
 import type { DisputeFacts } from '@/lib/card/events';
 import { META } from '@/lib/orders/meta-keys';
@@ -18,22 +19,27 @@ import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
 import { disputeAmount, ON_HOLD } from '@/lib/webhooks/card/dispute';
 import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
+import { hasReceipt } from '@/lib/orders/receipts';
+import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import { cardEventHandler, CardEventTooEarlyError } from '@/lib/webhooks/card/handler';
+import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
-export async function openDispute(orderId: number, dispute: DisputeFacts, services: Services): Promise<string> {
+export async function openDispute(orderId: number, eventId: string, dispute: DisputeFacts, services: Services): Promise<string> {
   const store = services.store();
   const order = await store.getOrder(orderId);
   if (metaValue(order, META.disputeId) === dispute.disputeId) return 'dispute_already_recorded';
+  if (hasReceipt(order, eventId)) return DUPLICATE_EVENT;
   if (!isPaid(order)) throw new CardEventTooEarlyError('Webhook Error: the order is not paid yet; the dispute is recorded once the payment is');
   if (concernsOtherPayment(orderId, order, dispute, 'dispute')) return OTHER_PAYMENT;
 
-  await store.addPrivateNote(orderId, shopNotes.disputeOpened(dispute.disputeId, dispute.reason, disputeAmount(dispute), order.status));
+  await addShopNoteOnce(store, orderId, shopNotes.disputeOpened(dispute.disputeId, dispute.reason, disputeAmount(dispute), order.status));
   await store.updateOrder(
     orderId,
     buildOrderUpdate(order, {
       status: ON_HOLD,
       meta: { [META.disputeId]: dispute.disputeId, [META.statusBeforeDispute]: order.status, [META.disputeStatus]: dispute.status },
       metaMode: 'append',
+      receipt: eventId,
     }),
   );
   return 'dispute_on_hold';
@@ -42,6 +48,6 @@ export async function openDispute(orderId: number, dispute: DisputeFacts, servic
 export const disputeCreated = cardEventHandler({
   kind: 'dispute',
   setting: 'disputes',
-  apply: (orderId, event, services) => openDispute(orderId, event.dispute, services),
+  apply: (orderId, event, services) => openDispute(orderId, event.id, event.dispute, services),
 });
 

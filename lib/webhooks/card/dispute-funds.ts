@@ -2,16 +2,18 @@
  * `charge.dispute.funds_withdrawn` and `charge.dispute.funds_reinstated`
  * (CARD_LIFECYCLE_EVENTS=disputes): money moving because of a dispute. A
  * private note only; the two types share this file as they differ by a word.
+ * The note is the whole effect and its own record (shop-note.ts): written once.
  */
 import type { DisputeFacts } from '@/lib/card/events';
 import { shopNotes } from '@/lib/orders/notes';
 import type { Services } from '@/lib/services';
 import { disputeAmount } from '@/lib/webhooks/card/dispute';
 import { cardEventHandler } from '@/lib/webhooks/card/handler';
+import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
 async function noteFunds(orderId: number, dispute: DisputeFacts, movement: 'withdrawn' | 'reinstated', services: Services): Promise<string> {
-  await services.store().addPrivateNote(orderId, shopNotes.disputeFunds(dispute.disputeId, movement, disputeAmount(dispute)));
-  return `dispute_funds_${movement}_noted`;
+  const added = await addShopNoteOnce(services.store(), orderId, shopNotes.disputeFunds(dispute.disputeId, movement, disputeAmount(dispute)));
+  return added ? `dispute_funds_${movement}_noted` : 'dispute_funds_already_noted';
 }
 
 export const disputeFundsWithdrawn = cardEventHandler({

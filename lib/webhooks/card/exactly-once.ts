@@ -2,15 +2,33 @@
  * Exactly once (DECISIONS 12): an event changes its order once, however often
  * and however concurrently the provider delivers it.
  *
+ * Two records of an applied event, for two different jobs:
+ * - the receipt on the order (lib/orders/receipts.ts), written in the same
+ *   store update as the change, is the proof: each handler checks the order
+ *   it has just read for it. It cannot be lost apart from the change, so a
+ *   Redis outage or flush, or an answer lost after the store committed the
+ *   write, never lets an event apply twice;
+ * - the remembered id (in Redis when REDIS_URL is set) is the fast path: a
+ *   duplicate answered without a store call. It is written only after the
+ *   change succeeded: a store error leaves it unremembered, the request
+ *   answers 400, and the provider's retry either applies the change or finds
+ *   its receipt.
+ *
  * The check, the change and the remembering all happen under the order's
  * lock, so eight simultaneous deliveries run one after another and all but
- * the first find the event remembered. The id is remembered only after the
- * change succeeded: a store error leaves it unremembered, the request answers
- * 400, and the provider's retry applies the change.
+ * the first find the event remembered (or its receipt). The lock is what the
+ * receipt needs besides: WooCommerce has no conditional update, so two
+ * writers that read the order at once would both miss the receipt.
  */
 import type { Services } from '@/lib/services';
 
 export const DUPLICATE_EVENT = 'duplicate_event';
+
+/**
+ * An event whose order cannot say whether it was applied (an order written before receipts existed,
+ * payment-failed.ts): left alone, and not remembered either, since it was not found applied.
+ */
+export const UNVERIFIABLE_EVENT = 'unverifiable_event';
 
 /** Namespaced, so a shared store of processed ids can hold other providers' ids too. */
 export function processedEventKey(eventId: string): string {
@@ -27,7 +45,7 @@ export async function applyEventOnce<Outcome extends string>(
   return services.cardEventLocks.withOrderLock(orderId, async () => {
     if (await services.processedEvents.has(key)) return DUPLICATE_EVENT;
     const outcome = await apply();
-    await services.processedEvents.remember(key);
+    if (outcome !== UNVERIFIABLE_EVENT) await services.processedEvents.remember(key);
     return outcome;
   });
 }

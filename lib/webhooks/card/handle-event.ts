@@ -19,8 +19,8 @@ import { disputeClosed } from '@/lib/webhooks/card/dispute-closed';
 import { disputeCreated } from '@/lib/webhooks/card/dispute-created';
 import { disputeFundsReinstated, disputeFundsWithdrawn } from '@/lib/webhooks/card/dispute-funds';
 import { OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
-import { applyEventOnce, DUPLICATE_EVENT, processedEventKey } from '@/lib/webhooks/card/exactly-once';
-import type { CardEventHandler } from '@/lib/webhooks/card/handler';
+import { applyEventOnce, DUPLICATE_EVENT, processedEventKey, UNVERIFIABLE_EVENT } from '@/lib/webhooks/card/exactly-once';
+import type { ApplyOptions, CardEventHandler } from '@/lib/webhooks/card/handler';
 import { orderIdOfEvent, orderLinkOf } from '@/lib/webhooks/card/order-of-event';
 import { paymentFailed } from '@/lib/webhooks/card/payment-failed';
 import { paymentProcessing } from '@/lib/webhooks/card/payment-processing';
@@ -69,7 +69,9 @@ const UNCHANGED: ReadonlySet<string> = new Set([
   'refund_already_recorded',
   'refund_not_recorded',
   'dispute_already_recorded',
+  'dispute_funds_already_noted',
   OTHER_PAYMENT,
+  UNVERIFIABLE_EVENT,
 ]);
 
 /** Whether an outcome of applyCardEvent wrote to the order. */
@@ -105,6 +107,7 @@ export async function applyCardEvent(
   event: CardEvent,
   services: Services,
   context: Pick<RequestContext, 'orderId'> = {},
+  options: ApplyOptions = {},
 ): Promise<AppliedCardEvent> {
   const handler = handlerFor(event.type, services.config);
   if (!handler) return { outcome: IGNORED_EVENT_TYPE, orderId: undefined };
@@ -120,6 +123,6 @@ export async function applyCardEvent(
   if (orderId === undefined) return { outcome: NO_ORDER_ID, orderId: undefined };
   context.orderId = orderId;
   // The kind was checked above: the handler gets the event it reads.
-  const outcome = await applyEventOnce(services, orderId, event.id, () => handler.apply(orderId, event as never, services));
+  const outcome = await applyEventOnce(services, orderId, event.id, () => handler.apply(orderId, event as never, services, options));
   return { outcome, orderId };
 }

@@ -18,10 +18,25 @@ export class CardEventTooEarlyError extends ServiceError {
   readonly kind = 'event_too_early';
 }
 
+/** How an event is applied, beyond the event itself. */
+export interface ApplyOptions {
+  /**
+   * Payment reconciliation sets this for an event created before this instance's memory of applied
+   * events began (no REDIS_URL, and the process restarted since): an order written before receipts
+   * existed cannot say whether such an event was applied (payment-failed.ts).
+   */
+  olderThanMemory?: boolean;
+}
+
 export interface CardEventHandler<K extends CardEventKind = CardEventKind> {
   kind: K;
   setting: 'spec' | LifecycleEventSetting;
-  apply(orderId: number, event: CardEventOf<K>, services: Services): Promise<string>;
+  /**
+   * Changes the order, or answers why not. A handler that writes the order checks the order it
+   * has just read for the event's receipt (lib/orders/receipts.ts), answers `duplicate_event`
+   * when it is there, and writes the receipt with its change.
+   */
+  apply(orderId: number, event: CardEventOf<K>, services: Services, options: ApplyOptions): Promise<string>;
 }
 
 export function cardEventHandler<K extends CardEventKind>(handler: CardEventHandler<K>): CardEventHandler<K> {

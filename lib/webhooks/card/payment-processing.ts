@@ -9,6 +9,9 @@
  * Out of order: a processing event older than a failure already recorded
  * (`_payment_failed_at` at or after the event's creation) changes nothing; an
  * order already paid or in any other status than pending is left as it is.
+ * The write carries the event's receipt (exactly-once.ts), so the same event
+ * never holds the order twice, whatever moved it back to pending meanwhile (the
+ * shop, by hand).
  */
 import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
@@ -17,21 +20,28 @@ import { PAYMENT_PROCESSING_NOTE } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
+import { hasReceipt } from '@/lib/orders/receipts';
+import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import { cardEventHandler } from '@/lib/webhooks/card/handler';
 
-export type PaymentProcessingOutcome = 'payment_processing_on_hold' | 'not_pending';
+export type PaymentProcessingOutcome = 'payment_processing_on_hold' | 'not_pending' | typeof DUPLICATE_EVENT;
 
 /** Whether the order is on hold because the service put it there for a delayed payment. */
 export function awaitsDelayedPayment(order: StoreOrder): boolean {
   return order.status === 'on-hold' && !isPaid(order) && metaValue(order, META.paymentProcessingAt) !== undefined;
 }
 
-export async function holdForDelayedPayment(orderId: number, eventCreated: number, services: Services): Promise<PaymentProcessingOutcome> {
+export async function holdForDelayedPayment(
+  orderId: number,
+  event: { id: string; created: number },
+  services: Services,
+): Promise<PaymentProcessingOutcome> {
   const store = services.store();
   const order = await store.getOrder(orderId);
   if (order.status !== 'pending' || isPaid(order)) return 'not_pending';
+  if (hasReceipt(order, event.id)) return DUPLICATE_EVENT;
   const failedAt = Date.parse(metaValue(order, META.paymentFailedAt) ?? '');
-  if (eventCreated > 0 && Number.isFinite(failedAt) && failedAt >= eventCreated * 1000) return 'not_pending';
+  if (event.created > 0 && Number.isFinite(failedAt) && failedAt >= event.created * 1000) return 'not_pending';
 
   await store.updateOrder(
     orderId,
@@ -40,6 +50,7 @@ export async function holdForDelayedPayment(orderId: number, eventCreated: numbe
       customerNote: PAYMENT_PROCESSING_NOTE,
       meta: { [META.paymentProcessingAt]: new Date().toISOString() },
       metaMode: 'append',
+      receipt: event.id,
     }),
   );
   return 'payment_processing_on_hold';
@@ -48,5 +59,5 @@ export async function holdForDelayedPayment(orderId: number, eventCreated: numbe
 export const paymentProcessing = cardEventHandler({
   kind: 'payment_intent',
   setting: 'async',
-  apply: (orderId, event, services) => holdForDelayedPayment(orderId, event.created, services),
+  apply: (orderId, event, services) => holdForDelayedPayment(orderId, event, services),
 });

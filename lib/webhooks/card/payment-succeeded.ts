@@ -25,6 +25,14 @@
  * `_manual_payment_status` becomes `superseded`, and a note the service left
  * for a failure or a manual submission is replaced by a payment-received note.
  * Appended meta without an id replaces WooCommerce's entry with the same key.
+ *
+ * Exactly once (exactly-once.ts): both writes, paid and on hold, carry the
+ * event's receipt. A paid order stops a second success by its status alone; an
+ * order on hold for a mismatch is not paid, so its receipt is what stops the
+ * same event from writing it again. The cart is cleared only by the delivery
+ * that wrote the payment: a redelivery after the answer to that write was lost
+ * finds the order paid and clears nothing, since by then the cart may hold
+ * what the customer added after paying; a cart left full is the lesser harm.
  */
 import { paymentMethodTitle } from '@/lib/card/payment-methods';
 import { log } from '@/lib/log';
@@ -37,18 +45,21 @@ import type { Services } from '@/lib/services';
 import { clearCartAfterPayment } from '@/lib/webhooks/card/customer-cart';
 import { reportDuplicatePayment } from '@/lib/webhooks/card/duplicate-payment';
 import { InvalidCardEventError, type PaymentIntentFacts } from '@/lib/card/events';
+import { hasReceipt } from '@/lib/orders/receipts';
+import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import { cardEventHandler } from '@/lib/webhooks/card/handler';
 
-export type PaymentSucceededOutcome = 'paid' | 'amount_mismatch_on_hold' | 'already_paid';
+export type PaymentSucceededOutcome = 'paid' | 'amount_mismatch_on_hold' | 'already_paid' | typeof DUPLICATE_EVENT;
 
 export const paymentSucceeded = cardEventHandler({
   kind: 'payment_intent',
   setting: 'spec',
-  apply: (orderId, event, services) => applyPaymentSucceeded(orderId, event.intent, services),
+  apply: (orderId, event, services) => applyPaymentSucceeded(orderId, event.id, event.intent, services),
 });
 
 export async function applyPaymentSucceeded(
   orderId: number,
+  eventId: string,
   intent: PaymentIntentFacts,
   services: Services,
 ): Promise<PaymentSucceededOutcome> {
@@ -62,6 +73,7 @@ export async function applyPaymentSucceeded(
     reportDuplicatePayment(orderId, order, intent);
     return 'already_paid';
   }
+  if (hasReceipt(order, eventId)) return DUPLICATE_EVENT;
 
   const normalized = normalizeOrder(order);
   const sameCurrency = intent.currency === undefined || intent.currency === normalized.currency.toLowerCase();
@@ -73,7 +85,7 @@ export async function applyPaymentSucceeded(
       paidAmount,
       expectedAmount: normalized.charge_cents,
     });
-    await store.updateOrder(orderId, buildOrderUpdate(order, { status: 'on-hold', customerNote: AMOUNT_MISMATCH_NOTE }));
+    await store.updateOrder(orderId, buildOrderUpdate(order, { status: 'on-hold', customerNote: AMOUNT_MISMATCH_NOTE, receipt: eventId }));
     return 'amount_mismatch_on_hold';
   }
 
@@ -101,6 +113,7 @@ export async function applyPaymentSucceeded(
       paymentMethod: { id: cardId, title: methodTitle, transactionId: intent.chargeId },
       datePaid: now,
       customerId: order.customer_id,
+      receipt: eventId,
     }),
   );
 

@@ -7,12 +7,19 @@
  * shop. Any other update changes nothing. Arriving before `charge.refunded`,
  * it finds nothing to remove, and `charge.refunded` then skips the failed
  * refund, since it reads the refunds' current status from the provider.
+ *
+ * Each part is idempotent by what it leaves in the store: the note is written
+ * once (shop-note.ts) and before the delete, so a delete whose answer was lost
+ * after WooCommerce carried it out leaves nothing undone (the retry finds no
+ * refund to remove and the note in place), and a delete that failed is
+ * retried with the note already there.
  */
 import type { RefundEventFacts } from '@/lib/card/events';
 import { shopNotes } from '@/lib/orders/notes';
 import type { Services } from '@/lib/services';
 import { cardEventHandler } from '@/lib/webhooks/card/handler';
 import { providerRefundIdOf } from '@/lib/webhooks/card/refund';
+import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
 const UNDONE_STATUSES: ReadonlySet<string> = new Set(['failed', 'canceled']);
 
@@ -23,8 +30,8 @@ export async function removeUndoneRefund(orderId: number, refund: RefundEventFac
   const store = services.store();
   const match = (await store.listRefunds(orderId)).find((recorded) => providerRefundIdOf(recorded) === refund.refundId);
   if (!match) return 'refund_not_recorded';
+  await addShopNoteOnce(store, orderId, shopNotes.refundRemoved(refund.refundId, refund.status));
   await store.deleteRefund(orderId, match.id);
-  await store.addPrivateNote(orderId, shopNotes.refundRemoved(refund.refundId, refund.status));
   return 'refund_removed';
 }
 
