@@ -159,7 +159,10 @@ export function wooCommerceHandler(model: WooCommerceModel, credentials: WooCred
     else if (route === '/wc/v3/orders' && method === 'GET') {
       action = () => [...model.orders.keys()].sort((a, b) => b - a).map((id) => model.get(id));
     } else if (refundsRoute && method === 'GET') action = () => model.listRefunds(idOf(refundsRoute));
-    else if (refundsRoute && method === 'POST') action = (payload) => model.createRefund(idOf(refundsRoute), payload);
+    else if (refundsRoute && method === 'POST') {
+      action = (payload) =>
+        payload.api_refund !== false && model.gateway ? model.createRefundViaGateway(idOf(refundsRoute), payload) : model.createRefund(idOf(refundsRoute), payload);
+    }
     else if (refundRoute && method === 'DELETE') {
       const force = ['true', '1'].includes(url.searchParams.get('force') ?? '');
       action = () => model.deleteRefund(idOf(refundRoute), Number(refundRoute[2]), force);
@@ -178,7 +181,8 @@ export function wooCommerceHandler(model: WooCommerceModel, credentials: WooCred
     // WordPress answers a created resource with 201.
     const created = method === 'POST' && Boolean(refundsRoute ?? notesRoute);
     try {
-      return wooJson(created ? 201 : 200, action(payload));
+      // Awaited: a refund through the companion plugin's gateway answers once the service has.
+      return wooJson(created ? 201 : 200, await action(payload));
     } catch (error) {
       if (error instanceof WooError) return errorResponse(error);
       throw error;
