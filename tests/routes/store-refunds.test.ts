@@ -182,6 +182,23 @@ describe('a refund the service refuses shows the reason in the admin, and WooCom
   });
 });
 
+describe('the signature', () => {
+  it('a valid one is accepted; a stale, a wrong or a missing one is 401 before the store or Stripe is asked anything', async () => {
+    await paidOrder(2131);
+    const saved = providers.woo.createRefund(2131, { amount: '5.00', api_refund: false });
+    const call = { order_id: 2131, refund_id: saved.id, amount: '5.00' };
+    providers.calls.length = 0;
+    const now = Math.floor(Date.now() / 1000);
+
+    expect(await callStore('refunds', call, { at: now - 301 })).toEqual({ status: 401, body: { error: 'Unauthorized' } });
+    expect(await callStore('refunds', call, { secret: `${TEST_STORE_CALLBACK_SECRET}-other` })).toEqual({ status: 401, body: { error: 'Unauthorized' } });
+    expect(await callStore('refunds', call, { header: null })).toEqual({ status: 401, body: { error: 'Unauthorized' } });
+    expect(providers.calls).toEqual([]);
+
+    expect((await callStore('refunds', call, { at: now - 250 })).status).toBe(200);
+  });
+});
+
 describe('without STORE_CALLBACK_SECRET', () => {
   it('answers 503 and changes nothing, without a single upstream call', async () => {
     await paidOrder(2121);
