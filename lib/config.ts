@@ -63,6 +63,10 @@ const paymentMethodsSetting = z
   )
   .transform((list) => (list[0] === 'automatic' ? ('automatic' as const) : [...new Set(list)]));
 
+/** STRIPE_CAPTURE: when a card payment is captured (README, "From the WooCommerce admin"). */
+export const CAPTURE_SETTINGS = ['automatic', 'on_shipment', 'manual'] as const;
+export type CaptureSetting = (typeof CAPTURE_SETTINGS)[number];
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
 
@@ -110,6 +114,9 @@ const envSchema = z.object({
 
   CARD_LIFECYCLE_EVENTS: optional(wordList(LIFECYCLE_EVENT_SETTINGS, LIFECYCLE_EXPECTED)).transform((v) => v ?? []),
   STRIPE_PAYMENT_METHODS: optional(paymentMethodsSetting).transform((v) => v ?? ['card']),
+  STRIPE_CAPTURE: optional(z.enum(CAPTURE_SETTINGS)).transform((v) => v ?? 'automatic'),
+  // Signs the companion plugin's calls (DECISIONS 15); as long as a token secret, so it cannot be guessed.
+  STORE_CALLBACK_SECRET: optional(z.string().min(32, 'must be at least 32 characters long')),
 
   CARD_PAYMENT_METHOD_ID: optional(z.string().max(100)).transform((v) => v ?? 'cardprovider'),
   CARD_PAYMENT_METHOD_TITLE: optional(z.string().max(200)).transform((v) => v ?? 'Credit Card (cardprovider)'),
@@ -133,6 +140,8 @@ export interface CardSettings {
   apiBaseUrl: string | undefined;
   /** STRIPE_PAYMENT_METHODS: which methods a new intent offers (card only when absent). */
   paymentMethods?: 'automatic' | readonly string[];
+  /** STRIPE_CAPTURE: anything but `automatic` creates intents with manual capture (automatic when absent). */
+  capture?: CaptureSetting;
 }
 
 export interface TokenSettings {
@@ -177,6 +186,10 @@ export interface Config {
     cardTitle: string;
     manualTitle: string;
   };
+  /** STRIPE_CAPTURE: when card payments are captured (`automatic`: the spec, at once). */
+  capture: CaptureSetting;
+  /** STORE_CALLBACK_SECRET: signs the store's calls to /api/store/*; unset, those routes refuse (503). */
+  storeCallbackSecret: string | undefined;
   /** CARD_LIFECYCLE_EVENTS: which card events after the payment change orders (empty: the spec's behaviour). */
   lifecycleEvents: ReadonlySet<LifecycleEventSetting>;
   /** Names of the variables that were expected but not set (never their values). */
@@ -232,6 +245,7 @@ const EXPECTED: Partial<Record<keyof Env, string>> = {
   CARD_PAYMENT_METHOD_ID: 'must be at most 100 characters long',
   CARD_PAYMENT_METHOD_TITLE: 'must be at most 200 characters long',
   MANUAL_PAYMENT_METHOD_TITLE: 'must be at most 200 characters long',
+  STRIPE_CAPTURE: `must be ${CAPTURE_SETTINGS.join(', ')} (or unset)`,
 };
 
 function malformedVariables(issues: readonly z.core.$ZodIssue[]): string[] {
@@ -334,6 +348,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
         webhookSecrets: env.STRIPE_WEBHOOK_SECRET ?? [],
         apiBaseUrl: env.STRIPE_API_BASE_URL,
         paymentMethods: env.STRIPE_PAYMENT_METHODS,
+        capture: env.STRIPE_CAPTURE,
       }
     : undefined;
   const token = env.CHECKOUT_TOKEN_SECRET
@@ -373,6 +388,8 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       cardTitle: env.CARD_PAYMENT_METHOD_TITLE,
       manualTitle: env.MANUAL_PAYMENT_METHOD_TITLE,
     },
+    capture: env.STRIPE_CAPTURE,
+    storeCallbackSecret: env.STORE_CALLBACK_SECRET,
     lifecycleEvents: new Set(env.CARD_LIFECYCLE_EVENTS),
     missing,
     warnings,

@@ -134,3 +134,12 @@ export class OrderBusyError extends ServiceError {
     super('Order is being processed by another request, try again', { orderId });
   }
 }
+
+/**
+ * A call from the store (lib/store-callbacks/) the service will not carry out: the order was not
+ * paid by card, Stripe refused the refund or the capture, the amount does not match. Answered 400
+ * with the message, written for the shop owner, who reads it in the WooCommerce admin.
+ */
+export class StoreCallbackRefusedError extends ServiceError {
+  readonly kind = 'store_callback_refused';
+}

@@ -28,7 +28,7 @@ export interface CardEventEnvelope {
 
 export interface PaymentIntentFacts {
   intentId: string;
-  /** Minor units, as the provider charged them; undefined only when the provider omitted it. */
+  /** Minor units, as the provider charged them (`amount_received` once succeeded); undefined only when the provider omitted it. */
   amount: number | undefined;
   /** Lower-case ISO code, as the provider writes it. */
   currency: string | undefined;
@@ -61,6 +61,11 @@ export interface RefundFacts {
   /** Stripe's refund status: `pending`, `requires_action`, `succeeded`, `failed`, `canceled`. */
   status: string;
   reason: string | undefined;
+  /**
+   * The store refund it was made for (`metadata.shop_refund_id`), when the service made it from the
+   * store's admin (lib/store-callbacks/refund.ts); undefined for a refund made at Stripe.
+   */
+  storeRefundId: number | undefined;
 }
 
 /** A refunded charge: its refunds are listed from the provider (lib/card/stripe.ts, listChargeRefunds). */
@@ -144,6 +149,8 @@ const expandable = z.union([id, z.looseObject({ id })]).nullish();
 const intentSchema = z.object({
   id,
   amount: minor.optional(),
+  amount_received: minor.optional(),
+  status: z.string().optional(),
   currency: z.string().min(3).max(3).optional(),
   metadata: z.record(z.string(), z.unknown()).nullish(),
   latest_charge: z.unknown().optional(),
@@ -159,6 +166,7 @@ const refundSchema = z.object({
   status: z.string().nullish(),
   reason: z.string().nullish(),
   payment_intent: expandable,
+  metadata: z.record(z.string(), z.unknown()).nullish(),
 });
 
 const chargeSchema = z.object({
@@ -187,12 +195,16 @@ export function readCardEvent(parsed: unknown): CardEventEnvelope {
   return { id: result.data.id, type: result.data.type, created: result.data.created ?? 0, object: result.data.data.object };
 }
 
-/** Spec 4.3 step 1: a decimal integer above 0, else undefined ("missing or 0" both mean no order). */
-export function shopOrderId(metadata: Record<string, unknown> | null | undefined): number | undefined {
-  const raw = metadata?.shop_order_id;
+/** A metadata value holding a store id: a decimal integer above 0, else undefined. */
+function positiveId(raw: unknown): number | undefined {
   if (typeof raw !== 'string' || !ORDER_ID.test(raw)) return undefined;
   const value = Number(raw);
   return value > 0 ? value : undefined;
+}
+
+/** Spec 4.3 step 1: a decimal integer above 0, else undefined ("missing or 0" both mean no order). */
+export function shopOrderId(metadata: Record<string, unknown> | null | undefined): number | undefined {
+  return positiveId(metadata?.shop_order_id);
 }
 
 /** Spec 4.3 step 4: `latest_charge` when a string, its `id` when an object, else an empty string. */
@@ -228,9 +240,12 @@ export function readPaymentIntent(object: Record<string, unknown>): PaymentInten
   if (!result.success) throw new InvalidCardEventError('Webhook Error: event does not carry a payment intent');
   const intent = result.data;
   const allowed = intent.payment_method_types?.length === 1 ? typeField(intent.payment_method_types, ['0']) : undefined;
+  // A capture of less than was authorized (the order's total dropped) leaves `amount` at the
+  // authorization: what was paid is what the intent received.
+  const received = intent.status === 'succeeded' && intent.amount_received ? intent.amount_received : undefined;
   return {
     intentId: intent.id,
-    amount: intent.amount,
+    amount: received ?? intent.amount,
     currency: intent.currency?.toLowerCase(),
     orderId: shopOrderId(intent.metadata),
     chargeId: chargeIdOf(intent.latest_charge),
@@ -254,6 +269,7 @@ function refundFacts(refund: z.infer<typeof refundSchema>): RefundFacts {
     currency: refund.currency,
     status: refund.status ?? 'succeeded',
     reason: refund.reason ?? undefined,
+    storeRefundId: positiveId(refund.metadata?.shop_refund_id),
   };
 }
 

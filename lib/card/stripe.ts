@@ -7,7 +7,7 @@
  */
 import Stripe from 'stripe';
 import { BoundedNodeHttpClient } from '@/lib/card/stripe-http';
-import { readCardEvent, readRefund, toCardEvent, type CardEvent, type CardEventPage, type CardEventQuery, type RefundFacts } from '@/lib/card/events';
+import { chargeIdOf, readCardEvent, readRefund, toCardEvent, type CardEvent, type CardEventPage, type CardEventQuery, type RefundFacts } from '@/lib/card/events';
 import type { CardSettings } from '@/lib/config';
 import { CardProviderError, InvalidSignatureError, ServiceNotConfiguredError } from '@/lib/errors';
 import { traceCall } from '@/lib/telemetry';
@@ -21,6 +21,22 @@ export interface PaymentIntentSummary {
   status: string;
   clientSecret: string;
   orderId: string | undefined;
+  /** What a `requires_capture` intent may still capture (minor units); 0 otherwise. */
+  amountCapturable: number;
+  /** What the intent has collected (minor units): the captured amount once it succeeded. */
+  amountReceived: number;
+  /** `latest_charge` as an id, or '' before any attempt to pay. */
+  chargeId: string;
+}
+
+/** A refund made by the service for a refund the store holds (lib/store-callbacks/refund.ts). */
+export interface CreateRefundInput {
+  intentId: string;
+  /** Minor units. */
+  amount: number;
+  /** Names the store's order and refund, so the refund's later event is recognised (lib/card/events.ts). */
+  metadata: Record<string, string>;
+  idempotencyKey: string;
 }
 
 export interface CreateIntentInput {
@@ -41,6 +57,12 @@ export interface CardProvider {
   listEvents(query: CardEventQuery): Promise<CardEventPage>;
   /** Every refund of a charge, oldest first (all pages): for a `charge.refunded` event that does not carry them. */
   listChargeRefunds(chargeId: string): Promise<RefundFacts[]>;
+  /** Refunds part or all of a paid intent; a repeat with the same key answers the refund already made. */
+  createRefund(input: CreateRefundInput): Promise<RefundFacts>;
+  /** Captures a `requires_capture` intent: the whole authorization, or `amount` when given. */
+  capturePaymentIntent(id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentIntentSummary>;
+  /** Cancels an intent, releasing an authorization that was not captured. */
+  cancelPaymentIntent(id: string, idempotencyKey: string): Promise<PaymentIntentSummary>;
   /** Verifies a webhook's signature against its raw body and returns the event in the service's shape. */
   verifyWebhookEvent(rawBody: string, signature: string): CardEvent;
 }
@@ -53,6 +75,9 @@ function summarize(intent: Stripe.PaymentIntent): PaymentIntentSummary {
     status: intent.status,
     clientSecret: intent.client_secret ?? '',
     orderId: intent.metadata?.shop_order_id,
+    amountCapturable: intent.amount_capturable ?? 0,
+    amountReceived: intent.amount_received ?? 0,
+    chargeId: chargeIdOf(intent.latest_charge),
   };
 }
 
@@ -74,6 +99,11 @@ function toCardError(operation: string, error: unknown): CardProviderError {
  * is no longer writable (400 `payment_method_types_no_longer_supported` since 2026-09-30): an explicit list
  * is sent as `allowed_payment_method_types`, which limits the intent to those types.
  */
+/** STRIPE_CAPTURE: anything but `automatic` authorizes at checkout and captures later. */
+function captureParam(capture: CardSettings['capture'] = 'automatic'): Partial<Stripe.PaymentIntentCreateParams> {
+  return capture === 'automatic' ? {} : { capture_method: 'manual' };
+}
+
 function paymentMethodsParam(methods: CardSettings['paymentMethods'] = ['card']): Partial<Stripe.PaymentIntentCreateParams> {
   if (methods === 'automatic') return { automatic_payment_methods: { enabled: true } };
   return { allowed_payment_method_types: [...methods] };
@@ -140,6 +170,7 @@ export class StripeCardProvider implements CardProvider {
           metadata: { shop_order_id: String(input.orderId) },
           ...(input.email ? { receipt_email: input.email } : {}),
           ...paymentMethodsParam(this.settings.paymentMethods),
+          ...captureParam(this.settings.capture),
         },
         { idempotencyKey: input.idempotencyKey, ...options },
       ),
@@ -204,6 +235,32 @@ export class StripeCardProvider implements CardProvider {
       startingAfter = result.data.at(-1)?.id;
     }
     return refunds.reverse();
+  }
+
+  async createRefund(input: CreateRefundInput): Promise<RefundFacts> {
+    const refund = await this.attempt('create refund', true, (options) =>
+      this.stripe.refunds.create(
+        { payment_intent: input.intentId, amount: input.amount, metadata: input.metadata },
+        { idempotencyKey: input.idempotencyKey, ...options },
+      ),
+    );
+    const facts = readRefund(refund);
+    if (!facts) throw new CardProviderError('create refund', 'bad_response', undefined, undefined);
+    return facts;
+  }
+
+  async capturePaymentIntent(id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentIntentSummary> {
+    const intent = await this.attempt('capture payment intent', true, (options) =>
+      this.stripe.paymentIntents.capture(id, amount === undefined ? {} : { amount_to_capture: amount }, { idempotencyKey, ...options }),
+    );
+    return summarize(intent);
+  }
+
+  async cancelPaymentIntent(id: string, idempotencyKey: string): Promise<PaymentIntentSummary> {
+    const intent = await this.attempt('cancel payment intent', true, (options) =>
+      this.stripe.paymentIntents.cancel(id, { cancellation_reason: 'abandoned' }, { idempotencyKey, ...options }),
+    );
+    return summarize(intent);
   }
 
   verifyWebhookEvent(rawBody: string, signature: string): CardEvent {

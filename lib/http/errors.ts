@@ -7,12 +7,16 @@
  * route wrapper, and only identifiers ever reach a response.
  */
 import {
+  CardProviderError,
   InvalidRequestError,
+  OrderBusyError,
   OrderNotPayableError,
   PayloadTooLargeError,
   RateLimitedError,
   ServiceError,
   ServiceNotConfiguredError,
+  StoreCallbackRefusedError,
+  StoreError,
   UnauthorizedError,
 } from '@/lib/errors';
 import type { ErrorResponseBody, ValidationIssue } from '@/lib/http/responses';
@@ -110,6 +114,29 @@ export function cronErrorResponse(error: unknown): ErrorResponse {
   // An upstream that failed the whole run (the provider's event list): its own message names the operation only.
   if (error instanceof ServiceError && (error.kind === 'card' || error.kind === 'store')) {
     return { status: 502, body: { error: error.message } };
+  }
+  return { status: 500, body: { error: GENERIC_MESSAGE } };
+}
+
+/**
+ * The store's calls (/api/store/*, DECISIONS 15): the plugin shows `error` to the shop owner. 401 for a
+ * bad signature, 503 without STORE_CALLBACK_SECRET, 400 for a bad body or a refusal (in plain words),
+ * 409 while another request holds the order, 502 when Stripe or the store did not answer (a retry is safe).
+ */
+export function storeCallbackErrorResponse(error: unknown): ErrorResponse {
+  if (error instanceof UnauthorizedError) return { status: 401, body: { error: 'Unauthorized' } };
+  if (error instanceof ServiceNotConfiguredError) return { status: 503, body: { error: error.message } };
+  if (error instanceof PayloadTooLargeError) return { status: 413, body: { error: 'Payload too large' } };
+  if (error instanceof InvalidRequestError) {
+    return { status: 400, body: { error: 'Invalid request', details: error.issues as ValidationIssue[] } };
+  }
+  if (error instanceof StoreCallbackRefusedError) return { status: 400, body: { error: error.message } };
+  if (error instanceof OrderBusyError) return { status: 409, body: { error: error.message } };
+  if (error instanceof CardProviderError) {
+    return { status: 502, body: { error: 'Stripe could not be reached or did not answer: try again in a moment.' } };
+  }
+  if (error instanceof StoreError) {
+    return { status: 502, body: { error: 'The service could not read the order from the store: try again in a moment.' } };
   }
   return { status: 500, body: { error: GENERIC_MESSAGE } };
 }

@@ -70,6 +70,23 @@ export const cardWebhookErrorResponseSchema = z.object({ error: z.string().min(1
 
 export const unauthorizedResponseSchema = z.object({ error: z.literal('Unauthorized') });
 
+/** The store's calls (DECISIONS 15): answers in WooCommerce's terms, amounts as decimal strings in the order's currency. */
+export const storeRefundResponseSchema = z.object({
+  refund_id: z.string().min(1).describe('The Stripe refund (`re_…`).'),
+  amount: z.string().min(1).describe('The amount refunded, a decimal string in the order’s currency.'),
+});
+
+export const storeCaptureResponseSchema = z.object({
+  captured: z.string().min(1).describe('The amount captured, a decimal string in the order’s currency.'),
+});
+
+export const storeCancelAuthorizationResponseSchema = z.object({
+  canceled: z.boolean().describe('Whether the authorization is released (now or before); false when the order holds none.'),
+});
+
+/** Every other answer of the store's calls: a message the shop owner reads in the WooCommerce admin. */
+export const storeCallbackErrorResponseSchema = z.object({ error: z.string().min(1) });
+
 export type PaymentIntentResponse = z.output<typeof paymentIntentResponseSchema>;
 export type SubmitOrderResponse = z.output<typeof submitOrderResponseSchema>;
 export type ValidationIssue = z.output<typeof validationIssueSchema>;
@@ -87,4 +104,5 @@ export type ErrorResponseBody =
   | z.output<typeof webhookRateLimitedResponseSchema>
   | z.output<typeof cardWebhookErrorResponseSchema>
   | z.output<typeof unauthorizedResponseSchema>
-  | z.output<typeof receivedResponseSchema>;
+  | z.output<typeof receivedResponseSchema>
+  | z.output<typeof storeCallbackErrorResponseSchema>;

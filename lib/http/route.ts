@@ -12,13 +12,20 @@ import type { z } from 'zod';
 import { ConfigError, getConfig } from '@/lib/config';
 import { assertCronAuthorized } from '@/lib/cron/auth';
 import { RunBudget } from '@/lib/cron/budget';
-import { InvalidRequestError, RateLimitedError, ServiceError, ServiceNotConfiguredError } from '@/lib/errors';
+import { InvalidRequestError, RateLimitedError, ServiceError, ServiceNotConfiguredError, UnauthorizedError } from '@/lib/errors';
 import { CHECKOUT_BODY_LIMIT, parseJson, readBodyText } from '@/lib/http/body';
 import { clientIp } from '@/lib/http/client-ip';
-import { checkoutErrorResponse, cronErrorResponse, type CheckoutErrorProfile, type ErrorResponse } from '@/lib/http/errors';
+import {
+  checkoutErrorResponse,
+  cronErrorResponse,
+  storeCallbackErrorResponse,
+  type CheckoutErrorProfile,
+  type ErrorResponse,
+} from '@/lib/http/errors';
 import { allowedOrigin, assertAllowedOrigin, corsHeaders, preflightResponse } from '@/lib/http/origin';
 import { log, REQUEST_ID_HEADER, requestIdFrom, withLogScope } from '@/lib/log';
 import type { RateLimitRule } from '@/lib/security/rate-limit';
+import { STORE_SIGNATURE_HEADER, storeSignatureProblem } from '@/lib/security/store-signature';
 import { getServices, type Services } from '@/lib/services';
 import { annotateSpan, withSpan } from '@/lib/telemetry';
 import { REQUEST_BUDGET_TIMEOUTS, withRequestDeadline } from '@/lib/upstream/budget';
@@ -206,6 +213,39 @@ export function cronRoute(route: string, maxDurationSeconds: number, run: (servi
       const services = getServices();
       assertCronAuthorized(request.headers, services.config.cronSecret);
       return { body: await run(services, budget) };
+    });
+  };
+}
+
+export const STORE_CALLBACKS_NOT_CONFIGURED = 'STORE_CALLBACK_SECRET is not set: the service takes no calls from the store';
+
+export interface StoreCallbackRouteOptions<Input> {
+  route: string;
+  schema: z.ZodType<Input>;
+  handle: (input: Input, services: Services, context: RequestContext) => Promise<unknown>;
+}
+
+/**
+ * The store's calls (DECISIONS 15), POST from the companion plugin: 503 and nothing read without
+ * STORE_CALLBACK_SECRET → raw body (32 KiB at most) → signature of its exact bytes (401) → JSON and
+ * schema (400) → use case. No per-IP rate limit: every call is signed by the shop itself, and one
+ * that is not costs an HMAC and no upstream call.
+ */
+export function storeCallbackRoute<Input>(options: StoreCallbackRouteOptions<Input>) {
+  return async function POST(request: Request): Promise<Response> {
+    return runRoute({ route: options.route, request, toErrorResponse: storeCallbackErrorResponse }, async (context) => {
+      const services = getServices();
+      const secret = services.config.storeCallbackSecret;
+      if (!secret) throw new ServiceNotConfiguredError(STORE_CALLBACKS_NOT_CONFIGURED);
+      const rawBody = await readBodyText(request, CHECKOUT_BODY_LIMIT);
+      const problem = storeSignatureProblem(request.headers.get(STORE_SIGNATURE_HEADER), rawBody, secret);
+      if (problem !== undefined) {
+        context.outcome = `signature_${problem}`;
+        throw new UnauthorizedError();
+      }
+      const parsed = options.schema.safeParse(parseJson(rawBody));
+      if (!parsed.success) throw new InvalidRequestError(parsed.error.issues);
+      return { body: await options.handle(parsed.data, services, context) };
     });
   };
 }

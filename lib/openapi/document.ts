@@ -17,12 +17,18 @@ import {
   payloadTooLargeResponseSchema,
   paymentIntentResponseSchema,
   receivedResponseSchema,
+  storeCallbackErrorResponseSchema,
+  storeCancelAuthorizationResponseSchema,
+  storeCaptureResponseSchema,
+  storeRefundResponseSchema,
   submitOrderResponseSchema,
   unauthorizedResponseSchema,
   validationIssueSchema,
   webhookRateLimitedResponseSchema,
 } from '@/lib/http/responses';
 import { RATE_LIMITS } from '@/lib/security/rate-limit';
+import { STORE_SIGNATURE_HEADER, STORE_SIGNATURE_TOLERANCE_SECONDS } from '@/lib/security/store-signature';
+import { storeOrderRequestSchema, storeRefundRequestSchema } from '@/lib/store-callbacks/schemas';
 import { SIGNATURE_HEADERS } from '@/lib/webhooks/card/event';
 import { shippingPayloadSchema } from '@/lib/webhooks/shipping/payload';
 import { SECRET_HEADER, SECRET_QUERY_PARAMETER } from '@/lib/webhooks/shipping/secret';
@@ -36,6 +42,8 @@ const REQUEST_SCHEMAS = {
   PaymentIntentRequest: paymentIntentRequestSchema,
   SubmitOrderRequest: submitOrderRequestSchema,
   ShippingNotification: shippingPayloadSchema,
+  StoreRefundRequest: storeRefundRequestSchema,
+  StoreOrderRequest: storeOrderRequestSchema,
 } satisfies Record<string, z.ZodType>;
 
 const RESPONSE_SCHEMAS = {
@@ -51,6 +59,10 @@ const RESPONSE_SCHEMAS = {
   WebhookRateLimited: webhookRateLimitedResponseSchema,
   CardWebhookError: cardWebhookErrorResponseSchema,
   Unauthorized: unauthorizedResponseSchema,
+  StoreRefund: storeRefundResponseSchema,
+  StoreCapture: storeCaptureResponseSchema,
+  StoreCancelAuthorization: storeCancelAuthorizationResponseSchema,
+  StoreCallbackError: storeCallbackErrorResponseSchema,
 } satisfies Record<string, z.ZodType>;
 
 export type ComponentName = keyof typeof REQUEST_SCHEMAS | keyof typeof RESPONSE_SCHEMAS;
@@ -184,6 +196,35 @@ function shippingWebhookOperation(operationId: string, alias: boolean): JsonObje
   };
 }
 
+function storeCallbackOperation(options: {
+  operationId: string;
+  summary: string;
+  description: string;
+  request: ComponentName;
+  success: ComponentName;
+}): JsonObject {
+  return {
+    operationId: options.operationId,
+    summary: options.summary,
+    description: options.description,
+    tags: ['store'],
+    security: [{ StoreSignature: [] }],
+    requestBody: { required: true, ...json(options.request) },
+    responses: {
+      '200': { description: 'Done, or done before (the call is idempotent).', ...json(options.success) },
+      '400': {
+        description: 'The body fails validation (`Invalid request`), or the service will not do it: `error` says why, in words for the shop owner.',
+        ...oneOfJson('InvalidRequest', 'StoreCallbackError'),
+      },
+      '401': { description: 'The signature is missing, wrong, or more than five minutes old or ahead.', ...json('Unauthorized') },
+      '409': { description: 'Another request is changing the order: try again.', ...json('StoreCallbackError') },
+      '413': { description: `The body is larger than ${CHECKOUT_BODY_LIMIT / 1024} KiB.`, ...json('PayloadTooLarge') },
+      '502': { description: 'Stripe or the store did not answer: try again (a retry never does it twice).', ...json('StoreCallbackError') },
+      '503': { description: 'STORE_CALLBACK_SECRET is not set: nothing is done.', ...json('StoreCallbackError') },
+    },
+  };
+}
+
 export function buildOpenApiDocument(): JsonObject {
   return {
     openapi: '3.1.0',
@@ -197,6 +238,7 @@ export function buildOpenApiDocument(): JsonObject {
     tags: [
       { name: 'storefront', description: 'Called by the storefront (browser or server), with the checkout token of one order.' },
       { name: 'webhooks', description: 'Called by the card and shipping providers.' },
+      { name: 'store', description: 'Called by the store’s companion plugin for what a shop owner does in the WooCommerce admin.' },
     ],
     paths: {
       '/api/payment-intent': {
@@ -229,6 +271,40 @@ export function buildOpenApiDocument(): JsonObject {
       '/api/stripe/webhook': { post: cardWebhookOperation('receiveStripeEvent', true) },
       '/api/shipping/webhook': { post: shippingWebhookOperation('receiveShipmentNotification', false) },
       '/api/shipstation/webhook': { post: shippingWebhookOperation('receiveShipStationNotification', true) },
+      '/api/store/refunds': {
+        post: storeCallbackOperation({
+          operationId: 'refundFromStore',
+          summary: 'Refund a card payment from the WooCommerce admin',
+          description:
+            'Sent by the companion plugin’s gateway when the shop owner clicks “Refund via …”. Refunds the WooCommerce refund’s amount ' +
+            '(read from the store, in the order’s currency) at Stripe, with the order and the WooCommerce refund in the refund’s metadata; ' +
+            'a retry for the same WooCommerce refund answers the refund already made. Orders not paid by card are refused.',
+          request: 'StoreRefundRequest',
+          success: 'StoreRefund',
+        }),
+      },
+      '/api/store/capture': {
+        post: storeCallbackOperation({
+          operationId: 'captureFromStore',
+          summary: 'Capture an authorized card payment (STRIPE_CAPTURE=manual)',
+          description:
+            'Sent by the plugin’s “Capture charge” order action. Captures the order’s total as the store holds it (never more than was ' +
+            'authorized); the payment is then recorded by `payment_intent.succeeded`. An order already captured answers its amount.',
+          request: 'StoreOrderRequest',
+          success: 'StoreCapture',
+        }),
+      },
+      '/api/store/cancel-authorization': {
+        post: storeCallbackOperation({
+          operationId: 'cancelAuthorizationFromStore',
+          summary: 'Release the card authorization of a cancelled order',
+          description:
+            'Sent by the plugin when an order is cancelled in the admin. Cancels an authorization that was not captured; ' +
+            '`canceled: false` when the order holds none. A captured payment is refused: refund it instead.',
+          request: 'StoreOrderRequest',
+          success: 'StoreCancelAuthorization',
+        }),
+      },
     },
     components: {
       schemas: { ...componentSchemas(REQUEST_SCHEMAS, 'input'), ...componentSchemas(RESPONSE_SCHEMAS, 'output') },
@@ -255,6 +331,14 @@ export function buildOpenApiDocument(): JsonObject {
           description: 'The shared secret (`SHIPPING_WEBHOOK_SECRET`) in the subscribed URL, as ShipStation cannot send headers.',
         },
         ShippingSecretHeader: { type: 'apiKey', in: 'header', name: SECRET_HEADER, description: 'The shared secret as a header.' },
+        StoreSignature: {
+          type: 'apiKey',
+          in: 'header',
+          name: STORE_SIGNATURE_HEADER,
+          description:
+            '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with STORE_CALLBACK_SECRET>`, ' +
+            `accepted within ${STORE_SIGNATURE_TOLERANCE_SECONDS / 60} minutes of the service’s clock.`,
+        },
       },
     },
   };

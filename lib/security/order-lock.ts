@@ -71,15 +71,23 @@ export class MemoryOrderLocks implements OrderLocks {
       timer = setTimeout(() => resolve('timeout'), waitMs);
       timer.unref?.();
     });
+    let acquired = false;
     try {
       const outcome = await Promise.race([previous.then(() => 'acquired' as const), timedOut]);
       if (outcome === 'timeout') throw new OrderBusyError(orderId);
+      acquired = true;
       return await task();
     } finally {
       clearTimeout(timer);
       release();
-      // The last one out removes the key, so the map holds only orders in use.
-      if (this.tails.get(key) === tail) this.tails.delete(key);
+      // The last one out removes the key, so the map holds only orders in use. A waiter that gave up
+      // leaves while the holder still works: the queue must stay until the holder is done too, or the
+      // next writer would find the order free and run beside the holder.
+      const forget = () => {
+        if (this.tails.get(key) === tail) this.tails.delete(key);
+      };
+      if (acquired) forget();
+      else void tail.then(forget);
     }
   }
 

@@ -11,7 +11,8 @@
  * other parameters, and errors shaped `{error: {type, code, message, param}}`.
  *
  * Routes: POST /v1/payment_intents, GET /v1/payment_intents/<id>, POST /v1/payment_intents/<id>,
- * POST /v1/payment_intents/<id>/confirm.
+ * POST /v1/payment_intents/<id>/confirm, POST /v1/payment_intents/<id>/capture | cancel,
+ * GET | POST /v1/refunds, GET /v1/events.
  *
  * The browser side, as Stripe.js calls it: with the publishable key in the
  * form body (`key=pk_…`, or the query string of a GET) instead of an
@@ -73,6 +74,7 @@ export function stripeApiHandler(model: StripeModel, secretKey: string, options:
     const path = url.pathname.replace(/\/+$/, '');
     const intentRoute = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
     const confirmRoute = /^\/v1\/payment_intents\/([^/]+)\/confirm$/.exec(path);
+    const captureRoute = /^\/v1\/payment_intents\/([^/]+)\/(capture|cancel)$/.exec(path);
 
     if (method === 'OPTIONS') {
       return new Response(null, {
@@ -130,6 +132,16 @@ export function stripeApiHandler(model: StripeModel, secretKey: string, options:
         return stripeJson(result.status, result.body);
       }
       if (path === '/v1/refunds' && method === 'GET') return stripeJson(200, model.listRefunds(url.searchParams));
+      if (path === '/v1/refunds' && method === 'POST') {
+        const result = model.idempotent(idempotencyKey, `POST ${path} ${JSON.stringify(params)}`, () => model.createRefund(params));
+        return stripeJson(result.status, result.body);
+      }
+      if (captureRoute && method === 'POST') {
+        const id = decodeURIComponent(captureRoute[1] ?? '');
+        const act = captureRoute[2] === 'capture' ? () => model.capture(id, params) : () => model.cancel(id, params);
+        const result = model.idempotent(idempotencyKey, `POST ${path} ${JSON.stringify(params)}`, act);
+        return stripeJson(result.status, result.body);
+      }
       if (path === '/v1/payment_intents' && method === 'POST') {
         const result = model.idempotent(idempotencyKey, `POST ${path} ${JSON.stringify(params)}`, () => model.create(params));
         return stripeJson(result.status, result.body);

@@ -17,7 +17,12 @@ export interface StripeIntent {
   amount: number;
   amount_received: number;
   currency: string;
-  status: 'requires_payment_method' | 'requires_confirmation' | 'requires_action' | 'processing' | 'succeeded' | 'canceled';
+  status: 'requires_payment_method' | 'requires_confirmation' | 'requires_action' | 'processing' | 'requires_capture' | 'succeeded' | 'canceled';
+  /** `manual`: a successful confirmation authorizes (`requires_capture`) and POST …/capture collects. */
+  capture_method: 'automatic' | 'automatic_async' | 'manual';
+  /** What a `requires_capture` intent may still capture. */
+  amount_capturable: number;
+  cancellation_reason: string | null;
   client_secret: string;
   description: string | null;
   receipt_email: string | null;
@@ -195,12 +200,19 @@ export class StripeModel {
       throw invalid('allowed_payment_method_types and automatic_payment_methods cannot be used together.', 'allowed_payment_method_types', 'parameters_exclusive');
     }
     const methodTypes = allowed && typeof allowed === 'object' ? Object.values(allowed as Record<string, string>) : DASHBOARD_METHODS;
+    const captureMethod = params.capture_method ?? 'automatic_async';
+    if (captureMethod !== 'automatic' && captureMethod !== 'automatic_async' && captureMethod !== 'manual') {
+      throw invalid(`Invalid capture_method: must be one of automatic, automatic_async, or manual`, 'capture_method', 'parameter_invalid_string');
+    }
     const id = this.newId('pi');
     const intent: StripeIntent = {
       id,
       object: 'payment_intent',
       amount,
       amount_received: 0,
+      capture_method: captureMethod,
+      amount_capturable: 0,
+      cancellation_reason: null,
       currency,
       status: 'requires_payment_method',
       client_secret: `${id}_secret_${randomBytes(12).toString('hex')}`,
@@ -300,6 +312,10 @@ export class StripeModel {
         payment_intent: declined,
       });
     }
+    if (target.capture_method === 'manual') {
+      this.holdAuthorization(target);
+      return structuredClone(target);
+    }
     target.status = 'succeeded';
     target.amount_received = target.amount;
     target.last_payment_error = null;
@@ -328,6 +344,66 @@ export class StripeModel {
     return structuredClone(intent);
   }
 
+  /** A successful confirmation of a manual-capture intent: the amount is held on the card, not collected. */
+  private holdAuthorization(intent: StripeIntent): void {
+    intent.status = 'requires_capture';
+    intent.amount_capturable = intent.amount;
+    intent.last_payment_error = null;
+    this.events.record('payment_intent.amount_capturable_updated', intent);
+  }
+
+  /** What a customer's successful payment does to a manual-capture intent: authorized, `requires_capture`. */
+  authorize(id: string): StripeIntent {
+    const intent = this.intents.get(id);
+    if (!intent) return this.retrieve(id);
+    intent.latest_charge = this.newId('ch');
+    this.holdAuthorization(intent);
+    return structuredClone(intent);
+  }
+
+  /**
+   * POST /v1/payment_intents/<id>/capture: only a `requires_capture` intent; `amount_to_capture` at most
+   * what is capturable (the rest is released). Records `payment_intent.succeeded`.
+   */
+  capture(id: string, params: Params): StripeIntent {
+    const target = this.intents.get(id) ?? this.retrieve(id);
+    if (target.status !== 'requires_capture') {
+      throw new StripeApiError(
+        400,
+        'invalid_request_error',
+        'payment_intent_unexpected_state',
+        `This PaymentIntent could not be captured because it has a status of ${target.status}. Only a PaymentIntent with one of the following statuses may be captured: requires_capture.`,
+      );
+    }
+    const amount = params.amount_to_capture === undefined ? target.amount_capturable : parseAmount(params.amount_to_capture, target.currency);
+    if (amount > target.amount_capturable) {
+      throw invalid(`The amount_to_capture (${amount}) cannot be more than the amount_capturable (${target.amount_capturable}).`, 'amount_to_capture', 'amount_too_large');
+    }
+    target.status = 'succeeded';
+    target.amount_received = amount;
+    target.amount_capturable = 0;
+    this.events.record('payment_intent.succeeded', target);
+    return structuredClone(target);
+  }
+
+  /** POST /v1/payment_intents/<id>/cancel: not once succeeded or canceled. Records `payment_intent.canceled`. */
+  cancel(id: string, params: Params): StripeIntent {
+    const target = this.intents.get(id) ?? this.retrieve(id);
+    if (target.status === 'succeeded' || target.status === 'canceled') {
+      throw new StripeApiError(
+        400,
+        'invalid_request_error',
+        'payment_intent_unexpected_state',
+        `You cannot cancel this PaymentIntent because it has a status of ${target.status}.`,
+      );
+    }
+    target.status = 'canceled';
+    target.amount_capturable = 0;
+    target.cancellation_reason = typeof params.cancellation_reason === 'string' ? params.cancellation_reason : null;
+    this.events.record('payment_intent.canceled', target);
+    return structuredClone(target);
+  }
+
   /** What a declined card does: the intent goes back to requires_payment_method with an error. */
   fail(id: string, message = 'Your card was declined.'): StripeIntent {
     const intent = this.intents.get(id);
@@ -340,7 +416,7 @@ export class StripeModel {
 
   /** Charges by id (one per succeeded intent), refunds and disputes: what the lifecycle events carry. */
   readonly charges = new Map<string, { id: string; intent: string; amount: number; amount_refunded: number; currency: string; created: number }>();
-  readonly refunds = new Map<string, StripeObject & { charge: string; amount: number; status: string; created: number }>();
+  readonly refunds = new Map<string, StripeObject & { charge: string; amount: number; status: string; created: number; metadata: Record<string, string> }>();
   readonly disputes = new Map<string, StripeObject & { charge: string; status: string }>();
 
   private chargeOf(intentId: string) {
@@ -350,7 +426,7 @@ export class StripeModel {
     }
     let charge = this.charges.get(intent.latest_charge);
     if (!charge) {
-      charge = { id: intent.latest_charge, intent: intent.id, amount: intent.amount, amount_refunded: 0, currency: intent.currency, created: intent.created };
+      charge = { id: intent.latest_charge, intent: intent.id, amount: intent.amount_received || intent.amount, amount_refunded: 0, currency: intent.currency, created: intent.created };
       this.charges.set(charge.id, charge);
     }
     return charge;
@@ -371,9 +447,15 @@ export class StripeModel {
   }
 
   /** `POST /v1/refunds` as the dashboard makes it: the whole remainder by default; records `charge.refunded`. */
-  refund(intentId: string, amount?: number): { refund: StripeObject; event: StripeEvent } {
+  refund(intentId: string, amount?: number, metadata: Record<string, string> = {}): { refund: StripeObject; event: StripeEvent } {
     const charge = this.chargeOf(intentId);
     const remaining = charge.amount - charge.amount_refunded;
+    if (remaining <= 0) {
+      throw new StripeApiError(400, 'invalid_request_error', 'charge_already_refunded', `Charge ${charge.id} has already been refunded.`);
+    }
+    if ([...this.disputes.values()].some((d) => d.charge === charge.id && d.status !== 'won')) {
+      throw new StripeApiError(400, 'invalid_request_error', 'charge_disputed', `Charge ${charge.id} has been charged back; cannot issue a refund.`);
+    }
     const value = amount ?? remaining;
     if (!Number.isInteger(value) || value < 1 || value > remaining) {
       throw invalid(`Refund amount (${value}) is greater than unrefunded amount on charge (${remaining})`, 'amount', 'amount_too_large');
@@ -389,10 +471,28 @@ export class StripeModel {
       status: 'succeeded',
       reason: 'requested_by_customer',
       created: Math.floor(Date.now() / 1000),
+      metadata: { ...metadata },
     };
     this.refunds.set(refund.id, refund);
     const event = this.events.record('charge.refunded', this.chargeObject(charge.id));
     return { refund: structuredClone(refund), event };
+  }
+
+  /**
+   * `POST /v1/refunds` as the API takes it: `payment_intent` or `charge`, `amount` (the remainder when
+   * absent) and `metadata`. The idempotency key is the handler's (stripe-handler.ts).
+   */
+  createRefund(params: Params): StripeObject {
+    const metadata = { ...((params.metadata as Record<string, string> | undefined) ?? {}) };
+    const chargeId = typeof params.charge === 'string' ? params.charge : undefined;
+    const intentId = typeof params.payment_intent === 'string' ? params.payment_intent : chargeId ? this.charges.get(chargeId)?.intent : undefined;
+    if (!intentId) {
+      if (chargeId) throw new StripeApiError(404, 'invalid_request_error', 'resource_missing', `No such charge: '${chargeId}'`, 'charge');
+      throw invalid('One of the following params should be provided for this request: payment_intent or charge.', 'payment_intent', 'parameter_missing');
+    }
+    const amount = params.amount === undefined ? undefined : Number(params.amount);
+    if (amount !== undefined && !/^\d+$/.test(String(params.amount))) throw invalid('Invalid integer: amount', 'amount');
+    return this.refund(intentId, amount, metadata).refund;
   }
 
   /** A refund that later fails or is canceled (bank debits): records `charge.refund.updated`. */

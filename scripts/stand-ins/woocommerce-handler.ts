@@ -270,7 +270,7 @@ export function wooCommerceHandler(model: WooCommerceModel, credentials: WooCred
     const restoreRoute = /^\/wc-checkout-bridge\/v1\/customers\/(\d+)\/cart\/restore$/.exec(route);
     const idOf = (match: RegExpExecArray) => Number(match[1]);
 
-    let action: ((payload: Record<string, unknown>) => Answer) | undefined;
+    let action: ((payload: Record<string, unknown>) => Answer | Promise<Answer>) | undefined;
     if (orderRoute && method === 'GET') action = () => ({ body: presentOrder(model.get(idOf(orderRoute)), origin) });
     else if (orderRoute && ['PUT', 'POST', 'PATCH'].includes(method)) {
       action = (payload) => ({ body: presentOrder(model.update(idOf(orderRoute), payload), origin) });
@@ -288,7 +288,12 @@ export function wooCommerceHandler(model: WooCommerceModel, credentials: WooCred
         return { body: list.items.map((refund) => presentChild(refund, origin, id, 'refunds')), total: { items: list.total, perPage } };
       };
     } else if (refundsRoute && method === 'POST') {
-      action = (payload) => ({ body: presentChild(model.createRefund(idOf(refundsRoute), payload), origin, idOf(refundsRoute), 'refunds'), status: 201 });
+      action = async (payload) => {
+        const id = idOf(refundsRoute);
+        const viaGateway = payload.api_refund !== false && model.gateway !== undefined;
+        const refund = viaGateway ? await model.createRefundViaGateway(id, payload) : model.createRefund(id, payload);
+        return { body: presentChild(refund, origin, id, 'refunds'), status: 201 };
+      };
     } else if (refundRoute && method === 'GET') {
       action = () => ({ body: presentChild(model.getRefund(idOf(refundRoute), Number(refundRoute[2])), origin, idOf(refundRoute), 'refunds') });
     } else if (refundRoute && method === 'DELETE') {
@@ -315,7 +320,8 @@ export function wooCommerceHandler(model: WooCommerceModel, credentials: WooCred
     if (payload instanceof WooError) return errorResponse(payload);
     let answer: Answer;
     try {
-      answer = action(payload);
+      // Awaited: a refund through the companion plugin's gateway answers once the service has.
+      answer = await action(payload);
     } catch (error) {
       if (error instanceof WooError) return errorResponse(error);
       throw error;

@@ -262,6 +262,17 @@ export interface Page<T> {
   total: number;
 }
 
+/** The companion plugin's payment gateway (scripts/stand-ins/store-gateway.ts). */
+export interface RefundGateway {
+  id: string;
+  processRefund(
+    orderId: number,
+    refundId: number,
+    amount: string,
+    reason: string,
+  ): Promise<{ ok: true; meta: Record<string, string> } | { ok: false; error: string }>;
+}
+
 export class WooError extends Error {
   private bareData: { value: unknown } | undefined;
 
@@ -566,6 +577,9 @@ export class WooCommerceModel {
   readonly cartRestoreKeys = new Map<number, Map<string, number>>();
   cartBridgeInstalled = true;
   readonly version = '10.0.2';
+
+  /** The companion plugin's gateway, when the shop has it configured: refunds that ask for the money back go to it. */
+  gateway: RefundGateway | undefined;
   private nextMetaId = 1000;
   private readonly statuses: Set<string>;
   /** The shop's settings; tests change them as a shop owner would in wp-admin. */
@@ -991,6 +1005,37 @@ export class WooCommerceModel {
       order.date_modified = formatWooDate(this.now());
       order.date_modified_gmt = order.date_modified;
     }
+    return structuredClone(refund);
+  }
+
+  /**
+   * A refund that asks the order's gateway for the money back (the admin's "Refund via …" button,
+   * or POST /orders/<id>/refunds without `api_refund: false`), as wc_create_refund does it with
+   * refund_payment: the refund is saved first, then wc_refund_payment calls the gateway registered
+   * under the order's payment method; a gateway error deletes the refund and is answered 500 with its
+   * message; success marks the refund `refunded_payment` (with the meta the gateway set on it), and
+   * only then may the order become `refunded`.
+   */
+  async createRefundViaGateway(id: number, body: Record<string, unknown>): Promise<WooRefund> {
+    const order = this.orders.get(id);
+    if (!order) throw new WooError(404, 'woocommerce_rest_invalid_order_id', 'Invalid order ID.');
+    const gateway = this.gateway;
+    if (!gateway || gateway.id !== order.payment_method) {
+      throw WooError.withBareData('woocommerce_rest_cannot_create_order_refund', 'The payment gateway for this order does not exist.', 500);
+    }
+    const statusBefore = order.status;
+    const created = this.createRefund(id, { ...body, api_refund: false });
+    order.status = statusBefore;
+    const result = await gateway.processRefund(id, created.id, created.amount, created.reason);
+    const list = this.refunds.get(id) ?? [];
+    if (!result.ok) {
+      this.refunds.set(id, list.filter((r) => r.id !== created.id));
+      throw WooError.withBareData('woocommerce_rest_cannot_create_order_refund', result.error, 500);
+    }
+    const refund = list.find((r) => r.id === created.id)!;
+    refund.refunded_payment = true;
+    for (const [key, value] of Object.entries(result.meta)) refund.meta_data.push({ id: this.nextMetaId++, key, value });
+    if (this.units(order, this.remainingRefund(id)) <= 0n) order.status = 'refunded';
     return structuredClone(refund);
   }
 

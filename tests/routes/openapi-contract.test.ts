@@ -19,10 +19,13 @@ import { POST as shipStationPOST } from '@/app/api/shipstation/webhook/route';
 import { POST as stripePOST } from '@/app/api/stripe/webhook/route';
 import { OPTIONS as submitOrderOPTIONS, POST as submitOrderPOST } from '@/app/api/submit-order/route';
 import { OPENAPI_FILE, serializedOpenApiDocument } from '@/lib/openapi/file';
+import { getServices } from '@/lib/services';
 import { RATE_LIMITS } from '@/lib/security/rate-limit';
 import { TEST_STOREFRONT_ORIGIN, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { checkedResponses, documentedResponses, expectDocumentedResponse, openApiDocument } from '../support/openapi';
+import { paidOrder } from '../support/card-events';
 import { useProviders } from '../support/providers';
+import { STORE_ROUTES, storeRequest, TEST_STORE_CALLBACK_SECRET, type StoreRoute } from '../support/store-callbacks';
 import { awayFromWindowEdge, freshIp, postJson, tokenFor } from '../support/requests';
 
 const providers = useProviders();
@@ -71,6 +74,9 @@ describe('the document', () => {
       '/api/payment-intent',
       '/api/shipping/webhook',
       '/api/shipstation/webhook',
+      '/api/store/cancel-authorization',
+      '/api/store/capture',
+      '/api/store/refunds',
       '/api/stripe/webhook',
       '/api/submit-order',
     ]);
@@ -177,6 +183,73 @@ describe('webhooks answer as documented', () => {
       expect(await ship(notification, { ip })).toEqual({ error: 'Too many requests' });
     });
   }
+});
+
+describe('the store’s calls answer as documented', () => {
+  const call = (route: StoreRoute, body: unknown, options: Parameters<typeof storeRequest>[2] = {}) =>
+    STORE_ROUTES[route].POST(storeRequest(route, body, options)).then((r) => expectDocumentedResponse('POST', STORE_ROUTES[route].path, r));
+
+  it('/api/store/refunds: 200, 400, 401, 413, 502 and 503', async () => {
+    useTestEnv({ STORE_CALLBACK_SECRET: TEST_STORE_CALLBACK_SECRET });
+    await paidOrder(providers, 131);
+    const saved = providers.woo.createRefund(131, { amount: '5.00', api_refund: false });
+    const refund = { order_id: 131, refund_id: saved.id, amount: '5.00' };
+    expect(await call('refunds', refund)).toMatchObject({ amount: '5.00' });
+    expect(await call('refunds', { order_id: 'x' })).toMatchObject({ error: 'Invalid request' });
+    expect(await call('refunds', { ...refund, amount: '6.00' })).toMatchObject({ error: expect.stringContaining('does not match') });
+    expect(await call('refunds', refund, { secret: 'another-secret-of-the-same-length-0123456789' })).toEqual({ error: 'Unauthorized' });
+    await call('refunds', JSON.stringify({ padding: 'x'.repeat(33 * 1024) }));
+    const second = providers.woo.createRefund(131, { amount: '1.00', api_refund: false });
+    providers.failCard('POST', /^\/v1\/refunds$/, 503, 'api_error', 'unavailable', 2);
+    expect(await call('refunds', { ...refund, refund_id: second.id, amount: '1.00' })).toMatchObject({ error: expect.stringContaining('Stripe') });
+    useTestEnv();
+    expect(await call('refunds', refund)).toMatchObject({ error: expect.stringContaining('STORE_CALLBACK_SECRET') });
+  });
+
+  it('/api/store/capture and /api/store/cancel-authorization: 200, 400, 401, 413, 502 and 503', async () => {
+    useTestEnv({ STORE_CALLBACK_SECRET: TEST_STORE_CALLBACK_SECRET, STRIPE_CAPTURE: 'manual' });
+    providers.woo.seed({ id: 132, lines: [{ total: '30.00' }] });
+    const intent = providers.stripe.create({ amount: '3000', currency: 'usd', capture_method: 'manual', metadata: { shop_order_id: '132' } });
+    providers.woo.update(132, { meta_data: [{ key: '_payment_intent_id', value: intent.id }] });
+    providers.stripe.authorize(intent.id);
+    for (const route of ['capture', 'cancelAuthorization'] as const) {
+      expect(await call(route, { order_id: 132 }, { header: null })).toEqual({ error: 'Unauthorized' });
+      expect(await call(route, { order_id: -132 })).toMatchObject({ error: 'Invalid request' });
+      await call(route, JSON.stringify({ padding: 'x'.repeat(33 * 1024) }));
+      providers.failStore('GET', /\/orders\/132$/, 503, 'internal_server_error', 2);
+      expect(await call(route, { order_id: 132 })).toMatchObject({ error: expect.stringContaining('store') });
+    }
+    expect(await call('cancelAuthorization', { order_id: 132 })).toEqual({ canceled: true });
+    expect(await call('capture', { order_id: 132 })).toMatchObject({ error: expect.stringContaining('cancelled') });
+    expect(await call('cancelAuthorization', { order_id: 133 })).toMatchObject({ error: 'Order #133 was not found in the store.' });
+    providers.woo.seed({ id: 134, lines: [{ total: '30.00' }] });
+    expect(await call('capture', { order_id: 134 })).toMatchObject({ error: expect.stringContaining('not authorized') });
+    const other = providers.stripe.create({ amount: '3000', currency: 'usd', capture_method: 'manual', metadata: { shop_order_id: '134' } });
+    providers.woo.update(134, { meta_data: [{ key: '_payment_intent_id', value: other.id }] });
+    providers.stripe.authorize(other.id);
+    expect(await call('capture', { order_id: 134 })).toEqual({ captured: '30.00' });
+    useTestEnv();
+    for (const route of ['capture', 'cancelAuthorization'] as const) {
+      expect(await call(route, { order_id: 132 })).toMatchObject({ error: expect.stringContaining('STORE_CALLBACK_SECRET') });
+    }
+  });
+
+  it('409 while another request holds the order', async () => {
+    useTestEnv({ STORE_CALLBACK_SECRET: TEST_STORE_CALLBACK_SECRET, UPSTREAM_TIMEOUT_MS: '200' });
+    let release!: () => void;
+    let entered!: () => void;
+    const holding = new Promise<void>((resolve) => (entered = resolve));
+    const held = getServices().orderLocks.withOrderLock(135, async () => {
+      entered();
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await holding;
+    for (const route of ['refunds', 'capture', 'cancelAuthorization'] as const) {
+      expect([route, await call(route, { order_id: 135, refund_id: 1, amount: '1.00' })]).toEqual([route, { error: expect.stringContaining('Order is being processed') }]);
+    }
+    release();
+    await held;
+  });
 });
 
 afterAll(() => {

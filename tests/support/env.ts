@@ -45,6 +45,8 @@ const MANAGED = [
   'RECONCILE_WINDOW_HOURS',
   'CLIENT_IP_HEADER',
   'SHIPPING_WEBHOOK_AUTH',
+  'STRIPE_CAPTURE',
+  'STORE_CALLBACK_SECRET',
 ];
 
 /** Sets the test configuration (plus overrides; `undefined` unsets) and drops all service state. */

@@ -79,6 +79,18 @@ describe('per-order lock', () => {
     await holder;
   });
 
+  it('a waiter that gave up leaves the order locked for the next one while the holder still works', async () => {
+    const locks = new MemoryOrderLocks({ waitMs: 20 });
+    let finish!: () => void;
+    const holder = locks.withOrderLock(1, () => new Promise<void>((resolve) => (finish = resolve)));
+    await expect(locks.withOrderLock(1, async () => 'never')).rejects.toBeInstanceOf(OrderBusyError);
+    await expect(locks.withOrderLock(1, async () => 'beside the holder')).rejects.toBeInstanceOf(OrderBusyError);
+    finish();
+    await holder;
+    await expect(locks.withOrderLock(1, async () => 'after')).resolves.toBe('after');
+    expect(locks.activeKeys).toBe(0);
+  });
+
   it("waits only while its request's deadline leaves the reserve for the work, then answers busy", async () => {
     const locks = new MemoryOrderLocks({ waitMs: 20_000, reserveMs: 900 });
     let release!: () => void;

@@ -1,8 +1,8 @@
 <?php
 /**
  * Plugin Name:       Checkout Cart Bridge
- * Description:       Lets the headless checkout payment service clear a registered customer's cart after a card payment succeeds and restore it after one fails. Adds two REST routes under wc-checkout-bridge/v1, authenticated with WooCommerce REST API keys.
- * Version:           1.1.0
+ * Description:       Companion of the headless checkout payment service: clears a registered customer's cart after a card payment succeeds and restores it after one fails (two REST routes under wc-checkout-bridge/v1, authenticated with WooCommerce REST API keys), and lets the admin refund card orders, capture and release card authorizations through the service.
+ * Version:           1.2.0
  * Requires at least: 6.0
  * Requires PHP:      7.4
  * Requires Plugins:  woocommerce
@@ -33,13 +33,21 @@
  *
  * Errors (WordPress's REST error shape {"code", "message", "data": {"status"}}):
  *   401/403 checkout_bridge_forbidden           the key's user cannot manage_woocommerce
- *   404     checkout_bridge_customer_not_found  no WordPress user with that id
+ *   404     checkout_bridge_customer_not_found  no customer with that id (no user, or a
+ *                                               user who is not a customer)
  *   404     checkout_bridge_order_not_found     no order with that id, or an order that is
  *                                               not this customer's (a cart is never rebuilt
  *                                               from someone else's order)
  *   400     rest_invalid_param / rest_missing_callback_param   bad or missing id / order_id
  * The service treats every 404 as "nothing to do" and logs a warning; the
  * payment itself is recorded either way.
+ *
+ * Ids are taken only as positive integers (an order_id of -7 or "abc" is a
+ * 400, never order 7 or order 0), and only customers (the `customer` role,
+ * see checkout_cart_bridge_is_customer) have a cart to clear or restore.
+ *
+ * The admin's side (refunds, capture, releasing authorizations) lives in
+ * includes/: the gateway and the signed calls to the service.
  */
 
 defined( 'ABSPATH' ) || exit;
@@ -51,6 +59,34 @@ const CHECKOUT_CART_BRIDGE_RESTORE_KEYS_META = '_checkout_cart_bridge_restore_ke
 
 /** Far more failures than one customer's payment events can bring within the provider's retries (3 days). */
 const CHECKOUT_CART_BRIDGE_RESTORE_KEYS_KEPT = 20;
+
+require_once __DIR__ . '/includes/functions.php';
+require_once __DIR__ . '/includes/store-callbacks.php';
+
+add_action( 'plugins_loaded', 'checkout_cart_bridge_load_gateway', 11 );
+
+/** The gateway needs WooCommerce's WC_Payment_Gateway, loaded with WooCommerce. */
+function checkout_cart_bridge_load_gateway() {
+	if ( ! class_exists( 'WC_Payment_Gateway' ) || ! apply_filters( 'checkout_cart_bridge_register_gateway', true ) ) {
+		return;
+	}
+	require_once __DIR__ . '/includes/class-checkout-cart-bridge-gateway.php';
+	add_filter( 'woocommerce_payment_gateways', 'checkout_cart_bridge_add_gateway' );
+	add_action( 'woocommerce_create_refund', array( 'Checkout_Cart_Bridge_Gateway', 'remember_refund' ) );
+}
+
+/**
+ * First in the list: WooCommerce keys gateways by id and the later one wins, so a
+ * shop's own gateway registered under the same id (the official Stripe plugin's
+ * `stripe`) keeps its orders.
+ *
+ * @param array $gateways Gateway class names or instances.
+ * @return array
+ */
+function checkout_cart_bridge_add_gateway( $gateways ) {
+	array_unshift( $gateways, 'Checkout_Cart_Bridge_Gateway' );
+	return $gateways;
+}
 
 add_action( 'rest_api_init', 'checkout_cart_bridge_register_routes' );
 
@@ -70,7 +106,8 @@ function checkout_cart_bridge_register_routes() {
 		'type'              => 'integer',
 		'minimum'           => 1,
 		'required'          => true,
-		'sanitize_callback' => 'absint',
+		'validate_callback' => 'checkout_cart_bridge_validate_id',
+		'sanitize_callback' => 'checkout_cart_bridge_sanitize_id',
 	);
 
 	register_rest_route(
@@ -98,7 +135,8 @@ function checkout_cart_bridge_register_routes() {
 					'type'              => 'integer',
 					'minimum'           => 1,
 					'required'          => true,
-					'sanitize_callback' => 'absint',
+					'validate_callback' => 'checkout_cart_bridge_validate_id',
+					'sanitize_callback' => 'checkout_cart_bridge_sanitize_id',
 				),
 				'restore_key' => array(
 					'description' => 'Idempotency key (the failed-payment event id): the cart is restored once per key and customer.',
@@ -109,6 +147,53 @@ function checkout_cart_bridge_register_routes() {
 			),
 		)
 	);
+}
+
+/**
+ * WordPress validates before it sanitizes: an id that is not a positive integer is
+ * answered 400 rest_invalid_param here, before anything could coerce it.
+ *
+ * @param mixed           $value   The argument.
+ * @param WP_REST_Request $request The request.
+ * @param string          $param   Its name.
+ * @return true|WP_Error
+ */
+function checkout_cart_bridge_validate_id( $value, $request, $param ) {
+	if ( checkout_cart_bridge_is_positive_id( $value ) ) {
+		return true;
+	}
+	/* translators: %s: parameter name. */
+	return new WP_Error( 'rest_invalid_param', sprintf( __( '%s must be a positive integer.', 'checkout-cart-bridge' ), $param ), array( 'status' => 400 ) );
+}
+
+/**
+ * A validated id as an integer.
+ *
+ * @param mixed $value The argument, already validated.
+ * @return int
+ */
+function checkout_cart_bridge_sanitize_id( $value ) {
+	return (int) $value;
+}
+
+/**
+ * Whether a user is a customer whose cart the service may clear or restore: the
+ * `customer` role (filter checkout_cart_bridge_customer_roles), or a capability a
+ * shop names with checkout_cart_bridge_customer_capability; decided last by
+ * checkout_cart_bridge_is_customer. Never a shop manager's or an administrator's
+ * cart by default.
+ *
+ * @param WP_User $user The user.
+ * @return bool
+ */
+function checkout_cart_bridge_is_customer( WP_User $user ) {
+	$roles       = (array) apply_filters( 'checkout_cart_bridge_customer_roles', array( 'customer' ) );
+	$is_customer = count( array_intersect( $roles, (array) $user->roles ) ) > 0;
+	$capability  = (string) apply_filters( 'checkout_cart_bridge_customer_capability', '' );
+	if ( ! $is_customer && '' !== $capability ) {
+		$is_customer = user_can( $user, $capability );
+	}
+	return (bool) apply_filters( 'checkout_cart_bridge_is_customer', $is_customer, $user );
 }
 
 /** Only shop managers and administrators (and REST API keys owned by them). */
@@ -133,7 +218,7 @@ function checkout_cart_bridge_persistent_cart_key() {
  */
 function checkout_cart_bridge_customer( $customer_id ) {
 	$user = get_userdata( (int) $customer_id );
-	if ( ! $user ) {
+	if ( ! $user || ! checkout_cart_bridge_is_customer( $user ) ) {
 		return new WP_Error( 'checkout_bridge_customer_not_found', 'Customer not found.', array( 'status' => 404 ) );
 	}
 	return $user;

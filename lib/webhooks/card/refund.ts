@@ -11,6 +11,8 @@
  * `_provider_refund_id`, is never recorded twice: a redelivered event, the
  * second event of a partial then full refund, or reconciliation finding the
  * same event again all end with one WooCommerce refund per Stripe refund.
+ * A refund made from the WooCommerce admin through the companion plugin is
+ * already a WooCommerce refund, named by the Stripe refund's metadata.
  * Refunds that failed or were canceled are not recorded.
  *
  * An order not paid yet (the refund arrived before the payment's event):
@@ -46,12 +48,16 @@ export async function recordChargeRefunds(orderId: number, charge: ChargeFacts, 
   const refunds = await (await services.card()).listChargeRefunds(charge.chargeId);
   const existing = await store.listRefunds(orderId);
   const recorded = new Set(existing.map(providerRefundIdOf).filter((id): id is string => id !== undefined));
+  // A refund made from the WooCommerce admin names its WooCommerce refund (lib/store-callbacks/refund.ts):
+  // recorded already while that refund exists; recorded here if WooCommerce dropped it after a lost answer.
+  const storeRefundIds = new Set(existing.map((refund) => refund.id));
   const currency = order.currency.toUpperCase();
   let remaining = toMinorUnits(order.total, currency) - existing.reduce((sum, refund) => sum + toMinorUnits(refund.amount, currency), 0);
 
   let created = 0;
   for (const refund of refunds) {
     if (!RECORDED_STATUSES.has(refund.status) || recorded.has(refund.refundId)) continue;
+    if (refund.storeRefundId !== undefined && storeRefundIds.has(refund.storeRefundId)) continue;
     if (refund.currency !== currency.toLowerCase() || refund.amount > remaining) {
       // WooCommerce would refuse it ("Invalid refund amount."): the shop must look, not Stripe retry.
       log.error('card.refund_not_recordable', {

@@ -1,0 +1,116 @@
+/**
+ * A card authorization held for an order (STRIPE_CAPTURE other than
+ * `automatic`: the intent was created with manual capture), settled from the
+ * WooCommerce admin through the companion plugin:
+ *
+ * - POST /api/store/capture: the "Capture charge" order action. Captures the
+ *   order's total as the store holds it now: the whole authorization, or less
+ *   when the order's total dropped (an item removed); never more than was
+ *   authorized. The payment is then recorded by `payment_intent.succeeded`,
+ *   as any payment is.
+ * - POST /api/store/cancel-authorization: an order cancelled in the admin
+ *   releases the customer's authorization at once instead of letting it lapse.
+ *
+ * Both act on the intent checkout handed out for the order, checked to be the
+ * order's, and are idempotent by the order: a capture or cancellation already
+ * done answers as done, and Stripe's idempotency key covers a retry whose
+ * answer was lost.
+ */
+import type { PaymentIntentSummary } from '@/lib/card/stripe';
+import { StoreCallbackRefusedError } from '@/lib/errors';
+import type { RequestContext } from '@/lib/http/route';
+import { log } from '@/lib/log';
+import { formatMinorUnits } from '@/lib/money';
+import { normalizeOrder } from '@/lib/orders/normalize';
+import type { Services } from '@/lib/services';
+import { checkoutIntentId, orderForCallback, orderIntent, refusedInPlainWords } from '@/lib/store-callbacks/card-payment';
+import type { StoreOrderRequest } from '@/lib/store-callbacks/schemas';
+
+export interface CaptureAnswer {
+  /** The amount captured, a decimal string in the order's currency. */
+  captured: string;
+}
+
+export interface CancelAuthorizationAnswer {
+  /** Whether the order's authorization is released (now or before); false when there was none to release. */
+  canceled: boolean;
+}
+
+const NOT_AUTHORIZED = 'The customer has not authorized a card payment for this order (yet).';
+
+/** What to capture of an authorized intent: undefined for all of it, else the order's lower total. */
+function amountToCapture(intent: PaymentIntentSummary, orderTotal: number, currency: string): number | undefined {
+  if (orderTotal <= 0) throw new StoreCallbackRefusedError('The order total is zero: cancel the order to release the authorization.');
+  if (orderTotal > intent.amountCapturable) {
+    throw new StoreCallbackRefusedError(
+      `The order total (${formatMinorUnits(orderTotal, currency)} ${currency}) is more than the customer authorized ` +
+        `(${formatMinorUnits(intent.amountCapturable, currency)} ${currency}): a card authorization cannot be raised.`,
+    );
+  }
+  return orderTotal < intent.amountCapturable ? orderTotal : undefined;
+}
+
+export async function captureFromStore(input: StoreOrderRequest, services: Services, context: RequestContext): Promise<CaptureAnswer> {
+  const orderId = input.order_id;
+  context.orderId = orderId;
+  return services.orderLocks.withOrderLock(orderId, async () => {
+    const order = await orderForCallback(orderId, services);
+    const intentId = checkoutIntentId(order);
+    if (intentId === undefined) throw new StoreCallbackRefusedError(NOT_AUTHORIZED);
+    const intent = await orderIntent(order, intentId, services);
+    const normalized = normalizeOrder(order);
+    const currency = normalized.currency;
+    if (intent.status === 'succeeded') {
+      context.outcome = 'already_captured';
+      return { captured: formatMinorUnits(intent.amountReceived, currency) };
+    }
+    if (intent.status === 'canceled') {
+      throw new StoreCallbackRefusedError('The authorization was cancelled or has expired: there is nothing left to capture.');
+    }
+    if (intent.status !== 'requires_capture') throw new StoreCallbackRefusedError(NOT_AUTHORIZED);
+
+    const amount = amountToCapture(intent, normalized.charge_cents, currency);
+    const card = await services.card();
+    const captured = await refusedInPlainWords('capture', () =>
+      card.capturePaymentIntent(intentId, amount, `store-capture-${orderId}-${intentId}-${amount ?? 'all'}`),
+    );
+    context.outcome = 'captured';
+    log.info('store_callback.captured', { orderId, intentId, amount: captured.amountReceived, authorized: intent.amountCapturable, currency });
+    return { captured: formatMinorUnits(captured.amountReceived, currency) };
+  });
+}
+
+export async function cancelAuthorizationFromStore(
+  input: StoreOrderRequest,
+  services: Services,
+  context: RequestContext,
+): Promise<CancelAuthorizationAnswer> {
+  const orderId = input.order_id;
+  context.orderId = orderId;
+  return services.orderLocks.withOrderLock(orderId, async () => {
+    const order = await orderForCallback(orderId, services);
+    const intentId = checkoutIntentId(order);
+    if (intentId === undefined) {
+      context.outcome = 'no_authorization';
+      return { canceled: false };
+    }
+    const intent = await orderIntent(order, intentId, services);
+    if (intent.status === 'canceled') {
+      context.outcome = 'already_canceled';
+      return { canceled: true };
+    }
+    if (intent.status === 'succeeded') {
+      throw new StoreCallbackRefusedError('The payment was already captured: refund it instead of cancelling the authorization.');
+    }
+    // An intent still waiting for the customer is left alone: the order may be reopened and paid with it.
+    if (intent.status !== 'requires_capture') {
+      context.outcome = 'no_authorization';
+      return { canceled: false };
+    }
+    const card = await services.card();
+    await refusedInPlainWords('cancellation', () => card.cancelPaymentIntent(intentId, `store-cancel-${orderId}-${intentId}`));
+    context.outcome = 'authorization_canceled';
+    log.info('store_callback.authorization_canceled', { orderId, intentId, amount: intent.amountCapturable });
+    return { canceled: true };
+  });
+}

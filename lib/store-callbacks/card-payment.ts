@@ -1,0 +1,73 @@
+/**
+ * What the store's calls share: the order read from the store (never a
+ * figure from the request), its card payment intent as Stripe holds it, and
+ * Stripe's refusals turned into words a shop owner can act on.
+ */
+import type { PaymentIntentSummary } from '@/lib/card/stripe';
+import { CardProviderError, StoreCallbackRefusedError, StoreError } from '@/lib/errors';
+import { META } from '@/lib/orders/meta-keys';
+import type { Services } from '@/lib/services';
+import type { StoreOrder } from '@/lib/store/types';
+
+/** The order, or a refusal naming it when the store does not know it. */
+export async function orderForCallback(orderId: number, services: Services): Promise<StoreOrder> {
+  try {
+    return await services.store().getOrder(orderId);
+  } catch (error) {
+    if (error instanceof StoreError && error.failure === 'not_found') throw new StoreCallbackRefusedError(`Order #${orderId} was not found in the store.`);
+    throw error;
+  }
+}
+
+/** The intent the card webhook recorded as the order's payment (the last one: webhooks append). */
+export function paidIntentId(order: StoreOrder): string | undefined {
+  const recorded = order.meta_data.filter((m) => m.key === META.providerPaymentIntentId && typeof m.value === 'string' && m.value !== '');
+  return recorded.at(-1)?.value as string | undefined;
+}
+
+/** The intent checkout handed out for the order (what an authorization not yet captured is on). */
+export function checkoutIntentId(order: StoreOrder): string | undefined {
+  const entry = order.meta_data.find((m) => m.key === META.paymentIntentId && typeof m.value === 'string' && m.value !== '');
+  return entry?.value as string | undefined;
+}
+
+/**
+ * The intent as Stripe holds it, only when it is this order's (its metadata names the order, its
+ * currency is the order's: DECISIONS 13); a refusal otherwise.
+ */
+export async function orderIntent(order: StoreOrder, intentId: string, services: Services): Promise<PaymentIntentSummary> {
+  const intent = await (await services.card()).retrievePaymentIntent(intentId);
+  if (!intent || intent.orderId !== String(order.id) || intent.currency !== order.currency.toLowerCase()) {
+    throw new StoreCallbackRefusedError(`The card payment of order #${order.id} was not found at Stripe.`);
+  }
+  return intent;
+}
+
+/** Stripe answered and said no (as opposed to not answering, which is retried and answered 502). */
+function isRefusal(error: unknown): error is CardProviderError {
+  return error instanceof CardProviderError && error.status !== undefined && [400, 402, 404].includes(error.status);
+}
+
+/** What Stripe's error codes (docs.stripe.com/error-codes) mean for the shop owner. */
+const PLAIN_WORDS: Record<string, string> = {
+  charge_already_refunded: 'Stripe has already refunded this payment in full.',
+  amount_too_large: 'The amount is more than what remains of this payment at Stripe.',
+  amount_too_small: 'The amount is below the smallest amount Stripe can move in this currency.',
+  charge_disputed:
+    'The customer disputed this payment with their bank (a chargeback), so Stripe will not refund it: respond to the dispute in the Stripe Dashboard instead.',
+  charge_not_refundable: 'Stripe cannot refund this payment.',
+  charge_expired_for_capture: 'The authorization has expired (card authorizations last 7 days): the payment can no longer be captured.',
+  charge_already_captured: 'The payment was already captured.',
+  payment_intent_unexpected_state: 'The payment is no longer in a state that allows this at Stripe.',
+};
+
+/** Runs a Stripe call, turning its refusal into a StoreCallbackRefusedError in plain words. */
+export async function refusedInPlainWords<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!isRefusal(error)) throw error;
+    const words = (error.code && PLAIN_WORDS[error.code]) ?? `Stripe refused the ${what} (${error.code ?? error.type}).`;
+    throw new StoreCallbackRefusedError(words, { code: error.code ?? error.type });
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * The bodies of the store's calls (DECISIONS 15), as the companion plugin
+ * sends them: WooCommerce ids as JSON integers, the refund amount as the
+ * decimal string WooCommerce holds (in the order's currency, which the
+ * service reads from the order itself, never from the body).
+ */
+import { z } from 'zod';
+
+const storeId = z.int().positive().max(Number.MAX_SAFE_INTEGER);
+
+export const storeOrderRequestSchema = z.object({
+  order_id: storeId.describe('The WooCommerce order.'),
+});
+
+export const storeRefundRequestSchema = z.object({
+  order_id: storeId.describe('The WooCommerce order.'),
+  refund_id: storeId.describe('The WooCommerce refund WooCommerce created for this refund; a retry with the same id refunds once.'),
+  amount: z
+    .string()
+    .regex(/^\d{1,12}(\.\d{1,6})?$/, 'must be a positive decimal amount such as 12.50')
+    .describe('The refund amount in the order’s currency, as WooCommerce holds it.'),
+  reason: z.string().max(1000).nullish().describe('The reason typed in the admin (kept in the refund’s metadata at Stripe).'),
+});
+
+export type StoreOrderRequest = z.output<typeof storeOrderRequestSchema>;
+export type StoreRefundRequest = z.output<typeof storeRefundRequestSchema>;
