@@ -21,6 +21,8 @@ export interface PaymentIntentSummary {
   status: string;
   clientSecret: string;
   orderId: string | undefined;
+  /** Where Stripe sends the receipt, when set. */
+  receiptEmail: string | undefined;
 }
 
 export interface CreateIntentInput {
@@ -28,15 +30,22 @@ export interface CreateIntentInput {
   amount: number;
   /** ISO code in any case; sent lower-case. */
   currency: string;
+  /** `receipt_email`. */
   email: string | undefined;
   idempotencyKey: string;
+}
+
+/** What an update of an intent not yet paid may change; `metadata.shop_order_id` is set with it. */
+export interface IntentChanges {
+  amount?: number;
+  receiptEmail?: string;
 }
 
 export interface CardProvider {
   createPaymentIntent(input: CreateIntentInput): Promise<PaymentIntentSummary>;
   /** The intent, or undefined when the provider does not know the id (deleted, other account or mode). */
   retrievePaymentIntent(id: string): Promise<PaymentIntentSummary | undefined>;
-  updatePaymentIntentAmount(id: string, amount: number, orderId: number): Promise<PaymentIntentSummary>;
+  updatePaymentIntent(id: string, changes: IntentChanges, orderId: number): Promise<PaymentIntentSummary>;
   /** One page of events of the given types, newest first (reconciliation, health). */
   listEvents(query: CardEventQuery): Promise<CardEventPage>;
   /** Every refund of a charge, oldest first (all pages): for a `charge.refunded` event that does not carry them. */
@@ -53,6 +62,7 @@ function summarize(intent: Stripe.PaymentIntent): PaymentIntentSummary {
     status: intent.status,
     clientSecret: intent.client_secret ?? '',
     orderId: intent.metadata?.shop_order_id,
+    receiptEmail: intent.receipt_email ?? undefined,
   };
 }
 
@@ -156,9 +166,17 @@ export class StripeCardProvider implements CardProvider {
     }
   }
 
-  async updatePaymentIntentAmount(id: string, amount: number, orderId: number): Promise<PaymentIntentSummary> {
+  async updatePaymentIntent(id: string, changes: IntentChanges, orderId: number): Promise<PaymentIntentSummary> {
     const intent = await this.attempt('update payment intent', false, (options) =>
-      this.stripe.paymentIntents.update(id, { amount, metadata: { shop_order_id: String(orderId) } }, options),
+      this.stripe.paymentIntents.update(
+        id,
+        {
+          ...(changes.amount !== undefined ? { amount: changes.amount } : {}),
+          ...(changes.receiptEmail !== undefined ? { receipt_email: changes.receiptEmail } : {}),
+          metadata: { shop_order_id: String(orderId) },
+        },
+        options,
+      ),
     );
     return summarize(intent);
   }
