@@ -128,8 +128,10 @@ describe('production safety net', () => {
     }
     for (const c of cases) {
       const lines = linesOf(c.id);
+      // A chunked body whose request Next.js saw aborted before handing it over arrives empty: invalid, not aborted.
+      const kinds = c.id === 'e2e-abort-chunked' ? /^(request_aborted|invalid_request)$/ : /^request_aborted$/;
       expect(lines.filter((line) => line.event === 'request'), c.id).toEqual([
-        expect.objectContaining({ level: 'warn', route: c.path, status: 400, error: expect.stringMatching(/^(request_aborted|invalid_request)$/) }),
+        expect.objectContaining({ level: 'warn', route: c.path, status: 400, error: expect.stringMatching(kinds) }),
       ]);
       expect(lines.filter((line) => line.level === 'error' || line.event === 'request.unexpected_error'), c.id).toEqual([]);
     }
