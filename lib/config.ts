@@ -37,6 +37,18 @@ const webhookSecrets = z
     message: 'must be one or more comma-separated secrets, each starting with "whsec_"',
   });
 
+/**
+ * SHIPPING_WEBHOOK_SECRET: one secret, or several comma-separated while the
+ * one in ShipStation's webhook URL is being changed (README, Rotating secrets);
+ * a delivery carrying any of them is accepted. A secret cannot hold a comma.
+ */
+const sharedSecrets = z
+  .string()
+  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .refine((list) => list.length > 0 && list.every((s) => s.length >= 16), {
+    message: 'must be one or more comma-separated secrets, each at least 16 characters long',
+  });
+
 /** CARD_LIFECYCLE_EVENTS words (README, Stripe): what happens to an order after its payment. */
 export const LIFECYCLE_EVENT_SETTINGS = ['refunds', 'disputes', 'async'] as const;
 export type LifecycleEventSetting = (typeof LIFECYCLE_EVENT_SETTINGS)[number];
@@ -93,7 +105,7 @@ const envSchema = z.object({
       .regex(/^[a-z0-9-]{1,100}$/, 'must be a header name such as x-real-ip or cf-connecting-ip'),
   ).transform((v) => v ?? 'x-forwarded-for'),
 
-  SHIPPING_WEBHOOK_SECRET: optional(z.string().min(16, 'must be at least 16 characters long')),
+  SHIPPING_WEBHOOK_SECRET: optional(sharedSecrets),
   SHIPPING_WEBHOOK_AUTH: optional(z.enum(['off'], { error: 'must be "off" or unset' })),
   SHIPSTATION_API_KEY: optional(z.string()),
   SHIPSTATION_API_SECRET: optional(z.string()),
@@ -164,7 +176,8 @@ export interface Config {
   /** The header the edge sets with the client's address; only `x-forwarded-for` is read as a list (DECISIONS 5). */
   clientIpHeader: string;
   shipping: {
-    webhookSecret: string | undefined;
+    /** SHIPPING_WEBHOOK_SECRET: empty when unset; more than one while it is being rotated. */
+    webhookSecrets: readonly string[];
     /** SHIPPING_WEBHOOK_AUTH=off: the operator accepts unauthenticated deliveries (DECISIONS 11). */
     unauthenticatedAllowed: boolean;
     apiKey: string | undefined;
@@ -371,7 +384,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     trustProxyHops: env.TRUST_PROXY_HOPS,
     clientIpHeader: env.CLIENT_IP_HEADER,
     shipping: {
-      webhookSecret: env.SHIPPING_WEBHOOK_SECRET,
+      webhookSecrets: env.SHIPPING_WEBHOOK_SECRET ?? [],
       unauthenticatedAllowed: env.SHIPPING_WEBHOOK_AUTH === 'off',
       apiKey: env.SHIPSTATION_API_KEY,
       apiSecret: env.SHIPSTATION_API_SECRET,

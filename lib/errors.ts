@@ -9,8 +9,43 @@ import type { ZodError } from 'zod';
 
 export type SafeDetails = Record<string, string | number | boolean | null>;
 
+/**
+ * Every kind of failure the service knows, the one closed list: an error
+ * class's `kind` must be one of these, and lib/http/errors.ts answers each of
+ * them for every endpoint family, so a new kind does not compile until it is
+ * given its answer. Classes that belong to one module live there
+ * (SharedStateUnavailableError in lib/redis/connection.ts, InvalidCardEventError
+ * in lib/card/events.ts, ShipStationError in lib/shipping/shipstation.ts,
+ * CardEventTooEarlyError in lib/webhooks/card/handler.ts); their kinds are here.
+ */
+export const ERROR_KINDS = [
+  // The caller's request
+  'rate_limited',
+  'invalid_request',
+  'payload_too_large',
+  'request_aborted',
+  'invalid_origin',
+  'invalid_token',
+  'invalid_signature',
+  'invalid_event',
+  'unauthorized',
+  // The order's state
+  'order_not_payable',
+  'order_busy',
+  'event_too_early',
+  'store_callback_refused',
+  // The service and what it depends on
+  'not_configured',
+  'store',
+  'card',
+  'shipstation',
+  'shared_state_unavailable',
+] as const;
+
+export type ErrorKind = (typeof ERROR_KINDS)[number];
+
 export abstract class ServiceError extends Error {
-  abstract readonly kind: string;
+  abstract readonly kind: ErrorKind;
   readonly details: SafeDetails | undefined;
 
   constructor(message: string, details?: SafeDetails) {
@@ -44,6 +79,19 @@ export class PayloadTooLargeError extends ServiceError {
   readonly kind = 'payload_too_large';
   constructor() {
     super('Payload too large');
+  }
+}
+
+/**
+ * The request's body did not arrive whole: shorter than its Content-Length, a
+ * connection closed mid-body, a malformed chunked encoding. The client's
+ * doing, never the service's fault: answered 400 (if anyone is still there to
+ * read it) and logged below error level.
+ */
+export class RequestAbortedError extends ServiceError {
+  readonly kind = 'request_aborted';
+  constructor(reason: 'stream_error' | 'short_body') {
+    super('Request body was not received whole', { reason });
   }
 }
 

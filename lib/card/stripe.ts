@@ -27,6 +27,8 @@ export interface PaymentIntentSummary {
   amountReceived: number;
   /** `latest_charge` as an id, or '' before any attempt to pay. */
   chargeId: string;
+  /** Where Stripe sends the receipt, when set. */
+  receiptEmail: string | undefined;
 }
 
 /** A refund made by the service for a refund the store holds (lib/store-callbacks/refund.ts). */
@@ -44,15 +46,22 @@ export interface CreateIntentInput {
   amount: number;
   /** ISO code in any case; sent lower-case. */
   currency: string;
+  /** `receipt_email`. */
   email: string | undefined;
   idempotencyKey: string;
+}
+
+/** What an update of an intent not yet paid may change; `metadata.shop_order_id` is set with it. */
+export interface IntentChanges {
+  amount?: number;
+  receiptEmail?: string;
 }
 
 export interface CardProvider {
   createPaymentIntent(input: CreateIntentInput): Promise<PaymentIntentSummary>;
   /** The intent, or undefined when the provider does not know the id (deleted, other account or mode). */
   retrievePaymentIntent(id: string): Promise<PaymentIntentSummary | undefined>;
-  updatePaymentIntentAmount(id: string, amount: number, orderId: number): Promise<PaymentIntentSummary>;
+  updatePaymentIntent(id: string, changes: IntentChanges, orderId: number): Promise<PaymentIntentSummary>;
   /** One page of events of the given types, newest first (reconciliation, health). */
   listEvents(query: CardEventQuery): Promise<CardEventPage>;
   /** Every refund of a charge, oldest first (all pages): for a `charge.refunded` event that does not carry them. */
@@ -78,6 +87,7 @@ function summarize(intent: Stripe.PaymentIntent): PaymentIntentSummary {
     amountCapturable: intent.amount_capturable ?? 0,
     amountReceived: intent.amount_received ?? 0,
     chargeId: chargeIdOf(intent.latest_charge),
+    receiptEmail: intent.receipt_email ?? undefined,
   };
 }
 
@@ -187,9 +197,17 @@ export class StripeCardProvider implements CardProvider {
     }
   }
 
-  async updatePaymentIntentAmount(id: string, amount: number, orderId: number): Promise<PaymentIntentSummary> {
+  async updatePaymentIntent(id: string, changes: IntentChanges, orderId: number): Promise<PaymentIntentSummary> {
     const intent = await this.attempt('update payment intent', false, (options) =>
-      this.stripe.paymentIntents.update(id, { amount, metadata: { shop_order_id: String(orderId) } }, options),
+      this.stripe.paymentIntents.update(
+        id,
+        {
+          ...(changes.amount !== undefined ? { amount: changes.amount } : {}),
+          ...(changes.receiptEmail !== undefined ? { receipt_email: changes.receiptEmail } : {}),
+          metadata: { shop_order_id: String(orderId) },
+        },
+        options,
+      ),
     );
     return summarize(intent);
   }

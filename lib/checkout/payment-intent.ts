@@ -6,20 +6,27 @@
  * Upstream calls for a new intent with addresses: get order, create intent,
  * one order update carrying both the intent id and the addresses. WooCommerce
  * recalculates taxes when addresses change (DECISIONS 7), so the intent's
- * amount is then brought to the total that update returned.
+ * amount is then brought to the total that update returned, and its receipt
+ * email to the order's email, in one more call when either changed.
+ *
+ * The lock is one guard; the idempotency key of the create is the other, for
+ * when the lock is only this instance's (Redis down): two calls for one order
+ * on two instances still create one intent and hand out one client secret.
  */
 import { createHash } from 'node:crypto';
-import type { PaymentIntentSummary } from '@/lib/card/stripe';
+import type { CardProvider, IntentChanges, PaymentIntentSummary } from '@/lib/card/stripe';
 import { checkoutAddressChange } from '@/lib/checkout/addresses';
 import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
 import type { PaymentIntentRequest } from '@/lib/checkout/schemas';
+import { CardProviderError } from '@/lib/errors';
 import type { RequestContext } from '@/lib/http/route';
 import { log } from '@/lib/log';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { META } from '@/lib/orders/meta-keys';
-import { normalizeOrder } from '@/lib/orders/normalize';
+import { normalizeOrder, type NormalizedOrder } from '@/lib/orders/normalize';
 import type { Services } from '@/lib/services';
-
+import type { StoreOrder } from '@/lib/store/types';
+import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
 
 export interface PaymentIntentResponse {
   success: true;
@@ -28,20 +35,22 @@ export interface PaymentIntentResponse {
 }
 
 /**
- * Stripe idempotency key for creating an order's intent: the same order,
- * amount, currency and email always give the same key, so a retry after a
- * failed order update (or a second instance racing this one) gets the intent
- * already created instead of a second one.
+ * Stripe idempotency key for creating an order's intent. It depends only on
+ * what every concurrent call for the order shares, never on one request's
+ * body: the order, the amount and currency of the order as read, and the
+ * intent it replaces (so a new key can never reproduce a replaced intent).
+ * Two calls that race on two instances (Redis down) or a retry after a failed
+ * order update send the same key with the same parameters (createIntent), and
+ * Stripe answers both with one intent.
  */
 export function intentIdempotencyKey(parts: {
   orderId: number;
   amount: number;
   currency: string;
-  email: string | undefined;
   replaces: string | undefined;
 }): string {
   const digest = createHash('sha256')
-    .update(JSON.stringify([parts.orderId, parts.amount, parts.currency.toLowerCase(), parts.email ?? '', parts.replaces ?? '']))
+    .update(JSON.stringify([parts.orderId, parts.amount, parts.currency.toLowerCase(), parts.replaces ?? '']))
     .digest('hex')
     .slice(0, 32);
   return `checkout-order-${parts.orderId}-${digest}`;
@@ -66,6 +75,105 @@ export function reuseRefusal(
   return undefined;
 }
 
+/** The order as this call works on it: as read, or as read again after another call stored its intent. */
+interface OrderState {
+  order: StoreOrder;
+  normalized: NormalizedOrder;
+}
+
+/** The intent stored on the order when it may be handed out again; otherwise the id it replaces, if any. */
+async function storedIntent(card: CardProvider, orderId: number, state: OrderState): Promise<{ intent?: PaymentIntentSummary; replaces?: string }> {
+  const storedId = state.normalized.payment_intent_id;
+  if (!storedId) return {};
+  const intent = await card.retrievePaymentIntent(storedId);
+  const refusal = reuseRefusal(intent, orderId, state.normalized.currency);
+  if (refusal === undefined) return { intent };
+  const mismatch = refusal === 'other_order' || refusal === 'other_currency';
+  // A stored id naming another order's intent is a copied or stale meta value: never hand out its client secret.
+  log[mismatch ? 'error' : 'warn']('payment_intent.replaced', {
+    orderId,
+    reason: refusal,
+    intentOrderId: refusal === 'other_order' ? String(intent?.orderId ?? '').slice(0, 20) || undefined : undefined,
+    intentCurrency: refusal === 'other_currency' ? intent?.currency : undefined,
+  });
+  return { replaces: storedId };
+}
+
+/**
+ * How Stripe refused a reused idempotency key: 409 Conflict while another
+ * request with it is still running (the SDK names it StripeAPIError), 400
+ * `idempotency_error` (StripeIdempotencyError) when it was used with other parameters.
+ */
+function keyRefusal(error: unknown): 'in_progress' | 'other_parameters' | undefined {
+  if (!(error instanceof CardProviderError)) return undefined;
+  if (error.status === 409) return 'in_progress';
+  return error.type === 'StripeIdempotencyError' ? 'other_parameters' : undefined;
+}
+
+/** Pauses before asking again about a key whose first request is still running: a Stripe create takes about a second at most. */
+const IN_PROGRESS_PAUSES_MS = [100, 250, 500, 1000];
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Creates the order's intent, or finds the one a concurrent call created.
+ *
+ * The parameters are those of the order as read, before this request writes
+ * its addresses (spec 4.1: created with the order's email at step 9, the
+ * addresses written at step 10), so every call that read the same order sends
+ * the same parameters under the same key, whatever its body: Stripe refuses a
+ * key reused with other parameters. The email a request brings reaches the
+ * intent afterwards, by the update that follows the address write.
+ *
+ * Stripe may still refuse the key (`idempotency_error`):
+ * - 409, another call's create with it is still running: that call may have
+ *   stored its intent meanwhile (read the order again), otherwise the create is
+ *   asked again after a pause, and answered with that call's intent once it is done;
+ * - 400, the key was used with other parameters: an earlier create under this
+ *   key whose intent was never stored (its order write failed), for an order
+ *   whose email or the configured payment methods have changed since. Unless
+ *   another call stored an intent meanwhile, a key that also names these
+ *   parameters is used: calls that read the same order still share it.
+ */
+async function createIntent(
+  services: Services,
+  card: CardProvider,
+  orderId: number,
+  state: OrderState,
+  replaces: string | undefined,
+): Promise<{ intent: PaymentIntentSummary; created: boolean; state: OrderState }> {
+  const { normalized } = state;
+  const input = { orderId, amount: normalized.charge_cents, currency: normalized.currency, email: normalized.email };
+  const orderKey = intentIdempotencyKey({ orderId, amount: input.amount, currency: input.currency, replaces });
+  let key = orderKey;
+  // The order as last read: the write that follows merges its meta into that.
+  let latest = state;
+  for (let conflicts = 0; ; conflicts += 1) {
+    try {
+      return { intent: await card.createPaymentIntent({ ...input, idempotencyKey: key }), created: true, state: latest };
+    } catch (error) {
+      const refusal = keyRefusal(error);
+      if (refusal === undefined) throw error;
+      log.warn('payment_intent.key_refused', { orderId, refusal, attempt: conflicts + 1 });
+      latest = await loadPayableOrder(orderId, services);
+      if (latest.normalized.payment_intent_id && latest.normalized.payment_intent_id !== replaces) {
+        const other = await storedIntent(card, orderId, latest);
+        if (other.intent) return { intent: other.intent, created: false, state: latest };
+      }
+      const wait = IN_PROGRESS_PAUSES_MS[conflicts];
+      if (refusal === 'in_progress' && wait !== undefined && requestTimeLeftMs() - wait > MIN_ATTEMPT_MS) {
+        await pause(wait);
+        continue;
+      }
+      if (refusal === 'other_parameters' && key === orderKey) {
+        key = `${orderKey}-${createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 16)}`;
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
 export async function preparePaymentIntent(
   input: PaymentIntentRequest,
   services: Services,
@@ -76,65 +184,38 @@ export async function preparePaymentIntent(
   const store = services.store();
 
   return services.orderLocks.withOrderLock(orderId, async () => {
-    const { order, normalized } = await loadPayableOrder(orderId, services);
+    let state: OrderState = await loadPayableOrder(orderId, services);
 
-    let intent: PaymentIntentSummary | undefined;
-    let replaces: string | undefined;
-    if (normalized.payment_intent_id) {
-      intent = await card.retrievePaymentIntent(normalized.payment_intent_id);
-      const refusal = reuseRefusal(intent, orderId, normalized.currency);
-      if (refusal !== undefined) {
-        const mismatch = refusal === 'other_order' || refusal === 'other_currency';
-        // A stored id naming another order's intent is a copied or stale meta value: never hand out its client secret.
-        log[mismatch ? 'error' : 'warn']('payment_intent.replaced', {
-          orderId,
-          reason: refusal,
-          intentOrderId: refusal === 'other_order' ? String(intent?.orderId ?? '').slice(0, 20) || undefined : undefined,
-          intentCurrency: refusal === 'other_currency' ? intent?.currency : undefined,
-        });
-        // The replaced id goes into the idempotency key, so the new key can never be the one that produced it.
-        replaces = normalized.payment_intent_id;
-        intent = undefined;
-      }
-    }
-
-    const created = intent === undefined;
+    const stored = await storedIntent(card, orderId, state);
+    let intent = stored.intent;
+    let created = false;
     if (intent === undefined) {
-      const email = input.contact_info?.email || input.billing_address?.email || normalized.email;
-      intent = await card.createPaymentIntent({
-        orderId,
-        amount: normalized.charge_cents,
-        currency: normalized.currency,
-        email,
-        idempotencyKey: intentIdempotencyKey({
-          orderId,
-          amount: normalized.charge_cents,
-          currency: normalized.currency,
-          email,
-          replaces,
-        }),
-      });
+      ({ intent, created, state } = await createIntent(services, card, orderId, state, stored.replaces));
     }
 
-    let amountDue = normalized.charge_cents;
+    let due = { amount: state.normalized.charge_cents, email: state.normalized.email };
     const addresses = checkoutAddressChange(input, { shippingFallsBackToBilling: false });
-    if (created || addresses) {
+    // A concurrent call may have stored this same intent already; writing its id again changes nothing.
+    const storesIntent = state.normalized.payment_intent_id !== intent.id;
+    if (storesIntent || addresses) {
       const meta: Record<string, string> = {};
-      if (created) meta[META.paymentIntentId] = intent.id;
+      if (storesIntent) meta[META.paymentIntentId] = intent.id;
       if (addresses) meta[META.checkoutAddressUpdated] = new Date().toISOString();
-      const updated = await store.updateOrder(
-        orderId,
-        buildOrderUpdate(order, { ...addresses, meta, metaMode: 'replace' }),
-      );
-      amountDue = normalizeOrder(updated).charge_cents;
+      const updated = normalizeOrder(await store.updateOrder(orderId, buildOrderUpdate(state.order, { ...addresses, meta, metaMode: 'replace' })));
+      due = { amount: updated.charge_cents, email: updated.email };
     }
 
-    if (intent.amount !== amountDue) {
+    // The intent follows the order as written: WooCommerce recalculates taxes on an address write
+    // (DECISIONS 7), and the receipt goes to the email the customer just gave.
+    const changes: IntentChanges = {};
+    if (intent.amount !== due.amount) changes.amount = due.amount;
+    if (due.email !== undefined && intent.receiptEmail !== due.email) changes.receiptEmail = due.email;
+    if (changes.amount !== undefined || changes.receiptEmail !== undefined) {
       if (intent.status === 'requires_payment_method') {
-        intent = await card.updatePaymentIntentAmount(intent.id, amountDue, orderId);
-      } else {
+        intent = await card.updatePaymentIntent(intent.id, changes, orderId);
+      } else if (changes.amount !== undefined) {
         // Spec 4.1 step 8: reused unchanged; the webhook will put a mismatched payment on hold.
-        log.warn('payment_intent.amount_differs', { orderId, intentAmount: intent.amount, amountDue, intentStatus: intent.status });
+        log.warn('payment_intent.amount_differs', { orderId, intentAmount: intent.amount, amountDue: due.amount, intentStatus: intent.status });
       }
     }
 

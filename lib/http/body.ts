@@ -2,41 +2,69 @@
  * Reading request bodies with a size limit (DECISIONS 6): a body over the limit
  * is refused with 413 as soon as it is known to be too large, without reading on.
  */
-import { InvalidRequestError, PayloadTooLargeError } from '@/lib/errors';
+import { InvalidRequestError, PayloadTooLargeError, RequestAbortedError } from '@/lib/errors';
 
 export const CHECKOUT_BODY_LIMIT = 32 * 1024;
 export const WEBHOOK_BODY_LIMIT = 512 * 1024;
 
-/** The raw body as text, or PayloadTooLargeError once more than `limit` bytes have arrived. */
+/** Content-Length as a number of bytes, or undefined when absent (chunked) or not one number. */
+function declaredLength(headers: Headers): number | undefined {
+  const value = headers.get('content-length');
+  if (value === null || !/^\s*\d+\s*$/.test(value)) return undefined;
+  return Number(value);
+}
+
+/**
+ * The raw body as text, or PayloadTooLargeError once more than `limit` bytes
+ * have arrived, or RequestAbortedError when the body did not arrive whole:
+ * the client's connection failed while it was being read (closed mid-body, a
+ * malformed chunked encoding), or it ended before its Content-Length. Either
+ * is the client's doing, so it must not surface as the service's own failure.
+ */
 export async function readBodyText(request: Request, limit: number): Promise<string> {
-  const declared = Number(request.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > limit) throw new PayloadTooLargeError();
-  const text = await readStreamText(request.body, limit);
-  if (text === undefined) throw new PayloadTooLargeError();
-  return text;
+  const declared = declaredLength(request.headers);
+  if (declared !== undefined && declared > limit) throw new PayloadTooLargeError();
+  const bytes = await readStreamBytes(request.body, limit, () => new RequestAbortedError('stream_error'));
+  if (bytes === undefined) throw new PayloadTooLargeError();
+  if (declared !== undefined && bytes.byteLength < declared) throw new RequestAbortedError('short_body');
+  return bytes.toString('utf8');
 }
 
 /**
  * Reads a byte stream as UTF-8 text, or answers undefined (and stops reading)
- * as soon as more than `limit` bytes have arrived. Used for request bodies and
- * for upstream responses alike, so neither can make the service buffer without bound.
+ * as soon as more than `limit` bytes have arrived. Used for upstream responses
+ * (and, through readBodyText, request bodies), so neither can make the service
+ * buffer without bound. A failing stream throws its own error.
  */
 export async function readStreamText(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<string | undefined> {
-  if (!stream) return '';
+  return (await readStreamBytes(stream, limit, (error) => error))?.toString('utf8');
+}
+
+async function readStreamBytes(
+  stream: ReadableStream<Uint8Array> | null,
+  limit: number,
+  readFailed: (error: unknown) => unknown,
+): Promise<Buffer | undefined> {
+  if (!stream) return Buffer.alloc(0);
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
+    let next: ReadableStreamReadResult<Uint8Array>;
+    try {
+      next = await reader.read();
+    } catch (error) {
+      throw readFailed(error);
+    }
+    if (next.done) break;
+    size += next.value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => undefined);
       return undefined;
     }
-    chunks.push(value);
+    chunks.push(next.value);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 /** Parses JSON text; malformed JSON is an invalid request with a zod-shaped issue, never a 500. */

@@ -22,21 +22,50 @@ import { isIP } from 'node:net';
 export const UNKNOWN_CLIENT = 'unknown';
 export const FORWARDED_FOR_HEADER = 'x-forwarded-for';
 
-/** A header value longer than this is not an address list a proxy wrote. */
-const MAX_HEADER_LENGTH = 2048;
+/**
+ * The longest entry worth reading: a bracketed IPv6 address with a zone id and
+ * a port, quoted, with the spaces a proxy puts around it, fits well within it.
+ * Longer is no address a proxy wrote.
+ */
+const MAX_ENTRY_LENGTH = 128;
 
 export function clientIp(headers: Headers, trustProxyHops: number, header: string = FORWARDED_FOR_HEADER): string {
   const value = headers.get(header);
-  if (!value || value.length > MAX_HEADER_LENGTH) return UNKNOWN_CLIENT;
-  const entries = value
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean);
+  if (!value) return UNKNOWN_CLIENT;
   // A single-value header that arrives as a list: the rightmost entry is the one nearest to us.
   const hops = header === FORWARDED_FOR_HEADER ? trustProxyHops : 1;
-  // Fewer entries than trusted hops: the leftmost is still the best we know.
-  const entry = entries[Math.max(0, entries.length - hops)];
+  const entry = entryFromRight(value, hops);
   return entry === undefined ? UNKNOWN_CLIENT : (clientKey(entry) ?? UNKNOWN_CLIENT);
+}
+
+/**
+ * The entry `hops` places from the right of a comma-separated list (empty
+ * entries skipped), read from the end: the trusted proxies' entries are the
+ * rightmost, so whatever a client put to their left, however long, is never
+ * read and cannot move the client to another key. The work is capped instead
+ * of the header: at most `hops` × MAX_ENTRY_LENGTH characters are looked at,
+ * and an entry that does not end within them is no address (undefined).
+ * Fewer entries than hops: the leftmost, the best we know.
+ */
+function entryFromRight(value: string, hops: number): string | undefined {
+  const floor = Math.max(0, value.length - hops * MAX_ENTRY_LENGTH);
+  let end = value.length;
+  let found: string | undefined;
+  let counted = 0;
+  while (counted < hops && end > 0) {
+    // The comma before `end`, looked for only within the budget: lastIndexOf on the whole header would scan it all.
+    const window = value.slice(Math.max(floor, end - MAX_ENTRY_LENGTH - 1), end);
+    const comma = window.lastIndexOf(',');
+    const start = comma < 0 ? end - window.length : end - window.length + comma + 1;
+    if (comma < 0 && start > 0) return undefined;
+    const entry = value.slice(start, end).trim();
+    if (entry !== '') {
+      found = entry;
+      counted += 1;
+    }
+    end = start - 1;
+  }
+  return found;
 }
 
 /**

@@ -201,8 +201,8 @@ export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
 }
 
 /**
- * The cron routes (GET, Vercel Cron's Bearer CRON_SECRET): 401 without it, 503
- * when it is unset. The run lasts up to the function's maxDuration (its budget
+ * The cron routes (GET, Vercel Cron's Bearer CRON_SECRET): 401 without it, or
+ * when it is unset (lib/cron/auth.ts). The run lasts up to the function's maxDuration (its budget
  * stops starting work before then), and each unit of work inside sets its own
  * upstream deadline (lib/cron/budget.ts).
  */

@@ -106,7 +106,7 @@ function checkoutOperation(options: {
     responses: {
       '200': { description: 'Success.', headers: { 'Access-Control-Allow-Origin': { $ref: '#/components/headers/AllowOrigin' } }, ...json(options.success) },
       '400': {
-        description: `The body fails validation (\`Invalid request\`), or the order cannot be paid (\`${options.notPayableMessage}\`, with the reason).`,
+        description: `The body fails validation or did not arrive whole (\`Invalid request\`), or the order cannot be paid (\`${options.notPayableMessage}\`, with the reason).`,
         ...oneOfJson('InvalidRequest', 'NotPayable'),
       },
       '413': { description: `The body is larger than ${CHECKOUT_BODY_LIMIT / 1024} KiB.`, ...json('PayloadTooLarge') },
@@ -189,6 +189,7 @@ function shippingWebhookOperation(operationId: string, alias: boolean): JsonObje
     requestBody: { required: true, ...json('ShippingNotification') },
     responses: {
       '200': { description: 'Acknowledged, whatever the outcome.', ...json('Received') },
+      '400': { description: 'The body did not arrive whole (shorter than its Content-Length, or the connection failed mid-body): deliver it again.', ...json('CardWebhookError') },
       '401': { description: 'A shared secret is configured and the delivery does not carry it.', ...json('Unauthorized') },
       '413': { description: `The body is larger than ${WEBHOOK_BODY_LIMIT / 1024} KiB.`, ...json('PayloadTooLarge') },
       '429': { description: `More than ${RATE_LIMITS.shippingWebhook.limit} requests in ${RATE_LIMITS.shippingWebhook.windowMs / 1000} s from this client.`, ...json('WebhookRateLimited') },

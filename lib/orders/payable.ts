@@ -8,11 +8,7 @@ export function isPaid(order: Pick<StoreOrder, 'status' | 'date_paid'>): boolean
   return Boolean(order.date_paid) || PAID_STATUSES.has(order.status);
 }
 
-export function canBePaid(order: Pick<StoreOrder, 'status' | 'date_paid'>): boolean {
-  return order.status === 'pending' && !isPaid(order);
-}
-
-/** Why an order cannot be paid, or undefined when it can. */
+/** Why an order cannot be paid, or undefined when it can: it is pending and not paid. */
 export function notPayableReason(order: Pick<StoreOrder, 'status' | 'date_paid'>): NotPayableReason | undefined {
   if (isPaid(order)) return 'Order is already paid';
   if (order.status !== 'pending') return 'Order status is not pending';

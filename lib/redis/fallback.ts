@@ -73,19 +73,15 @@ export class RateLimiterWithFallback implements RateLimiter {
  * overlap even while some of them fall back and others fail.
  *
  * Falls back (runs with this instance's lock alone) only when Redis failed
- * before it ever answered that the order was held: RedisOrderLocks answers
- * busy (OrderBusyError) when it fails after a `SET NX` found the order held,
- * since that holder may still be writing.
- *
- * The first attempt timing out is the one doubtful case: the SET may have been
- * applied (then the lock is ours and RedisOrderLocks queues its release behind
- * it), or another instance may hold the order. It falls back: a slow Redis is
- * an outage like a stopped one, and checkout keeps working through outages
- * (issue 8 point 6), while answering busy would fail every checkout for as
- * long as Redis is slow. The window is small: the other holder must have taken
- * the lock before Redis became slow, and the card webhook, which takes no
- * fallback, fails its delivery at its next Redis call (event check or record),
- * so Stripe redelivers it and it is applied again over the fresh order.
+ * before it could have applied a `SET`: not connected (refused, down, still
+ * reconnecting), or the command refused at once. Then no instance holds a lock
+ * in Redis that this one could be writing beside, bar one taken just before
+ * the outage, and checkout keeps working through the outage. Every other
+ * doubt is answered busy by RedisOrderLocks (OrderBusyError), never by a
+ * fallback: a failure after a `SET NX` found the order held (that holder may
+ * still be writing), and a `SET` that timed out, whose late answer is awaited
+ * instead (Redis may have applied it, or another instance may hold the order;
+ * a Redis that stays silent for the whole wait answers busy).
  */
 export class OrderLocksWithFallback implements OrderLocks {
   constructor(

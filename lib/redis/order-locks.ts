@@ -43,6 +43,28 @@ export function orderLockTtlMs(upstreamTimeoutMs: number): number {
 
 const FIRST_RETRY_MS = 20;
 const MAX_RETRY_MS = 250;
+const LATE_WARNING_INTERVAL_MS = 60_000;
+
+type LateAnswer = { kind: 'answered'; taken: boolean } | { kind: 'no_answer' } | { kind: 'connection_failed' };
+
+/** A pending Redis answer, awaited until `deadline` at most. */
+async function settledBy(answer: Promise<boolean>, deadline: number): Promise<LateAnswer> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<LateAnswer>((resolve) => {
+    timer = setTimeout(() => resolve({ kind: 'no_answer' }), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([
+      answer.then(
+        (taken): LateAnswer => ({ kind: 'answered', taken }),
+        (): LateAnswer => ({ kind: 'connection_failed' }),
+      ),
+      expired,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 const RELEASE_IF_OWNER = new RedisScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -58,6 +80,7 @@ export class RedisOrderLocks implements OrderLocks {
   private readonly prefix: string;
   private readonly ttlMs: number;
   private readonly wait: LockWait;
+  private lastLateWarning = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -80,9 +103,11 @@ export class RedisOrderLocks implements OrderLocks {
   }
 
   /**
-   * Takes the lock, or throws OrderBusyError when it stays held past the wait,
-   * or SharedStateUnavailableError when Redis fails before any answer said the
-   * order was held, which is the only failure a caller may fall back from.
+   * Takes the lock, or throws OrderBusyError when it stays held past the wait
+   * (or when Redis leaves in doubt whether it is held), or
+   * SharedStateUnavailableError when Redis failed before it could have applied
+   * a `SET` (not connected, the command refused at once), which is the only
+   * failure a caller may fall back from.
    *
    * Once a `SET NX` has found the order held by another writer, a Redis
    * failure on a later attempt is answered as busy: that writer may still be
@@ -95,16 +120,8 @@ export class RedisOrderLocks implements OrderLocks {
     for (let attempt = 0; ; attempt += 1) {
       let taken: boolean;
       try {
-        taken = await this.connection.run('lock_acquire', async (redis) =>
-          (await redis.set(key, token, { condition: 'NX', expiration: { type: 'PX', value: this.ttlMs } })) === 'OK',
-        );
+        taken = await this.setIfFree(orderId, key, token, deadline);
       } catch (error) {
-        // A SET that timed out may still be applied once Redis answers: take back what might
-        // be ours (queued behind it on the same connection), so the order is not left locked
-        // for a whole TTL. Quietly: the caller reports the outage.
-        if (error instanceof SharedStateUnavailableError && error.details?.cause === 'TimeoutError') {
-          void this.connection.run('lock_release', (redis) => RELEASE_IF_OWNER.run(redis, [key], [token])).catch(() => undefined);
-        }
         if (seenHeld && error instanceof SharedStateUnavailableError) {
           log.warn('redis.lock_lost_while_waiting', { orderId, error: error.kind });
           throw new OrderBusyError(orderId);
@@ -117,6 +134,53 @@ export class RedisOrderLocks implements OrderLocks {
       if (Date.now() + pause > deadline) throw new OrderBusyError(orderId);
       await new Promise((resolve) => setTimeout(resolve, pause / 2 + randomInt(0, Math.ceil(pause / 2) + 1)));
     }
+  }
+
+  /**
+   * One `SET NX PX`: true when the lock is now ours, false when another holds it.
+   *
+   * A `SET` that times out has reached Redis, which may still apply it: the
+   * order may then be ours, or another instance's (taken before Redis slowed
+   * down, and being written right now), and nothing here can tell which until
+   * Redis answers. So it is not an outage to fall back from: falling back could
+   * let this instance write beside that holder with no guard at all. Its own
+   * late answer is awaited instead, as long as this writer may wait for a busy
+   * order; a slow Redis then still serializes the writers, only later. A Redis
+   * that stays silent that long (frozen, a network black hole), or whose
+   * connection breaks with the command unanswered, leaves the lock in doubt:
+   * the answer is busy (the caller retries, as for any held order), and a
+   * release is queued behind the `SET` on the same connection, so a lock it
+   * applies late is taken back at once instead of blocking the order for the
+   * TTL. (Should that connection break too, the TTL frees it.)
+   */
+  private async setIfFree(orderId: number, key: string, token: string, deadline: number): Promise<boolean> {
+    let answer: Promise<boolean> | undefined;
+    try {
+      return await this.connection.run('lock_acquire', (redis) => {
+        answer = redis.set(key, token, { condition: 'NX', expiration: { type: 'PX', value: this.ttlMs } }).then((reply) => reply === 'OK');
+        return answer;
+      });
+    } catch (error) {
+      const timedOut = error instanceof SharedStateUnavailableError && error.details?.cause === 'TimeoutError';
+      if (!timedOut || answer === undefined) throw error;
+      this.warnLateAnswer(orderId);
+      const late = await settledBy(answer, deadline);
+      if (late.kind === 'answered') return late.taken;
+      void this.connection.run('lock_release', (redis) => RELEASE_IF_OWNER.run(redis, [key], [token])).catch(() => undefined);
+      log.warn('redis.lock_in_doubt', { orderId, cause: late.kind });
+      throw new OrderBusyError(orderId);
+    }
+  }
+
+  /** At most one warning a minute that Redis answers locks later than REDIS_TIMEOUT_MS. */
+  private warnLateAnswer(orderId: number): void {
+    const now = Date.now();
+    if (now - this.lastLateWarning < LATE_WARNING_INTERVAL_MS) return;
+    this.lastLateWarning = now;
+    log.warn('redis.lock_answer_late', {
+      orderId,
+      message: 'Redis did not answer a lock within REDIS_TIMEOUT_MS: waiting for its answer instead of falling back, so writers stay serialized',
+    });
   }
 
   /** Never throws: a lock that cannot be released expires with its TTL. */

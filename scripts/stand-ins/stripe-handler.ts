@@ -7,8 +7,8 @@
  *
  * As Stripe: form-encoded requests, `Authorization: Bearer <secret key>` (or
  * Basic with the key as user name), `Idempotency-Key` replaying the first
- * answer for the same parameters and answering 400 `idempotency_error` for
- * other parameters, and errors shaped `{error: {type, code, message, param}}`.
+ * answer for the same parameters, answering 400 `idempotency_error` for
+ * other parameters and 409 while the first is still executing, and errors shaped `{error: {type, code, message, param}}`.
  *
  * Routes: POST /v1/payment_intents, GET /v1/payment_intents/<id>, POST /v1/payment_intents/<id>,
  * POST /v1/payment_intents/<id>/confirm, POST /v1/payment_intents/<id>/capture | cancel,
@@ -133,28 +133,28 @@ export function stripeApiHandler(model: StripeModel, secretKey: string, options:
       }
       if (path === '/v1/refunds' && method === 'GET') return stripeJson(200, model.listRefunds(url.searchParams));
       if (path === '/v1/refunds' && method === 'POST') {
-        const result = model.idempotent(idempotencyKey, `POST ${path} ${JSON.stringify(params)}`, () => model.createRefund(params));
+        const result = await model.idempotent(idempotencyKey, path, `POST ${path} ${JSON.stringify(params)}`, () => model.createRefund(params));
         return stripeJson(result.status, result.body);
       }
       if (captureRoute && method === 'POST') {
         const id = decodeURIComponent(captureRoute[1] ?? '');
         const act = captureRoute[2] === 'capture' ? () => model.capture(id, params) : () => model.cancel(id, params);
-        const result = model.idempotent(idempotencyKey, `POST ${path} ${JSON.stringify(params)}`, act);
+        const result = await model.idempotent(idempotencyKey, path, `POST ${path} ${JSON.stringify(params)}`, act);
         return stripeJson(result.status, result.body);
       }
       if (path === '/v1/payment_intents' && method === 'POST') {
-        const result = model.idempotent(idempotencyKey, `POST ${path} ${JSON.stringify(params)}`, () => model.create(params));
+        const result = await model.idempotent(idempotencyKey, path, `POST ${path} ${JSON.stringify(params)}`, () => model.create(params));
         return stripeJson(result.status, result.body);
       }
       if (intentRoute && method === 'GET') return stripeJson(200, model.retrieve(decodeURIComponent(intentRoute[1] ?? '')));
       if (intentRoute && method === 'POST') {
         const id = decodeURIComponent(intentRoute[1] ?? '');
-        const result = model.idempotent(idempotencyKey, `POST ${path} ${JSON.stringify(params)}`, () => model.update(id, params));
+        const result = await model.idempotent(idempotencyKey, path, `POST ${path} ${JSON.stringify(params)}`, () => model.update(id, params));
         return stripeJson(result.status, result.body);
       }
       if (confirmRoute && method === 'POST') {
         const id = decodeURIComponent(confirmRoute[1] ?? '');
-        const result = model.idempotent(idempotencyKey, `POST ${path} ${JSON.stringify(params)}`, () =>
+        const result = await model.idempotent(idempotencyKey, path, `POST ${path} ${JSON.stringify(params)}`, () =>
           model.confirm(id, params, options.onConfirmOutcome),
         );
         return stripeJson(result.status, result.body);

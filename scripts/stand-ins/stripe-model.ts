@@ -3,8 +3,10 @@
  * and the local HTTP stand-in, so the real `stripe` SDK is what runs against it.
  *
  * Modelled on Stripe's documented behaviour: form-encoded parameters;
- * `Idempotency-Key` replays the first answer for the same parameters and
- * answers 400 `idempotency_error` for other parameters; Stripe-shaped errors;
+ * `Idempotency-Key` replays the first answer for the same parameters, answers
+ * 400 `idempotency_error` for other parameters and 409 `idempotency_error`
+ * (`idempotency_key_in_use`) while the first request with that key is still
+ * executing; Stripe-shaped errors;
  * amounts only updatable before the intent is processing, succeeded or canceled.
  * It is not part of the production bundle.
  */
@@ -148,6 +150,14 @@ export class StripeModel {
   /** `payment_intent.succeeded` / `payment_intent.payment_failed`, recorded by succeed() and fail(). */
   readonly events = new StripeEventLog();
   private readonly idempotencyCache = new Map<string, { fingerprint: string; status: number; body: unknown }>();
+  /** Keys whose first request is executing right now. */
+  private readonly executing = new Set<string>();
+  /**
+   * Test control: runs when a write has taken its idempotency key and before it
+   * executes, so a test can hold it there ("Stripe is still executing it") and
+   * order another request against it without a sleep.
+   */
+  beforeExecute: ((write: { path: string; idempotencyKey: string | null }) => Promise<void>) | undefined;
   private sequence = 0;
 
   private newId(prefix: string): string {
@@ -156,33 +166,53 @@ export class StripeModel {
   }
 
   /**
-   * Runs a write with Stripe's idempotency rules: the first answer (success or
-   * error) for a key is replayed for the same parameters.
+   * Runs a write with Stripe's idempotency rules (docs.stripe.com/api/idempotent_requests):
+   * the first answer (success or error) for a key is replayed for the same
+   * endpoint and parameters; other parameters are refused with 400
+   * `idempotency_error`; a request arriving while the first one with its key
+   * still executes is refused with 409 (Stripe: "the request conflicts with
+   * another request (perhaps due to using the same idempotent key)"), saves
+   * nothing, and may be retried.
    */
-  idempotent<T>(key: string | null, fingerprint: string, run: () => T): { status: number; body: unknown } {
+  async idempotent<T>(key: string | null, path: string, fingerprint: string, run: () => T): Promise<{ status: number; body: unknown }> {
     if (key) {
+      if (this.executing.has(key)) {
+        throw new StripeApiError(
+          409,
+          'idempotency_error',
+          'idempotency_key_in_use',
+          'There is currently another in-progress request using this idempotency key. Please try again later.',
+        );
+      }
       const previous = this.idempotencyCache.get(key);
       if (previous) {
         if (previous.fingerprint !== fingerprint) {
           throw new StripeApiError(
             400,
             'idempotency_error',
-            'idempotency_key_in_use',
-            `Keys for idempotent requests can only be used with the same parameters they were first used with.`,
+            undefined,
+            `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`,
           );
         }
         return { status: previous.status, body: previous.body };
       }
+      this.executing.add(key);
     }
-    let answer: { status: number; body: unknown };
     try {
-      answer = { status: 200, body: run() };
-    } catch (error) {
-      if (!(error instanceof StripeApiError)) throw error;
-      answer = { status: error.status, body: error.toJSON() };
+      // Only a test's hold makes the execution wait; without one it runs at once, as one step.
+      if (this.beforeExecute) await this.beforeExecute({ path, idempotencyKey: key });
+      let answer: { status: number; body: unknown };
+      try {
+        answer = { status: 200, body: run() };
+      } catch (error) {
+        if (!(error instanceof StripeApiError)) throw error;
+        answer = { status: error.status, body: error.toJSON() };
+      }
+      if (key) this.idempotencyCache.set(key, { fingerprint, ...answer });
+      return answer;
+    } finally {
+      if (key) this.executing.delete(key);
     }
-    if (key) this.idempotencyCache.set(key, { fingerprint, ...answer });
-    return answer;
   }
 
   create(params: Params): StripeIntent {

@@ -70,11 +70,15 @@ describe('cron protection', () => {
     expect(providers.calls).toEqual([]);
   });
 
-  it('refuses to run at all when CRON_SECRET is unset, whatever the request carries', async () => {
+  it('refuses to run at all when CRON_SECRET is unset, answering 401 whatever the request carries', async () => {
     useTestEnv({ CRON_SECRET: undefined });
-    const { status, body } = await reconcile(`Bearer ${TEST_CRON_SECRET}`);
-    expect(status).toBe(503);
-    expect(body).toEqual({ error: 'CRON_SECRET is not set: the cron routes refuse to run' });
+    for (const header of [null, `Bearer ${TEST_CRON_SECRET}`]) {
+      const { status, body } = await reconcile(header);
+      // Like a wrong token: the configuration is for the operator's log, not for the caller.
+      expect(status).toBe(401);
+      expect(body).toEqual({ error: 'Unauthorized' });
+    }
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'cron.secret_unset', level: 'warn' }));
     expect(providers.calls).toEqual([]);
   });
 });

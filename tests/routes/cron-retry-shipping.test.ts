@@ -53,7 +53,7 @@ describe('cron protection', () => {
 
   it('refuses to run when CRON_SECRET is unset', async () => {
     useTestEnv({ CRON_SECRET: undefined });
-    expect(await retry()).toEqual({ status: 503, body: { error: 'CRON_SECRET is not set: the cron routes refuse to run' } });
+    expect(await retry()).toEqual({ status: 401, body: { error: 'Unauthorized' } });
   });
 });
 

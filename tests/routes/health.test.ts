@@ -68,10 +68,16 @@ describe('health', () => {
     expect(body.checks).toEqual({ store: expect.objectContaining({ ok: true }), card: expect.objectContaining({ ok: false }) });
   });
 
-  it('answers 401 to a wrong token and 503 to any token when CRON_SECRET is unset, checking nothing', async () => {
+  it('answers 401 to a wrong token, and to any token when CRON_SECRET is unset: the caller never learns the configuration', async () => {
     expect(await health('Bearer wrong-token-0123456789abcdef')).toMatchObject({ status: 401, body: { error: 'Unauthorized' } });
     useTestEnv({ CRON_SECRET: undefined });
-    expect(await health(`Bearer ${TEST_CRON_SECRET}`)).toMatchObject({ status: 503 });
+    for (const header of [`Bearer ${TEST_CRON_SECRET}`, 'Bearer wrong-token-0123456789abcdef', 'Basic x']) {
+      const answer = await health(header);
+      expect(answer.status).toBe(401);
+      expect(answer.body).toEqual({ error: 'Unauthorized' });
+    }
+    // The operator learns it from the log.
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'cron.secret_unset', level: 'warn' }));
     expect(providers.calls).toEqual([]);
   });
 });

@@ -170,13 +170,20 @@ describe('webhooks answer as documented', () => {
         .POST(postJson(`${route.path}${options.query ?? ''}`, body, { origin: null, ip: options.ip, headers: options.headers }))
         .then((r) => expectDocumentedResponse('POST', route.path, r));
 
-    it(`${route.path}: 200 with the secret in the query or the header, 401 without, 413 and 429`, async () => {
+    it(`${route.path}: 200 with the secret in the query or the header, 401 without, 400 for a cut body, 413 and 429`, async () => {
       useTestEnv({ SHIPPING_WEBHOOK_SECRET: 'shipping-contract-secret' });
       const notification = { resource_type: 'ORDER_NOTIFY' };
       expect(await ship(notification, { query: '?secret=shipping-contract-secret' })).toEqual({ received: true });
       expect(await ship(notification, { headers: { 'x-webhook-secret': 'shipping-contract-secret' } })).toEqual({ received: true });
       expect(await ship(notification)).toEqual({ error: 'Unauthorized' });
       await ship(TOO_LARGE_WEBHOOK, { query: '?secret=shipping-contract-secret' });
+      // A body shorter than its Content-Length (the sender went away mid-body): 400, to be delivered again.
+      const cut = new Request(`http://localhost:3000${route.path}?secret=shipping-contract-secret`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': '500', 'x-forwarded-for': freshIp() },
+        body: JSON.stringify(notification),
+      });
+      expect(await route.POST(cut).then((r) => expectDocumentedResponse('POST', route.path, r))).toEqual({ error: 'Request body was not received whole' });
       const ip = freshIp();
       await awayFromWindowEdge();
       for (let i = 0; i < RATE_LIMITS.shippingWebhook.limit; i += 1) await ship(notification, { ip });

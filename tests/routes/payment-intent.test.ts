@@ -50,26 +50,27 @@ describe('POST /api/payment-intent: a new intent', () => {
     expect(body).toEqual({ success: true, client_secret: intent.client_secret, payment_intent_id: intent.id });
     expect(headers.get('access-control-allow-origin')).toBe('https://storefront.test');
 
-    // Exactly three upstream calls: get order, create intent, update order.
+    // Get order, create intent, update order; then the receipt email the order now has.
     expect(providers.calls.map((c) => `${c.method} ${c.path}`)).toEqual([
       'GET /wp-json/wc/v3/orders/101',
       'POST /v1/payment_intents',
       'PUT /wp-json/wc/v3/orders/101',
+      `POST /v1/payment_intents/${intent.id}`,
     ]);
 
+    // Created from the order as read (it had no email yet): what any concurrent call would send too.
     const create = providers.callsTo('card', 'POST', /\/v1\/payment_intents$/)[0]!;
     expect(create.body).toEqual({
       amount: '2129',
       currency: 'usd',
       description: 'Order #101',
       metadata: { shop_order_id: '101' },
-      receipt_email: 'ada@example.com',
       // STRIPE_PAYMENT_METHODS defaults to card (issue 12), so "Credit Card" stays true.
       allowed_payment_method_types: { 0: 'card' },
     });
-    expect(create.headers['idempotency-key']).toBe(
-      intentIdempotencyKey({ orderId: 101, amount: 2129, currency: 'USD', email: 'ada@example.com', replaces: undefined }),
-    );
+    expect(create.headers['idempotency-key']).toBe(intentIdempotencyKey({ orderId: 101, amount: 2129, currency: 'USD', replaces: undefined }));
+    expect(providers.callsTo('card', 'POST')[1]!.body).toEqual({ receipt_email: 'ada@example.com', metadata: { shop_order_id: '101' } });
+    expect(intent.receipt_email).toBe('ada@example.com');
 
     const [update] = providers.orderUpdates(101);
     expect(update).toMatchObject({
@@ -277,10 +278,8 @@ describe('POST /api/payment-intent: a stored intent is verified before reuse (DE
     const created = providers.stripe.retrieve(body.payment_intent_id);
     expect(created.currency).toBe('usd');
     const [create] = providers.callsTo('card', 'POST', /\/v1\/payment_intents$/);
-    const plainKey = intentIdempotencyKey({ orderId: 403, amount: 2500, currency: 'usd', email, replaces: undefined });
-    expect(create?.headers?.['idempotency-key']).toBe(
-      intentIdempotencyKey({ orderId: 403, amount: 2500, currency: 'usd', email, replaces: stale.id }),
-    );
+    const plainKey = intentIdempotencyKey({ orderId: 403, amount: 2500, currency: 'usd', replaces: undefined });
+    expect(create?.headers?.['idempotency-key']).toBe(intentIdempotencyKey({ orderId: 403, amount: 2500, currency: 'usd', replaces: stale.id }));
     expect(create?.headers?.['idempotency-key']).not.toBe(plainKey);
     expect(loggedLines()).toContainEqual(
       expect.objectContaining({ event: 'payment_intent.replaced', orderId: 403, reason: 'other_currency', intentCurrency: 'eur' }),

@@ -635,13 +635,39 @@ export function defineContract(label: string, target: ContractTarget): void {
       expect(error).toMatchObject({ type: 'StripeIdempotencyError', status: 400 });
     });
 
-    it('retrieves, updates the amount before payment, and refuses to after it succeeded', async () => {
+    it('refuses a reused key with 409 while its first request still executes, then replays that request\'s answer', async () => {
+      const orderId = newOrderId();
+      const model = target.stripe();
+      let release!: () => void;
+      let held!: () => void;
+      const executing = new Promise<void>((resolve) => (held = resolve));
+      model.beforeExecute = async () => {
+        model.beforeExecute = undefined;
+        held();
+        await new Promise<void>((resolve) => (release = resolve));
+      };
+      try {
+        const first = card().createPaymentIntent(input(orderId, 1000, `busy-${orderId}`));
+        await executing;
+        const conflict = await failureOf(card().createPaymentIntent(input(orderId, 1000, `busy-${orderId}`)));
+        // The SDK names a 409 StripeAPIError, whatever its type.
+        expect(conflict).toMatchObject({ status: 409, code: 'idempotency_key_in_use' });
+        release();
+        const created = await first;
+        await expect(card().createPaymentIntent(input(orderId, 1000, `busy-${orderId}`))).resolves.toMatchObject({ id: created.id });
+      } finally {
+        model.beforeExecute = undefined;
+      }
+    });
+
+    it('retrieves, updates the amount and the receipt email before payment, and refuses to after it succeeded', async () => {
       const orderId = newOrderId();
       const intent = await card().createPaymentIntent(input(orderId, 1000, `upd-${orderId}`));
       await expect(card().retrievePaymentIntent(intent.id)).resolves.toMatchObject({ id: intent.id, amount: 1000 });
-      await expect(card().updatePaymentIntentAmount(intent.id, 1200, orderId)).resolves.toMatchObject({ amount: 1200 });
+      await expect(card().updatePaymentIntent(intent.id, { amount: 1200 }, orderId)).resolves.toMatchObject({ amount: 1200, receiptEmail: 'grace@example.com' });
+      await expect(card().updatePaymentIntent(intent.id, { receiptEmail: 'ada@example.com' }, orderId)).resolves.toMatchObject({ amount: 1200, receiptEmail: 'ada@example.com' });
       target.stripe().succeed(intent.id);
-      const error = await failureOf(card().updatePaymentIntentAmount(intent.id, 1300, orderId));
+      const error = await failureOf(card().updatePaymentIntent(intent.id, { amount: 1300 }, orderId));
       expect(error).toMatchObject({ type: 'StripeInvalidRequestError', status: 400, code: 'payment_intent_unexpected_state' });
     });
 

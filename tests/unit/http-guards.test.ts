@@ -34,6 +34,22 @@ describe('client IP', () => {
     }
   });
 
+  it('reads the trusted entries from the right however long the header is: no length moves a client to another key', () => {
+    const forged = ['a'.repeat(2100), '9.9.9.9, '.repeat(5000), ','.repeat(100_000), `${'x'.repeat(64)},`.repeat(2000)];
+    for (const left of forged) {
+      expect(clientIp(headers({ 'x-forwarded-for': `${left}, 203.0.113.9` }), 1)).toBe('203.0.113.9');
+      expect(clientIp(headers({ 'x-forwarded-for': `${left}, 203.0.113.9, 10.0.0.2` }), 2)).toBe('203.0.113.9');
+      expect(clientIp(headers({ 'x-forwarded-for': `${left}, [2001:db8::7]:443 , 10.0.0.2, 10.0.0.3` }), 3)).toBe('2001:db8:0:0::/64');
+    }
+    // Empty entries between the trusted ones are skipped, as before.
+    expect(clientIp(headers({ 'x-forwarded-for': `${'b'.repeat(5000)}, 203.0.113.9,, 10.0.0.2, ` }), 2)).toBe('203.0.113.9');
+    // The entry the proxies name is garbage or too long to be an address: the shared bucket, whatever lies left of it.
+    expect(clientIp(headers({ 'x-forwarded-for': `1.2.3.4, ${'c'.repeat(300)}` }), 1)).toBe('unknown');
+    expect(clientIp(headers({ 'x-forwarded-for': `1.2.3.4, ${' '.repeat(300)}5.6.7.8` }), 1)).toBe('unknown');
+    expect(clientIp(headers({ 'x-forwarded-for': `${','.repeat(100_000)}` }), 1)).toBe('unknown');
+    expect(clientIp(headers({ 'x-forwarded-for': `1.2.3.4${','.repeat(100_000)}` }), 1)).toBe('unknown');
+  });
+
   it('keys one client as one address whatever the port or spelling', () => {
     const key = (value: string) => clientIp(headers({ 'x-forwarded-for': value }), 1);
     expect(key('203.0.113.9:5678')).toBe('203.0.113.9');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeOrder } from '@/lib/orders/normalize';
-import { canBePaid, isPaid, notPayableReason } from '@/lib/orders/payable';
+import { isPaid, notPayableReason } from '@/lib/orders/payable';
 import { storeOrderSchema } from '@/lib/store/types';
 import { loggedLines } from '../support/setup';
 
@@ -67,8 +67,6 @@ describe('paid and payable', () => {
   });
 
   it('can be paid only when pending and not paid, with the spec reasons otherwise', () => {
-    expect(canBePaid({ status: 'pending', date_paid: null })).toBe(true);
-    expect(canBePaid({ status: 'pending', date_paid: '2026-01-01T00:00:00' })).toBe(false);
     expect(notPayableReason({ status: 'pending', date_paid: '2026-01-01T00:00:00' })).toBe('Order is already paid');
     expect(notPayableReason({ status: 'processing', date_paid: null })).toBe('Order is already paid');
     expect(notPayableReason({ status: 'on-hold', date_paid: null })).toBe('Order status is not pending');

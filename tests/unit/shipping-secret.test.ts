@@ -17,20 +17,37 @@ describe('shipping webhook shared secret', () => {
   });
 
   it('is not checked when none is configured', () => {
-    expect(() => assertShippingWebhookSecret(request(), undefined)).not.toThrow();
+    expect(() => assertShippingWebhookSecret(request(), [])).not.toThrow();
   });
 
   it('accepts the query parameter or the header', () => {
-    expect(() => assertShippingWebhookSecret(request(`?secret=${encodeURIComponent(SECRET)}`), SECRET)).not.toThrow();
-    expect(() => assertShippingWebhookSecret(request('', { 'x-webhook-secret': SECRET }), SECRET)).not.toThrow();
-    expect(() => assertShippingWebhookSecret(request('?secret=wrong', { 'x-webhook-secret': SECRET }), SECRET)).not.toThrow();
+    expect(() => assertShippingWebhookSecret(request(`?secret=${encodeURIComponent(SECRET)}`), [SECRET])).not.toThrow();
+    expect(() => assertShippingWebhookSecret(request('', { 'x-webhook-secret': SECRET }), [SECRET])).not.toThrow();
+    expect(() => assertShippingWebhookSecret(request('?secret=wrong', { 'x-webhook-secret': SECRET }), [SECRET])).not.toThrow();
   });
 
   it('refuses a missing or wrong secret', () => {
-    expect(() => assertShippingWebhookSecret(request(), SECRET)).toThrow(UnauthorizedError);
-    expect(() => assertShippingWebhookSecret(request('?secret=wrong'), SECRET)).toThrow(UnauthorizedError);
-    expect(() => assertShippingWebhookSecret(request('?Secret=' + SECRET), SECRET)).toThrow(UnauthorizedError);
-    expect(() => assertShippingWebhookSecret(request('', { 'x-webhook-secret': 'wrong' }), SECRET)).toThrow(UnauthorizedError);
+    expect(() => assertShippingWebhookSecret(request(), [SECRET])).toThrow(UnauthorizedError);
+    expect(() => assertShippingWebhookSecret(request('?secret=wrong'), [SECRET])).toThrow(UnauthorizedError);
+    expect(() => assertShippingWebhookSecret(request('?Secret=' + SECRET), [SECRET])).toThrow(UnauthorizedError);
+    expect(() => assertShippingWebhookSecret(request('', { 'x-webhook-secret': 'wrong' }), [SECRET])).toThrow(UnauthorizedError);
+  });
+
+  it('accepts any of several secrets while one is being rotated, and only those', () => {
+    const NEXT = 'the-next-shared-secret-value';
+    const config = parseConfig({ SHIPPING_WEBHOOK_SECRET: ` ${NEXT} , ${SECRET} ` });
+    expect(config.shipping.webhookSecrets).toEqual([NEXT, SECRET]);
+    for (const secret of [NEXT, SECRET]) {
+      expect(() => assertShippingWebhookSecret(request(`?secret=${encodeURIComponent(secret)}`), config.shipping.webhookSecrets)).not.toThrow();
+      expect(() => assertShippingWebhookSecret(request('', { 'x-webhook-secret': secret }), config.shipping.webhookSecrets)).not.toThrow();
+    }
+    for (const wrong of ['wrong', `${NEXT},${SECRET}`, NEXT.slice(1), '']) {
+      expect(() => assertShippingWebhookSecret(request(`?secret=${encodeURIComponent(wrong)}`), config.shipping.webhookSecrets), wrong).toThrow(UnauthorizedError);
+    }
+    // Each one is held to the length rule; the message names the variable, never a value.
+    expect(() => parseConfig({ SHIPPING_WEBHOOK_SECRET: `${NEXT},short` })).toThrow(/SHIPPING_WEBHOOK_SECRET/);
+    expect(() => parseConfig({ SHIPPING_WEBHOOK_SECRET: `${NEXT},short` })).not.toThrow(new RegExp(NEXT));
+    expect(() => parseConfig({ SHIPPING_WEBHOOK_SECRET: ' , ' })).toThrow(/SHIPPING_WEBHOOK_SECRET/);
   });
 
   it('production warns at start when it is unset by SHIPPING_WEBHOOK_AUTH=off, and not when it is set', () => {

@@ -3,7 +3,7 @@
  * `Authorization: Bearer <CRON_SECRET>` it also tries the store and the card
  * provider (and Redis when configured) and reports each as ok or failed with
  * its latency, answering 503 `status: 'degraded'` when one failed. A wrong
- * token is 401.
+ * token is 401, and so is any token while CRON_SECRET is unset.
  */
 import { assertCronAuthorized } from '@/lib/cron/auth';
 import { deepHealth, shallowHealth } from '@/lib/cron/health';

@@ -5,8 +5,8 @@
  * `{checked, applied, skipped, failed: [{eventId, reason}], complete, resumed}`.
  *
  * Run by Vercel Cron every 15 minutes (vercel.json) with
- * `Authorization: Bearer <CRON_SECRET>`: 401 without it, 503 when CRON_SECRET
- * is unset. Stops before maxDuration and resumes on the next run.
+ * `Authorization: Bearer <CRON_SECRET>`: 401 without it, and 401 (with a
+ * warning in the log) when CRON_SECRET is unset. Stops before maxDuration and resumes on the next run.
  */
 import { reconcilePayments } from '@/lib/cron/reconcile-payments';
 import { cronRoute } from '@/lib/http/route';

@@ -6,8 +6,8 @@
  * kept, reported here and logged at error level.
  *
  * Run by Vercel Cron every 5 minutes (vercel.json) with
- * `Authorization: Bearer <CRON_SECRET>`: 401 without it, 503 when CRON_SECRET
- * is unset. Stops before maxDuration; the rest waits for the next run.
+ * `Authorization: Bearer <CRON_SECRET>`: 401 without it, and 401 (with a
+ * warning in the log) when CRON_SECRET is unset. Stops before maxDuration; the rest waits for the next run.
  */
 import { replayShipping } from '@/lib/cron/retry-shipping';
 import { cronRoute } from '@/lib/http/route';

@@ -23,7 +23,7 @@ export async function POST(request: Request): Promise<Response> {
   return runRoute({ route: '/api/shipping/webhook', request, toErrorResponse: shippingWebhookErrorResponse }, async (context) => {
     const services = getServices();
     await enforceRateLimit(services, RATE_LIMITS.shippingWebhook, request.headers);
-    assertShippingWebhookSecret(request, services.config.shipping.webhookSecret);
+    assertShippingWebhookSecret(request, services.config.shipping.webhookSecrets);
     await handleShippingNotification(await readBodyText(request, WEBHOOK_BODY_LIMIT), services, context);
     return { body: { received: true } };
   });
