@@ -15,6 +15,7 @@ import { StripeModel, parseFormBody } from '@/scripts/stand-ins/stripe-model';
 import { wooCommerceHandler } from '@/scripts/stand-ins/woocommerce-handler';
 import { WooCommerceModel, type WooModelOptions } from '@/scripts/stand-ins/woocommerce-model';
 import { TEST_CONSUMER_KEY, TEST_CONSUMER_SECRET, TEST_STORE_URL, TEST_STRIPE_KEY } from './env';
+import { createStoreFaults, type StoreFaults } from './store-faults';
 
 export interface RecordedCall {
   provider: 'store' | 'card';
@@ -36,6 +37,8 @@ export interface Providers {
   failStore(method: string, path: RegExp, status: number, code: string, times?: number): void;
   /** Makes the next matching card calls fail with this Stripe error (once each). */
   failCard(method: string, path: RegExp, status: number, type: string, code: string, times?: number): void;
+  /** Store faults (tests/support/store-faults.ts) in front of the WooCommerce stand-in; cleared by reset(). */
+  storeFaults: StoreFaults;
   /** Delays every store answer by this many milliseconds (to make concurrent requests overlap). */
   setStoreLatency(ms: number): void;
   /** Resets models, recordings, failures and latency (call it in each test file's beforeEach). */
@@ -72,6 +75,7 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
     calls: [] as RecordedCall[],
     failures: [] as (Failure & { provider: 'store' | 'card' })[],
     storeLatencyMs: 0,
+    storeFaults: createStoreFaults(),
   };
 
   const takeFailure = (provider: 'store' | 'card', method: string, path: string) => {
@@ -100,7 +104,7 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
     };
 
   const handlers = [
-    http.all(`${TEST_STORE_URL}/*`, mounted('store', () => state.wooHandler)),
+    http.all(`${TEST_STORE_URL}/*`, mounted('store', () => state.storeFaults.wrap(state.wooHandler))),
     http.all(`${STRIPE_HOST}/*`, mounted('card', () => state.stripeHandler)),
   ];
 
@@ -130,6 +134,9 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
     failCard(method, path, status, type, code, times = 1) {
       state.failures.push({ provider: 'card', method, path, status, times, body: { error: { type, code, message: 'Upstream failure' } } });
     },
+    get storeFaults() {
+      return state.storeFaults;
+    },
     setStoreLatency(ms) {
       state.storeLatencyMs = ms;
     },
@@ -138,6 +145,8 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
       Object.assign(state, mount(new WooCommerceModel(options), new StripeModel()));
       state.calls = [];
       state.failures = [];
+      state.storeFaults.clear();
+      state.storeFaults = createStoreFaults();
     },
   };
   return { providers, server };
