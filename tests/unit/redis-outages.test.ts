@@ -19,7 +19,7 @@ import { MemoryRateLimiter, type RateLimitRule } from '@/lib/security/rate-limit
 import { MemoryShippedStatus } from '@/lib/store/shipped-status';
 import { applyEventOnce } from '@/lib/webhooks/card/exactly-once';
 import { freePort } from '@/scripts/stand-ins/http';
-import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
+import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, observedConnection, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
 import { loggedLines } from '../support/setup';
 
 const RULE: RateLimitRule = { name: 'submit-order', limit: 10, windowMs: 60_000 };
@@ -128,8 +128,9 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
       const prefix = testPrefix(`outage-held-${outage}`);
       // The holder is another instance: its own connection and its own memory.
       const holder = new RedisOrderLocks(redisConnection(server.url, 300), { prefix, ttlMs: 10_000 });
+      const waiterConnection = observedConnection(server.url, 300);
       const waiterLocks = new OrderLocksWithFallback(
-        new RedisOrderLocks(redisConnection(server.url, 300), { prefix, ttlMs: 10_000, waitMs: 5_000 }),
+        new RedisOrderLocks(waiterConnection, { prefix, ttlMs: 10_000, waitMs: 5_000 }),
         new MemoryOrderLocks(),
         new FallbackWarning(),
       );
@@ -137,6 +138,7 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
       const held = holder.withOrderLock(12, () => new Promise<void>((resolve) => (release = resolve)));
       await eventually(async () => (await redisConnection(server.url).run('exists', (redis) => redis.exists(`${prefix}lock:order:12`))) === 1);
       let ran = false;
+      const firstAttempt = waiterConnection.answered('lock_acquire');
       // Its failure is caught at once: under load it can come while Redis is still being stopped, and an
       // outcome nobody listens to yet is an unhandled rejection.
       const waiting = waiterLocks
@@ -144,8 +146,8 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
           ran = true;
         })
         .then(() => undefined, (error: unknown) => error);
-      // The waiter's SET NX has found the order held by now; then Redis goes away.
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      // The waiter's SET NX has found the order held; then Redis goes away.
+      await firstAttempt;
       if (outage === 'stopped') await server.stop();
       else server.freeze();
       try {
