@@ -177,8 +177,9 @@ describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: 
       cardEventLocks: new RedisOrderLocks(connection, { prefix, ttlMs: 250, waitMs: 5_000 }),
       processedEvents: new RedisProcessedEvents(connection, { prefix }),
     });
-    const a = instance(redisConnection(redis.url));
-    const b = instance(redisConnection(redis.url));
+    // A generous Redis timeout: the lock's expiry is under test here, not a slow connection on a busy machine.
+    const a = instance(redisConnection(redis.url, 5_000));
+    const b = instance(redisConnection(redis.url, 5_000));
     const event = succeededEvent(302);
     const { payload, signature } = signed(event);
 
