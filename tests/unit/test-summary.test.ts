@@ -10,10 +10,11 @@ import { REDIS_SKIP_REASON } from '../support/redis-global-setup';
 
 const vitestBin = join(createRequire(join(process.cwd(), 'package.json')).resolve('vitest/package.json'), '..', 'vitest.mjs');
 
-function runVitest(files: string[], env: Record<string, string | undefined>): string[] {
+/** Runs vitest without REDIS_URL on the files; returns its output's non-empty lines. */
+function runVitest(files: string[]): string[] {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(VITEST|REDIS_URL$|TEST$|NODE_ENV$)/.test(key)));
   const result = spawnSync(process.execPath, [vitestBin, 'run', '--project', 'unit', ...files], {
-    env: { ...inherited, ...env, NO_COLOR: '1', FORCE_COLOR: '0', CI: 'true' } as NodeJS.ProcessEnv,
+    env: { ...inherited, NODE_ENV: 'test', NO_COLOR: '1', FORCE_COLOR: '0', CI: 'true' },
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -23,7 +24,7 @@ function runVitest(files: string[], env: Record<string, string | undefined>): st
 
 describe('the test run summary', () => {
   it('without REDIS_URL, ends with how many tests were skipped and why, after vitest’s own counts', () => {
-    const lines = runVitest(['tests/unit/replay-state.test.ts', 'tests/unit/money.test.ts'], {});
+    const lines = runVitest(['tests/unit/replay-state.test.ts', 'tests/unit/money.test.ts']);
     const counts = lines.findIndex((line) => /^\s*Tests\s+\d+ passed \| 8 skipped/.test(line));
     expect(counts).toBeGreaterThan(-1);
     expect(lines.slice(counts + 1)).toEqual([
@@ -36,7 +37,7 @@ describe('the test run summary', () => {
   });
 
   it('says nothing more when nothing was skipped, so the run still ends on vitest’s counts', () => {
-    const lines = runVitest(['tests/unit/money.test.ts'], {});
+    const lines = runVitest(['tests/unit/money.test.ts']);
     expect(lines.at(-1)).toMatch(/^\s*Duration/);
     expect(lines.join('\n')).not.toContain('Skipped');
   });
