@@ -21,6 +21,8 @@ export const DEMO_SECRETS = {
   stripeWebhookSecret: 'whsec_demo_local_stand_in_signing_secret',
   checkoutTokenSecret: 'demo-checkout-token-secret-for-local-use-only',
   shippingWebhookSecret: 'demo-shipping-webhook-secret',
+  /** Opens the cron routes and the deep health check, which `npm run dev` asks once so the first payment finds the clients loaded. */
+  cronSecret: 'demo-cron-secret-for-local-use-only',
 } as const;
 
 /** Preferred ports; a busy one is replaced by a free one (the launcher prints what it used). */
