@@ -72,6 +72,8 @@ interface PageConfig {
   orderId: string;
   stripe: { url: string; publishableKey: string } | null;
   orderView: boolean;
+  /** The order as the shop held it when the page was served: shown at once, before the page asks again. */
+  order: unknown;
   shipping: boolean;
   cardLifecycle: boolean;
 }
@@ -112,7 +114,9 @@ const STYLE = `
   .result:empty { display: none; }
   .result[data-state="ok"] { background: #dafbe1; }
   .result[data-state="error"], .result[data-state="blocked"], .result[data-state="declined"] { background: #ffebe9; }
-  .result[data-state="working"]::before { content: "⏳ "; }
+  .result[data-state="working"]::before { content: ""; display: inline-block; width: .75em; height: .75em; margin-right: .5em; vertical-align: -.05em;
+    border: 2px solid #8c959f; border-top-color: transparent; border-radius: 50%; animation: spin 1s linear infinite; }
+  @keyframes spin { to { transform: rotate(360deg); } }
   #timeline { list-style: none; padding: 0; margin: 0; } #timeline li { border-left: 3px solid #d0d7de; padding: .2rem 0 .5rem .8rem; margin-left: .3rem; }
   #timeline time { color: #57606a; font-size: .8rem; margin-right: .5rem; } .note { margin: .25rem 0; font-style: italic; }
   .meta { margin: .2rem 0 0; padding: 0; list-style: none; font-family: ui-monospace, monospace; font-size: .78rem; color: #57606a; }
@@ -238,13 +242,15 @@ $('back-office').hidden = !((config.shipping || config.cardLifecycle) && config.
 $('shipping-actions').hidden = !config.shipping;
 $('card-lifecycle').hidden = !config.cardLifecycle;
 
-// A result line beside its buttons; while it works, it counts the seconds once past the first.
+// A result line beside its buttons, scrolled into view when the buttons sit at the window's edge;
+// while it works, it counts the seconds once past the first.
 const tickers = new Map();
 function show(target, state, text) {
   const line = $(target);
   clearInterval(tickers.get(target));
   line.dataset.state = state;
   line.textContent = text;
+  line.scrollIntoView({ block: 'nearest' });
   if (state !== 'working') return;
   const started = Date.now();
   tickers.set(target, setInterval(() => {
@@ -635,7 +641,12 @@ for (const outcome of ['won', 'lost']) {
   }));
 }
 
-loadOrder();
+if (config.order) {
+  order = config.order;
+  renderOrder();
+} else {
+  loadOrder();
+}
 setInterval(() => { if (document.visibilityState === 'visible' && !busy) loadOrder(); }, 3000);
 `;
 
@@ -692,7 +703,7 @@ async function cardLifecycleAction(
   }
 }
 
-/** The order from the WooCommerce stand-in's view: the view, undefined when the shop holds no such order. */
+/** The order from the WooCommerce stand-in's view (the whole view), undefined when the shop holds no such order. */
 async function orderView(woocommerceUrl: string, id: string | number): Promise<OrderView | undefined> {
   const view = await fetch(`${woocommerceUrl.replace(/\/+$/, '')}/demo/orders/${id}`);
   if (view.status === 404) return undefined;
@@ -780,12 +791,14 @@ export function storefrontHandler(options: StorefrontOptions) {
       sendHtml(response, 404, ordersPage(await listedOrders(), `“${orderParam.slice(0, 40)}” is not an order number. Pick one of the demo orders.`));
       return;
     }
+    let order: OrderView | undefined;
     if (orderParam !== null && options.woocommerceUrl) {
       let known = true;
       try {
-        known = (await orderView(options.woocommerceUrl, orderParam)) !== undefined;
+        order = await orderView(options.woocommerceUrl, orderParam);
+        known = order !== undefined;
       } catch {
-        // The shop did not answer: the page says so when it reads the order.
+        // The shop did not answer: the page asks again by itself.
       }
       if (!known) {
         sendHtml(response, 404, ordersPage(await listedOrders(), `Order #${orderParam} does not exist in the shop. Pick one of the demo orders.`));
@@ -804,6 +817,7 @@ export function storefrontHandler(options: StorefrontOptions) {
         orderId: orderParam ?? '',
         stripe: options.stripe ? { url: options.stripe.url.replace(/\/+$/, ''), publishableKey: options.stripe.publishableKey } : null,
         orderView: Boolean(options.woocommerceUrl),
+        order: order ?? null,
         shipping: Boolean(options.shippingWebhookSecret),
         cardLifecycle: Boolean(lifecycle),
       }),
