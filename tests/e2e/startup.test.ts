@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { environmentWithoutServiceVariables } from '@/scripts/service-process';
 import { freePort, LOOPBACK } from '@/scripts/stand-ins/http';
 
 const SERVICE_VARS = /^(WOOCOMMERCE_|STRIPE_|CHECKOUT_TOKEN_|ALLOWED_ORIGINS|TRUST_PROXY_HOPS|SHIPPING_|SHIPSTATION_|CLIENT_IP_HEADER||REDIS_URL|UPSTREAM_|CARD_PAYMENT|MANUAL_PAYMENT|LOG_LEVEL)/;
@@ -81,7 +82,7 @@ describe('production start', () => {
 
 /** Runs an npm script to its end (or until `untilOutput`), with only the service variables given. */
 async function runScript(script: 'start' | 'dev', env: Record<string, string>, untilOutput = /$^/): Promise<{ output: string; code: number | null }> {
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !SERVICE_VARS.test(key) && key !== 'NODE_ENV'));
+  const inherited = environmentWithoutServiceVariables();
   const child = spawn('npm', ['run', script], {
     env: { NODE_ENV: script === 'start' ? 'production' : 'development', ...inherited, ...env, PORT: String(await freePort()), NEXT_TELEMETRY_DISABLED: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
