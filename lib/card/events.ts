@@ -151,6 +151,7 @@ const intentSchema = z.object({
   amount: minor.optional(),
   amount_received: minor.optional(),
   status: z.string().optional(),
+  capture_method: z.string().optional(),
   currency: z.string().min(3).max(3).optional(),
   metadata: z.record(z.string(), z.unknown()).nullish(),
   latest_charge: z.unknown().optional(),
@@ -240,9 +241,11 @@ export function readPaymentIntent(object: Record<string, unknown>): PaymentInten
   if (!result.success) throw new InvalidCardEventError('Webhook Error: event does not carry a payment intent');
   const intent = result.data;
   const allowed = intent.payment_method_types?.length === 1 ? typeField(intent.payment_method_types, ['0']) : undefined;
-  // A capture of less than was authorized (the order's total dropped) leaves `amount` at the
-  // authorization: what was paid is what the intent received.
-  const received = intent.status === 'succeeded' && intent.amount_received ? intent.amount_received : undefined;
+  // A manual capture of less than was authorized (the order's total dropped) leaves `amount` at the
+  // authorization: what was paid is what the intent received. An automatic capture receives its
+  // `amount` whole, the amount the spec compares with the order's total.
+  const capturedLater = intent.capture_method === 'manual' && intent.status === 'succeeded';
+  const received = capturedLater && intent.amount_received ? intent.amount_received : undefined;
   return {
     intentId: intent.id,
     amount: received ?? intent.amount,

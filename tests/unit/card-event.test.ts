@@ -98,6 +98,16 @@ describe('card event: the envelope and the payment intent', () => {
     ).toEqual({ intentId: 'pi_1', amount: 2129, currency: 'usd', orderId: 101, chargeId: 'ch_1', errorMessage: 'Declined' });
   });
 
+  it("compares what an automatic capture charged, the intent's amount, as the spec says", () => {
+    const intent = { id: 'pi_1', status: 'succeeded', capture_method: 'automatic_async', amount: 1500, amount_received: 2000 };
+    expect(readPaymentIntent(intent).amount).toBe(1500);
+  });
+
+  it('reads what a manual capture received, which may be less than was authorized', () => {
+    const intent = { id: 'pi_1', status: 'succeeded', capture_method: 'manual', amount: 2000, amount_received: 1500 };
+    expect(readPaymentIntent(intent).amount).toBe(1500);
+  });
+
   it('leaves a missing amount undefined for the handler to refuse', () => {
     expect(readPaymentIntent({ id: 'pi_1', metadata: {} })).toMatchObject({ amount: undefined, orderId: undefined, chargeId: '' });
   });
