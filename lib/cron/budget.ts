@@ -10,7 +10,7 @@
  * waits for it within its own deadline (lib/security/order-lock.ts), so the
  * wait adds nothing to its worst case.
  */
-import { MAX_SHIPMENT_PAGES } from '@/lib/shipping/shipstation';
+import { pageWorstCaseMs, SHIPMENT_PAGES_PER_READ } from '@/lib/shipping/shipstation';
 import { REQUEST_BUDGET_TIMEOUTS, withRequestDeadline } from '@/lib/upstream/budget';
 
 /** maxDuration of both cron functions in vercel.json, in seconds (Vercel's default and Hobby's ceiling with fluid compute). */
@@ -27,8 +27,8 @@ export const worstCase = {
   cardEvent: (timeoutMs: number) => unitDeadlineMs(timeoutMs),
   /** One shipment (lock wait, read the order, write `shipped`, write the `completed` fallback): likewise. */
   shipment: (timeoutMs: number) => unitDeadlineMs(timeoutMs),
-  /** One ShipStation batch: every page, each with the budget wait bounded by T and the call bounded by T. */
-  shipStationBatch: (timeoutMs: number) => MAX_SHIPMENT_PAGES * 2 * timeoutMs,
+  /** One read of a ShipStation batch: its pages (a longer batch is read in several), each with the budget wait bounded by T and the call bounded by T. */
+  shipStationBatch: (timeoutMs: number) => SHIPMENT_PAGES_PER_READ * pageWorstCaseMs(timeoutMs),
 };
 
 /**

@@ -7,14 +7,15 @@
  * An attempt that fails again is scheduled later with a growing delay; the
  * tenth failed attempt parks the entry, which every run then reports until an
  * operator deals with it. A queued ShipStation batch is read again and its
- * shipments queued one by one, then applied in the same run when time allows.
+ * shipments queued one by one, then applied in the same run when time allows;
+ * pages a read did not reach stay queued as the rest of the batch.
  */
 import { asUnit, CRON_MAX_DURATION_SECONDS, unitDeadlineMs, worstCase } from '@/lib/cron/budget';
 import type { Budget } from '@/lib/cron/reconcile-payments';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { ShipStationError } from '@/lib/shipping/shipstation';
-import { isRetryableShipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
+import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
 import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
 import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs, type ReplayEntry } from '@/lib/webhooks/shipping/replay-queue';
@@ -37,7 +38,10 @@ export interface ReplaySummary {
   checked: number;
   /** Shipments written to their order. */
   applied: number;
-  /** Replays that found nothing to write (shipped meanwhile, unknown order, …): done, removed. */
+  /**
+   * Replays that found nothing to write, done and removed: the order already shipped (by another
+   * delivery, or by the first attempt's own write whose answer was lost), unknown, or not shippable.
+   */
   skipped: number;
   /** Failed again, to be tried later. */
   retrying: number;
@@ -119,14 +123,14 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
     if (entry.work.kind === 'resource') {
       const { shipStation } = services;
       if (!shipStation) {
-        await queue.remove(entry.id);
-        summary.skipped += 1;
+        // Queued while the credentials were set: kept (and parked in time) until they are set again, never dropped.
         log.warn('shipping.replay_not_configured', { entryId: entry.id, hint: 'set SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET' });
+        await failedAgain(entry, 'shipstation:not_configured');
         continue;
       }
       try {
-        const resourceUrl = entry.work.resourceUrl;
-        const result = await asUnit(worstCase.shipStationBatch(timeoutMs), () => shipStation.shipmentsAt(resourceUrl));
+        const work = entry.work;
+        const result = await asUnit(worstCase.shipStationBatch(timeoutMs), () => shipStation.shipmentsAt(work.resourceUrl));
         // Each shipment becomes its own entry, due now: this run applies them while time allows.
         for (const notice of result.notices) {
           await queue.add({
@@ -138,12 +142,34 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
             nextAttemptAt: now(),
           });
         }
-        await queue.remove(entry.id);
-        log.info('shipping.replay_resource_read', { entryId: entry.id, shipments: result.notices.length, truncated: result.truncated || undefined });
+        const { unread } = result;
+        log.info('shipping.replay_resource_read', {
+          entryId: entry.id,
+          shipments: result.notices.length,
+          unreadFromPage: unread?.page,
+          pages: unread?.pages,
+          stoppedFor: unread?.reason,
+        });
+        if (!unread) {
+          await queue.remove(entry.id);
+          continue;
+        }
+        // The same entry now stands for the pages not read yet.
+        const rest: ReplayEntry = { ...entry, work: { ...work, resourceUrl: unread.resourceUrl } };
+        if (!unread.error) {
+          // Stopped on purpose (the pages one read takes, or its time): read on at once, in this run when it has the time.
+          await queue.retryLater({ ...rest, nextAttemptAt: now() });
+          triedThisRun.delete(entry.id);
+        } else if (isRetryableShipStationFailure(unread.error)) {
+          await failedAgain(rest, shipStationFailure(unread.error));
+        } else {
+          await queue.remove(entry.id);
+          log.error('shipping.replay_resource_refused', { entryId: entry.id, failure: unread.error.failure, status: unread.error.status, page: unread.page });
+        }
       } catch (error) {
         if (!(error instanceof ShipStationError)) throw error;
         if (isRetryableShipStationFailure(error)) {
-          await failedAgain(entry, `shipstation:${error.failure}`);
+          await failedAgain(entry, shipStationFailure(error));
         } else {
           await queue.remove(entry.id);
           summary.skipped += 1;

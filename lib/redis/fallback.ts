@@ -174,7 +174,9 @@ function unavailable(error: unknown): SharedStateUnavailableError | undefined {
  * an update the store refused must never be lost, so when Redis cannot take
  * it the entry is kept here (logged at error level: it is now only as durable
  * as this process), replayed by this instance's cron runs, and handed over to
- * Redis at the first run that finds Redis answering again. Reading the shared
+ * Redis at the first run or the first queued update that finds Redis
+ * answering again on this instance (the cron may land on another instance for
+ * a while: a webhook that reaches this one moves them too). Reading the shared
  * queue is not replaced: a cron run whose Redis fails fails (5xx), it does not
  * report an empty queue.
  */
@@ -185,8 +187,9 @@ export class ShippingReplayQueueWithFallback implements ShippingReplayQueue {
   ) {}
 
   async add(entry: Omit<ReplayEntry, 'id'>): Promise<ReplayEntry> {
+    let added: ReplayEntry;
     try {
-      return await this.shared.add(entry);
+      added = await this.shared.add(entry);
     } catch (error) {
       const failure = unavailable(error);
       if (!failure) throw error;
@@ -200,6 +203,8 @@ export class ShippingReplayQueueWithFallback implements ShippingReplayQueue {
       });
       return this.local.add(entry);
     }
+    await this.handOver();
+    return added;
   }
 
   async takeDue(now: number, leaseMs: number): Promise<ReplayEntry | undefined> {

@@ -11,6 +11,11 @@
  *   error, a timeout or a 5xx when time remains. Requests stay within ShipStation's
  *   40 requests per minute (lib/shipping/rate-budget.ts); a 429 is waited out
  *   once when the wait fits in the timeout.
+ * - A batch is read page by page (`page` and `pages` of the answer) to its last
+ *   page. One read stops after SHIPMENT_PAGES_PER_READ pages, when the request
+ *   has no time left for another page, or at a page that fails, and then hands
+ *   back the URL of the first page it did not read, so the caller can queue
+ *   the rest: no page is ever dropped.
  * - Shipments become the service's ShipmentNotice at this boundary; failures
  *   become ShipStationError with the HTTP status only, never a body.
  */
@@ -118,8 +123,13 @@ export function parseShipmentsResponse(data: unknown): ShipmentsPage & { malform
   return { notices, voided, malformed, page: parsed.data.page ?? 1, pages: parsed.data.pages ?? 1 };
 }
 
-/** A batch of more shipments than this many pages is read only this far (and logged by the caller). */
-export const MAX_SHIPMENT_PAGES = 10;
+/**
+ * The most pages one read takes. A longer batch is read in several reads (the rest is handed back as
+ * `unread`), which keeps the worst case of one read known: the replay cron plans its time with it.
+ */
+export const SHIPMENT_PAGES_PER_READ = 10;
+/** A page's worst case: the wait for the rate budget and the call, each bounded by the upstream timeout. */
+export const pageWorstCaseMs = (timeoutMs: number) => 2 * timeoutMs;
 const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 const MAX_ATTEMPTS = 2;
 
@@ -131,12 +141,30 @@ export interface ShipStationClientOptions {
   budget?: ShipStationRateBudget;
 }
 
+/** Where a read stopped before the batch's last page: the rest, to be read later. */
+export interface UnreadPages {
+  /** The first page not read: the resource URL with its `page` parameter set. */
+  resourceUrl: string;
+  page: number;
+  /** The batch's pages, as the last page read counted them. */
+  pages: number;
+  /** The pages-per-read bound, no time left in the request for another page, or this page failed (`error`). */
+  reason: 'pages_per_read' | 'no_time' | 'failed';
+  error?: ShipStationError;
+}
+
 export interface ShipmentsResult {
   notices: ShipmentNotice[];
   voided: number;
   malformed: number;
-  /** More pages existed than were read. */
-  truncated: boolean;
+  /** Set when the batch was not read to its last page. */
+  unread?: UnreadPages;
+}
+
+/** The page a resource URL asks for (ShipStation's own URLs ask for none: the first). */
+function pageOf(url: URL): number {
+  const raw = url.searchParams.get('page');
+  return raw !== null && /^[1-9]\d{0,5}$/.test(raw) ? Number(raw) : 1;
 }
 
 export class ShipStationClient {
@@ -157,26 +185,49 @@ export class ShipStationClient {
     this.authorization = `Basic ${Buffer.from(`${settings.apiKey}:${settings.apiSecret}`).toString('base64')}`;
   }
 
-  /** Reads every page of the shipments a webhook's `resource_url` names. */
+  /**
+   * Reads the shipments a webhook's `resource_url` names, from the page it names (the first, for
+   * ShipStation's own URLs) to the last, or until it stops early (`unread`). A failure of the first
+   * page is thrown: nothing was read.
+   */
   async shipmentsAt(resourceUrl: string): Promise<ShipmentsResult> {
     const check = checkResourceUrl(resourceUrl, this.settings.apiBaseUrl);
     if (!check.allowed) throw new ShipStationError(check.reason, undefined, check.origin);
 
-    const result: ShipmentsResult = { notices: [], voided: 0, malformed: 0, truncated: false };
+    const result: ShipmentsResult = { notices: [], voided: 0, malformed: 0 };
     let url = check.url;
-    for (let page = 1; ; page += 1) {
-      const answer = parseShipmentsResponse(await traceCall('shipstation', 'get shipments', () => this.getJson(url)));
+    let page = pageOf(url);
+    let answer = await this.readPage(url);
+    for (let read = 1; ; read += 1) {
       result.notices.push(...answer.notices);
       result.voided += answer.voided;
       result.malformed += answer.malformed;
-      if (answer.pages <= page) return result;
-      if (page >= MAX_SHIPMENT_PAGES) {
-        result.truncated = true;
-        return result;
-      }
+      // An empty page ends the batch whatever `pages` says: a wrong count cannot keep the reads going.
+      const shipmentsOnPage = answer.notices.length + answer.voided + answer.malformed;
+      if (page >= answer.pages || shipmentsOnPage === 0) return result;
+
       url = new URL(url);
-      url.searchParams.set('page', String(page + 1));
+      page += 1;
+      url.searchParams.set('page', String(page));
+      const rest = { resourceUrl: url.href, page, pages: answer.pages };
+      const unread = (reason: UnreadPages['reason'], error?: ShipStationError): ShipmentsResult => ({
+        ...result,
+        unread: { ...rest, reason, ...(error ? { error } : {}) },
+      });
+      if (read >= SHIPMENT_PAGES_PER_READ) return unread('pages_per_read');
+      // A page started without the time for its worst case could only be cut off by the deadline.
+      if (requestTimeLeftMs() < pageWorstCaseMs(this.settings.timeoutMs)) return unread('no_time');
+      try {
+        answer = await this.readPage(url);
+      } catch (error) {
+        if (error instanceof ShipStationError) return unread('failed', error);
+        throw error;
+      }
     }
+  }
+
+  private async readPage(url: URL): Promise<ShipmentsPage & { malformed: number }> {
+    return parseShipmentsResponse(await traceCall('shipstation', 'get shipments', () => this.getJson(url)));
   }
 
   private async getJson(url: URL): Promise<unknown> {

@@ -6,7 +6,7 @@
  * (resetServices: new connection, empty memory) against the same Redis.
  */
 import Stripe from 'stripe';
-import { http, HttpResponse, delay } from 'msw';
+import { http, HttpResponse } from 'msw';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { POST as cardWebhook } from '@/app/api/cardprovider/webhook/route';
 import { POST as paymentIntent } from '@/app/api/payment-intent/route';
@@ -155,12 +155,18 @@ describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: 
   it('a lock that expires while its holder works lets the next writer in, and the status gate makes it write nothing', async () => {
     useRedis(redis.url);
     providers.woo.seed({ id: 302, lines: [{ total: '10.00' }], customer_id: 42 });
-    // Instance A writes the order, then is held up clearing the cart, past its lock's TTL.
+    // Instance A writes the order, then is held up clearing the cart, past its lock's TTL: the cart
+    // call tells the test it has started (A's write is done) and answers only when the test says so.
     let cartCalls = 0;
+    let aClearingCart!: () => void;
+    const aInCartCall = new Promise<void>((resolve) => (aClearingCart = resolve));
+    let releaseA!: () => void;
+    const aReleased = new Promise<void>((resolve) => (releaseA = resolve));
     msw.use(
       http.delete(`${TEST_STORE_URL}/wp-json/wc-checkout-bridge/v1/customers/42/cart`, async () => {
         cartCalls += 1;
-        await delay(700);
+        aClearingCart();
+        await aReleased;
         return HttpResponse.json({ cleared: true });
       }),
     );
@@ -171,17 +177,20 @@ describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: 
       cardEventLocks: new RedisOrderLocks(connection, { prefix, ttlMs: 250, waitMs: 5_000 }),
       processedEvents: new RedisProcessedEvents(connection, { prefix }),
     });
-    const a = instance(redisConnection(redis.url));
-    const b = instance(redisConnection(redis.url));
+    // A generous Redis timeout: the lock's expiry is under test here, not a slow connection on a busy machine.
+    const a = instance(redisConnection(redis.url, 5_000));
+    const b = instance(redisConnection(redis.url, 5_000));
     const event = succeededEvent(302);
     const { payload, signature } = signed(event);
 
     const onA = handleCardWebhook(payload, signature, a, {});
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await aInCartCall;
     const contextB: { outcome?: string } = {};
-    // B takes the lock once A's expires; A has not remembered the event yet, so only the gate stands.
+    // B waits for the lock until A's expires (250 ms; B would wait up to 5 s); A has not remembered
+    // the event yet, so only the gate stands.
     await handleCardWebhook(payload, signature, b, contextB);
     expect(contextB.outcome).toBe('already_paid');
+    releaseA();
     await onA;
 
     expect(providers.orderUpdates(302)).toHaveLength(1);

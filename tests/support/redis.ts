@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { afterAll } from 'vitest';
-import { RedisConnection } from '@/lib/redis/connection';
+import { RedisConnection, type RedisClient } from '@/lib/redis/connection';
 import { freePort } from '@/scripts/stand-ins/http';
 
 /** Read before any test's useTestEnv() clears REDIS_URL from process.env. */
@@ -57,6 +57,37 @@ afterAll(async () => {
 /** A connection of its own, like another service instance's; closed after the file's tests. */
 export function redisConnection(url = REDIS_URL as string, timeoutMs = 500): RedisConnection {
   const connection = new RedisConnection({ url, timeoutMs });
+  opened.push(connection);
+  return connection;
+}
+
+/**
+ * A connection of its own that tells when a command of one kind has been answered, so a test can wait
+ * for "the other instance's lock attempt found the order held" instead of sleeping and hoping it has.
+ */
+export class ObservedConnection extends RedisConnection {
+  private readonly waiters: { name: string; resolve: () => void }[] = [];
+
+  override async run<T>(name: string, operation: (redis: RedisClient) => Promise<T>): Promise<T> {
+    try {
+      return await super.run(name, operation);
+    } finally {
+      for (const waiter of this.waiters.filter((w) => w.name === name)) {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        waiter.resolve();
+      }
+    }
+  }
+
+  /** Resolves when the next `name` command (`lock_acquire`, …) has been answered, or has failed. */
+  answered(name: string): Promise<void> {
+    return new Promise((resolve) => this.waiters.push({ name, resolve }));
+  }
+}
+
+/** An ObservedConnection, closed after the file's tests. */
+export function observedConnection(url = REDIS_URL as string, timeoutMs = 500): ObservedConnection {
+  const connection = new ObservedConnection({ url, timeoutMs });
   opened.push(connection);
   return connection;
 }

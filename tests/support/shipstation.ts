@@ -83,8 +83,13 @@ export function recordedShipment(shipment: StandInShipment): Record<string, unkn
 interface Answer {
   status: number;
   headers?: Record<string, string>;
+  /** Sent as JSON, unless `text` is given. */
   body?: unknown;
+  /** Sent as is (an HTML error page, JSON cut short), as text/html unless a Content-Type header says otherwise. */
+  text?: string;
   delayMs?: number;
+  /** Only a request for this page (the `page` parameter, 1 when absent) gets this answer. */
+  page?: number;
 }
 
 export interface ShipStationCall {
@@ -99,6 +104,8 @@ export class ShipStationStandIn {
   pageSize = 100;
   remaining = 40;
   resetSeconds = 42;
+  /** Called with the page of every request before it is answered: a test moves a fake clock here, as if ShipStation were slow. */
+  beforeAnswer: ((page: number) => void) | undefined;
   private readonly queued: Answer[] = [];
 
   reset(): void {
@@ -108,6 +115,7 @@ export class ShipStationStandIn {
     this.pageSize = 100;
     this.remaining = 40;
     this.resetSeconds = 42;
+    this.beforeAnswer = undefined;
   }
 
   addBatch(batchId: string, shipments: StandInShipment[]): string {
@@ -115,7 +123,7 @@ export class ShipStationStandIn {
     return `${SHIPSTATION_BASE_URL}/shipments?batchId=${batchId}&includeShipmentItems=False`;
   }
 
-  /** The next requests get these answers instead of the model's (once each, in order). */
+  /** The next requests (of the page an answer names, if it names one) get these answers instead of the model's, once each, in order. */
   answerNext(...answers: Answer[]): void {
     this.queued.push(...answers);
   }
@@ -131,13 +139,17 @@ export class ShipStationStandIn {
   readonly handlers = [
     http.get(`${SHIPSTATION_BASE_URL}/shipments`, async ({ request }) => {
       this.calls.push({ url: request.url, authorization: request.headers.get('authorization') });
-      const queued = this.queued.shift();
+      const requestedPage = Number(new URL(request.url).searchParams.get('page') ?? '1');
+      this.beforeAnswer?.(requestedPage);
+      const index = this.queued.findIndex((answer) => answer.page === undefined || answer.page === requestedPage);
+      const queued = index === -1 ? undefined : this.queued.splice(index, 1)[0];
       if (queued) {
         if (queued.delayMs) await delay(queued.delayMs);
-        return HttpResponse.json((queued.body ?? {}) as Record<string, unknown>, {
-          status: queued.status,
-          headers: { ...this.rateHeaders(), ...queued.headers },
-        });
+        const headers = { ...this.rateHeaders(), ...queued.headers };
+        if (queued.text !== undefined) {
+          return new HttpResponse(queued.text, { status: queued.status, headers: { 'Content-Type': 'text/html', ...headers } });
+        }
+        return HttpResponse.json((queued.body ?? {}) as Record<string, unknown>, { status: queued.status, headers });
       }
       const expected = `Basic ${Buffer.from(`${TEST_SHIPSTATION_KEY}:${TEST_SHIPSTATION_SECRET}`).toString('base64')}`;
       if (request.headers.get('authorization') !== expected) {

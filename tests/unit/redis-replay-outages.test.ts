@@ -12,7 +12,7 @@ import { SharedStateUnavailableError } from '@/lib/redis/connection';
 import { ReconcileCursorWithFallback, ShippingReplayQueueWithFallback } from '@/lib/redis/fallback';
 import { RedisShippingReplayQueue } from '@/lib/redis/shipping-replay-queue';
 import { MemoryShippingReplayQueue } from '@/lib/webhooks/shipping/replay-queue';
-import { noRedis, noRedisServerBinary, REDIS_SKIP_REASON, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
+import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
 import { loggedLines } from '../support/setup';
 
 const skip = noRedis || noRedisServerBinary;
@@ -60,6 +60,28 @@ describe.skipIf(skip)(`replay queue and cursor when Redis fails${skip ? ` (skipp
     expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.replay_handed_over', entryId: added.id, orderId: 77 }));
     await afterOutage.remove(added.id);
     expect(await afterOutage.counts()).toEqual({ waiting: 0, parked: 0 });
+  });
+
+  it('entries kept in memory are handed over by the next update this instance queues once Redis is back, not only by a cron run landing here', async () => {
+    const server = await startDisposableRedis();
+    const prefix = testPrefix('replay-handover-on-add');
+    const local = new MemoryShippingReplayQueue();
+    const queue = new ShippingReplayQueueWithFallback(new RedisShippingReplayQueue(redisConnection(server.url, 300), { prefix }), local);
+    await server.stop();
+    const kept = await queue.add(entry());
+    expect(await local.counts()).toEqual({ waiting: 1, parked: 0 });
+
+    await server.restart();
+    const elsewhere = new RedisShippingReplayQueue(redisConnection(server.url, 300), { prefix });
+    // This instance's connection finds Redis again (reading the shared queue fails until it does).
+    await eventually(() => queue.counts().then(() => true, () => false));
+    await queue.add({ ...entry(10), orderId: 78 });
+
+    // Both are in Redis now, where a cron run on any instance finds them; none is left in this memory.
+    expect(await local.counts()).toEqual({ waiting: 0, parked: 0 });
+    expect(await elsewhere.counts()).toEqual({ waiting: 2, parked: 0 });
+    // As it was kept: its id, and due before the one queued after the outage.
+    expect((await elsewhere.takeDue(1, 1000))?.id).toBe(kept.id);
   });
 
   it('the cursor: unreadable means none (a pass from the newest event), a failed save or clear is logged, not thrown', async () => {

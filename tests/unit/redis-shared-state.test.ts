@@ -15,7 +15,7 @@ import { PROCESSED_EVENT_TTL_MS } from '@/lib/security/processed-events';
 import { MemoryRateLimiter, type RateLimitRule } from '@/lib/security/rate-limit';
 import { withRequestDeadline } from '@/lib/upstream/budget';
 import { applyEventOnce } from '@/lib/webhooks/card/exactly-once';
-import { noRedis, REDIS_SKIP_REASON, REDIS_URL, redisConnection, testPrefix } from '../support/redis';
+import { noRedis, observedConnection, REDIS_SKIP_REASON, REDIS_URL, redisConnection, testPrefix } from '../support/redis';
 
 const RULE: RateLimitRule = { name: 'payment-intent', limit: 10, windowMs: 60_000 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -70,28 +70,34 @@ describe.skipIf(noRedis)(`rate limits shared by every instance${noRedis ? ` (ski
 describe.skipIf(noRedis)('per-order locks shared by every instance', () => {
   it('a lock held on one instance keeps another out until its holder releases it', async () => {
     const { prefix, a, b } = twoInstances('lock-blocks');
+    const observedB = observedConnection();
     const onA = new RedisOrderLocks(a, { prefix, ttlMs: 10_000 });
-    const onB = new RedisOrderLocks(b, { prefix, ttlMs: 10_000, waitMs: 300 });
+    const onB = new RedisOrderLocks(observedB, { prefix, ttlMs: 10_000, waitMs: 300 });
     const order: string[] = [];
     let release!: () => void;
+    let aHolds!: () => void;
+    const holding = new Promise<void>((resolve) => (aHolds = resolve));
     const held = onA.withOrderLock(7, async () => {
       order.push('a:start');
+      aHolds();
       await new Promise<void>((resolve) => {
         release = resolve;
       });
       order.push('a:end');
     });
-    await sleep(50);
+    await holding;
     // B gives up after its wait: A still holds the order.
     await expect(onB.withOrderLock(7, async () => order.push('b:never'))).rejects.toBeInstanceOf(OrderBusyError);
     // Another order is free.
     await expect(onB.withOrderLock(8, async () => 'other order')).resolves.toBe('other order');
 
-    const patientB = new RedisOrderLocks(b, { prefix, ttlMs: 10_000, waitMs: 5_000 });
+    const patientB = new RedisOrderLocks(observedB, { prefix, ttlMs: 10_000, waitMs: 5_000 });
+    const bRefused = observedB.answered('lock_acquire');
     const waiting = patientB.withOrderLock(7, async () => {
       order.push('b');
     });
-    await sleep(100);
+    // B's first SET NX has found the order held: B is waiting when A lets go.
+    await bRefused;
     release();
     await Promise.all([held, waiting]);
     expect(order).toEqual(['a:start', 'a:end', 'b']);
@@ -103,19 +109,28 @@ describe.skipIf(noRedis)('per-order locks shared by every instance', () => {
     const slowA = new RedisOrderLocks(a, { prefix, ttlMs: 200 });
     const onB = new RedisOrderLocks(b, { prefix, ttlMs: 10_000, waitMs: 3_000 });
     const third = new RedisOrderLocks(b, { prefix, ttlMs: 10_000, waitMs: 100 });
-    let bEntered = false;
+    let releaseA!: () => void;
+    let aHolds!: () => void;
+    const aHolding = new Promise<void>((resolve) => (aHolds = resolve));
+    let bEnters!: () => void;
+    const bEntered = new Promise<void>((resolve) => (bEnters = resolve));
     let releaseB!: () => void;
-    // A outlives its TTL; B gets in once it expires and is still working when A finishes.
-    const aDone = slowA.withOrderLock(9, () => sleep(600));
-    await sleep(20);
+    // A outlives its TTL (it works until the test lets it go); B gets in once A's lock expires, and is
+    // still working when A finishes.
+    const aDone = slowA.withOrderLock(9, async () => {
+      aHolds();
+      await new Promise<void>((resolve) => (releaseA = resolve));
+    });
+    await aHolding;
     const bDone = onB.withOrderLock(9, async () => {
-      bEntered = true;
+      bEnters();
       await new Promise<void>((resolve) => {
         releaseB = resolve;
       });
     });
+    await bEntered;
+    releaseA();
     await aDone;
-    expect(bEntered).toBe(true);
     // A's release did not delete B's lock: a third writer is still kept out.
     await expect(third.withOrderLock(9, async () => 'never')).rejects.toBeInstanceOf(OrderBusyError);
     releaseB();
@@ -139,8 +154,13 @@ describe.skipIf(noRedis)('per-order locks shared by every instance', () => {
     // A long wait allowed, but the request has 1.2 s left, 0.9 s of them kept for its work.
     const waiter = new RedisOrderLocks(b, { prefix, ttlMs: 10_000, waitMs: 20_000, reserveMs: 900 });
     let release!: () => void;
-    const held = holder.withOrderLock(15, () => new Promise<void>((resolve) => (release = resolve)));
-    await sleep(50);
+    let holds!: () => void;
+    const holding = new Promise<void>((resolve) => (holds = resolve));
+    const held = holder.withOrderLock(15, () => {
+      holds();
+      return new Promise<void>((resolve) => (release = resolve));
+    });
+    await holding;
     let ran = false;
     const started = Date.now();
     const outcome = await withRequestDeadline(1_200, () =>

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_SHIPMENT_PAGES, parseShipmentsResponse, ShipStationClient, ShipStationError } from '@/lib/shipping/shipstation';
+import { parseShipmentsResponse, SHIPMENT_PAGES_PER_READ, ShipStationClient, ShipStationError } from '@/lib/shipping/shipstation';
+import { withRequestDeadline } from '@/lib/upstream/budget';
 
 const BASE = 'https://ssapi.shipstation.com';
 const URL_1 = `${BASE}/shipments?batchId=1`;
@@ -153,18 +154,81 @@ describe('ShipStation client', () => {
     expect(sleeps).toEqual([2_000]);
   });
 
-  it(`follows pages up to ${MAX_SHIPMENT_PAGES}`, async () => {
-    const pages = Array.from({ length: MAX_SHIPMENT_PAGES }, (_, i) =>
-      json({ shipments: [{ orderNumber: String(i + 1) }], page: i + 1, pages: 50 }),
-    );
-    const { instance, seen } = client(pages);
+});
+
+describe('ShipStation batches of several pages', () => {
+  /** Page `n` of a batch of `pages` pages, one shipment on each (order number = page number). */
+  const page = (n: number, pages: number) => json({ shipments: [{ orderNumber: String(n) }], total: pages, page: n, pages });
+  const pageParam = (seen: Seen) => new URL(seen.url).searchParams.get('page');
+
+  it('reads to the last page', async () => {
+    const { instance, seen } = client([page(1, 3), page(2, 3), page(3, 3)]);
 
     const result = await instance.shipmentsAt(URL_1);
 
-    expect(seen).toHaveLength(MAX_SHIPMENT_PAGES);
-    expect(new URL(seen[1]!.url).searchParams.get('page')).toBe('2');
+    expect(seen.map(pageParam)).toEqual([null, '2', '3']);
     expect(new URL(seen[1]!.url).searchParams.get('batchId')).toBe('1');
-    expect(result.notices).toHaveLength(MAX_SHIPMENT_PAGES);
-    expect(result.truncated).toBe(true);
+    expect(result.notices.map((n) => n.orderNumber)).toEqual(['1', '2', '3']);
+    expect(result.unread).toBeUndefined();
+  });
+
+  it(`stops after ${SHIPMENT_PAGES_PER_READ} pages and hands back the rest, which a read of the URL it names goes on with`, async () => {
+    const pages = 2 * SHIPMENT_PAGES_PER_READ + 5;
+    const all = Array.from({ length: pages }, (_, i) => page(i + 1, pages));
+    const { instance, seen } = client(all);
+
+    const first = await instance.shipmentsAt(URL_1);
+
+    expect(seen).toHaveLength(SHIPMENT_PAGES_PER_READ);
+    expect(first.notices).toHaveLength(SHIPMENT_PAGES_PER_READ);
+    expect(first.unread).toEqual({
+      resourceUrl: `${URL_1}&page=${SHIPMENT_PAGES_PER_READ + 1}`,
+      page: SHIPMENT_PAGES_PER_READ + 1,
+      pages,
+      reason: 'pages_per_read',
+    });
+
+    const second = await instance.shipmentsAt(first.unread!.resourceUrl);
+    const third = await instance.shipmentsAt(second.unread!.resourceUrl);
+
+    expect(third.unread).toBeUndefined();
+    const read = [first, second, third].flatMap((r) => r.notices.map((n) => Number(n.orderNumber)));
+    // Every page once, none skipped, none twice.
+    expect(read).toEqual(Array.from({ length: pages }, (_, i) => i + 1));
+    expect(seen.map(pageParam).slice(SHIPMENT_PAGES_PER_READ - 1, SHIPMENT_PAGES_PER_READ + 2)).toEqual([
+      String(SHIPMENT_PAGES_PER_READ),
+      String(SHIPMENT_PAGES_PER_READ + 1),
+      String(SHIPMENT_PAGES_PER_READ + 2),
+    ]);
+  });
+
+  it('a later page that fails ends the read with the pages read so far and the failed page as the rest', async () => {
+    const { instance } = client([page(1, 4), page(2, 4), json({ Message: 'Forbidden' }, 403)]);
+
+    const result = await instance.shipmentsAt(URL_1);
+
+    expect(result.notices.map((n) => n.orderNumber)).toEqual(['1', '2']);
+    expect(result.unread).toMatchObject({ resourceUrl: `${URL_1}&page=3`, page: 3, pages: 4, reason: 'failed' });
+    expect(result.unread?.error).toMatchObject({ failure: 'rejected', status: 403 });
+  });
+
+  it("does not start a page the request has no time for (a page's worst case: twice the timeout)", async () => {
+    const { instance, seen } = client([page(1, 3), page(2, 3), page(3, 3)]);
+
+    // 9 s left, under the 10 s a page may take with the 5 s timeout.
+    const result = await withRequestDeadline(9_000, () => instance.shipmentsAt(URL_1));
+
+    expect(seen).toHaveLength(1);
+    expect(result.notices).toHaveLength(1);
+    expect(result.unread).toEqual({ resourceUrl: `${URL_1}&page=2`, page: 2, pages: 3, reason: 'no_time' });
+  });
+
+  it('an empty page ends the batch whatever its page count says', async () => {
+    const { instance, seen } = client([page(1, 1_000), json({ shipments: [], total: 1_000, page: 2, pages: 1_000 })]);
+
+    const result = await instance.shipmentsAt(URL_1);
+
+    expect(seen).toHaveLength(2);
+    expect(result.unread).toBeUndefined();
   });
 });

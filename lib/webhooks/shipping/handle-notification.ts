@@ -7,20 +7,27 @@
  * only by `resource_url`, which is then read from ShipStation and each
  * non-voided shipment in it is applied as if it had come inline. Order
  * notifications and unknown types are logged only. Nothing here throws for a
- * business outcome: the sender always gets 200 and the reason is in the log.
- * A shipment the store could not take now (unreachable, timeout, 5xx, order
- * busy), or a batch ShipStation could not serve now, goes to the replay queue.
+ * business outcome: the sender always gets 200 (and so never redelivers), and
+ * the reason is in the log.
+ *
+ * Nothing the service could not apply now is dropped: a shipment the store did
+ * not take (every failure but an unknown order or a refused update,
+ * lib/webhooks/shipping/mark-shipped.ts), a shipment this request has no time
+ * left for, a batch ShipStation did not serve, and the pages of a batch this
+ * request did not read all go to the replay queue (GET /api/cron/retry-shipping).
  */
 import type { RequestContext } from '@/lib/http/route';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { isResourceUrlRefusal } from '@/lib/shipping/resource-url';
-import { ShipStationError, type ShipmentNotice } from '@/lib/shipping/shipstation';
+import { ShipStationError, type ShipmentNotice, type UnreadPages } from '@/lib/shipping/shipstation';
+import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
 import { markOrderShipped, type ShipResult } from '@/lib/webhooks/shipping/mark-shipped';
 import { queueForReplay } from '@/lib/webhooks/shipping/replay-queue';
 import {
   hasOrderNumber,
   ORDER_EVENT_TYPES,
+  parseOrderNumber,
   parseShippingPayload,
   SHIPPED_EVENT_TYPES,
   type ShippingPayload,
@@ -58,7 +65,7 @@ export async function handleShippingNotification(rawBody: string, services: Serv
   const results: ShipResult[] = [];
   // One at a time: shipments of one batch may name the same order, and the lock then makes the later ones no-ops.
   for (const notice of notices) {
-    const result = await markOrderShipped(notice, services);
+    const result = requestTimeLeftMs() < MIN_ATTEMPT_MS ? noTimeLeft(notice) : await markOrderShipped(notice, services);
     results.push(result);
     if (result.retryableFailure) {
       await queueForReplay(services.shippingReplay, { kind: 'shipment', notice }, { orderId: result.orderId, reason: result.retryableFailure });
@@ -70,13 +77,20 @@ export async function handleShippingNotification(rawBody: string, services: Serv
   context.outcome = results.length === 1 ? results[0]?.outcome : `shipments:${results.length}`;
 }
 
+/** A shipment of a large batch that this request has no time left for: queued untried, as its store calls could only time out. */
+function noTimeLeft(notice: ShipmentNotice): ShipResult {
+  return { orderId: parseOrderNumber(notice.orderNumber), outcome: 'no_time', retryableFailure: 'no_time' };
+}
+
 /**
- * ShipStation did not serve the batch now (down, slow, over its rate, or refusing credentials
- * being rotated): it is still to be read. A refused URL or a malformed answer will not get better.
+ * Whether a batch ShipStation did not serve is still to be read: every failure but a URL the
+ * service never reads and an answer that the resource does not exist (404, 410). ShipStation down,
+ * slow, over its rate, refusing credentials being rotated, redirecting, or answering something that
+ * is not a shipments list may all pass, and the batch's shipments are known nowhere else.
  */
 export function isRetryableShipStationFailure(error: ShipStationError): boolean {
-  if (error.failure === 'unavailable' || error.failure === 'timeout' || error.failure === 'rate_limited') return true;
-  return error.failure === 'rejected' && (error.status === 401 || error.status === 403);
+  if (isResourceUrlRefusal(error.failure)) return false;
+  return !(error.failure === 'rejected' && (error.status === 404 || error.status === 410));
 }
 
 /** The shipments a shipped notification is about, or undefined when they cannot be known (the reason is logged). */
@@ -109,13 +123,17 @@ async function shipmentNotices(
 
   try {
     const result = await shipStation.shipmentsAt(payload.resource_url);
+    const { unread } = result;
     log.info('shipping.resource_read', {
       eventType: payload.resource_type,
       shipments: result.notices.length,
       voided: result.voided,
       malformed: result.malformed || undefined,
-      truncated: result.truncated || undefined,
+      unreadFromPage: unread?.page,
+      pages: unread?.pages,
+      stoppedFor: unread?.reason,
     });
+    if (unread) await queueUnreadPages(unread, payload.resource_type, services);
     return result.notices;
   } catch (error) {
     if (!(error instanceof ShipStationError)) throw error;
@@ -129,10 +147,28 @@ async function shipmentNotices(
         await queueForReplay(
           services.shippingReplay,
           { kind: 'resource', resourceUrl: payload.resource_url, eventType: payload.resource_type },
-          { orderId: undefined, reason: `shipstation:${error.failure}` },
+          { orderId: undefined, reason: shipStationFailure(error) },
         );
       }
     }
     return undefined;
   }
+}
+
+/** The replay queue's name for a ShipStation failure: the status tells a 403 from a redirect in its report. */
+export function shipStationFailure(error: ShipStationError): string {
+  return error.status !== undefined && error.failure === 'rejected' ? `shipstation:rejected:${error.status}` : `shipstation:${error.failure}`;
+}
+
+/** The pages of a batch a read stopped before (its page bound, no time left, or a failed page) are queued from the first unread one. */
+async function queueUnreadPages(unread: UnreadPages, eventType: string, services: Services): Promise<void> {
+  if (unread.error && !isRetryableShipStationFailure(unread.error)) {
+    log.error('shipping.resource_read_failed', { failure: unread.error.failure, status: unread.error.status, page: unread.page });
+    return;
+  }
+  await queueForReplay(
+    services.shippingReplay,
+    { kind: 'resource', resourceUrl: unread.resourceUrl, eventType },
+    { orderId: undefined, reason: unread.error ? shipStationFailure(unread.error) : `shipstation:${unread.reason}` },
+  );
 }

@@ -26,25 +26,46 @@ export type ShipOutcome =
   | 'completed_fallback'
   | 'bad_order_number'
   | 'order_fetch_failed'
+  /** The order is already `shipped` or `completed`: this shipment, or another, is on it. Done. */
+  | 'already_shipped'
   | 'ignored_status'
   | 'update_failed'
-  | 'order_busy';
+  | 'order_busy'
+  /** Not tried: the request had no time left for it (a large batch). Queued. */
+  | 'no_time';
+
+/** The statuses a shipment leaves an order in (DECISIONS 9): finding one means there is nothing left to do. */
+const SHIPPED_STATUSES: ReadonlySet<string> = new Set([SHIPPED_STATUS, FALLBACK_STATUS]);
 
 export interface ShipResult {
   orderId: number | undefined;
   outcome: ShipOutcome;
   /**
-   * Set when the store could not be reached (unreachable, timeout, 5xx) or the order was
-   * busy: the shipment is still to be applied and goes to the replay queue. An identifier.
+   * Set when the shipment is still to be applied and goes to the replay queue: every store
+   * failure but one that settles it (isFinalStoreFailure), and a busy order. An identifier
+   * (`store:<failure>`, `store:<failure>:<status>`, `order_busy`).
    */
   retryableFailure?: string;
 }
 
 type LockedResult = Omit<ShipResult, 'orderId'>;
 
-/** A store failure worth trying again later: the store did not answer, not "this order cannot be". */
+/**
+ * A store answer that settles the shipment: the order does not exist (404, `*_invalid_id`), or the
+ * store refuses the update's fields (400 `rest_invalid_param`, once the `completed` fallback was
+ * refused too). No answer, a timeout, 5xx, 429, 401/403, a redirect, any other 4xx or a 200 that is
+ * not an order says nothing about the order, and is replayed (a refusal that persists is parked
+ * after ten attempts, and reported).
+ */
+export function isFinalStoreFailure(error: StoreError): boolean {
+  return error.failure === 'not_found' || error.failure === 'invalid_param';
+}
+
 function retryable(error: StoreError): { retryableFailure?: string } {
-  return error.failure === 'unavailable' || error.failure === 'timeout' ? { retryableFailure: `store:${error.failure}` } : {};
+  if (isFinalStoreFailure(error)) return {};
+  // The status tells a 429 from a 403 or a redirect in the queue's report; a network failure has none.
+  const status = error.failure === 'rejected' && error.status !== undefined ? `:${error.status}` : '';
+  return { retryableFailure: `store:${error.failure}${status}` };
 }
 
 export async function markOrderShipped(received: ShipmentNotice, services: Services): Promise<ShipResult> {
@@ -73,6 +94,11 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
     if (!(error instanceof StoreError)) throw error;
     log.warn('shipping.order_fetch_failed', { orderId, failure: error.failure, status: error.status, code: error.code });
     return { outcome: 'order_fetch_failed', ...retryable(error) };
+  }
+  if (SHIPPED_STATUSES.has(order.status)) {
+    // Another delivery shipped it, or this shipment's own earlier write landed with its answer lost.
+    log.info('shipping.already_shipped', { orderId, orderStatus: order.status });
+    return { outcome: 'already_shipped' };
   }
   if (!SHIPPABLE_STATUSES.has(order.status)) {
     log.info('shipping.order_not_shippable', { orderId, orderStatus: order.status });

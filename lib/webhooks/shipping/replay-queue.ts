@@ -1,8 +1,9 @@
 /**
- * The shipping replay queue: shipping updates that failed at the store
- * (unreachable, timeout, 5xx, order busy) or whose ShipStation batch could not
- * be read, kept until GET /api/cron/retry-shipping applies them. The webhook
- * still answers 200 (spec 4.4); this is how its update is not lost.
+ * The shipping replay queue: shipping updates the store did not take (every
+ * failure but an unknown order or a refused update, and a busy order), ShipStation
+ * batches or the rest of one that were not read, and shipments the webhook had
+ * no time for, kept until GET /api/cron/retry-shipping applies them. The
+ * webhook still answers 200 (spec 4.4); this is how its update is not lost.
  *
  * An entry leaves the queue only when it was applied, when a replay reached a
  * final answer (the order was shipped meanwhile, it does not exist), or when it
@@ -25,7 +26,7 @@ export const MAX_REPLAY_ATTEMPTS = 10;
 export type ReplayWork =
   /** One shipment, as the webhook had it (inline, or read from ShipStation). */
   | { kind: 'shipment'; notice: ShipmentNotice }
-  /** A ShipStation batch whose `resource_url` could not be read. */
+  /** A ShipStation batch, or the rest of one from the page its `resource_url` names, not read yet. */
   | { kind: 'resource'; resourceUrl: string; eventType: string };
 
 export interface ReplayEntry {
@@ -35,7 +36,7 @@ export interface ReplayEntry {
   orderId: number | undefined;
   /** Failed attempts so far, the webhook's included. */
   attempts: number;
-  /** The last failure, an identifier (`store:unavailable`, `shipstation:timeout`, `order_busy`). */
+  /** The last failure, an identifier (`store:unavailable`, `store:rejected:429`, `shipstation:timeout`, `order_busy`, `no_time`). */
   lastFailure: string;
   firstQueuedAt: number;
   /** Not taken before this time (ms since the epoch). */
