@@ -27,11 +27,12 @@ export type PaymentAuthorizedOutcome = 'authorized_on_hold' | 'not_pending' | 'a
 
 /**
  * Whether the order holds an authorization whose payment is not recorded yet: authorized by the
- * service's own write, and no payment written since (`_paid_date` is the service's record of one;
- * WooCommerce may stamp `date_paid` itself when a shipped order becomes `completed`).
+ * service's own write, and no payment written since (`_provider_payment_intent_id` is the service's
+ * record of one that the store shows back, unlike `_paid_date`, which WooCommerce hides; WooCommerce
+ * may stamp `date_paid` itself when a shipped order becomes `completed`, so that says nothing).
  */
 export function awaitsCapturedPayment(order: StoreOrder): boolean {
-  return metaValue(order, META.paymentAuthorizedAt) !== undefined && metaValue(order, META.paidDate) === undefined;
+  return metaValue(order, META.paymentAuthorizedAt) !== undefined && metaValue(order, META.providerPaymentIntentId) === undefined;
 }
 
 /** Whether the order is on hold for nothing but its authorization: what shipping may capture under on_shipment. */

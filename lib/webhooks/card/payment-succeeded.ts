@@ -24,7 +24,7 @@
  * A captured authorization (STRIPE_CAPTURE other than automatic) is recorded
  * the same way. The order is then `on-hold` (authorized, payment-authorized.ts),
  * or already `shipped` when the shipping webhook captured it: a shipped
- * order whose `_payment_authorized_at` has no `_paid_date` beside it still
+ * order whose `_payment_authorized_at` has no `_provider_payment_intent_id` beside it still
  * gets its payment, and keeps its status.
  *
  * Superseded state (DECISIONS 13): a manual submission's
