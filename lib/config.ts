@@ -80,6 +80,8 @@ const paymentMethodsSetting = z
 /** STRIPE_CAPTURE: when a card payment is captured (README, "From the WooCommerce admin"). */
 export const CAPTURE_SETTINGS = ['automatic', 'on_shipment', 'manual'] as const;
 export type CaptureSetting = (typeof CAPTURE_SETTINGS)[number];
+/** AUTHORIZATION_EXPIRY_ACTION: what the expiry cron does with an old authorization (README, "From the WooCommerce admin"). */
+export const EXPIRY_ACTIONS = ['report', 'capture'] as const;
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -129,6 +131,10 @@ const envSchema = z.object({
   CARD_LIFECYCLE_EVENTS: optional(wordList(LIFECYCLE_EVENT_SETTINGS, LIFECYCLE_EXPECTED)).transform((v) => v ?? []),
   STRIPE_PAYMENT_METHODS: optional(paymentMethodsSetting).transform((v) => v ?? ['card']),
   STRIPE_CAPTURE: optional(z.enum(CAPTURE_SETTINGS)).transform((v) => v ?? 'automatic'),
+  // Card authorizations lapse after 7 days (168 hours): the cron must act before.
+  AUTHORIZATION_EXPIRY_ACTION: optional(z.enum(EXPIRY_ACTIONS)).transform((v) => v ?? 'report'),
+  AUTHORIZATION_EXPIRY_HOURS: optional(positiveInt.max(167)).transform((v) => v ?? 144),
+  SHIPMENT_TRACKING_META: optional(z.enum(['on', 'off'])).transform((v) => v === 'on'),
   // Signs the companion plugin's calls (DECISIONS 15); as long as a token secret, so it cannot be guessed.
   STORE_CALLBACK_SECRET: optional(z.string().min(32, 'must be at least 32 characters long')),
 
@@ -203,6 +209,10 @@ export interface Config {
   };
   /** STRIPE_CAPTURE: when card payments are captured (`automatic`: the spec, at once). */
   capture: CaptureSetting;
+  /** What the expiry cron does with an authorization older than `ageHours` that is still uncaptured. */
+  authorizationExpiry: { action: (typeof EXPIRY_ACTIONS)[number]; ageHours: number };
+  /** SHIPMENT_TRACKING_META=on: packages are also written as `_wc_shipment_tracking_items` (off by default: the spec's writes). */
+  shipmentTrackingMeta: boolean;
   /** STORE_CALLBACK_SECRET: signs the store's calls to /api/store/*; unset, those routes refuse (503). */
   storeCallbackSecret: string | undefined;
   /** CARD_LIFECYCLE_EVENTS: which card events after the payment change orders (empty: the spec's behaviour). */
@@ -310,6 +320,9 @@ const EXPECTED: Partial<Record<keyof Env, string>> = {
   CARD_PAYMENT_METHOD_TITLE: 'must be at most 200 characters long',
   MANUAL_PAYMENT_METHOD_TITLE: 'must be at most 200 characters long',
   STRIPE_CAPTURE: `must be ${CAPTURE_SETTINGS.join(', ')} (or unset)`,
+  AUTHORIZATION_EXPIRY_ACTION: `must be ${EXPIRY_ACTIONS.join(' or ')} (or unset)`,
+  AUTHORIZATION_EXPIRY_HOURS: 'must be a whole number of hours from 1 to 167 (authorizations lapse after 168)',
+  SHIPMENT_TRACKING_META: 'must be on or off (or unset)',
 };
 
 function malformedVariables(issues: readonly z.core.$ZodIssue[]): string[] {
@@ -455,6 +468,8 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       manualTitle: env.MANUAL_PAYMENT_METHOD_TITLE,
     },
     capture: env.STRIPE_CAPTURE,
+    authorizationExpiry: { action: env.AUTHORIZATION_EXPIRY_ACTION, ageHours: env.AUTHORIZATION_EXPIRY_HOURS },
+    shipmentTrackingMeta: env.SHIPMENT_TRACKING_META,
     storeCallbackSecret: env.STORE_CALLBACK_SECRET,
     lifecycleEvents: new Set(env.CARD_LIFECYCLE_EVENTS),
     missing,

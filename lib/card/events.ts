@@ -93,7 +93,12 @@ interface EventBase {
 }
 
 /** The event types the service reads, grouped by the object they carry. */
-export const PAYMENT_INTENT_EVENTS = ['payment_intent.succeeded', 'payment_intent.payment_failed', 'payment_intent.processing'] as const;
+export const PAYMENT_INTENT_EVENTS = [
+  'payment_intent.succeeded',
+  'payment_intent.payment_failed',
+  'payment_intent.processing',
+  'payment_intent.amount_capturable_updated',
+] as const;
 export const CHARGE_EVENTS = ['charge.refunded'] as const;
 /** Stripe sends `charge.refund.updated` for some payment methods only, `refund.updated` for every refund (2024-10-28). */
 export const REFUND_EVENTS = ['charge.refund.updated', 'refund.updated'] as const;

@@ -57,6 +57,20 @@ export interface IntentChanges {
   receiptEmail?: string;
 }
 
+/** A page of intents created in a time range (GET /v1/payment_intents: it filters by `created`, not by status). */
+export interface IntentListQuery {
+  /** Seconds since the epoch, both inclusive. */
+  createdFrom: number;
+  createdTo: number;
+  startingAfter?: string | undefined;
+  limit: number;
+}
+
+export interface IntentPage {
+  intents: (PaymentIntentSummary & { created: number })[];
+  hasMore: boolean;
+}
+
 export interface CardProvider {
   createPaymentIntent(input: CreateIntentInput): Promise<PaymentIntentSummary>;
   /** The intent, or undefined when the provider does not know the id (deleted, other account or mode). */
@@ -68,6 +82,8 @@ export interface CardProvider {
   listChargeRefunds(chargeId: string): Promise<RefundFacts[]>;
   /** Refunds part or all of a paid intent; a repeat with the same key answers the refund already made. */
   createRefund(input: CreateRefundInput): Promise<RefundFacts>;
+  /** One page of intents created in the range, newest first (the expiry cron). */
+  listPaymentIntents(query: IntentListQuery): Promise<IntentPage>;
   /** Captures a `requires_capture` intent: the whole authorization, or `amount` when given. */
   capturePaymentIntent(id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentIntentSummary>;
   /** Cancels an intent, releasing an authorization that was not captured. */
@@ -235,6 +251,20 @@ export class StripeCardProvider implements CardProvider {
       ),
       hasMore: page.has_more,
     };
+  }
+
+  async listPaymentIntents(query: IntentListQuery): Promise<IntentPage> {
+    const page = await this.attempt('list payment intents', true, (options) =>
+      this.stripe.paymentIntents.list(
+        {
+          created: { gte: query.createdFrom, lte: query.createdTo },
+          limit: query.limit,
+          ...(query.startingAfter ? { starting_after: query.startingAfter } : {}),
+        },
+        options,
+      ),
+    );
+    return { intents: page.data.map((intent) => ({ ...summarize(intent), created: intent.created })), hasMore: page.has_more };
   }
 
   async listChargeRefunds(chargeId: string): Promise<RefundFacts[]> {

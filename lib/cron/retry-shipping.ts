@@ -186,7 +186,7 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
       continue;
     }
     await queue.remove(entry.id);
-    if (result.outcome === 'shipped' || result.outcome === 'completed_fallback') {
+    if (result.outcome === 'shipped' || result.outcome === 'completed_fallback' || result.outcome === 'package_added') {
       summary.applied += 1;
       log.info('shipping.replay_applied', { entryId: entry.id, orderId: result.orderId, outcome: result.outcome, attempts: entry.attempts });
     } else {

@@ -1,7 +1,7 @@
 /**
  * Every order meta key the service writes, in one place, in the order of
  * spec section 2.1's table, then the keys the card lifecycle events add
- * (CARD_LIFECYCLE_EVENTS, README "Stripe"). Values are always strings.
+ * (CARD_LIFECYCLE_EVENTS, README "Stripe"). Values are strings, but for `_wc_shipment_tracking_items`.
  */
 export const META = {
   // payment-intent
@@ -37,6 +37,13 @@ export const META = {
   disputeStatus: '_dispute_status',
   // CARD_LIFECYCLE_EVENTS=refunds, on each WooCommerce refund (not the order): the Stripe refund it records.
   providerRefundId: '_provider_refund_id',
+  // STRIPE_CAPTURE other than automatic: when the card was authorized (ISO 8601); the payment is not recorded yet.
+  paymentAuthorizedAt: '_payment_authorized_at',
+  // Every package ShipStation reported for the order (JSON array of {shipment_id, tracking_number, carrier,
+  // ship_date, voided}): the receipt that applies each shipment once.
+  shipmentPackages: '_shipment_packages',
+  // SHIPMENT_TRACKING_META: WooCommerce Shipment Tracking's list (an array value, not a string).
+  shipmentTrackingItems: '_wc_shipment_tracking_items',
   // Not in spec 2.1: the receipts of the card events applied to the order (lib/orders/receipts.ts),
   // a JSON array of event ids written in the same update as each event's change.
   cardEventIds: '_cardprovider_event_ids',

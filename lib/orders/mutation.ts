@@ -41,6 +41,8 @@ export interface OrderChange {
   paymentMethod?: { id: string; title: string; transactionId?: string };
   datePaid?: string;
   customerId?: number;
+  /** Meta replaced by key whose values need not be strings (`_wc_shipment_tracking_items` is an array). */
+  metaValues?: Record<string, unknown>;
   /** The id of the card event this change applies: its receipt is written with it, replaced by key. */
   receipt?: string;
 }
@@ -73,12 +75,13 @@ export function buildOrderUpdate(order: StoreOrder, change: OrderChange): OrderU
     update.date_paid = change.datePaid;
     update.date_paid_gmt = change.datePaid;
   }
-  if (change.meta !== undefined || change.receipt !== undefined) {
+  if (change.meta !== undefined || change.receipt !== undefined || change.metaValues !== undefined) {
     let meta: MetaList = order.meta_data.map(({ id, key, value }) => (id === undefined ? { key, value } : { id, key, value }));
     if (change.meta !== undefined) {
       if (change.metaMode === undefined) throw new TypeError('metaMode is required when writing meta');
       meta = mergeMeta(meta, change.meta, change.metaMode);
     }
+    if (change.metaValues !== undefined) meta = mergeMeta(meta, change.metaValues, 'replace');
     // Replaced by key whatever the mode: WooCommerce keeps one entry per key anyway.
     if (change.receipt !== undefined) meta = mergeMeta(meta, { [META.cardEventIds]: receiptsWith(order, change.receipt) }, 'replace');
     update.meta_data = meta;
@@ -88,7 +91,7 @@ export function buildOrderUpdate(order: StoreOrder, change: OrderChange): OrderU
 
 type MetaList = NonNullable<OrderUpdate['meta_data']>;
 
-function mergeMeta(current: MetaList, entries: Record<string, string>, mode: MetaMode): MetaList {
+function mergeMeta(current: MetaList, entries: Record<string, unknown>, mode: MetaMode): MetaList {
   const additions = Object.entries(entries).map(([key, value]) => ({ key, value }));
   if (mode === 'append') return [...current, ...additions];
 

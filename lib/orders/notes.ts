@@ -7,6 +7,10 @@ const PAYMENT_FAILED_START = 'Your payment could not be completed:';
 export const PAYMENT_PROCESSING_NOTE =
   'We have received your payment details and your payment is being processed. This can take a few business days; we will confirm your order once it has arrived.';
 
+/** STRIPE_CAPTURE other than automatic: the card is authorized, the money not taken yet. */
+export const PAYMENT_AUTHORIZED_NOTE =
+  'Your card payment has been authorized. The amount is reserved on your card and will be charged when your order ships.';
+
 export function manualPaymentAwaitedNote(methodTitle: string): string {
   return `${MANUAL_PAYMENT_AWAITED_START} (${methodTitle}). Please send us a screenshot of your payment; we will confirm your order once the payment is verified.`;
 }
@@ -21,7 +25,7 @@ export const PAYMENT_RECEIVED_NOTE = 'We have received your payment. Thank you f
  * checkout is never replaced.
  */
 export function isSupersededByPayment(note: string): boolean {
-  return note.startsWith(PAYMENT_FAILED_START) || note.startsWith(MANUAL_PAYMENT_AWAITED_START) || note === PAYMENT_PROCESSING_NOTE;
+  return note.startsWith(PAYMENT_FAILED_START) || note.startsWith(MANUAL_PAYMENT_AWAITED_START) || note === PAYMENT_PROCESSING_NOTE || note === PAYMENT_AUTHORIZED_NOTE;
 }
 
 export const AMOUNT_MISMATCH_NOTE =
@@ -54,6 +58,10 @@ export function shippedNote(details: ShipmentDetails): string {
 
 /** Private notes for the shop (order notes with `customer_note: false`), for refunds and disputes. */
 export const shopNotes = {
+  shipmentVoided: (shipment: string, trackingNumber: string | undefined) =>
+    `ShipStation voided a shipment${shipment ? ` (${shipment})` : ''}${trackingNumber ? ` (tracking number ${trackingNumber})` : ''}: its label was cancelled, nothing was shipped with it.`,
+  authorizationExpiring: (intentId: string, amount: string, hours: number) =>
+    `The card authorization ${intentId} (${amount}) is ${hours} hours old and lapses 7 days after it was made: capture it (order action "Capture charge") or cancel the order, or the customer's card is never charged.`,
   refundRemoved: (refundId: string, status: string) =>
     `Stripe refund ${refundId} is ${status}: the refund recorded for it was removed. The money was not returned to the customer.`,
   disputeOpened: (disputeId: string, reason: string, amount: string, previousStatus: string) =>

@@ -46,6 +46,10 @@ export interface ShipmentNotice {
   trackingNumber: string | undefined;
   carrier: string | undefined;
   shipDate: string | undefined;
+  /** ShipStation's id of this package, when the sender names it: one order may ship in several. */
+  shipmentId?: string | undefined;
+  /** The label was voided: noted on the order, never shipped. */
+  voided?: boolean | undefined;
 }
 
 export type ShipStationFailure =
@@ -68,7 +72,7 @@ export class ShipStationError extends ServiceError {
   }
 }
 
-/** Shipments of one response; voided ones are dropped here, so nothing downstream can apply them. */
+/** Shipments of one response; voided ones are kept, marked, so the order can note them (never ship them). */
 export interface ShipmentsPage {
   notices: ShipmentNotice[];
   voided: number;
@@ -83,6 +87,7 @@ const optionalText = z
 
 // Only the fields the service reads; the rest of ShipStation's shipment (addresses, label data) is dropped unread.
 const shipmentSchema = z.object({
+  shipmentId: optionalText,
   orderNumber: optionalText,
   trackingNumber: optionalText,
   carrierCode: optionalText,
@@ -109,15 +114,14 @@ export function parseShipmentsResponse(data: unknown): ShipmentsPage & { malform
       malformed += 1;
       continue;
     }
-    if (shipment.data.voided === true) {
-      voided += 1;
-      continue;
-    }
+    if (shipment.data.voided === true) voided += 1;
     notices.push({
       orderNumber: shipment.data.orderNumber,
       trackingNumber: shipment.data.trackingNumber,
       carrier: shipment.data.carrierCode,
       shipDate: shipment.data.shipDate,
+      ...(shipment.data.shipmentId !== undefined ? { shipmentId: shipment.data.shipmentId } : {}),
+      ...(shipment.data.voided === true ? { voided: true } : {}),
     });
   }
   return { notices, voided, malformed, page: parsed.data.page ?? 1, pages: parsed.data.pages ?? 1 };
@@ -203,7 +207,7 @@ export class ShipStationClient {
       result.voided += answer.voided;
       result.malformed += answer.malformed;
       // An empty page ends the batch whatever `pages` says: a wrong count cannot keep the reads going.
-      const shipmentsOnPage = answer.notices.length + answer.voided + answer.malformed;
+      const shipmentsOnPage = answer.notices.length + answer.malformed;
       if (page >= answer.pages || shipmentsOnPage === 0) return result;
 
       url = new URL(url);

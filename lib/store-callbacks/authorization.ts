@@ -25,6 +25,7 @@ import { normalizeOrder } from '@/lib/orders/normalize';
 import type { Services } from '@/lib/services';
 import { checkoutIntentId, orderForCallback, orderIntent, refusedInPlainWords } from '@/lib/store-callbacks/card-payment';
 import type { StoreOrderRequest } from '@/lib/store-callbacks/schemas';
+import type { StoreOrder } from '@/lib/store/types';
 
 export interface CaptureAnswer {
   /** The amount captured, a decimal string in the order's currency. */
@@ -50,33 +51,53 @@ function amountToCapture(intent: PaymentIntentSummary, orderTotal: number, curre
   return orderTotal < intent.amountCapturable ? orderTotal : undefined;
 }
 
+export interface CapturedAuthorization {
+  outcome: 'captured' | 'already_captured';
+  /** Minor units collected. */
+  amount: number;
+  intentId: string;
+  authorized: number;
+}
+
+/**
+ * Captures the order's authorization as the store holds the order now (the caller holds the order's
+ * lock): the whole amount, or the order's lower total. An intent captured before answers what it
+ * collected. Refusals (nothing authorized, cancelled or expired, a total above the authorization,
+ * Stripe's own) throw StoreCallbackRefusedError in words for the shop owner; Stripe not answering
+ * throws CardProviderError. `keyPrefix` names the caller in Stripe's idempotency key.
+ */
+export async function captureOrderAuthorization(order: StoreOrder, services: Services, keyPrefix: string): Promise<CapturedAuthorization> {
+  const orderId = order.id;
+  const intentId = checkoutIntentId(order);
+  if (intentId === undefined) throw new StoreCallbackRefusedError(NOT_AUTHORIZED);
+  const intent = await orderIntent(order, intentId, services);
+  const currency = normalizeOrder(order).currency;
+  if (intent.status === 'succeeded') return { outcome: 'already_captured', amount: intent.amountReceived, intentId, authorized: intent.amount };
+  if (intent.status === 'canceled') {
+    throw new StoreCallbackRefusedError('The authorization was cancelled or has expired: there is nothing left to capture.');
+  }
+  if (intent.status !== 'requires_capture') throw new StoreCallbackRefusedError(NOT_AUTHORIZED);
+
+  const amount = amountToCapture(intent, normalizeOrder(order).charge_cents, currency);
+  const card = await services.card();
+  const captured = await refusedInPlainWords('capture', () =>
+    card.capturePaymentIntent(intentId, amount, `${keyPrefix}-${orderId}-${intentId}-${amount ?? 'all'}`),
+  );
+  return { outcome: 'captured', amount: captured.amountReceived, intentId, authorized: intent.amountCapturable };
+}
+
 export async function captureFromStore(input: StoreOrderRequest, services: Services, context: RequestContext): Promise<CaptureAnswer> {
   const orderId = input.order_id;
   context.orderId = orderId;
   return services.orderLocks.withOrderLock(orderId, async () => {
     const order = await orderForCallback(orderId, services);
-    const intentId = checkoutIntentId(order);
-    if (intentId === undefined) throw new StoreCallbackRefusedError(NOT_AUTHORIZED);
-    const intent = await orderIntent(order, intentId, services);
-    const normalized = normalizeOrder(order);
-    const currency = normalized.currency;
-    if (intent.status === 'succeeded') {
-      context.outcome = 'already_captured';
-      return { captured: formatMinorUnits(intent.amountReceived, currency) };
+    const currency = normalizeOrder(order).currency;
+    const result = await captureOrderAuthorization(order, services, 'store-capture');
+    context.outcome = result.outcome;
+    if (result.outcome === 'captured') {
+      log.info('store_callback.captured', { orderId, intentId: result.intentId, amount: result.amount, authorized: result.authorized, currency });
     }
-    if (intent.status === 'canceled') {
-      throw new StoreCallbackRefusedError('The authorization was cancelled or has expired: there is nothing left to capture.');
-    }
-    if (intent.status !== 'requires_capture') throw new StoreCallbackRefusedError(NOT_AUTHORIZED);
-
-    const amount = amountToCapture(intent, normalized.charge_cents, currency);
-    const card = await services.card();
-    const captured = await refusedInPlainWords('capture', () =>
-      card.capturePaymentIntent(intentId, amount, `store-capture-${orderId}-${intentId}-${amount ?? 'all'}`),
-    );
-    context.outcome = 'captured';
-    log.info('store_callback.captured', { orderId, intentId, amount: captured.amountReceived, authorized: intent.amountCapturable, currency });
-    return { captured: formatMinorUnits(captured.amountReceived, currency) };
+    return { captured: formatMinorUnits(result.amount, currency) };
   });
 }
 

@@ -98,7 +98,7 @@ export const TEST_PAYMENT_METHODS: Record<string, { brand: string; last4: string
 
 /** What a confirmation did, for whoever delivers Stripe's events. */
 export type ConfirmOutcome = {
-  type: 'payment_intent.succeeded' | 'payment_intent.payment_failed';
+  type: 'payment_intent.succeeded' | 'payment_intent.payment_failed' | 'payment_intent.amount_capturable_updated';
   intent: StripeIntent;
   /** The id the event has in the Events API too, as Stripe's webhook and `GET /v1/events` share one event. */
   eventId: string;
@@ -343,7 +343,7 @@ export class StripeModel {
       });
     }
     if (target.capture_method === 'manual') {
-      this.holdAuthorization(target);
+      this.holdAuthorization(target, onOutcome);
       return structuredClone(target);
     }
     target.status = 'succeeded';
@@ -375,11 +375,12 @@ export class StripeModel {
   }
 
   /** A successful confirmation of a manual-capture intent: the amount is held on the card, not collected. */
-  private holdAuthorization(intent: StripeIntent): void {
+  private holdAuthorization(intent: StripeIntent, onOutcome?: (outcome: ConfirmOutcome) => void): void {
     intent.status = 'requires_capture';
     intent.amount_capturable = intent.amount;
     intent.last_payment_error = null;
-    this.events.record('payment_intent.amount_capturable_updated', intent);
+    const event = this.events.record('payment_intent.amount_capturable_updated', intent);
+    onOutcome?.({ type: 'payment_intent.amount_capturable_updated', intent: structuredClone(intent), eventId: event.id });
   }
 
   /** What a customer's successful payment does to a manual-capture intent: authorized, `requires_capture`. */
@@ -395,7 +396,7 @@ export class StripeModel {
    * POST /v1/payment_intents/<id>/capture: only a `requires_capture` intent; `amount_to_capture` at most
    * what is capturable (the rest is released). Records `payment_intent.succeeded`.
    */
-  capture(id: string, params: Params): StripeIntent {
+  capture(id: string, params: Params, onOutcome?: (outcome: ConfirmOutcome) => void): StripeIntent {
     const target = this.intents.get(id) ?? this.retrieve(id);
     if (target.status !== 'requires_capture') {
       throw new StripeApiError(
@@ -412,7 +413,8 @@ export class StripeModel {
     target.status = 'succeeded';
     target.amount_received = amount;
     target.amount_capturable = 0;
-    this.events.record('payment_intent.succeeded', target);
+    const event = this.events.record('payment_intent.succeeded', target);
+    onOutcome?.({ type: 'payment_intent.succeeded', intent: structuredClone(target), eventId: event.id });
     return structuredClone(target);
   }
 
@@ -548,6 +550,42 @@ export class StripeModel {
   }
 
   /** `GET /v1/refunds?charge=…`: newest first, `limit` and `starting_after` as Stripe pages. */
+  /**
+   * GET /v1/payment_intents: newest first, filtered by `created` (integer or gt/gte/lt/lte) only, as
+   * Stripe's list is (it has no status filter); `limit` 1 to 100, `starting_after` pages on.
+   */
+  listIntents(query: URLSearchParams): { object: 'list'; url: string; has_more: boolean; data: StripeIntent[] } {
+    const number = (name: string) => (query.get(name) === null ? undefined : Number(query.get(name)));
+    const limit = number('limit') ?? 10;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalid('Invalid limit: must be between 1 and 100', 'limit');
+    const [gt, gte, lt, lte, exactly] = ['created[gt]', 'created[gte]', 'created[lt]', 'created[lte]', 'created'].map(number);
+    let list = [...this.intents.values()]
+      .map((intent, index) => ({ intent, index }))
+      .sort((a, b) => b.intent.created - a.intent.created || b.index - a.index)
+      .map(({ intent }) => intent)
+      .filter(
+        (i) =>
+          (gt === undefined || i.created > gt) &&
+          (gte === undefined || i.created >= gte) &&
+          (lt === undefined || i.created < lt) &&
+          (lte === undefined || i.created <= lte) &&
+          (exactly === undefined || i.created === exactly),
+      );
+    const after = query.get('starting_after');
+    if (after) {
+      const at = list.findIndex((i) => i.id === after);
+      if (at < 0) throw new StripeApiError(400, 'invalid_request_error', 'resource_missing', `No such payment_intent: '${after}'`, 'starting_after');
+      list = list.slice(at + 1);
+    }
+    return { object: 'list', url: '/v1/payment_intents', has_more: list.length > limit, data: structuredClone(list.slice(0, limit)) };
+  }
+
+  /** Moves an intent's creation back in time (tests of the authorization expiry). */
+  backdate(id: string, seconds: number): void {
+    const intent = this.intents.get(id);
+    if (intent) intent.created -= seconds;
+  }
+
   listRefunds(query: URLSearchParams): { object: 'list'; url: string; has_more: boolean; data: StripeObject[] } {
     const chargeId = query.get('charge');
     const limit = Number(query.get('limit') ?? '10');

@@ -29,7 +29,7 @@ beforeEach(() => {
 });
 
 describe('a SHIP_NOTIFY delivery is read from ShipStation', () => {
-  it('applies each non-voided shipment of the recorded response and skips the voided one', async () => {
+  it('applies each non-voided shipment of the recorded response and only notes the voided one', async () => {
     woo().seed({ id: 201, status: 'processing' });
     woo().seed({ id: 202, status: 'awaiting_shipment' });
     woo().seed({ id: 203, status: 'processing' });
@@ -62,10 +62,11 @@ describe('a SHIP_NOTIFY delivery is read from ShipStation', () => {
       'Your order has been shipped! Tracking Number: 1Z999AA10123456784 | Carrier: ups | Ship Date: 2026-05-02',
     );
 
-    // The voided label never reaches the store: not even a read.
-    expect(ctx.providers.callsTo('store', undefined, /\/orders\/203$/)).toHaveLength(0);
+    // The voided label ships nothing: a private note for the shop, the package listed as voided.
     expect(woo().get(203).status).toBe('processing');
-    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.resource_read', shipments: 2, voided: 1 }));
+    expect(woo().get(203).customer_note).toBe('');
+    expect(woo().listNotes(203)).toEqual([expect.objectContaining({ note: expect.stringContaining('(tracking number 776655443322): its label was cancelled'), customer_note: false })]);
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.resource_read', shipments: 3, voided: 1 }));
   });
 
   it.each(['ITEM_SHIP_NOTIFY', 'ITEM_SHIPPED'])('%s deliveries are read the same way', async (type) => {
@@ -110,7 +111,7 @@ describe('a SHIP_NOTIFY delivery is read from ShipStation', () => {
     expect(outcomes).toEqual(['ignored_status', 'order_fetch_failed', 'bad_order_number']);
   });
 
-  it('two shipments of one order in a batch write once', async () => {
+  it('two packages of one order in a batch: the first ships it, the second adds its tracking', async () => {
     woo().seed({ id: 207, status: 'processing' });
     const resourceUrl = ctx.shipStation.addBatch('25', [
       { orderNumber: '207', trackingNumber: 'FIRST', carrierCode: 'ups', shipDate: '2026-05-01' },
@@ -119,8 +120,11 @@ describe('a SHIP_NOTIFY delivery is read from ShipStation', () => {
 
     await deliver(resourceUrl);
 
-    expect(ctx.providers.orderUpdates(207)).toHaveLength(1);
-    expect(woo().get(207).customer_note).toContain('Tracking Number: FIRST');
+    expect(ctx.providers.orderUpdates(207).map((u) => u.status)).toEqual(['shipped', undefined]);
+    expect(woo().get(207).customer_note).toBe(
+      'Your order has been shipped! Tracking Number: FIRST | Carrier: ups | Ship Date: 2026-05-01\n' +
+        'Another package of your order has been shipped! Tracking Number: SECOND | Carrier: ups | Ship Date: 2026-05-01',
+    );
   });
 
   it('reads every page of a large batch', async () => {

@@ -167,6 +167,23 @@ describe('the webhook Stripe sends by itself after a confirmation', () => {
     expect(event.data.object).toMatchObject({ id: intent.id, status: 'succeeded', amount: 4500, metadata: { shop_order_id: '77' } });
   });
 
+  it('manual capture: posts payment_intent.amount_capturable_updated on confirmation, then payment_intent.succeeded on capture', async () => {
+    const { received } = await startReceiver();
+    const intent = stripe.model.create({ amount: '4500', currency: 'usd', capture_method: 'manual', metadata: { shop_order_id: '78' } });
+    await confirmFromBrowser(intent, 'pm_card_visa');
+    await stripe.webhooksIdle();
+    const captured = await fetch(`${stripe.url}/v1/payment_intents/${intent.id}/capture`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${SECRET_KEY}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ amount_to_capture: '4000' }),
+    });
+    expect(captured.status).toBe(200);
+    await stripe.webhooksIdle();
+    expect(received.map((r) => r.event.type)).toEqual(['payment_intent.amount_capturable_updated', 'payment_intent.succeeded']);
+    expect(received[0]!.event.data.object).toMatchObject({ status: 'requires_capture', amount_capturable: 4500 });
+    expect(received[1]!.event.data.object).toMatchObject({ status: 'succeeded', amount_received: 4000 });
+  });
+
   it('posts payment_intent.payment_failed with the decline in last_payment_error', async () => {
     const { received } = await startReceiver();
     await confirmFromBrowser(newIntent(), 'pm_card_chargeDeclined');

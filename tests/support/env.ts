@@ -47,6 +47,9 @@ const MANAGED = [
   'SHIPPING_WEBHOOK_AUTH',
   'STRIPE_CAPTURE',
   'STORE_CALLBACK_SECRET',
+  'AUTHORIZATION_EXPIRY_ACTION',
+  'AUTHORIZATION_EXPIRY_HOURS',
+  'SHIPMENT_TRACKING_META',
 ];
 
 /** Sets the test configuration (plus overrides; `undefined` unsets) and drops all service state. */

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { maxDuration as reconcileMaxDuration } from '@/app/api/cron/reconcile-payments/route';
 import { maxDuration as replayMaxDuration } from '@/app/api/cron/retry-shipping/route';
+import { maxDuration as authorizationsMaxDuration } from '@/app/api/cron/capture-authorizations/route';
 import { CRON_MAX_DURATION_SECONDS, CRON_SAFETY_MARGIN_MS, RunBudget, worstCase } from '@/lib/cron/budget';
 
 const vercel = JSON.parse(readFileSync(new URL('../../vercel.json', import.meta.url), 'utf8')) as {
@@ -21,6 +22,8 @@ describe('vercel.json', () => {
       expect.arrayContaining([
         { path: '/api/cron/reconcile-payments', schedule: '*/15 * * * *' },
         { path: '/api/cron/retry-shipping', schedule: '*/5 * * * *' },
+        // Hourly: an authorization past its age is acted on within the hour, long before its 7 days end.
+        { path: '/api/cron/capture-authorizations', schedule: '0 * * * *' },
       ]),
     );
   });
@@ -30,6 +33,8 @@ describe('vercel.json', () => {
     expect(vercel.functions['app/api/cron/retry-shipping/route.ts']?.maxDuration).toBe(CRON_MAX_DURATION_SECONDS);
     expect(reconcileMaxDuration).toBe(CRON_MAX_DURATION_SECONDS);
     expect(replayMaxDuration).toBe(CRON_MAX_DURATION_SECONDS);
+    expect(vercel.functions['app/api/cron/capture-authorizations/route.ts']?.maxDuration).toBe(CRON_MAX_DURATION_SECONDS);
+    expect(authorizationsMaxDuration).toBe(CRON_MAX_DURATION_SECONDS);
   });
 
   it('leaves room at the default timeout for a page and an event, and for a whole ShipStation batch', () => {

@@ -70,7 +70,7 @@ describe('ShipStation client', () => {
     expect(seen).toHaveLength(0);
   });
 
-  it('turns shipments into notices and drops voided ones', () => {
+  it('turns shipments into notices, voided ones marked (to be noted, never shipped)', () => {
     const page = parseShipmentsResponse({
       shipments: [
         { orderNumber: '1', trackingNumber: 'T1', carrierCode: 'ups', shipDate: '2026-05-01', voided: false },
@@ -83,6 +83,7 @@ describe('ShipStation client', () => {
     });
     expect(page.notices).toEqual([
       { orderNumber: '1', trackingNumber: 'T1', carrier: 'ups', shipDate: '2026-05-01' },
+      { orderNumber: '2', trackingNumber: 'T2', carrier: 'ups', shipDate: '2026-05-01', voided: true },
       { orderNumber: '3', trackingNumber: undefined, carrier: undefined, shipDate: undefined },
     ]);
     expect(page.voided).toBe(1);

@@ -8,7 +8,7 @@
  * acknowledged and touches nothing.
  *
  * Which types are handled: the spec's two, plus those CARD_LIFECYCLE_EVENTS
- * turns on. A type switched off is answered as any other type (200, no effect).
+ * turns on, and the authorization (STRIPE_CAPTURE other than automatic). A type switched off is answered as any other type (200, no effect).
  */
 import type { CardEvent } from '@/lib/card/events';
 import { InvalidCardEventError } from '@/lib/card/events';
@@ -22,6 +22,7 @@ import { OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { applyEventOnce, DUPLICATE_EVENT, processedEventKey, UNVERIFIABLE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import type { ApplyOptions, CardEventHandler } from '@/lib/webhooks/card/handler';
 import { orderIdOfEvent, orderLinkOf } from '@/lib/webhooks/card/order-of-event';
+import { paymentAuthorized } from '@/lib/webhooks/card/payment-authorized';
 import { paymentFailed } from '@/lib/webhooks/card/payment-failed';
 import { paymentProcessing } from '@/lib/webhooks/card/payment-processing';
 import { paymentSucceeded } from '@/lib/webhooks/card/payment-succeeded';
@@ -36,6 +37,7 @@ const HANDLERS: ReadonlyMap<string, CardEventHandler> = new Map<string, CardEven
   ['payment_intent.succeeded', paymentSucceeded],
   ['payment_intent.payment_failed', paymentFailed],
   ['payment_intent.processing', paymentProcessing],
+  ['payment_intent.amount_capturable_updated', paymentAuthorized],
   ['charge.refunded', chargeRefunded],
   ['charge.refund.updated', refundUpdated],
   ['refund.updated', refundUpdated],
@@ -45,14 +47,21 @@ const HANDLERS: ReadonlyMap<string, CardEventHandler> = new Map<string, CardEven
   ['charge.dispute.funds_reinstated', disputeFundsReinstated],
 ] as [string, CardEventHandler][]);
 
-function handlerFor(type: string, config: Pick<Config, 'lifecycleEvents'>): CardEventHandler | undefined {
+type HandlerSettings = Pick<Config, 'lifecycleEvents'> & Partial<Pick<Config, 'capture'>>;
+
+function isOn(setting: CardEventHandler['setting'], config: HandlerSettings): boolean {
+  if (setting === 'spec') return true;
+  if (setting === 'manual_capture') return (config.capture ?? 'automatic') !== 'automatic';
+  return config.lifecycleEvents.has(setting);
+}
+
+function handlerFor(type: string, config: HandlerSettings): CardEventHandler | undefined {
   const handler = HANDLERS.get(type);
-  if (!handler) return undefined;
-  return handler.setting === 'spec' || config.lifecycleEvents.has(handler.setting) ? handler : undefined;
+  return handler && isOn(handler.setting, config) ? handler : undefined;
 }
 
 /** The event types that change orders under this configuration: what reconciliation asks the provider for. */
-export function handledEventTypes(config: Pick<Config, 'lifecycleEvents'>): string[] {
+export function handledEventTypes(config: HandlerSettings): string[] {
   return [...HANDLERS.keys()].filter((type) => handlerFor(type, config) !== undefined);
 }
 

@@ -30,7 +30,8 @@ export interface ApplyOptions {
 
 export interface CardEventHandler<K extends CardEventKind = CardEventKind> {
   kind: K;
-  setting: 'spec' | LifecycleEventSetting;
+  /** `manual_capture`: on when STRIPE_CAPTURE is not `automatic` (the intents are created for manual capture). */
+  setting: 'spec' | 'manual_capture' | LifecycleEventSetting;
   /**
    * Changes the order, or answers why not. A handler that writes the order checks the order it
    * has just read for the event's receipt (lib/orders/receipts.ts), answers `duplicate_event`

@@ -21,6 +21,12 @@
  * keeps it. (WooCommerce logs a "doing it wrong" notice for this in debug mode.)
  * `_paid_date` is kept because the spec names it, though WooCommerce hides it.
  *
+ * A captured authorization (STRIPE_CAPTURE other than automatic) is recorded
+ * the same way. The order is then `on-hold` (authorized, payment-authorized.ts),
+ * or already `shipped` when the shipping webhook captured it: a shipped
+ * order whose `_payment_authorized_at` has no `_provider_payment_intent_id` beside it still
+ * gets its payment, and keeps its status.
+ *
  * Superseded state (DECISIONS 13): a manual submission's
  * `_manual_payment_status` becomes `superseded`, and a note the service left
  * for a failure or a manual submission is replaced by a payment-received note.
@@ -48,6 +54,7 @@ import { InvalidCardEventError, type PaymentIntentFacts } from '@/lib/card/event
 import { hasReceipt } from '@/lib/orders/receipts';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import { cardEventHandler } from '@/lib/webhooks/card/handler';
+import { awaitsCapturedPayment } from '@/lib/webhooks/card/payment-authorized';
 
 export type PaymentSucceededOutcome = 'paid' | 'amount_mismatch_on_hold' | 'already_paid' | typeof DUPLICATE_EVENT;
 
@@ -69,7 +76,10 @@ export async function applyPaymentSucceeded(
 
   const store = services.store();
   const order = await store.getOrder(orderId);
-  if (isPaid(order)) {
+  // An authorization captured at shipping: the order is shipped (a status that counts as paid)
+  // before this event records the payment, which it still must.
+  const capturedAuthorization = awaitsCapturedPayment(order);
+  if (isPaid(order) && !capturedAuthorization) {
     reportDuplicatePayment(orderId, order, intent);
     return 'already_paid';
   }
@@ -106,7 +116,8 @@ export async function applyPaymentSucceeded(
   await store.updateOrder(
     orderId,
     buildOrderUpdate(order, {
-      status: 'processing',
+      // An order shipped with its capture keeps its status; every other one becomes processing, as the spec says.
+      ...(capturedAuthorization && isPaid(order) ? {} : { status: 'processing' }),
       ...(isSupersededByPayment(order.customer_note) ? { customerNote: PAYMENT_RECEIVED_NOTE } : {}),
       meta,
       metaMode: 'append',

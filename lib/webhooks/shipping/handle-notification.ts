@@ -5,7 +5,7 @@
  * Shipped notifications name their shipment inline (`order_number`,
  * `tracking_number`, `carrier`, `ship_date`) or, as real ShipStation does,
  * only by `resource_url`, which is then read from ShipStation and each
- * non-voided shipment in it is applied as if it had come inline. Order
+ * shipment in it is applied as if it had come inline (a voided one is noted, not shipped). Order
  * notifications and unknown types are logged only. Nothing here throws for a
  * business outcome: the sender always gets 200 (and so never redelivers), and
  * the reason is in the log.
@@ -107,6 +107,8 @@ async function shipmentNotices(
         trackingNumber: payload.tracking_number,
         carrier: payload.carrier,
         shipDate: payload.ship_date,
+        ...(payload.shipment_id !== null && payload.shipment_id !== undefined ? { shipmentId: String(payload.shipment_id) } : {}),
+        ...(payload.voided === true ? { voided: true } : {}),
       },
     ];
   }

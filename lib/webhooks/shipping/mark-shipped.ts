@@ -6,11 +6,31 @@
  * the four tracking meta keys (appended). A duplicate delivery, even a
  * concurrent one, waits for the lock and then finds the order no longer in
  * a shippable status, so it writes nothing.
+ *
+ * Packages (packages.ts): the first shipment ships the order; a later one of
+ * a shipped order (another shipment id or tracking number) adds its package
+ * to `_shipment_packages` (and the tracking items) and a line to the customer
+ * note; a voided one gets a private note and is never shipped. The package
+ * list is the receipt: the same package twice writes once.
+ *
+ * STRIPE_CAPTURE=on_shipment: an order whose card is authorized and not
+ * captured yet is captured first, here, under the same lock, for the order's
+ * total as the store holds it (lib/store-callbacks/authorization.ts). An
+ * authorized order waits `on-hold` (payment-authorized.ts), so under
+ * on_shipment `on-hold` ships too, but only when held for its authorization
+ * alone: an order on hold for an amount mismatch, a dispute or the shop's own
+ * reason never is. A capture that fails (refused, Stripe down) leaves the order
+ * unshipped and the shipment goes to the replay queue with the reason; the
+ * payment itself is recorded by `payment_intent.succeeded`, after this write.
  */
-import { OrderBusyError, StoreError } from '@/lib/errors';
+import { CardProviderError, OrderBusyError, StoreCallbackRefusedError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
-import { shippedNote } from '@/lib/orders/notes';
+import { shippedNote, shopNotes } from '@/lib/orders/notes';
+import { captureOrderAuthorization } from '@/lib/store-callbacks/authorization';
+import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
+import { awaitsCapturedPayment, heldForCapture } from '@/lib/webhooks/card/payment-authorized';
+import { entryOf, holdsPackage, packageKey, packagesMeta, packagesOf, trackingItemsMeta, type PackageEntry } from '@/lib/webhooks/shipping/packages';
 import type { Services } from '@/lib/services';
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
 import { META } from '@/lib/orders/meta-keys';
@@ -31,6 +51,12 @@ export type ShipOutcome =
   | 'ignored_status'
   | 'update_failed'
   | 'order_busy'
+  /** STRIPE_CAPTURE=on_shipment: the authorization could not be captured, so the order was not shipped. Queued. */
+  | 'capture_failed'
+  /** A later package of a shipped order: its tracking added. */
+  | 'package_added'
+  /** A voided shipment: noted on the order (now or before), nothing shipped. */
+  | 'voided_noted'
   /** Not tried: the request had no time left for it (a large batch). Queued. */
   | 'no_time';
 
@@ -95,17 +121,37 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
     log.warn('shipping.order_fetch_failed', { orderId, failure: error.failure, status: error.status, code: error.code });
     return { outcome: 'order_fetch_failed', ...retryable(error) };
   }
-  if (SHIPPED_STATUSES.has(order.status)) {
-    // Another delivery shipped it, or this shipment's own earlier write landed with its answer lost.
-    log.info('shipping.already_shipped', { orderId, orderStatus: order.status });
-    return { outcome: 'already_shipped' };
+  const key = packageKey(notice);
+  const packages = packagesOf(order);
+  const trackingMeta = services.config.shipmentTrackingMeta;
+  try {
+    if (notice.voided) return await noteVoided(orderId, order, notice, key, packages, services);
+    if (SHIPPED_STATUSES.has(order.status)) {
+      // A package with nothing to track adds nothing. An order shipped with no package recorded (shipped
+      // by hand in the admin) is left alone, as the spec says: this shipment may well be that one.
+      if (key === undefined || !notice.trackingNumber || packages.length === 0 || holdsPackage(packages, notice, key)) {
+        // Another delivery shipped it, or this shipment's own earlier write landed with its answer lost.
+        log.info('shipping.already_shipped', { orderId, orderStatus: order.status });
+        return { outcome: 'already_shipped' };
+      }
+      return await addPackage(orderId, order, notice, key, packages, services);
+    }
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    return updateFailed(orderId, error);
   }
-  if (!SHIPPABLE_STATUSES.has(order.status)) {
+  const onShipment = services.config.capture === 'on_shipment';
+  if (!SHIPPABLE_STATUSES.has(order.status) && !(onShipment && heldForCapture(order))) {
     log.info('shipping.order_not_shippable', { orderId, orderStatus: order.status });
     return { outcome: 'ignored_status' };
   }
+  if (onShipment && awaitsCapturedPayment(order)) {
+    const failure = await captureBeforeShipping(orderId, order, services);
+    if (failure) return { outcome: 'capture_failed', retryableFailure: failure };
+  }
 
   const now = new Date().toISOString();
+  const tracked = trackingItemsMeta(order, notice.trackingNumber ? [entryOf(notice, key ?? '', now)] : [], trackingMeta);
   const change = {
     customerNote: shippedNote({ trackingNumber: notice.trackingNumber, carrier: notice.carrier, shipDate: notice.shipDate }),
     meta: {
@@ -115,6 +161,7 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
       [META.shipstationWebhookReceivedAt]: now,
     },
     metaMode: 'append' as const,
+    ...(Object.keys(tracked).length > 0 && notice.trackingNumber ? { metaValues: tracked } : {}),
   };
 
   const status = await shippedStatus.statusToWrite();
@@ -147,4 +194,76 @@ function isUnknownStatus(error: StoreError): boolean {
 function updateFailed(orderId: number, error: StoreError): LockedResult {
   log.warn('shipping.order_update_failed', { orderId, failure: error.failure, status: error.status, code: error.code });
   return { outcome: 'update_failed', ...retryable(error) };
+}
+
+/** Captures the order's authorization; undefined when done (now or before), else the replay queue's reason. */
+async function captureBeforeShipping(orderId: number, order: StoreOrder, services: Services): Promise<string | undefined> {
+  try {
+    const captured = await captureOrderAuthorization(order, services, 'ship-capture');
+    log.info('shipping.captured', { orderId, intentId: captured.intentId, amount: captured.amount, authorized: captured.authorized, outcome: captured.outcome });
+    return undefined;
+  } catch (error) {
+    if (error instanceof StoreCallbackRefusedError) {
+      const code = typeof error.details?.code === 'string' ? error.details.code : 'refused';
+      // The shop must act (an expired authorization, a total above it): the reason is in words here.
+      log.error('shipping.capture_refused', { orderId, code, reason: error.message });
+      return `capture:${code}`;
+    }
+    if (error instanceof CardProviderError) {
+      log.warn('shipping.capture_failed', { orderId, type: error.type, status: error.status });
+      return `capture:${error.type}`;
+    }
+    throw error;
+  }
+}
+
+/** A later package of a shipped order: listed, tracked, and told to the customer in the note. */
+async function addPackage(
+  orderId: number,
+  order: StoreOrder,
+  notice: ShipmentNotice,
+  key: string,
+  packages: PackageEntry[],
+  services: Services,
+): Promise<LockedResult> {
+  const now = new Date().toISOString();
+  const listed = [...packages, entryOf(notice, key, now)];
+  const line = shippedNote({ trackingNumber: notice.trackingNumber, carrier: notice.carrier, shipDate: notice.shipDate }).replace(
+    'Your order has been shipped!',
+    'Another package of your order has been shipped!',
+  );
+  const note = order.customer_note ? `${order.customer_note}\n${line}` : line;
+  await services.store().updateOrder(
+    orderId,
+    buildOrderUpdate(order, { customerNote: note, metaValues: packagesMeta(order, listed, services.config.shipmentTrackingMeta) }),
+  );
+  log.info('shipping.package_added', { orderId, packages: listed.length });
+  return { outcome: 'package_added' };
+}
+
+/**
+ * A voided label: a private note for the shop, then the package marked voided (its tracking item
+ * removed). The note is found again by its text on a retry (shop-note.ts), so it is written once.
+ */
+async function noteVoided(
+  orderId: number,
+  order: StoreOrder,
+  notice: ShipmentNotice,
+  key: string | undefined,
+  packages: PackageEntry[],
+  services: Services,
+): Promise<LockedResult> {
+  const name = notice.shipmentId ?? '';
+  if (key !== undefined && packages.some((entry) => entry.key === key && entry.voided)) return { outcome: 'voided_noted' };
+  await addShopNoteOnce(services.store(), orderId, shopNotes.shipmentVoided(name, notice.trackingNumber));
+  if (key !== undefined) {
+    const now = new Date().toISOString();
+    const known = packages.some((entry) => entry.key === key);
+    const listed: PackageEntry[] = known
+      ? packages.map((entry) => (entry.key === key ? { ...entry, voided: true } : entry))
+      : [...packages, { ...entryOf(notice, key, now), voided: true }];
+    await services.store().updateOrder(orderId, buildOrderUpdate(order, { metaValues: packagesMeta(order, listed, services.config.shipmentTrackingMeta) }));
+  }
+  log.info('shipping.shipment_voided', { orderId, orderStatus: order.status });
+  return { outcome: 'voided_noted' };
 }

@@ -65,6 +65,9 @@ export function customerSafeNotice(notice: ShipmentNotice): { notice: ShipmentNo
       trackingNumber: keep('trackingNumber', notice.trackingNumber),
       carrier: keep('carrier', notice.carrier),
       shipDate: keep('shipDate', notice.shipDate),
+      // Never shown to the customer: kept as they came (ShipStation's id, a boolean).
+      ...(notice.shipmentId !== undefined ? { shipmentId: notice.shipmentId } : {}),
+      ...(notice.voided ? { voided: true } : {}),
     },
     refused,
   };

@@ -32,6 +32,9 @@ export const shippingPayloadSchema = z.object({
   tracking_number: detail,
   carrier: detail,
   ship_date: detail,
+  // One package of the order (ShipStation's shipmentId); a later package of a shipped order is added to it.
+  shipment_id: z.union([z.string().max(100), z.number().int()]).nullish(),
+  voided: z.boolean().nullish(),
 });
 
 export type ShippingPayload = z.infer<typeof shippingPayloadSchema>;

@@ -1,0 +1,64 @@
+/**
+ * `payment_intent.amount_capturable_updated` (STRIPE_CAPTURE other than
+ * `automatic`): the customer's card was authorized for a manual-capture
+ * intent; the money is reserved, not taken. A pending order goes `on-hold`
+ * with a customer note saying so and `_payment_authorized_at`. It is not paid:
+ * no paid date, no transaction id. The payment is recorded later by
+ * `payment_intent.succeeded`, once the authorization is captured (at shipping
+ * with `on_shipment`, by the shop's "Capture charge" with `manual`, or by the
+ * expiry cron), through the spec's success path.
+ *
+ * An order in any other status than pending, or already paid, is left as it
+ * is: the event came late (the capture's success was recorded first) or the
+ * shop moved the order. The write carries the event's receipt (exactly-once.ts).
+ */
+import { META } from '@/lib/orders/meta-keys';
+import { buildOrderUpdate } from '@/lib/orders/mutation';
+import { metaValue } from '@/lib/orders/normalize';
+import { PAYMENT_AUTHORIZED_NOTE } from '@/lib/orders/notes';
+import { isPaid } from '@/lib/orders/payable';
+import { hasReceipt } from '@/lib/orders/receipts';
+import type { Services } from '@/lib/services';
+import type { StoreOrder } from '@/lib/store/types';
+import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
+import { cardEventHandler } from '@/lib/webhooks/card/handler';
+
+export type PaymentAuthorizedOutcome = 'authorized_on_hold' | 'not_pending' | 'already_paid' | typeof DUPLICATE_EVENT;
+
+/**
+ * Whether the order holds an authorization whose payment is not recorded yet: authorized by the
+ * service's own write, and no payment written since (`_provider_payment_intent_id` is the service's
+ * record of one that the store shows back, unlike `_paid_date`, which WooCommerce hides; WooCommerce
+ * may stamp `date_paid` itself when a shipped order becomes `completed`, so that says nothing).
+ */
+export function awaitsCapturedPayment(order: StoreOrder): boolean {
+  return metaValue(order, META.paymentAuthorizedAt) !== undefined && metaValue(order, META.providerPaymentIntentId) === undefined;
+}
+
+/** Whether the order is on hold for nothing but its authorization: what shipping may capture under on_shipment. */
+export function heldForCapture(order: StoreOrder): boolean {
+  return order.status === 'on-hold' && !isPaid(order) && awaitsCapturedPayment(order);
+}
+
+export const paymentAuthorized = cardEventHandler({
+  kind: 'payment_intent',
+  setting: 'manual_capture',
+  apply: async (orderId, event, services: Services): Promise<PaymentAuthorizedOutcome> => {
+    const store = services.store();
+    const order = await store.getOrder(orderId);
+    if (isPaid(order)) return 'already_paid';
+    if (order.status !== 'pending') return 'not_pending';
+    if (hasReceipt(order, event.id)) return DUPLICATE_EVENT;
+    await store.updateOrder(
+      orderId,
+      buildOrderUpdate(order, {
+        status: 'on-hold',
+        customerNote: PAYMENT_AUTHORIZED_NOTE,
+        meta: { [META.paymentAuthorizedAt]: new Date().toISOString() },
+        metaMode: 'append',
+        receipt: event.id,
+      }),
+    );
+    return 'authorized_on_hold';
+  },
+});

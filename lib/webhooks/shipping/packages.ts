@@ -1,0 +1,128 @@
+/**
+ * The packages of one order. ShipStation reports one shipment per package: the
+ * first ships the order (mark-shipped.ts); every one is kept in
+ * `_shipment_packages`, which is also the receipt that applies each shipment
+ * once (the same shipment delivered twice, or replayed after a write whose
+ * answer was lost, finds its entry). A package is known by ShipStation's
+ * shipment id, or by its tracking number when the sender gives no id.
+ *
+ * With SHIPMENT_TRACKING_META on, each package is also an item of
+ * `_wc_shipment_tracking_items`, the list WooCommerce Shipment Tracking keeps
+ * (and its emails, the customer's account page and many themes read): the
+ * extension's own item shape, `date_shipped` in Unix seconds, the carrier as a
+ * custom provider (ShipStation's carrier codes are not the extension's
+ * provider names), and a `tracking_id` derived from the package so a rewrite
+ * never duplicates it. Items the shop added itself are kept.
+ */
+import { createHash } from 'node:crypto';
+import { META } from '@/lib/orders/meta-keys';
+import { metaValue } from '@/lib/orders/normalize';
+import type { ShipmentNotice } from '@/lib/shipping/shipstation';
+import type { StoreOrder } from '@/lib/store/types';
+
+export interface PackageEntry {
+  key: string;
+  tracking_number: string;
+  carrier: string;
+  ship_date: string;
+  voided?: true;
+}
+
+export interface TrackingItem {
+  tracking_provider: string;
+  custom_tracking_provider: string;
+  custom_tracking_link: string;
+  tracking_number: string;
+  date_shipped: number;
+  tracking_id: string;
+}
+
+/** How the package is known, or undefined when the sender named neither a shipment id nor a tracking number. */
+export function packageKey(notice: ShipmentNotice): string | undefined {
+  if (notice.shipmentId) return `shipment:${notice.shipmentId}`;
+  return notice.trackingNumber ? `tracking:${notice.trackingNumber}` : undefined;
+}
+
+function isEntry(value: unknown): value is PackageEntry {
+  return value !== null && typeof value === 'object' && typeof (value as PackageEntry).key === 'string';
+}
+
+/**
+ * The packages the order holds: the first shipment as the spec's tracking meta records it (the first
+ * shipment writes no list, so the spec's writes stay as they are), then the later and voided ones
+ * listed in `_shipment_packages`.
+ */
+export function packagesOf(order: StoreOrder): PackageEntry[] {
+  let listed: PackageEntry[] = [];
+  const raw = metaValue(order, META.shipmentPackages);
+  if (raw !== undefined) {
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      if (Array.isArray(parsed)) listed = parsed.filter(isEntry);
+    } catch {
+      // Unreadable (edited by hand): the packages it named are applied again, which adds their tracking once more.
+    }
+  }
+  const tracking = metaValue(order, META.trackingNumber);
+  if (!tracking || listed.some((entry) => entry.tracking_number === tracking)) return listed;
+  const first: PackageEntry = {
+    key: `tracking:${tracking}`,
+    tracking_number: tracking,
+    carrier: metaValue(order, META.shippingCarrier) ?? '',
+    ship_date: metaValue(order, META.shippedDate) ?? '',
+  };
+  return [first, ...listed];
+}
+
+/** Whether the order holds this package already: by key, or by tracking number for a package listed without its id. */
+export function holdsPackage(packages: readonly PackageEntry[], notice: ShipmentNotice, key: string): boolean {
+  return packages.some((entry) => entry.key === key || (notice.trackingNumber !== undefined && entry.tracking_number === notice.trackingNumber && !entry.voided));
+}
+
+export function entryOf(notice: ShipmentNotice, key: string, now: string): PackageEntry {
+  return { key, tracking_number: notice.trackingNumber ?? '', carrier: notice.carrier ?? '', ship_date: notice.shipDate ?? now };
+}
+
+/** Derived from the tracking number, the one thing every record of a package holds: the same package, the same item. */
+function trackingId(entry: PackageEntry): string {
+  return createHash('md5').update(`tracking:${entry.tracking_number}`).digest('hex');
+}
+
+function shippedAtSeconds(shipDate: string): number {
+  const parsed = Date.parse(shipDate);
+  return Math.floor((Number.isFinite(parsed) ? parsed : Date.now()) / 1000);
+}
+
+function trackingItemsOf(order: StoreOrder): Record<string, unknown>[] {
+  const value = order.meta_data.find((m) => m.key === META.shipmentTrackingItems)?.value;
+  return Array.isArray(value) ? value.filter((item): item is Record<string, unknown> => item !== null && typeof item === 'object') : [];
+}
+
+/** `_wc_shipment_tracking_items` for these packages (a voided one's item removed, each live one present once), or nothing when SHIPMENT_TRACKING_META is off. */
+export function trackingItemsMeta(order: StoreOrder, packages: readonly PackageEntry[], trackingMeta: boolean): Record<string, unknown> {
+  if (!trackingMeta) return {};
+  const ours = new Map(packages.filter((entry) => entry.tracking_number).map((entry) => [trackingId(entry), entry]));
+  const items: Record<string, unknown>[] = trackingItemsOf(order).filter((item) => {
+    const entry = typeof item.tracking_id === 'string' ? ours.get(item.tracking_id) : undefined;
+    return entry === undefined || !entry.voided;
+  });
+  const present = new Set(items.map((item) => item.tracking_id));
+  for (const [id, entry] of ours) {
+    if (entry.voided || present.has(id)) continue;
+    const item: TrackingItem = {
+      tracking_provider: '',
+      custom_tracking_provider: entry.carrier,
+      custom_tracking_link: '',
+      tracking_number: entry.tracking_number,
+      date_shipped: shippedAtSeconds(entry.ship_date),
+      tracking_id: id,
+    };
+    items.push({ ...item });
+  }
+  return { [META.shipmentTrackingItems]: items };
+}
+
+/** The list of packages (the receipt) and their tracking items. */
+export function packagesMeta(order: StoreOrder, packages: readonly PackageEntry[], trackingMeta: boolean): Record<string, unknown> {
+  return { [META.shipmentPackages]: JSON.stringify(packages), ...trackingItemsMeta(order, packages, trackingMeta) };
+}

@@ -1,0 +1,114 @@
+/**
+ * GET /api/cron/capture-authorizations: an authorization older than
+ * AUTHORIZATION_EXPIRY_HOURS (144 by default) that is still uncaptured is
+ * reported (the default: an error-level log line every run, a private note
+ * once) or captured (AUTHORIZATION_EXPIRY_ACTION=capture); a younger one, and
+ * one already captured, are left alone; an order the shop let go is reported,
+ * never charged.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { GET } from '@/app/api/cron/capture-authorizations/route';
+import { POST as paymentIntentPOST } from '@/app/api/payment-intent/route';
+import { deliverEvent } from '../support/card-events';
+import { TEST_CRON_SECRET, useTestEnv } from '../support/env';
+import { useProviders } from '../support/providers';
+import { postJson, tokenFor } from '../support/requests';
+import { loggedLines } from '../support/setup';
+
+const providers = useProviders();
+const HOUR = 3600;
+
+beforeEach(() => {
+  useTestEnv({ STRIPE_CAPTURE: 'on_shipment', CRON_SECRET: TEST_CRON_SECRET });
+  providers.reset();
+});
+
+const lastEvent = (type: string) => providers.stripe.events.events.filter((e) => e.type === type).at(-1)!;
+const captureCalls = () => providers.callsTo('card', 'POST', /\/capture$/);
+
+/** A 30.00 order authorized `ageHours` ago, on hold for it. */
+async function authorizedOrder(orderId: number, ageHours: number): Promise<string> {
+  providers.woo.seed({ id: orderId, lines: [{ total: '30.00' }] });
+  const response = await paymentIntentPOST(postJson('/api/payment-intent', { token: await tokenFor(orderId) }));
+  const intentId = ((await response.json()) as { payment_intent_id: string }).payment_intent_id;
+  providers.stripe.authorize(intentId);
+  expect((await deliverEvent(lastEvent('payment_intent.amount_capturable_updated'))).status).toBe(200);
+  providers.stripe.backdate(intentId, ageHours * HOUR);
+  return intentId;
+}
+
+async function run(authorization: string | null = `Bearer ${TEST_CRON_SECRET}`) {
+  const headers: Record<string, string> = authorization ? { authorization } : {};
+  const response = await GET(new Request('http://localhost:3000/api/cron/capture-authorizations', { headers }));
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+const expiringLines = () => loggedLines().filter((line) => line.event === 'authorization.expiring');
+
+describe('capture-authorizations', () => {
+  it('answers 401 without the bearer token and touches nothing', async () => {
+    await authorizedOrder(3301, 150);
+    expect((await run(null)).status).toBe(401);
+    expect(providers.callsTo('card', 'GET', /^\/v1\/payment_intents$/)).toHaveLength(0);
+  });
+
+  it('report (the default): an error line on every run, a private note once, nothing captured', async () => {
+    const intentId = await authorizedOrder(3302, 150);
+    await authorizedOrder(3303, 100); // younger than 144 hours: not yet
+
+    expect((await run()).body).toMatchObject({ action: 'report', ageHours: 144, checked: 1, captured: 0, reported: 1, failed: [], complete: true });
+    expect((await run()).body).toMatchObject({ checked: 1, reported: 1 });
+
+    expect(captureCalls()).toHaveLength(0);
+    expect(expiringLines()).toEqual([
+      expect.objectContaining({ level: 'error', orderId: 3302, intentId, ageHours: 150 }),
+      expect.objectContaining({ level: 'error', orderId: 3302, intentId, ageHours: 150 }),
+    ]);
+    expect(providers.woo.listNotes(3302)).toEqual([
+      expect.objectContaining({ customer_note: false, note: expect.stringContaining(`authorization ${intentId} (30.00 USD) is 150 hours old`) }),
+    ]);
+    expect(providers.woo.listNotes(3303)).toEqual([]);
+  });
+
+  it('capture: captures the old authorization for the order; the succeeded event then records the payment', async () => {
+    useTestEnv({ STRIPE_CAPTURE: 'on_shipment', CRON_SECRET: TEST_CRON_SECRET, AUTHORIZATION_EXPIRY_ACTION: 'capture', AUTHORIZATION_EXPIRY_HOURS: '120' });
+    const intentId = await authorizedOrder(3304, 130);
+
+    expect((await run()).body).toMatchObject({ action: 'capture', ageHours: 120, checked: 1, captured: 1, reported: 0, complete: true });
+    expect(providers.stripe.retrieve(intentId)).toMatchObject({ status: 'succeeded', amount_received: 3000 });
+    expect((await deliverEvent(lastEvent('payment_intent.succeeded'))).status).toBe(200);
+    expect(providers.woo.get(3304)).toMatchObject({ status: 'processing', transaction_id: expect.stringMatching(/^ch_/) });
+
+    // Captured: the next run finds nothing left to do.
+    expect((await run()).body).toMatchObject({ checked: 0, captured: 0 });
+    expect(captureCalls()).toHaveLength(1);
+  });
+
+  it('capture: an order the shop cancelled meanwhile is reported, never charged', async () => {
+    useTestEnv({ STRIPE_CAPTURE: 'on_shipment', CRON_SECRET: TEST_CRON_SECRET, AUTHORIZATION_EXPIRY_ACTION: 'capture' });
+    await authorizedOrder(3305, 150);
+    providers.woo.orders.get(3305)!.status = 'cancelled';
+
+    expect((await run()).body).toMatchObject({ checked: 1, captured: 0, reported: 1 });
+    expect(captureCalls()).toHaveLength(0);
+    expect(expiringLines()).toEqual([expect.objectContaining({ level: 'error', orderId: 3305, why: 'order_not_waiting' })]);
+  });
+
+  it('checks only intents still waiting for capture, among all those Stripe lists by creation time', async () => {
+    for (let i = 0; i < 3; i += 1) await authorizedOrder(3310 + i, 150);
+    // Paid at once (automatic capture) in the same window: listed by Stripe, not an authorization.
+    providers.woo.seed({ id: 3313, lines: [{ total: '30.00' }] });
+    const paid = providers.stripe.create({ amount: '3000', currency: 'usd', metadata: { shop_order_id: '3313' } });
+    providers.stripe.succeed(paid.id);
+    providers.stripe.backdate(paid.id, 150 * HOUR);
+
+    expect((await run()).body).toMatchObject({ checked: 3, reported: 3, complete: true });
+    expect(providers.callsTo('card', 'GET', /^\/v1\/payment_intents$/)).toHaveLength(1);
+  });
+
+  it('is refused unless AUTHORIZATION_EXPIRY_ACTION and AUTHORIZATION_EXPIRY_HOURS are valid', async () => {
+    const { parseConfig } = await import('@/lib/config');
+    expect(() => parseConfig({ AUTHORIZATION_EXPIRY_ACTION: 'lapse' })).toThrow(/AUTHORIZATION_EXPIRY_ACTION must be report or capture/);
+    expect(() => parseConfig({ AUTHORIZATION_EXPIRY_HOURS: '168' })).toThrow(/AUTHORIZATION_EXPIRY_HOURS must be a whole number of hours from 1 to 167/);
+  });
+});
