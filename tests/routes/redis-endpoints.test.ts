@@ -102,16 +102,50 @@ function fallbackWarnings() {
 }
 
 /**
- * Round trips so far: the commands the service sends itself (scripts, SET, EXISTS). The
- * commands a script runs inside Redis are counted by the server too, but cost no trip.
+ * Every command Redis receives, seen by a second client running MONITOR: what a script runs inside
+ * Redis is shown as coming from `lua` and costs no trip, so it is left out. `settle` sends a marker
+ * from its own connection and waits until MONITOR shows it, so every command sent before is counted.
  */
-async function roundTrips(connection: RedisConnection): Promise<number> {
-  const stats = await connection.run('info', (client) => client.info('commandstats'));
-  let total = 0;
-  for (const command of ['evalsha', 'eval', 'set', 'exists']) {
-    total += Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
-  }
-  return total;
+async function monitorRedis(url: string) {
+  const { createClient } = await import('redis');
+  const monitor = createClient({ url, RESP: 2 });
+  const marker = createClient({ url, RESP: 2 });
+  await Promise.all([monitor.connect(), marker.connect()]);
+  const lines: string[] = [];
+  let seen: ((line: string) => void) | undefined;
+  await monitor.monitor((line: string) => {
+    lines.push(line);
+    seen?.(line);
+  });
+  let markers = 0;
+  const settle = async () => {
+    markers += 1;
+    const text = `round-trip-marker-${markers}`;
+    const arrived = new Promise<void>((resolve) => {
+      seen = (line) => {
+        if (line.includes(text)) resolve();
+      };
+    });
+    await marker.echo(text);
+    await arrived;
+  };
+  return {
+    /** The service's own commands (not the scripts' inner ones, not the markers) while `run` ran. */
+    async commandsDuring(run: () => Promise<unknown>): Promise<string[]> {
+      await settle();
+      const from = lines.length;
+      await run();
+      await settle();
+      return lines
+        .slice(from)
+        .filter((line) => !line.includes(' lua]') && !line.includes('round-trip-marker'))
+        .map((line) => /"([a-zA-Z]+)"/.exec(line)?.[1]?.toLowerCase() ?? line);
+    },
+    async close() {
+      monitor.destroy();
+      marker.destroy();
+    },
+  };
 }
 
 describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: ${reason})` : ''}`, () => {
@@ -235,9 +269,9 @@ describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: 
     expect(fallbackWarnings()).toHaveLength(1);
   });
 
-  it('round trips to Redis: 3 per checkout request, 5 per card event, 4 per shipment', async () => {
+  it('round trips to Redis, seen by MONITOR: 2 per checkout request, 2 per card event, 1 per duplicate, 3 per shipment', async () => {
     useRedis(redis.url);
-    const counter = redisConnection(redis.url);
+    const monitor = await monitorRedis(redis.url);
     providers.woo.seed({ id: 310, lines: [{ total: '10.00' }] });
     providers.woo.seed({ id: 311, lines: [{ total: '10.00' }] });
     providers.woo.seed({ id: 312, lines: [{ total: '10.00' }] });
@@ -248,15 +282,32 @@ describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: 
     const ship = (orderId: number) =>
       shippingWebhook(postJson('/api/shipping/webhook', { resource_type: 'SHIP_NOTIFY', order_number: String(orderId) }, { origin: null }));
     await ship(313);
+    await submitOrder(postJson('/api/submit-order', {}));
 
-    const measure = async (run: () => Promise<unknown>) => {
-      const before = await roundTrips(counter);
-      await run();
-      return (await roundTrips(counter)) - before;
-    };
-    expect(await measure(async () => expect((await paymentIntent(postJson('/api/payment-intent', await checkoutBody(311)))).status).toBe(200))).toBe(3);
-    expect(await measure(async () => expect((await submitOrder(postJson('/api/submit-order', await checkoutBody(312)))).status).toBe(200))).toBe(3);
-    expect(await measure(async () => expect((await deliver(succeededEvent(311))).status).toBe(200))).toBe(5);
-    expect(await measure(async () => expect((await ship(314)).status).toBe(200))).toBe(4);
+    try {
+      // Each script is one EVALSHA: the entry (rate limit, event check, lock) and the leave (event, release).
+      const checkout = await monitor.commandsDuring(async () =>
+        expect((await paymentIntent(postJson('/api/payment-intent', await checkoutBody(311)))).status).toBe(200),
+      );
+      expect(checkout).toEqual(['evalsha', 'evalsha']);
+      const submit = await monitor.commandsDuring(async () =>
+        expect((await submitOrder(postJson('/api/submit-order', await checkoutBody(312)))).status).toBe(200),
+      );
+      expect(submit).toEqual(['evalsha', 'evalsha']);
+      const event = succeededEvent(311);
+      expect(await monitor.commandsDuring(async () => expect((await deliver(event)).status).toBe(200))).toEqual(['evalsha', 'evalsha']);
+      expect(providers.woo.get(311).status).toBe('processing');
+      // A duplicate: the entry finds the event remembered, takes no lock and leaves nothing to release.
+      const duplicate = await monitor.commandsDuring(async () => expect(await deliver(event)).toEqual({ status: 200, body: { received: true } }));
+      expect(duplicate).toEqual(['evalsha']);
+      expect(await (await redisConnection(redis.url).client()).keys('*lock:order:311')).toEqual([]);
+      // Shipping: the entry, the shipped-status check under the lock, the leave.
+      expect(await monitor.commandsDuring(async () => expect((await ship(314)).status).toBe(200))).toEqual(['evalsha', 'exists', 'evalsha']);
+      // A request with no script to carry its hit (the body is refused before any lock) counts it alone: one trip.
+      const refused = await monitor.commandsDuring(async () => expect((await submitOrder(postJson('/api/submit-order', {}))).status).toBe(400));
+      expect(refused).toEqual(['evalsha']);
+    } finally {
+      await monitor.close();
+    }
   });
 });
