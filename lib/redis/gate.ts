@@ -113,6 +113,7 @@ export function entryCall(prefix: string, request: EntryRequest, now = Date.now(
   }
   const args = [parts, expireAt, limit, request.lock?.token ?? '', String(request.lock?.ttlMs ?? 0)];
   return {
+    keys: keyList,
     send: (redis: RedisClient) => ENTRY.run(redis, keyList, args) as Promise<[number, number, number]>,
     /** Reads the answer: the hit decided (RateLimitedError when over), then what was found. */
     read: ([count, remembered, locked]: [number, number, number]): EntryAnswer => {
@@ -133,5 +134,5 @@ export function leaveCall(prefix: string, orderId: number, token: string, rememb
   const keys = gateKeys(prefix);
   const keyList = [keys.lock(orderId), ...(remember ? [keys.event(remember.eventKey)] : [])];
   const args = [token, String(remember?.ttlMs ?? 0)];
-  return (redis: RedisClient) => LEAVE.run(redis, keyList, args);
+  return Object.assign((redis: RedisClient) => LEAVE.run(redis, keyList, args), { keys: keyList });
 }

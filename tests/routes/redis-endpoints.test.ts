@@ -169,6 +169,13 @@ describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: 
     const eleventh = await submitOrder(postJson('/api/submit-order', {}, { ip }));
     expect(eleventh.status).toBe(429);
     expect(eleventh.headers.get('x-ratelimit-limit')).toBe('10');
+    // Over the limit, a request that would take the order's lock is refused by the lock's own script: no
+    // lock, no store call. One from a refused origin is answered 429 too: the limit still comes first.
+    providers.woo.seed({ id: 320, lines: [{ total: '10.00' }] });
+    expect((await submitOrder(postJson('/api/submit-order', await checkoutBody(320), { ip }))).status).toBe(429);
+    expect((await submitOrder(postJson('/api/submit-order', await checkoutBody(320), { ip, origin: 'https://elsewhere.example' }))).status).toBe(429);
+    expect(providers.callsTo('store')).toEqual([]);
+    expect(await (await redisConnection(redis.url).client()).keys('*lock:order:320')).toEqual([]);
   });
 
   it('an event applied on one instance is answered on the next without touching the store', async () => {
