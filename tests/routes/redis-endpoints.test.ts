@@ -22,7 +22,17 @@ import { freePort } from '@/scripts/stand-ins/http';
 import { TEST_STORE_URL, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { createProviders } from '../support/providers';
 import { freshIp, postJson, tokenFor } from '../support/requests';
-import { awayFromWindowEdge, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, redisConnection, startDisposableRedis, testPrefix, type DisposableRedis } from '../support/redis';
+import {
+  awayFromWindowEdge,
+  monitorRedis,
+  noRedis,
+  noRedisServerBinary,
+  REDIS_SKIP_REASON,
+  redisConnection,
+  startDisposableRedis,
+  testPrefix,
+  type DisposableRedis,
+} from '../support/redis';
 import { loggedLines } from '../support/setup';
 
 const skip = noRedis || noRedisServerBinary;
@@ -99,53 +109,6 @@ const checkoutBody = async (orderId: number) => ({
 
 function fallbackWarnings() {
   return loggedLines().filter((line) => line.event === 'redis.fallback_to_memory');
-}
-
-/**
- * Every command Redis receives, seen by a second client running MONITOR: what a script runs inside
- * Redis is shown as coming from `lua` and costs no trip, so it is left out. `settle` sends a marker
- * from its own connection and waits until MONITOR shows it, so every command sent before is counted.
- */
-async function monitorRedis(url: string) {
-  const { createClient } = await import('redis');
-  const monitor = createClient({ url, RESP: 2 });
-  const marker = createClient({ url, RESP: 2 });
-  await Promise.all([monitor.connect(), marker.connect()]);
-  const lines: string[] = [];
-  let seen: ((line: string) => void) | undefined;
-  await monitor.monitor((line: string) => {
-    lines.push(line);
-    seen?.(line);
-  });
-  let markers = 0;
-  const settle = async () => {
-    markers += 1;
-    const text = `round-trip-marker-${markers}`;
-    const arrived = new Promise<void>((resolve) => {
-      seen = (line) => {
-        if (line.includes(text)) resolve();
-      };
-    });
-    await marker.echo(text);
-    await arrived;
-  };
-  return {
-    /** The service's own commands (not the scripts' inner ones, not the markers) while `run` ran. */
-    async commandsDuring(run: () => Promise<unknown>): Promise<string[]> {
-      await settle();
-      const from = lines.length;
-      await run();
-      await settle();
-      return lines
-        .slice(from)
-        .filter((line) => !line.includes(' lua]') && !line.includes('round-trip-marker'))
-        .map((line) => /"([a-zA-Z]+)"/.exec(line)?.[1]?.toLowerCase() ?? line);
-    },
-    async close() {
-      monitor.destroy();
-      marker.destroy();
-    },
-  };
 }
 
 describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: ${reason})` : ''}`, () => {
