@@ -160,8 +160,8 @@ export async function enforceRateLimit(services: Services, rule: RateLimitRule, 
 /**
  * A request whose hit no Redis script counted counts it now, whatever the handler answered: over the
  * limit, the answer is 429, as if the hit had been counted first (spec 8). Nothing before the first
- * script reaches an upstream (every client settles a pending hit before it sends), so a 429 found
- * here follows CPU work only: origin, body, token or signature checks.
+ * script reaches an upstream (lib/security/pending-rate-limit.ts says how), so a 429 found here
+ * follows CPU work only: origin, body, token or signature checks.
  */
 async function settlingRateLimit<T>(handler: () => Promise<T>): Promise<T> {
   let result: T;

@@ -8,9 +8,12 @@
  * Redis script of the request (the order's lock, or the event check) counts it
  * in the same round trip and throws RateLimitedError when it is over. What the
  * request does before that script is CPU only (origin, body, token or
- * signature): nothing reaches the store or a provider before the hit is
- * counted, because every upstream client settles a pending hit before it sends
- * (`settlePendingRateLimit`). A request that ends, or fails, without any
+ * signature): checkout and the card webhook reach the store and Stripe only
+ * under the order's lock (or, for an event whose order takes a Stripe call to
+ * find, after the event check that carries the hit), and the shipping webhook
+ * settles the hit (`settlePendingRateLimit`) before it calls ShipStation. A
+ * use case that calls an upstream before its first script must do the same.
+ * A request that ends, or fails, without any
  * script counts its hit alone on the way out, and a 429 then replaces the
  * error it had: the answers and their precedence stay the spec's.
  */
