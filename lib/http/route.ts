@@ -24,6 +24,7 @@ import {
 } from '@/lib/http/errors';
 import { allowedOrigin, assertAllowedOrigin, corsHeaders, preflightResponse } from '@/lib/http/origin';
 import { log, REQUEST_ID_HEADER, requestIdFrom, withLogScope } from '@/lib/log';
+import { deferRateLimitHit, settlePendingRateLimit, withRateLimitScope } from '@/lib/security/pending-rate-limit';
 import type { RateLimitRule } from '@/lib/security/rate-limit';
 import { STORE_SIGNATURE_HEADER, storeSignatureProblem } from '@/lib/security/store-signature';
 import { getServices, type Services } from '@/lib/services';
@@ -83,7 +84,9 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
   let response: Response;
   let errorKind: string | undefined;
   try {
-    const result = await withRequestDeadline(options.upstreamBudgetMs ?? requestBudgetMs(), () => handler(context));
+    const result = await withRequestDeadline(options.upstreamBudgetMs ?? requestBudgetMs(), () =>
+      withRateLimitScope(() => settlingRateLimit(() => handler(context))),
+    );
     status = result.status ?? 200;
     response = json(status, result.body, options.headers);
   } catch (error) {
@@ -141,10 +144,39 @@ function safeIsDevelopment(): boolean {
   }
 }
 
-/** Counts the request against the endpoint's limit; RateLimitedError when it is over. */
+/**
+ * Counts the request against the endpoint's limit; RateLimitedError when it is over. With Redis the
+ * hit is noted and counted by the request's first Redis script (lib/security/pending-rate-limit.ts);
+ * `settlingRateLimit` counts it on the way out for a request that ran none.
+ */
 export async function enforceRateLimit(services: Services, rule: RateLimitRule, headers: Headers): Promise<void> {
-  const decision = await services.rateLimiter.hit(rule, clientIp(headers, services.config.trustProxyHops, services.config.clientIpHeader));
+  const client = clientIp(headers, services.config.trustProxyHops, services.config.clientIpHeader);
+  const pending = services.rateLimiter.defer?.(rule, client);
+  if (pending && deferRateLimitHit(pending)) return;
+  const decision = await services.rateLimiter.hit(rule, client);
   if (!decision.allowed) throw new RateLimitedError(decision);
+}
+
+/**
+ * A request whose hit no Redis script counted counts it now, whatever the handler answered: over the
+ * limit, the answer is 429, as if the hit had been counted first (spec 8). Nothing before the first
+ * script reaches an upstream (lib/security/pending-rate-limit.ts says how), so a 429 found here
+ * follows CPU work only: origin, body, token or signature checks.
+ */
+async function settlingRateLimit<T>(handler: () => Promise<T>): Promise<T> {
+  let result: T;
+  try {
+    result = await handler();
+  } catch (error) {
+    try {
+      await settlePendingRateLimit();
+    } catch (settleError) {
+      if (settleError instanceof RateLimitedError) throw settleError;
+    }
+    throw error;
+  }
+  await settlePendingRateLimit();
+  return result;
 }
 
 export interface CheckoutRouteOptions<Input> {

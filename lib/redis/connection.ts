@@ -57,8 +57,10 @@ function buildClient(createClient: (typeof import('redis'))['createClient'], set
     url: settings.url,
     // RESP2: understood by every Redis the README names (self-hosted 6+, Redis Cloud, Upstash).
     RESP: 2,
+    // No command timeout of the client's own: runBounded's one timer bounds each call (a
+    // client timeout would also reject a command Redis may still apply, whose late answer
+    // the order locks wait for). With the offline queue off, nothing waits to be written.
     disableOfflineQueue: true,
-    commandOptions: { timeout: settings.timeoutMs },
     socket: {
       connectTimeout: settings.timeoutMs,
       // Exponential from 50 ms, capped, with jitter so many instances do not reconnect in step.
@@ -145,8 +147,7 @@ export class RedisConnection {
 
   private async runBounded<T>(name: string, operation: (redis: RedisClient) => Promise<T>): Promise<T> {
     const redis = await this.client();
-    // node-redis times a command out only while it waits to be written; a server that
-    // accepted it and then hangs is bounded here.
+    // The one timeout of a call: the client has none of its own (buildClient).
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new SharedStateUnavailableError(name, new RedisTimeoutError())), this.settings.timeoutMs);

@@ -12,7 +12,8 @@
 import type { ReconcileCursor, ReconcileCursorStore } from '@/lib/cron/reconcile-cursor';
 import { log } from '@/lib/log';
 import { SharedStateUnavailableError } from '@/lib/redis/connection';
-import type { OrderLocks } from '@/lib/security/order-lock';
+import type { EventLockResult, EventTaskResult, OrderLocks } from '@/lib/security/order-lock';
+import { PendingRateLimitHit } from '@/lib/security/pending-rate-limit';
 import type { RateLimitDecision, RateLimiter, RateLimitRule } from '@/lib/security/rate-limit';
 import type { ShipStationRateBudget } from '@/lib/shipping/rate-budget';
 import type { ShippedStatusMemory } from '@/lib/store/shipped-status';
@@ -63,6 +64,14 @@ export class RateLimiterWithFallback implements RateLimiter {
 
   hit(rule: RateLimitRule, client: string): Promise<RateLimitDecision> {
     return eitherOf('rate_limiter', this.warning, () => this.shared.hit(rule, client), () => this.local.hit(rule, client));
+  }
+
+  /** A script that carries the hit and fails counts it here, as `hit` would have on the same failure. */
+  defer(rule: RateLimitRule, client: string): PendingRateLimitHit {
+    return new PendingRateLimitHit(rule, client, {
+      alone: () => this.hit(rule, client),
+      locally: () => this.local.hit(rule, client),
+    });
   }
 }
 
@@ -125,6 +134,12 @@ export class OrderLocksWithoutFallback implements OrderLocks {
 
   withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T> {
     return this.local.withOrderLock(orderId, () => this.shared.withOrderLock(orderId, task));
+  }
+
+  withEventLock<T>(orderId: number, eventKey: string, task: () => Promise<EventTaskResult<T>>): Promise<EventLockResult<T>> {
+    const sharedEventLock = this.shared.withEventLock?.bind(this.shared);
+    if (!sharedEventLock) throw new Error('the shared locks keep no events');
+    return this.local.withOrderLock(orderId, () => sharedEventLock(orderId, eventKey, task));
   }
 }
 

@@ -3,9 +3,12 @@
  * that lands on two instances, or one event delivered to two, still runs one
  * read-modify-write at a time.
  *
- * Taken with `SET key token NX PX ttl` (one round trip), released by a script
- * that deletes the key only while it still holds this holder's token (one round
- * trip), so a holder whose lock expired can never release its successor's.
+ * Taken with `SET key token NX PX ttl` inside the ENTRY script (lib/redis/gate.ts,
+ * one round trip, with the request's rate-limit hit and, for an event, the
+ * check whether it was applied), released by the LEAVE script that deletes the
+ * key only while it still holds this holder's token (one round trip, which also
+ * remembers the applied event), so a holder whose lock expired can never
+ * release its successor's.
  * A waiter retries with a short, jittered, growing pause until its wait is
  * over (lib/security/order-lock.ts, `lockWaitMs`: never past its request's
  * deadline), then gives up with OrderBusyError.
@@ -18,8 +21,18 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { OrderBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
-import { KEY_PREFIX, RedisScript, SharedStateUnavailableError, type RedisConnection } from '@/lib/redis/connection';
-import { DEFAULT_LOCK_WAIT, lockWaitMs, type LockWait, type OrderLocks } from '@/lib/security/order-lock';
+import { KEY_PREFIX, SharedStateUnavailableError, type RedisConnection } from '@/lib/redis/connection';
+import { entryCall, fallBackHit, leaveCall, type EntryAnswer } from '@/lib/redis/gate';
+import {
+  DEFAULT_LOCK_WAIT,
+  lockWaitMs,
+  type EventLockResult,
+  type EventTaskResult,
+  type LockWait,
+  type OrderLocks,
+} from '@/lib/security/order-lock';
+import { claimPendingRateLimit, type ClaimedHit } from '@/lib/security/pending-rate-limit';
+import { PROCESSED_EVENT_TTL_MS } from '@/lib/security/processed-events';
 import { REQUEST_BUDGET_TIMEOUTS } from '@/lib/upstream/budget';
 
 /**
@@ -45,19 +58,19 @@ const FIRST_RETRY_MS = 20;
 const MAX_RETRY_MS = 250;
 const LATE_WARNING_INTERVAL_MS = 60_000;
 
-type LateAnswer = { kind: 'answered'; taken: boolean } | { kind: 'no_answer' } | { kind: 'connection_failed' };
+type LateAnswer<T> = { kind: 'answered'; value: T } | { kind: 'no_answer' } | { kind: 'connection_failed' };
 
 /** A pending Redis answer, awaited until `deadline` at most. */
-async function settledBy(answer: Promise<boolean>, deadline: number): Promise<LateAnswer> {
+async function settledBy<T>(answer: Promise<T>, deadline: number): Promise<LateAnswer<T>> {
   let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<LateAnswer>((resolve) => {
+  const expired = new Promise<LateAnswer<T>>((resolve) => {
     timer = setTimeout(() => resolve({ kind: 'no_answer' }), Math.max(0, deadline - Date.now()));
   });
   try {
     return await Promise.race([
       answer.then(
-        (taken): LateAnswer => ({ kind: 'answered', taken }),
-        (): LateAnswer => ({ kind: 'connection_failed' }),
+        (value): LateAnswer<T> => ({ kind: 'answered', value }),
+        (): LateAnswer<T> => ({ kind: 'connection_failed' }),
       ),
       expired,
     ]);
@@ -66,19 +79,17 @@ async function settledBy(answer: Promise<boolean>, deadline: number): Promise<La
   }
 }
 
-const RELEASE_IF_OWNER = new RedisScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`);
-
 export interface RedisOrderLocksOptions extends Partial<LockWait> {
   ttlMs: number;
   prefix?: string;
+  /** How long a remembered event is kept (PROCESSED_EVENT_TTL_MS unless a test says otherwise). */
+  eventTtlMs?: number;
 }
 
 export class RedisOrderLocks implements OrderLocks {
   private readonly prefix: string;
   private readonly ttlMs: number;
+  private readonly eventTtlMs: number;
   private readonly wait: LockWait;
   private lastLateWarning = Number.NEGATIVE_INFINITY;
 
@@ -86,41 +97,65 @@ export class RedisOrderLocks implements OrderLocks {
     private readonly connection: RedisConnection,
     options: RedisOrderLocksOptions,
   ) {
-    this.prefix = `${options.prefix ?? KEY_PREFIX}lock:order:`;
+    this.prefix = options.prefix ?? KEY_PREFIX;
     this.ttlMs = options.ttlMs;
+    this.eventTtlMs = options.eventTtlMs ?? PROCESSED_EVENT_TTL_MS;
     this.wait = { waitMs: options.waitMs ?? DEFAULT_LOCK_WAIT.waitMs, reserveMs: options.reserveMs ?? DEFAULT_LOCK_WAIT.reserveMs };
   }
 
   async withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T> {
-    const key = `${this.prefix}${orderId}`;
     const token = randomUUID();
-    await this.acquire(orderId, key, token);
+    await this.acquire(orderId, token);
     try {
       return await task();
     } finally {
-      await this.release(orderId, key, token);
+      await this.release(orderId, token);
     }
   }
 
+  async withEventLock<T>(orderId: number, eventKey: string, task: () => Promise<EventTaskResult<T>>): Promise<EventLockResult<T>> {
+    const token = randomUUID();
+    if ((await this.acquire(orderId, token, eventKey)) === 'remembered') return { duplicate: true };
+    let outcome: EventTaskResult<T>;
+    try {
+      outcome = await task();
+    } catch (error) {
+      await this.release(orderId, token);
+      throw error;
+    }
+    if (!outcome.remember) {
+      await this.release(orderId, token);
+      return { duplicate: false, result: outcome.result };
+    }
+    // Remembered with the release, once its effects are written. Unlike a bare release this
+    // one may fail the request (the provider retries, and finds the receipt on the order).
+    await this.connection.run('lock_release', leaveCall(this.prefix, orderId, token, { eventKey, ttlMs: this.eventTtlMs }));
+    return { duplicate: false, result: outcome.result };
+  }
+
   /**
-   * Takes the lock, or throws OrderBusyError when it stays held past the wait
-   * (or when Redis leaves in doubt whether it is held), or
+   * Takes the lock, or answers `remembered` when `eventKey` is remembered
+   * (without the lock), or throws OrderBusyError when it stays held past the
+   * wait (or when Redis leaves in doubt whether it is held), or
    * SharedStateUnavailableError when Redis failed before it could have applied
-   * a `SET` (not connected, the command refused at once), which is the only
-   * failure a caller may fall back from.
+   * the script (not connected, the command refused at once), which is the only
+   * failure a caller may fall back from. The first attempt carries the
+   * request's pending rate-limit hit (RateLimitedError when it is over: no
+   * lock taken); the retries lock (and check the event) only.
    *
-   * Once a `SET NX` has found the order held by another writer, a Redis
+   * Once an attempt has found the order held by another writer, a Redis
    * failure on a later attempt is answered as busy: that writer may still be
    * working on the order, and a fallback to this instance's memory would let
    * this one write beside it.
    */
-  private async acquire(orderId: number, key: string, token: string): Promise<void> {
+  private async acquire(orderId: number, token: string, eventKey?: string): Promise<'locked' | 'remembered'> {
     const deadline = Date.now() + lockWaitMs(this.wait);
     let seenHeld = false;
+    let hit = claimPendingRateLimit();
     for (let attempt = 0; ; attempt += 1) {
-      let taken: boolean;
+      let answer: EntryAnswer;
       try {
-        taken = await this.setIfFree(orderId, key, token, deadline);
+        answer = await this.enter(orderId, token, eventKey, hit, deadline);
       } catch (error) {
         if (seenHeld && error instanceof SharedStateUnavailableError) {
           log.warn('redis.lock_lost_while_waiting', { orderId, error: error.kind });
@@ -128,7 +163,9 @@ export class RedisOrderLocks implements OrderLocks {
         }
         throw error;
       }
-      if (taken) return;
+      hit = undefined;
+      if (answer.remembered) return 'remembered';
+      if (answer.locked) return 'locked';
       seenHeld = true;
       const pause = Math.min(FIRST_RETRY_MS * 2 ** attempt, MAX_RETRY_MS);
       if (Date.now() + pause > deadline) throw new OrderBusyError(orderId);
@@ -137,9 +174,9 @@ export class RedisOrderLocks implements OrderLocks {
   }
 
   /**
-   * One `SET NX PX`: true when the lock is now ours, false when another holds it.
+   * One ENTRY script (lib/redis/gate.ts): the hit counted, the event checked, the lock taken if free.
    *
-   * A `SET` that times out has reached Redis, which may still apply it: the
+   * A script that times out has reached Redis, which may still apply it: the
    * order may then be ours, or another instance's (taken before Redis slowed
    * down, and being written right now), and nothing here can tell which until
    * Redis answers. So it is not an outage to fall back from: falling back could
@@ -149,27 +186,37 @@ export class RedisOrderLocks implements OrderLocks {
    * that stays silent that long (frozen, a network black hole), or whose
    * connection breaks with the command unanswered, leaves the lock in doubt:
    * the answer is busy (the caller retries, as for any held order), and a
-   * release is queued behind the `SET` on the same connection, so a lock it
+   * release is queued behind the script on the same connection, so a lock it
    * applies late is taken back at once instead of blocking the order for the
-   * TTL. (Should that connection break too, the TTL frees it.)
+   * TTL. (Should that connection break too, the TTL frees it.) A hit it carried
+   * is then counted in this instance's memory, as when Redis is down.
    */
-  private async setIfFree(orderId: number, key: string, token: string, deadline: number): Promise<boolean> {
-    let answer: Promise<boolean> | undefined;
+  private async enter(
+    orderId: number,
+    token: string,
+    eventKey: string | undefined,
+    hit: ClaimedHit | undefined,
+    deadline: number,
+  ): Promise<EntryAnswer> {
+    const call = entryCall(this.prefix, { hit, eventKey, lock: { orderId, token, ttlMs: this.ttlMs } });
+    let sent: Promise<[number, number, number]> | undefined;
+    let reply: [number, number, number];
     try {
-      return await this.connection.run('lock_acquire', (redis) => {
-        answer = redis.set(key, token, { condition: 'NX', expiration: { type: 'PX', value: this.ttlMs } }).then((reply) => reply === 'OK');
-        return answer;
-      });
+      reply = await this.connection.run('lock_acquire', (redis) => (sent = call.send(redis)));
     } catch (error) {
       const timedOut = error instanceof SharedStateUnavailableError && error.details?.cause === 'TimeoutError';
-      if (!timedOut || answer === undefined) throw error;
+      if (!timedOut || sent === undefined) return fallBackHit(hit, error);
       this.warnLateAnswer(orderId);
-      const late = await settledBy(answer, deadline);
-      if (late.kind === 'answered') return late.taken;
-      void this.connection.run('lock_release', (redis) => RELEASE_IF_OWNER.run(redis, [key], [token])).catch(() => undefined);
-      log.warn('redis.lock_in_doubt', { orderId, cause: late.kind });
-      throw new OrderBusyError(orderId);
+      const late = await settledBy(sent, deadline);
+      if (late.kind !== 'answered') {
+        void this.connection.run('lock_release', leaveCall(this.prefix, orderId, token)).catch(() => undefined);
+        log.warn('redis.lock_in_doubt', { orderId, cause: late.kind });
+        if (hit) await hit.fellBack();
+        throw new OrderBusyError(orderId);
+      }
+      reply = late.value;
     }
+    return call.read(reply);
   }
 
   /** At most one warning a minute that Redis answers locks later than REDIS_TIMEOUT_MS. */
@@ -184,9 +231,9 @@ export class RedisOrderLocks implements OrderLocks {
   }
 
   /** Never throws: a lock that cannot be released expires with its TTL. */
-  private async release(orderId: number, key: string, token: string): Promise<void> {
+  private async release(orderId: number, token: string): Promise<void> {
     try {
-      await this.connection.run('lock_release', (redis) => RELEASE_IF_OWNER.run(redis, [key], [token]));
+      await this.connection.run('lock_release', leaveCall(this.prefix, orderId, token));
     } catch (error) {
       log.warn('redis.lock_release_failed', { orderId, error: error instanceof SharedStateUnavailableError ? error.kind : 'unexpected' });
     }

@@ -6,9 +6,11 @@
  * One round trip per request: a Lua script increments the window's counter and,
  * on its first hit, sets the counter to expire when the window ends. The window
  * start is part of the key, so a new window is a new counter and nothing has
- * to be reset.
+ * to be reset. A request's hit usually rides in its first gate script instead
+ * (lib/redis/gate.ts), under the same key; this script counts it alone.
  */
 import { KEY_PREFIX, RedisScript, type RedisConnection } from '@/lib/redis/connection';
+import { COUNT_HIT_LUA, gateKeys, RATE_EXPIRY_SLACK_MS } from '@/lib/redis/gate';
 import {
   rateLimitDecision,
   windowStart,
@@ -17,32 +19,25 @@ import {
   type RateLimitRule,
 } from '@/lib/security/rate-limit';
 
-/** A counter outlives its window by this much, so an instance whose clock runs a little behind still finds it. */
-const EXPIRY_SLACK_MS = 5_000;
-
-const COUNT_HIT = new RedisScript(`
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIREAT', KEYS[1], ARGV[1]) end
-return count
-`);
+const COUNT_HIT = new RedisScript(COUNT_HIT_LUA);
 
 export class RedisRateLimiter implements RateLimiter {
-  private readonly prefix: string;
+  private readonly keys: ReturnType<typeof gateKeys>;
   private readonly now: () => number;
 
   constructor(
     private readonly connection: RedisConnection,
     options: { prefix?: string; now?: () => number } = {},
   ) {
-    this.prefix = `${options.prefix ?? KEY_PREFIX}ratelimit:`;
+    this.keys = gateKeys(options.prefix ?? KEY_PREFIX);
     this.now = options.now ?? Date.now;
   }
 
   async hit(rule: RateLimitRule, client: string): Promise<RateLimitDecision> {
     const start = windowStart(rule, this.now());
-    const key = `${this.prefix}${rule.name}:${start}:${client}`;
+    const key = this.keys.rateLimit(rule, start, client);
     const count = await this.connection.run('rate_limit', async (redis) =>
-      Number(await COUNT_HIT.run(redis, [key], [String(start + rule.windowMs + EXPIRY_SLACK_MS)])),
+      Number(await COUNT_HIT.run(redis, [key], [String(start + rule.windowMs + RATE_EXPIRY_SLACK_MS)])),
     );
     return rateLimitDecision(rule, start, count);
   }

@@ -17,7 +17,23 @@ export interface OrderLocks {
    * submit-order writing `pending` must not interleave with a payment marking it paid.
    */
   withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T>;
+  /**
+   * For locks that keep the processed events beside them (Redis, lib/redis/gate.ts): checks
+   * whether `eventKey` is remembered in the same round trip as the lock, answers a remembered
+   * one as a duplicate without taking the lock, and remembers the event with the release when
+   * `task` asks to (only after its effects are written). Without it, lib/webhooks/card/exactly-once.ts
+   * checks and remembers through ProcessedEvents under `withOrderLock`.
+   */
+  withEventLock?<T>(orderId: number, eventKey: string, task: () => Promise<EventTaskResult<T>>): Promise<EventLockResult<T>>;
 }
+
+export interface EventTaskResult<T> {
+  result: T;
+  /** Whether the event is to be remembered as applied. */
+  remember: boolean;
+}
+
+export type EventLockResult<T> = { duplicate: true } | { duplicate: false; result: T };
 
 /** The longest a writer waits for a busy order, inside a request or not (the one home of this figure). */
 export const ORDER_LOCK_WAIT_MS = 30_000;

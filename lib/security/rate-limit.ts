@@ -8,6 +8,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { RateLimitState } from '@/lib/errors';
+import type { PendingRateLimitHit } from '@/lib/security/pending-rate-limit';
 
 export interface RateLimitRule {
   /** Counter name; each endpoint has its own. */
@@ -23,6 +24,11 @@ export interface RateLimitDecision extends RateLimitState {
 export interface RateLimiter {
   /** Counts one request from `client` against `rule` and says whether it may proceed. */
   hit(rule: RateLimitRule, client: string): Promise<RateLimitDecision>;
+  /**
+   * With Redis: the hit, to be counted by the request's first Redis script
+   * (lib/security/pending-rate-limit.ts). Absent in process memory, where a hit costs nothing.
+   */
+  defer?(rule: RateLimitRule, client: string): PendingRateLimitHit;
 }
 
 export const RATE_LIMITS = {

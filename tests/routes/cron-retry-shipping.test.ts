@@ -13,7 +13,17 @@ import { getServices, resetServices } from '@/lib/services';
 import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs } from '@/lib/webhooks/shipping/replay-queue';
 import { TEST_CRON_SECRET, useTestEnv } from '../support/env';
 import { postJson } from '../support/requests';
-import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, REDIS_URL, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
+import {
+  eventually,
+  monitorRedis,
+  noRedis,
+  noRedisServerBinary,
+  REDIS_SKIP_REASON,
+  REDIS_URL,
+  redisConnection,
+  startDisposableRedis,
+  testPrefix,
+} from '../support/redis';
 import { loggedLines } from '../support/setup';
 import { SHIPSTATION_ENV, useShippingProviders } from '../support/shipstation';
 
@@ -230,24 +240,9 @@ describe.skipIf(noRedis)(`shipping replay with the queue in Redis${noRedis ? ` (
   it.skipIf(noRedisServerBinary)('round trips to Redis: 3 per replay run, 5 per shipment replayed, 1 more for the webhook that queues it', async () => {
     const server = await startDisposableRedis();
     useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, ...SHIPSTATION_ENV, REDIS_URL: server.url, REDIS_KEY_PREFIX: testPrefix('cron-trips') });
-    const counter = redisConnection(server.url);
-    /**
-     * Commands the service sends itself: a MULTI block is one trip (its EXEC), a script one (EVALSHA).
-     * The commands a script runs inside Redis (the unlock's GET and DEL) are counted by the server too, but cost no trip.
-     */
-    const roundTrips = async () => {
-      const stats = await counter.run('info', (redis) => redis.info('commandstats'));
-      let total = 0;
-      for (const command of ['evalsha', 'eval', 'set', 'exists', 'exec', 'hvals']) {
-        total += Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
-      }
-      return total;
-    };
-    const measure = async (run: () => Promise<unknown>) => {
-      const before = await roundTrips();
-      await run();
-      return (await roundTrips()) - before;
-    };
+    // Round trips seen by MONITOR: a MULTI block is one (its EXEC), a script one (EVALSHA).
+    const monitor = await monitorRedis(server.url);
+    const measure = async (run: () => Promise<unknown>) => (await monitor.commandsDuring(run)).length;
     // Warm up: the connection's handshake and the first load of each script are not per run.
     woo().seed({ id: 423, status: 'processing' });
     woo().seed({ id: 424, status: 'processing' });
@@ -257,10 +252,11 @@ describe.skipIf(noRedis)(`shipping replay with the queue in Redis${noRedis ? ` (
     expect(await measure(async () => expect((await retry()).body).toMatchObject({ checked: 0 }))).toBe(3);
 
     ctx.providers.failStore('PUT', /\/orders\/424$/, 503, 'internal_server_error');
-    // The webhook's 4 (rate limit, lock, shipped-status check, unlock) and the queue's 1.
-    expect(await measure(async () => expect((await ship({ resource_type: 'SHIP_NOTIFY', order_number: '424' })).status).toBe(200))).toBe(5);
+    // The webhook's 3 (entry: rate limit and lock; shipped-status check; leave) and the queue's 1.
+    expect(await measure(async () => expect((await ship({ resource_type: 'SHIP_NOTIFY', order_number: '424' })).status).toBe(200))).toBe(4);
     // Take, lock, shipped-status check, unlock, remove; then the run's 3.
     expect(await measure(async () => expect((await retry()).body).toMatchObject({ checked: 1, applied: 1, waiting: 0 }))).toBe(5 + 3);
+    await monitor.close();
   });
 
   it.skipIf(noRedisServerBinary)('Redis down: the webhook still answers 200 and keeps the update; the cron run fails (500) instead of calling the queue empty', async () => {

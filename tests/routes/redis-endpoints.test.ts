@@ -22,7 +22,17 @@ import { freePort } from '@/scripts/stand-ins/http';
 import { TEST_STORE_URL, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { createProviders } from '../support/providers';
 import { freshIp, postJson, tokenFor } from '../support/requests';
-import { awayFromWindowEdge, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, redisConnection, startDisposableRedis, testPrefix, type DisposableRedis } from '../support/redis';
+import {
+  awayFromWindowEdge,
+  monitorRedis,
+  noRedis,
+  noRedisServerBinary,
+  REDIS_SKIP_REASON,
+  redisConnection,
+  startDisposableRedis,
+  testPrefix,
+  type DisposableRedis,
+} from '../support/redis';
 import { loggedLines } from '../support/setup';
 
 const skip = noRedis || noRedisServerBinary;
@@ -101,19 +111,6 @@ function fallbackWarnings() {
   return loggedLines().filter((line) => line.event === 'redis.fallback_to_memory');
 }
 
-/**
- * Round trips so far: the commands the service sends itself (scripts, SET, EXISTS). The
- * commands a script runs inside Redis are counted by the server too, but cost no trip.
- */
-async function roundTrips(connection: RedisConnection): Promise<number> {
-  const stats = await connection.run('info', (client) => client.info('commandstats'));
-  let total = 0;
-  for (const command of ['evalsha', 'eval', 'set', 'exists']) {
-    total += Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
-  }
-  return total;
-}
-
 describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: ${reason})` : ''}`, () => {
   beforeEach(async () => {
     redis = await startDisposableRedis();
@@ -135,6 +132,13 @@ describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: 
     const eleventh = await submitOrder(postJson('/api/submit-order', {}, { ip }));
     expect(eleventh.status).toBe(429);
     expect(eleventh.headers.get('x-ratelimit-limit')).toBe('10');
+    // Over the limit, a request that would take the order's lock is refused by the lock's own script: no
+    // lock, no store call. One from a refused origin is answered 429 too: the limit still comes first.
+    providers.woo.seed({ id: 320, lines: [{ total: '10.00' }] });
+    expect((await submitOrder(postJson('/api/submit-order', await checkoutBody(320), { ip }))).status).toBe(429);
+    expect((await submitOrder(postJson('/api/submit-order', await checkoutBody(320), { ip, origin: 'https://elsewhere.example' }))).status).toBe(429);
+    expect(providers.callsTo('store')).toEqual([]);
+    expect(await (await redisConnection(redis.url).client()).keys('*lock:order:320')).toEqual([]);
   });
 
   it('an event applied on one instance is answered on the next without touching the store', async () => {
@@ -244,9 +248,9 @@ describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: 
     expect(fallbackWarnings()).toHaveLength(1);
   });
 
-  it('round trips to Redis: 3 per checkout request, 5 per card event, 4 per shipment', async () => {
+  it('round trips to Redis, seen by MONITOR: 2 per checkout request, 2 per card event, 1 per duplicate, 3 per shipment', async () => {
     useRedis(redis.url);
-    const counter = redisConnection(redis.url);
+    const monitor = await monitorRedis(redis.url);
     providers.woo.seed({ id: 310, lines: [{ total: '10.00' }] });
     providers.woo.seed({ id: 311, lines: [{ total: '10.00' }] });
     providers.woo.seed({ id: 312, lines: [{ total: '10.00' }] });
@@ -257,15 +261,32 @@ describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: 
     const ship = (orderId: number) =>
       shippingWebhook(postJson('/api/shipping/webhook', { resource_type: 'SHIP_NOTIFY', order_number: String(orderId) }, { origin: null }));
     await ship(313);
+    await submitOrder(postJson('/api/submit-order', {}));
 
-    const measure = async (run: () => Promise<unknown>) => {
-      const before = await roundTrips(counter);
-      await run();
-      return (await roundTrips(counter)) - before;
-    };
-    expect(await measure(async () => expect((await paymentIntent(postJson('/api/payment-intent', await checkoutBody(311)))).status).toBe(200))).toBe(3);
-    expect(await measure(async () => expect((await submitOrder(postJson('/api/submit-order', await checkoutBody(312)))).status).toBe(200))).toBe(3);
-    expect(await measure(async () => expect((await deliver(succeededEvent(311))).status).toBe(200))).toBe(5);
-    expect(await measure(async () => expect((await ship(314)).status).toBe(200))).toBe(4);
+    try {
+      // Each script is one EVALSHA: the entry (rate limit, event check, lock) and the leave (event, release).
+      const checkout = await monitor.commandsDuring(async () =>
+        expect((await paymentIntent(postJson('/api/payment-intent', await checkoutBody(311)))).status).toBe(200),
+      );
+      expect(checkout).toEqual(['evalsha', 'evalsha']);
+      const submit = await monitor.commandsDuring(async () =>
+        expect((await submitOrder(postJson('/api/submit-order', await checkoutBody(312)))).status).toBe(200),
+      );
+      expect(submit).toEqual(['evalsha', 'evalsha']);
+      const event = succeededEvent(311);
+      expect(await monitor.commandsDuring(async () => expect((await deliver(event)).status).toBe(200))).toEqual(['evalsha', 'evalsha']);
+      expect(providers.woo.get(311).status).toBe('processing');
+      // A duplicate: the entry finds the event remembered, takes no lock and leaves nothing to release.
+      const duplicate = await monitor.commandsDuring(async () => expect(await deliver(event)).toEqual({ status: 200, body: { received: true } }));
+      expect(duplicate).toEqual(['evalsha']);
+      expect(await (await redisConnection(redis.url).client()).keys('*lock:order:311')).toEqual([]);
+      // Shipping: the entry, the shipped-status check under the lock, the leave.
+      expect(await monitor.commandsDuring(async () => expect((await ship(314)).status).toBe(200))).toEqual(['evalsha', 'exists', 'evalsha']);
+      // A request with no script to carry its hit (the body is refused before any lock) counts it alone: one trip.
+      const refused = await monitor.commandsDuring(async () => expect((await submitOrder(postJson('/api/submit-order', {}))).status).toBe(400));
+      expect(refused).toEqual(['evalsha']);
+    } finally {
+      await monitor.close();
+    }
   });
 });

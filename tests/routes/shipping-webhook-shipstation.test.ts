@@ -6,7 +6,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { POST } from '@/app/api/shipping/webhook/route';
 import { useTestEnv } from '../support/env';
-import { postJson } from '../support/requests';
+import { freshIp, postJson } from '../support/requests';
+import { awayFromWindowEdge, noRedis, REDIS_SKIP_REASON, REDIS_URL, testPrefix } from '../support/redis';
 import { loggedLines } from '../support/setup';
 import {
   SHIPSTATION_BASE_URL,
@@ -328,5 +329,21 @@ describe("ShipStation's 40 requests per minute", () => {
     expect(response.status).toBe(200);
     expect(ctx.shipStation.calls).toHaveLength(2);
     expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.resource_read_failed', failure: 'rate_limited', status: 429 }));
+  });
+});
+
+describe.skipIf(noRedis)(`with Redis, the rate limit is counted before ShipStation is called${noRedis ? ` (skipped: ${REDIS_SKIP_REASON})` : ''}`, () => {
+  it('a client over its limit gets 429 for a resource_url delivery, and ShipStation is never asked', async () => {
+    // The hit is noted by the route and would ride in the order lock's script; ShipStation comes before any lock.
+    useTestEnv({ ...SHIPSTATION_ENV, REDIS_URL, REDIS_KEY_PREFIX: testPrefix('shipstation-limit') });
+    woo().seed({ id: 241, status: 'processing' });
+    const resourceUrl = ctx.shipStation.addBatch('24100000', [{ orderNumber: '241', trackingNumber: '1Z241', carrierCode: 'ups', shipDate: '2026-05-01' }]);
+    await awayFromWindowEdge();
+    const ip = freshIp();
+    const post = (body: Record<string, unknown>) => POST(postJson('/api/shipping/webhook', body, { origin: null, ip }));
+    for (let i = 0; i < 100; i += 1) expect((await post({ resource_type: 'ORDER_NOTIFY' })).status).toBe(200);
+    expect((await post({ resource_url: resourceUrl, resource_type: 'SHIP_NOTIFY' })).status).toBe(429);
+    expect(ctx.shipStation.calls).toEqual([]);
+    expect(woo().get(241).status).toBe('processing');
   });
 });

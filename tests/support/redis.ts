@@ -167,3 +167,61 @@ export async function eventually(check: () => Promise<boolean>, ms = 5000): Prom
 
 /** Re-exported for the Redis tests; it lives with the other request helpers. */
 export { awayFromWindowEdge } from './requests';
+
+/**
+ * Every command Redis receives, seen by a second client running MONITOR: what a script runs inside
+ * Redis is shown as coming from `lua` and costs no trip, so it is left out. `settle` sends a marker
+ * from its own connection and waits until MONITOR shows it, so every command sent before is counted.
+ */
+export async function monitorRedis(url: string) {
+  const { createClient } = await import('redis');
+  const monitor = createClient({ url, RESP: 2 });
+  const marker = createClient({ url, RESP: 2 });
+  await Promise.all([monitor.connect(), marker.connect()]);
+  const lines: string[] = [];
+  let seen: ((line: string) => void) | undefined;
+  await monitor.monitor((line: string) => {
+    lines.push(line);
+    seen?.(line);
+  });
+  let markers = 0;
+  const settle = async () => {
+    markers += 1;
+    const text = `round-trip-marker-${markers}`;
+    const arrived = new Promise<void>((resolve) => {
+      seen = (line) => {
+        if (line.includes(text)) resolve();
+      };
+    });
+    await marker.echo(text);
+    await arrived;
+  };
+  return {
+    /** The service's round trips while `run` ran, by command: not the scripts' inner commands, not the markers. */
+    async commandsDuring(run: () => Promise<unknown>): Promise<string[]> {
+      await settle();
+      const from = lines.length;
+      await run();
+      await settle();
+      const commands = lines
+        .slice(from)
+        .filter((line) => !line.includes(' lua]') && !line.includes('round-trip-marker'))
+        .map((line) => /"([a-zA-Z]+)"/.exec(line)?.[1]?.toLowerCase() ?? line);
+      // A MULTI block is sent in one write and answered in one: one trip, shown as its EXEC.
+      const trips: string[] = [];
+      let inBlock = false;
+      for (const command of commands) {
+        if (command === 'multi') inBlock = true;
+        else if (command === 'exec') {
+          inBlock = false;
+          trips.push('exec');
+        } else if (!inBlock) trips.push(command);
+      }
+      return trips;
+    },
+    async close() {
+      monitor.destroy();
+      marker.destroy();
+    },
+  };
+}

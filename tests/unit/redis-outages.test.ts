@@ -109,7 +109,7 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
     // Ran once, after Redis answered that the lock was taken, and never on this instance's memory alone.
     expect(runs).toEqual([true]);
     expect(fallbackWarnings()).toEqual([]);
-    expect(await connection.run('exists', (redis) => redis.exists(`${prefix}lock:order:5`))).toBe(0);
+    expect(await connection.run('exists', (redis) => redis.exists(`${prefix}{gate}:lock:order:5`))).toBe(0);
   });
 
   it('a Redis silent for the whole wait answers busy, never a fallback, and the lock it applies late is taken back', async () => {
@@ -138,7 +138,7 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
     expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'redis.lock_in_doubt', level: 'warn', orderId: 7, cause: 'no_answer' }));
     // The SET was applied when Redis woke up, and so was the release queued behind it: the order is free
     // now, not for the 60 s of the TTL.
-    await eventually(async () => (await connection.run('exists', (redis) => redis.exists(`${prefix}lock:order:7`))) === 0);
+    await eventually(async () => (await connection.run('exists', (redis) => redis.exists(`${prefix}{gate}:lock:order:7`))) === 0);
     await expect(locks.withOrderLock(7, async () => 'next writer')).resolves.toBe('next writer');
   });
 
@@ -181,7 +181,7 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
       server.thaw();
     }
     // Redis answered the late SET: held. The latecomer waits, whatever time that takes the holder.
-    await eventually(async () => (await redisConnection(server.url).run('exists', (redis) => redis.exists(`${prefix}lock:order:8`))) === 1);
+    await eventually(async () => (await redisConnection(server.url).run('exists', (redis) => redis.exists(`${prefix}{gate}:lock:order:8`))) === 1);
     expect(writes).toEqual(['holder:read']);
     finishHolder();
     await Promise.all([holder, latecomer]);

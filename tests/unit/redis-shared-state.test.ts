@@ -101,7 +101,7 @@ describe.skipIf(noRedis)('per-order locks shared by every instance', () => {
     release();
     await Promise.all([held, waiting]);
     expect(order).toEqual(['a:start', 'a:end', 'b']);
-    expect(await (await a.client()).exists(`${prefix}lock:order:7`)).toBe(0);
+    expect(await (await a.client()).exists(`${prefix}{gate}:lock:order:7`)).toBe(0);
   });
 
   it('is released by its owner only: a holder whose lock expired cannot free its successor', async () => {
@@ -143,7 +143,7 @@ describe.skipIf(noRedis)('per-order locks shared by every instance', () => {
     expect(orderLockTtlMs(2_000)).toBe(11_000);
     const { prefix, a } = twoInstances('lock-ttl');
     const locks = new RedisOrderLocks(a, { prefix, ttlMs: orderLockTtlMs(10_000) });
-    const ttl = await locks.withOrderLock(11, async () => (await a.client()).pTTL(`${prefix}lock:order:11`));
+    const ttl = await locks.withOrderLock(11, async () => (await a.client()).pTTL(`${prefix}{gate}:lock:order:11`));
     expect(ttl).toBeGreaterThan(30_000);
     expect(ttl).toBeLessThanOrEqual(35_000);
   });
@@ -218,7 +218,7 @@ describe.skipIf(noRedis)('processed events shared by every instance', () => {
     await expect(applyEventOnce(services, 23, 'evt_fails', async () => Promise.reject(new Error('store down')))).rejects.toThrow('store down');
     expect(await services.processedEvents.has('cardprovider:evt_fails')).toBe(false);
     expect(await applyEventOnce(services, 23, 'evt_fails', async () => 'paid')).toBe('paid');
-    const ttl = await (await a.client()).pTTL(`${prefix}event:cardprovider:evt_fails`);
+    const ttl = await (await a.client()).pTTL(`${prefix}{gate}:event:cardprovider:evt_fails`);
     expect(PROCESSED_EVENT_TTL_MS).toBe(7 * 24 * 60 * 60 * 1000);
     expect(ttl).toBeGreaterThan(PROCESSED_EVENT_TTL_MS - 60_000);
   });

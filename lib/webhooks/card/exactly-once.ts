@@ -16,7 +16,12 @@
  *
  * The check, the change and the remembering all happen under the order's
  * lock, so eight simultaneous deliveries run one after another and all but
- * the first find the event remembered (or its receipt). The lock is what the
+ * the first find the event remembered (or its receipt). With Redis the check
+ * is part of taking the lock and the remembering part of releasing it (two
+ * round trips, lib/redis/gate.ts), and a delivery that finds its event
+ * remembered does not take the lock at all: the remembered id is written
+ * before the lock is released, so a writer that gets the lock after the first
+ * one finds it. The lock is what the
  * receipt needs besides: WooCommerce has no conditional update, so two
  * writers that read the order at once would both miss the receipt.
  */
@@ -42,7 +47,16 @@ export async function applyEventOnce<Outcome extends string>(
   apply: () => Promise<Outcome>,
 ): Promise<Outcome | typeof DUPLICATE_EVENT> {
   const key = processedEventKey(eventId);
-  return services.cardEventLocks.withOrderLock(orderId, async () => {
+  const locks = services.cardEventLocks;
+  if (locks.withEventLock) {
+    // Redis: the check rides in the lock's round trip, the remembering in the release's.
+    const done = await locks.withEventLock(orderId, key, async () => {
+      const outcome = await apply();
+      return { result: outcome, remember: outcome !== UNVERIFIABLE_EVENT };
+    });
+    return done.duplicate ? DUPLICATE_EVENT : done.result;
+  }
+  return locks.withOrderLock(orderId, async () => {
     if (await services.processedEvents.has(key)) return DUPLICATE_EVENT;
     const outcome = await apply();
     if (outcome !== UNVERIFIABLE_EVENT) await services.processedEvents.remember(key);

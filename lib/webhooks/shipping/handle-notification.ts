@@ -18,6 +18,7 @@
  */
 import type { RequestContext } from '@/lib/http/route';
 import { log } from '@/lib/log';
+import { settlePendingRateLimit } from '@/lib/security/pending-rate-limit';
 import type { Services } from '@/lib/services';
 import { isResourceUrlRefusal } from '@/lib/shipping/resource-url';
 import { ShipStationError, type ShipmentNotice, type UnreadPages } from '@/lib/shipping/shipstation';
@@ -122,6 +123,9 @@ async function shipmentNotices(
     context.outcome = 'resource_not_configured';
     return undefined;
   }
+  // ShipStation is an upstream: the request's rate-limit hit is counted before it is called, not
+  // by the order's lock afterwards (lib/security/pending-rate-limit.ts).
+  await settlePendingRateLimit();
 
   try {
     const result = await shipStation.shipmentsAt(payload.resource_url);

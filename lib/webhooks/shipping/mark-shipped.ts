@@ -113,6 +113,10 @@ export async function markOrderShipped(received: ShipmentNotice, services: Servi
 async function shipLocked(orderId: number, notice: ShipmentNotice, services: Services): Promise<LockedResult> {
   const { shippedStatus } = services;
   const store = services.store();
+  // Read beside the order, not after it: the Redis round trip then costs no time of its own
+  // (the request's critical path keeps two, lib/redis/gate.ts). Wasted on an unshippable order.
+  const statusToWrite = shippedStatus.statusToWrite();
+  statusToWrite.catch(() => undefined);
   let order: StoreOrder;
   try {
     order = await store.getOrder(orderId);
@@ -164,7 +168,7 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
     ...(Object.keys(tracked).length > 0 && notice.trackingNumber ? { metaValues: tracked } : {}),
   };
 
-  const status = await shippedStatus.statusToWrite();
+  const status = await statusToWrite;
   try {
     await store.updateOrder(orderId, buildOrderUpdate(order, { ...change, status }));
     return { outcome: status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback' };

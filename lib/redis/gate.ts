@@ -1,0 +1,138 @@
+/**
+ * The two scripts on a request's critical path (README, "Round trips per
+ * request"): ENTRY counts the request's rate-limit hit, checks whether its
+ * event is remembered and takes the order's lock, in one round trip; LEAVE
+ * remembers the event and releases the lock, in another.
+ *
+ * ENTRY stops at the first "no": over the limit, it neither checks nor locks
+ * (the request answers 429 and touches nothing); an event remembered already
+ * is answered without the lock (a duplicate delivery costs this one round
+ * trip). Each part is optional: a retry for a busy order locks only, a
+ * reconciliation unit has no rate limit, an event whose order is still
+ * unknown checks only.
+ *
+ * One hash slot: a script may only touch keys of one slot on a Redis Cluster,
+ * and a request's keys are per client (the rate limit), per event and per
+ * order. They all carry one hash tag, `{gate}`, so every such key of the
+ * service lives in one slot: right for a single Redis (self-hosted, Upstash,
+ * Redis Cloud without clustering, a primary with replicas); on a Cluster it
+ * runs, on one shard, which holds a shop's load many times over.
+ */
+import { RedisScript, type RedisClient } from '@/lib/redis/connection';
+import type { ClaimedHit } from '@/lib/security/pending-rate-limit';
+import { rateLimitDecision, windowStart, type RateLimitRule } from '@/lib/security/rate-limit';
+
+/** The hash tag of every key a gate script touches. */
+export const GATE_TAG = '{gate}:';
+
+export function gateKeys(prefix: string) {
+  const base = `${prefix}${GATE_TAG}`;
+  return {
+    rateLimit: (rule: RateLimitRule, start: number, client: string) => `${base}ratelimit:${rule.name}:${start}:${client}`,
+    lock: (orderId: number) => `${base}lock:order:${orderId}`,
+    event: (eventKey: string) => `${base}event:${eventKey}`,
+  };
+}
+
+/** A counter outlives its window by this much, so an instance whose clock runs a little behind still finds it. */
+export const RATE_EXPIRY_SLACK_MS = 5_000;
+
+/** The counter's INCR and, on its first hit, its expiry at the window's end; shared by ENTRY and the limiter's own script. */
+export const COUNT_HIT_LUA = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIREAT', KEYS[1], ARGV[1]) end
+return count
+`;
+
+/**
+ * KEYS, in this order, each present when ARGV[1] names it: r the rate counter,
+ * e the event, l the lock. ARGV: 1 the parts, 2 the counter's expiry (ms), 3
+ * the limit, 4 the lock token, 5 the lock TTL (ms).
+ * Answers {count or -1, remembered 0/1, locked 0/1}.
+ */
+const ENTRY = new RedisScript(`
+local parts = ARGV[1]
+local i = 1
+local count = -1
+if string.find(parts, 'r', 1, true) then
+  count = redis.call('INCR', KEYS[i])
+  if count == 1 then redis.call('PEXPIREAT', KEYS[i], ARGV[2]) end
+  i = i + 1
+  if count > tonumber(ARGV[3]) then return {count, 0, 0} end
+end
+if string.find(parts, 'e', 1, true) then
+  if redis.call('EXISTS', KEYS[i]) == 1 then return {count, 1, 0} end
+  i = i + 1
+end
+if string.find(parts, 'l', 1, true) then
+  if redis.call('SET', KEYS[i], ARGV[4], 'NX', 'PX', ARGV[5]) then return {count, 0, 1} end
+end
+return {count, 0, 0}
+`);
+
+/** KEYS: 1 the lock, 2 the event to remember (optional). ARGV: 1 the token, 2 the event's TTL (ms). */
+const LEAVE = new RedisScript(`
+if KEYS[2] then redis.call('SET', KEYS[2], '1', 'PX', ARGV[2]) end
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`);
+
+export interface EntryRequest {
+  hit?: ClaimedHit;
+  eventKey?: string;
+  lock?: { orderId: number; token: string; ttlMs: number };
+}
+
+export interface EntryAnswer {
+  remembered: boolean;
+  locked: boolean;
+}
+
+/** The script's call for `request`, and how to read its answer (which may throw RateLimitedError). */
+export function entryCall(prefix: string, request: EntryRequest, now = Date.now()) {
+  const keys = gateKeys(prefix);
+  const keyList: string[] = [];
+  let parts = '';
+  let expireAt = '0';
+  let limit = '0';
+  let start = 0;
+  if (request.hit) {
+    start = windowStart(request.hit.rule, now);
+    keyList.push(keys.rateLimit(request.hit.rule, start, request.hit.client));
+    expireAt = String(start + request.hit.rule.windowMs + RATE_EXPIRY_SLACK_MS);
+    limit = String(request.hit.rule.limit);
+    parts += 'r';
+  }
+  if (request.eventKey !== undefined) {
+    keyList.push(keys.event(request.eventKey));
+    parts += 'e';
+  }
+  if (request.lock) {
+    keyList.push(keys.lock(request.lock.orderId));
+    parts += 'l';
+  }
+  const args = [parts, expireAt, limit, request.lock?.token ?? '', String(request.lock?.ttlMs ?? 0)];
+  return {
+    keys: keyList,
+    send: (redis: RedisClient) => ENTRY.run(redis, keyList, args) as Promise<[number, number, number]>,
+    /** Reads the answer: the hit decided (RateLimitedError when over), then what was found. */
+    read: ([count, remembered, locked]: [number, number, number]): EntryAnswer => {
+      if (request.hit) request.hit.decided(rateLimitDecision(request.hit.rule, start, Number(count)));
+      return { remembered: Number(remembered) === 1, locked: Number(locked) === 1 };
+    },
+  };
+}
+
+/** A claimed hit whose script failed before it could count it: counted in this instance's memory, then the failure goes on. */
+export async function fallBackHit(hit: ClaimedHit | undefined, error: unknown): Promise<never> {
+  // connection.run turns every failure into SharedStateUnavailableError; anything else still must not leave the hit undecided.
+  if (hit) await hit.fellBack();
+  throw error;
+}
+
+export function leaveCall(prefix: string, orderId: number, token: string, remember?: { eventKey: string; ttlMs: number }) {
+  const keys = gateKeys(prefix);
+  const keyList = [keys.lock(orderId), ...(remember ? [keys.event(remember.eventKey)] : [])];
+  const args = [token, String(remember?.ttlMs ?? 0)];
+  return Object.assign((redis: RedisClient) => LEAVE.run(redis, keyList, args), { keys: keyList });
+}
