@@ -12,6 +12,8 @@ export default defineConfig({
     isolate: true,
     // 15 s of a test's own time, plus up to 15 s waiting for a fresh rate-limit window (awayFromWindowEdge).
     testTimeout: 30_000,
+    // After vitest's summary: which tests were skipped and why (REDIS_URL unset, …), where a reader looks.
+    reporters: ['default', './tests/support/skip-summary-reporter.ts'],
     // `include` lives in each project: with `extends: true` a root include would be added to the e2e one.
     projects: [
       {

@@ -3,9 +3,11 @@
  *
  * A bad configuration is reported in one message that names every missing or
  * malformed variable and never prints a value. In production the service
- * refuses to start without the store, card-provider and token settings; in
- * development and tests those parts may be missing, and whatever needs them
- * fails with a clear "not configured" error instead.
+ * refuses to start without the store, card-provider and token settings, or
+ * with a value left as .env.example's placeholder; in development and tests
+ * those parts may be missing, and whatever needs them fails with a clear
+ * "not configured" error instead (`npm run dev` decides before that: the demo
+ * when no upstream is configured, else a complete configuration, see startMode).
  */
 import { z } from 'zod';
 import { ServiceNotConfiguredError } from '@/lib/errors';
@@ -207,6 +209,8 @@ export interface Config {
   lifecycleEvents: ReadonlySet<LifecycleEventSetting>;
   /** Names of the variables that were expected but not set (never their values). */
   missing: readonly string[];
+  /** Names of the variables that still hold .env.example's placeholder (refused in production). */
+  placeholders: readonly string[];
   /** Human-readable warnings to log at start (names and facts only, never values). */
   warnings: readonly string[];
 }
@@ -218,6 +222,53 @@ export class ConfigError extends Error {
 const STORE_VARS = ['WOOCOMMERCE_URL', 'WOOCOMMERCE_CONSUMER_KEY', 'WOOCOMMERCE_CONSUMER_SECRET'] as const;
 const CARD_VARS = ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET'] as const;
 const TOKEN_VARS = ['CHECKOUT_TOKEN_SECRET'] as const;
+
+/** The upstreams' variables: the store's and the card provider's. The demo runs exactly when none holds a value of its own. */
+export const UPSTREAM_VARIABLES: readonly string[] = [...STORE_VARS, ...CARD_VARS];
+
+/**
+ * The values .env.example ships where a shop's own belong. A `.env.local`
+ * copied from it and not filled in still holds them; the service must then
+ * never call shop.example.com as if it were the shop. (tests/unit/config-mode.test.ts
+ * keeps this list and the file in step.)
+ */
+export const EXAMPLE_PLACEHOLDERS: Readonly<Record<string, string>> = {
+  WOOCOMMERCE_URL: 'https://shop.example.com',
+  ALLOWED_ORIGINS: 'https://shop.example.com,https://www.shop.example.com',
+};
+
+/** The variables that still hold .env.example's placeholder, unchanged. */
+export function placeholderVariables(source: Record<string, string | undefined>): string[] {
+  return Object.entries(EXAMPLE_PLACEHOLDERS)
+    .filter(([name, placeholder]) => source[name]?.trim() === placeholder)
+    .map(([name]) => name);
+}
+
+/** Names them: a list of names, or the names already written out (with where each is set). */
+export const placeholderMessage = (names: readonly string[] | string) =>
+  `these variables still hold the example's placeholders: ${typeof names === 'string' ? names : names.join(', ')}`;
+
+export interface StartMode {
+  /** The demo (local stand-ins for the store and the card provider) runs. */
+  demo: boolean;
+  /** Why, in a few words. */
+  why: 'production' | 'upstream configured' | 'no upstream configured';
+  /** Upstream variables holding a value of their own (not empty, not the example's placeholder). */
+  configured: string[];
+  placeholders: string[];
+}
+
+/**
+ * Demo or configured: the demo runs exactly when no upstream is configured,
+ * and never in production. A placeholder left from .env.example configures nothing.
+ */
+export function startMode(source: Record<string, string | undefined>): StartMode {
+  const placeholders = placeholderVariables(source);
+  const configured = UPSTREAM_VARIABLES.filter((name) => (source[name] ?? '').trim() !== '' && !placeholders.includes(name));
+  if (source.NODE_ENV === 'production') return { demo: false, why: 'production', configured, placeholders };
+  if (configured.length > 0) return { demo: false, why: 'upstream configured', configured, placeholders };
+  return { demo: true, why: 'no upstream configured', configured, placeholders };
+}
 
 function parseOrigins(raw: string | undefined): { origins: string[]; invalid: boolean } {
   if (!raw) return { origins: [], invalid: false };
@@ -290,6 +341,8 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
   if (isProductionEnv && missing.length > 0) {
     problems.push(`missing ${missing.join(', ')} (required when NODE_ENV=production)`);
   }
+  const placeholders = placeholderVariables(source);
+  if (isProductionEnv && placeholders.length > 0) problems.push(`${placeholderMessage(placeholders)} (set your shop's own values)`);
   if (!result.success) problems.push(...malformedVariables(result.error.issues));
   const { origins, invalid: originsInvalid } = parseOrigins(result.success ? result.data.ALLOWED_ORIGINS : source.ALLOWED_ORIGINS);
   if (originsInvalid) {
@@ -405,6 +458,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     storeCallbackSecret: env.STORE_CALLBACK_SECRET,
     lifecycleEvents: new Set(env.CARD_LIFECYCLE_EVENTS),
     missing,
+    placeholders,
     warnings,
   };
 }

@@ -3,13 +3,18 @@
  * configuration is validated here, so a production deployment with a missing
  * or malformed variable refuses to start instead of failing its first checkout.
  */
-import { ConfigError, getConfig } from '@/lib/config';
+import { ConfigError, getConfig, placeholderMessage } from '@/lib/config';
 import { log } from '@/lib/log';
 
 export function validateConfigurationAtStart(): void {
   try {
     const config = getConfig();
     for (const warning of config.warnings) log.warn('config.warning', { message: warning });
+    if (config.placeholders.length > 0) {
+      log.warn('config.placeholders', {
+        message: `${placeholderMessage(config.placeholders)}; requests that need them will fail until they hold your shop's values`,
+      });
+    }
     if (config.missing.length > 0) {
       log.warn('config.incomplete', {
         message: `not set: ${config.missing.join(', ')}; requests that need them will fail until they are set`,

@@ -20,21 +20,51 @@ export interface CardLifecycleDemo {
 /** The order has no card payment to refund or dispute (nothing changed). */
 export class NoCardPaymentError extends Error {}
 
+/** The order has no open dispute to close (nothing changed). */
+export class NoOpenDisputeError extends Error {}
+
+/**
+ * A stand-in refused a demo call, or did not answer (status 0). The message names the URL, for the
+ * terminal helpers; a page shows its own words instead (storefront.ts).
+ */
+export class DemoCallError extends Error {
+  constructor(
+    readonly url: string,
+    readonly status: number,
+    /** The provider's error code (Stripe's `error.code`, WooCommerce's `code`), when it gave one. */
+    readonly code: string | undefined,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 async function read(response: Response, url: string): Promise<unknown> {
   const body: unknown = await response.json().catch(() => undefined);
   if (!response.ok) {
-    const message = body as { message?: string; error?: { message?: string } } | undefined;
-    throw new Error(`${url} → HTTP ${response.status}: ${message?.message ?? message?.error?.message ?? 'failed'}`);
+    const answer = body as { code?: string; message?: string; error?: { code?: string; message?: string } } | undefined;
+    const message = answer?.message ?? answer?.error?.message ?? 'failed';
+    throw new DemoCallError(url, response.status, answer?.error?.code ?? answer?.code, `${url} → HTTP ${response.status}: ${message}`);
   }
   return body;
 }
 
+async function call(url: string, init?: RequestInit): Promise<unknown> {
+  let response: Response;
+  try {
+    response = await fetch(url, init);
+  } catch {
+    throw new DemoCallError(url, 0, undefined, `${url} did not answer`);
+  }
+  return read(response, url);
+}
+
 export async function demoGet(url: string): Promise<unknown> {
-  return read(await fetch(url), url);
+  return call(url);
 }
 
 export async function demoPost(url: string, body: unknown): Promise<unknown> {
-  return read(await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }), url);
+  return call(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 }
 
 /** The order's paid payment intent, as the service recorded it on the order. */
@@ -45,7 +75,15 @@ async function cardPaymentOf(demo: CardLifecycleDemo, orderId: number, what: str
   return { intentId, currency: order.currency };
 }
 
-const post = (demo: CardLifecycleDemo, event: object): Promise<Delivery> => deliverCardEvent(demo.serviceUrl.replace(/\/+$/, ''), event, demo.stripeWebhookSecret);
+/** Posts the signed event to the service's Stripe webhook; a service that does not answer is a DemoCallError. */
+async function post(demo: CardLifecycleDemo, event: object): Promise<Delivery> {
+  const serviceUrl = demo.serviceUrl.replace(/\/+$/, '');
+  try {
+    return await deliverCardEvent(serviceUrl, event, demo.stripeWebhookSecret);
+  } catch {
+    throw new DemoCallError(serviceUrl, 0, undefined, `${serviceUrl} did not answer`);
+  }
+}
 
 export interface RefundDone {
   intentId: string;
@@ -75,6 +113,19 @@ export async function openCardDispute(demo: CardLifecycleDemo, orderId: number):
   const { intentId } = await cardPaymentOf(demo, orderId, 'dispute');
   const opened = (await demoPost(`${demo.stripeUrl.replace(/\/+$/, '')}/demo/payment_intents/${intentId}/dispute`, {})) as { dispute: { id: string }; event: object };
   return { intentId, disputeId: opened.dispute.id, delivery: await post(demo, opened.event) };
+}
+
+/** Dispute statuses after which a dispute is over (the service records them in `_dispute_status`). */
+export const CLOSED_DISPUTE_STATUSES: readonly string[] = ['won', 'lost', 'warning_closed', 'prevented'];
+
+/** The order's open dispute, as the service recorded it on the order (`_dispute_id`, `_dispute_status`). */
+export async function openDisputeOf(demo: CardLifecycleDemo, orderId: number): Promise<string> {
+  const order = (await demoGet(`${demo.woocommerceUrl.replace(/\/+$/, '')}/demo/orders/${orderId}`)) as { meta: Record<string, unknown> };
+  const disputeId = order.meta._dispute_id;
+  if (typeof disputeId !== 'string' || CLOSED_DISPUTE_STATUSES.includes(String(order.meta._dispute_status))) {
+    throw new NoOpenDisputeError(`No open dispute on order ${orderId}: open one first.`);
+  }
+  return disputeId;
 }
 
 /** The dispute's outcome: the Stripe stand-in closes it, `charge.dispute.closed` is delivered. */

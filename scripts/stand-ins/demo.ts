@@ -38,23 +38,35 @@ export const DEMO_ORDERS: DemoOrder[] = [
   { id: 1001, what: 'pending guest order, 45.00 USD' },
   { id: 1002, what: `pending order of registered customer #${DEMO_CUSTOMER_ID}, 89.50 USD (their cart is cleared on payment)` },
   { id: 1003, what: 'pending guest order in yen, 4000 JPY (zero-decimal currency)' },
-  { id: 1004, what: 'already paid by card (processing): payment is refused, shipping works' },
+  { id: 1004, what: 'already paid by card (processing): payment is refused; shipping, refunds and disputes work' },
   { id: 1005, what: 'pending guest order with a fee line, 27.50 EUR' },
   { id: 1006, what: 'pending guest order of e-books only (virtual, downloadable), 12.00 USD: paid by card it still gets its paid date' },
 ];
 
+/** The shop and the card provider of the demo, seeded so that each demo order is in the state DEMO_ORDERS says. */
+export interface DemoModels {
+  woocommerce: WooCommerceModel;
+  stripe: StripeModel;
+}
+
 /**
  * WooCommerce as a shop with a shipment-tracking plugin (`shipped` is a
  * registered status; stock WooCommerce has none) and a 13% Canadian tax rate,
- * taxed by the customer's shipping address (WooCommerce's default setting).
+ * taxed by the customer's shipping address (WooCommerce's default setting);
+ * Stripe holding the card payment of the order that is already paid.
  */
-export function createDemoWooCommerce(): WooCommerceModel {
-  const woo = new WooCommerceModel({ customStatuses: ['shipped'], taxRates: { CA: 13 } });
-  seedDemoOrders(woo);
-  return woo;
+export function createDemoModels(): DemoModels {
+  const woocommerce = new WooCommerceModel({ customStatuses: ['shipped'], taxRates: { CA: 13 } });
+  const stripe = new StripeModel();
+  seedDemoOrders(woocommerce, stripe);
+  return { woocommerce, stripe };
 }
 
-export function seedDemoOrders(woo: WooCommerceModel): void {
+export function createDemoWooCommerce(): WooCommerceModel {
+  return createDemoModels().woocommerce;
+}
+
+export function seedDemoOrders(woo: WooCommerceModel, stripe: StripeModel): void {
   const guest = { first_name: 'Grace', last_name: 'Hopper', email: 'grace@example.com', country: 'US' };
   woo.seedCustomer({ id: DEMO_CUSTOMER_ID, email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace' });
   woo.seed({
@@ -84,15 +96,28 @@ export function seedDemoOrders(woo: WooCommerceModel): void {
     lines: [{ name: 'Matcha tea set', quantity: 1, total: '3500' }],
     shipping_total: '500',
   });
-  const paidAt = new Date(Date.now() - 3600_000).toISOString().slice(0, 19);
+  // Paid by card as it was placed, before the demo started: Stripe holds the payment as the shop does,
+  // so Refund and Dispute work on it.
+  const paidAt = new Date();
+  const paid = stripe.seedSucceeded(
+    { amount: '3000', currency: 'usd', metadata: { shop_order_id: '1004' }, description: 'Order #1004' },
+    Math.floor(paidAt.getTime() / 1000),
+  );
+  const chargeId = paid.latest_charge as string;
   woo.seed({
     id: 1004,
     status: 'processing',
     billing: guest,
     lines: [{ name: 'Wool socks', quantity: 3, total: '30.00' }],
-    date_paid: paidAt,
-    meta_data: [{ key: '_provider_payment_intent_id', value: 'pi_demo_already_paid' }],
+    date_paid: paidAt.toISOString().slice(0, 19),
+    // What the card webhook records on a paid order (lib/webhooks/card/payment-succeeded.ts).
+    meta_data: [
+      { key: '_payment_intent_id', value: paid.id },
+      { key: '_provider_payment_intent_id', value: paid.id },
+      { key: '_provider_charge_id', value: chargeId },
+    ],
   });
+  woo.update(1004, { payment_method: 'cardprovider', payment_method_title: 'Credit Card (cardprovider)', transaction_id: chargeId });
   woo.seed({
     id: 1005,
     currency: 'EUR',
@@ -121,13 +146,14 @@ export async function startDemoStandIns(
   ports: { woocommerce?: number; stripe?: number } = {},
   options: { webhookRetryDelaysMs?: number[] } = {},
 ): Promise<DemoStandIns> {
+  const models = createDemoModels();
   const woocommerce = await startWooCommerceStandIn({
-    model: createDemoWooCommerce(),
+    model: models.woocommerce,
     credentials: { consumerKey: DEMO_SECRETS.consumerKey, consumerSecret: DEMO_SECRETS.consumerSecret },
     ...(ports.woocommerce ? { preferredPort: ports.woocommerce } : { port: 0 }),
   });
   const stripe = await startStripeStandIn({
-    model: new StripeModel(),
+    model: models.stripe,
     secretKey: DEMO_SECRETS.stripeSecretKey,
     publishableKey: DEMO_SECRETS.stripePublishableKey,
     ...(options.webhookRetryDelaysMs ? { webhookRetryDelaysMs: options.webhookRetryDelaysMs } : {}),

@@ -4,7 +4,9 @@
  * `fetch` and a JSON body, so the browser really sends the CORS preflight.
  *
  * Like a real storefront server it mints the checkout token itself with the
- * shared secret (`GET /?order=1001`), or takes one (`GET /?token=…`).
+ * shared secret (`GET /?order=1001`), or takes one (`GET /?token=…`). `GET /`
+ * alone lists the demo orders; an order the shop does not hold is said to be
+ * missing.
  *
  * With the Stripe stand-in configured, "Pay by card" then confirms the payment
  * intent from the browser the way Stripe.js does (publishable key and client
@@ -12,21 +14,35 @@
  * the Stripe stand-in delivers the signed event to the service by itself.
  * Two demo routes of this server stand for the shop's side, server to server:
  *   GET  /demo/order/<id>  the order from the WooCommerce stand-in's read-only view
- *                          (items, status, and the history of what was written)
+ *                          (items, status, dates, and the history of what was written)
  *   POST /demo/ship/<id>   the shipment notification ShipStation would send to the
  *                          service's shipping webhook, with the shipping secret
  * and, with the Stripe webhook secret, what Stripe's dashboard and a cardholder's
  * bank would do (card-lifecycle.ts, the same steps as demo:refund / demo:dispute):
  *   POST /demo/refund/<id>            JSON {"amount": "10.00"} or {} for all that remains
  *   POST /demo/dispute/<id>           opens a dispute on the order's payment
- *   POST /demo/dispute/<id>/won|lost  closes the dispute this server opened
+ *   POST /demo/dispute/<id>/won|lost  closes the order's open dispute
  * each signed and posted to the service's Stripe webhook, so no secret reaches the page.
- * Not part of the production bundle.
+ *
+ * The page tells the order's story: every date as the shop holds it, with its
+ * zone; the result of each action beside the action; a back-office button only
+ * enabled when its action applies to the order as it is now, else saying why.
+ * What it shows is in plain words: a stand-in's URL or internal message never
+ * reaches it. Not part of the production bundle.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mintCheckoutToken } from '../../lib/security/checkout-token';
 import { MoneyError } from '../../lib/money';
-import { closeCardDispute, NoCardPaymentError, openCardDispute, refundCardPayment, type CardLifecycleDemo } from './card-lifecycle';
+import {
+  closeCardDispute,
+  DemoCallError,
+  NoCardPaymentError,
+  NoOpenDisputeError,
+  openCardDispute,
+  openDisputeOf,
+  refundCardPayment,
+  type CardLifecycleDemo,
+} from './card-lifecycle';
 import { listen, listenPreferring, sendJson, type RunningServer } from './http';
 import { deliverShipNotification, shipNotification } from './webhooks';
 
@@ -43,6 +59,8 @@ export interface StorefrontOptions {
   shippingWebhookSecret?: string;
   /** The service's Stripe webhook signing secret: the page's Refund and Dispute buttons play Stripe (needs `stripe` and `woocommerceUrl`). */
   stripeWebhookSecret?: string;
+  /** The seeded orders and what each shows: `/` without an order lists them. */
+  demoOrders?: readonly { id: number; what: string }[];
   /** Listen on this port (0: any free port), or prefer this port when free. */
   port?: number;
   preferredPort?: number;
@@ -58,45 +76,104 @@ interface PageConfig {
   cardLifecycle: boolean;
 }
 
-function page(config: PageConfig): string {
-  // `<` escaped so no value can close the script element.
-  const embedded = JSON.stringify(config).replace(/</g, '\\u003c');
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>Demo storefront — checkout</title>
-<style>
+/** The order as the WooCommerce stand-in's read-only view shows it (the fields the pages read). */
+interface OrderView {
+  id: number;
+  status: string;
+  currency: string;
+  total: string;
+}
+
+const STYLE = `
   body { font-family: system-ui, sans-serif; max-width: 860px; margin: 1.5rem auto; padding: 0 1rem; color: #1f2328; }
   h1 { font-size: 1.4rem; margin-bottom: .3rem; } h2 { font-size: 1.05rem; margin: 0 0 .6rem; }
+  a { color: #0969da; }
   section, fieldset { border: 1px solid #d0d7de; border-radius: 8px; margin: 1rem 0; padding: .8rem 1rem; }
   .columns { display: grid; grid-template-columns: 1fr 1fr; gap: 0 1rem; align-items: start; }
   label { display: inline-block; min-width: 6.5rem; font-size: .9rem; } input { margin: .15rem 0; padding: .25rem; width: 13rem; }
   #token { width: 100%; box-sizing: border-box; font-size: .75rem; color: #57606a; }
   button { padding: .5rem 1rem; margin: .3rem .5rem .3rem 0; border-radius: 6px; border: 1px solid #1f6feb; background: #1f6feb; color: #fff; cursor: pointer; }
   button.secondary { background: #fff; color: #1f6feb; }
-  table { border-collapse: collapse; width: 100%; } td { padding: .2rem .4rem; border-bottom: 1px solid #eaeef2; } td.amount { text-align: right; font-variant-numeric: tabular-nums; }
+  button:disabled { border-color: #d0d7de; background: #f6f8fa; color: #8c959f; cursor: not-allowed; }
+  table { border-collapse: collapse; width: 100%; } td, th { padding: .2rem .4rem; border-bottom: 1px solid #eaeef2; text-align: left; }
+  td.amount { text-align: right; font-variant-numeric: tabular-nums; }
   tr.total td { font-weight: 600; border-bottom: none; }
+  dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .15rem .8rem; margin: .7rem 0 0; font-size: .9rem; }
+  dl.facts dt { color: #57606a; } dl.facts dd { margin: 0; }
   .badge { display: inline-block; padding: .1rem .55rem; border-radius: 999px; font-size: .85rem; font-weight: 600; background: #eaeef2; }
   .badge[data-status="pending"] { background: #fff8c5; } .badge[data-status="processing"] { background: #ddf4ff; }
-  .badge[data-status="shipped"], .badge[data-status="completed"] { background: #dafbe1; } .badge[data-status="on-hold"], .badge[data-status="failed"] { background: #ffebe9; }
-  #card-lifecycle label { min-width: 7.5rem; } #card-lifecycle input { width: 6rem; margin-right: .5rem; } .refund { margin: .25rem 0; }
+  .badge[data-status="shipped"], .badge[data-status="completed"] { background: #dafbe1; }
+  .badge[data-status="on-hold"], .badge[data-status="failed"], .badge[data-status="refunded"] { background: #ffebe9; }
   .cards label { min-width: 0; margin-right: 1.2rem; }
-  #status { padding: .6rem; border-radius: 6px; background: #f6f8fa; }
-  #status[data-state="ok"] { background: #dafbe1; } #status[data-state="error"], #status[data-state="blocked"], #status[data-state="declined"] { background: #ffebe9; }
+  .action { display: flex; align-items: center; gap: .2rem .6rem; flex-wrap: wrap; margin: .2rem 0; }
+  .action input { width: 6rem; }
+  .why { color: #57606a; font-size: .82rem; }
+  .result { padding: .6rem; border-radius: 6px; background: #f6f8fa; margin: .6rem 0 0; }
+  .result:empty { display: none; }
+  .result[data-state="ok"] { background: #dafbe1; }
+  .result[data-state="error"], .result[data-state="blocked"], .result[data-state="declined"] { background: #ffebe9; }
+  .result[data-state="working"]::before { content: "⏳ "; }
   #timeline { list-style: none; padding: 0; margin: 0; } #timeline li { border-left: 3px solid #d0d7de; padding: .2rem 0 .5rem .8rem; margin-left: .3rem; }
   #timeline time { color: #57606a; font-size: .8rem; margin-right: .5rem; } .note { margin: .25rem 0; font-style: italic; }
   .meta { margin: .2rem 0 0; padding: 0; list-style: none; font-family: ui-monospace, monospace; font-size: .78rem; color: #57606a; }
   pre { background: #f6f8fa; padding: .6rem; overflow-x: auto; font-size: .8rem; } pre:empty { display: none; }
   .origin, .hint { color: #57606a; font-size: .85rem; }
-</style>
+  .notice { padding: .8rem 1rem; border-radius: 8px; background: #fff8c5; }
+`;
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+
+function layout(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>${escapeHtml(title)}</title>
+<link rel="icon" href="data:,">
+<style>${STYLE}</style>
 </head>
 <body>
-<h1>Demo storefront — checkout for order <span id="order-id"></span></h1>
-<p class="origin">This page's origin: <code id="page-origin"></code> → checkout service <code id="service-url"></code></p>
+${body}
+</body>
+</html>`;
+}
+
+/** `/` without an order, or with one the shop does not hold: the demo orders, each a link to its checkout. */
+function ordersPage(orders: readonly { id: number; what: string; view?: OrderView }[], notice?: string): string {
+  const rows = orders
+    .map(({ id, what, view }) => {
+      const status = view ? `<span class="badge" data-status="${escapeHtml(view.status)}">${escapeHtml(view.status)}</span>` : '';
+      const total = view ? `${escapeHtml(view.total)} ${escapeHtml(view.currency)}` : '';
+      return `<tr><td><a href="/?order=${id}">#${id}</a></td><td>${escapeHtml(what)}</td><td>${status}</td><td class="amount">${total}</td></tr>`;
+    })
+    .join('\n');
+  return layout(
+    'Demo storefront — orders',
+    `<h1>Demo storefront — the demo orders</h1>
+${notice ? `<p id="notice" class="notice" role="alert">${escapeHtml(notice)}</p>` : ''}
+<p class="hint">Pick an order to check it out, pay it and follow it through the shop's back office.</p>
+<section id="orders">
+<table><thead><tr><th>Order</th><th>What it shows</th><th>Status</th><th class="amount">Total</th></tr></thead>
+<tbody>
+${rows || '<tr><td colspan="4">No demo orders.</td></tr>'}
+</tbody></table>
+</section>`,
+  );
+}
+
+function checkoutPage(config: PageConfig): string {
+  // `<` escaped so no value can close the script element.
+  const embedded = JSON.stringify(config).replace(/</g, '\\u003c');
+  const title = config.orderId ? `order #${config.orderId}` : 'the order in the token';
+  return layout(
+    `Demo storefront — checkout for ${title}`,
+    `<h1>Demo storefront — checkout for <span id="order-title">${escapeHtml(title)}</span></h1>
+<p class="origin">This page's origin: <code id="page-origin"></code> → checkout service <code id="service-url"></code>. <a href="/">All demo orders</a></p>
 <section id="order" hidden>
-  <h2>Your order <span id="order-status" class="badge"></span></h2>
+  <h2>Your order <span id="order-id"></span> <span id="order-status" class="badge"></span></h2>
   <table><tbody id="order-lines"></tbody></table>
+  <dl class="facts" id="order-facts"></dl>
 </section>
 <form id="checkout" onsubmit="return false">
   <div class="columns">
@@ -121,42 +198,59 @@ function page(config: PageConfig): string {
   <label for="token">Checkout token</label><input id="token"><br>
   <button id="pay-card" type="button">Pay by card</button>
   <button id="submit-manual" type="button" class="secondary">Pay manually (Zelle / Venmo)</button>
+  <p id="status" class="result" role="status" aria-live="polite" data-state="idle"></p>
 </form>
-<p id="status" data-state="idle">Ready.</p>
-<section id="history" hidden>
-  <h2>What happened to the order</h2>
-  <p class="hint">Read from the shop (WooCommerce stand-in): each status change, note to the customer, meta entry, refund and private note the service wrote.</p>
-  <ol id="timeline"></ol>
-</section>
 <section id="back-office" hidden>
   <h2>Shop back office (demo)</h2>
-  <p class="hint">ShipStation tells the service a parcel left: a shipment notification to its shipping webhook, with the shipping secret. Only a paid order becomes shipped.</p>
-  <div id="shipping-actions"><button id="ship" type="button" class="secondary">Ship it (ShipStation notification)</button></div>
+  <div id="shipping-actions">
+    <p class="hint">ShipStation tells the service a parcel left: a shipment notification to its shipping webhook, with the shipping secret.</p>
+    <div class="action"><button id="ship" type="button" class="secondary">Ship it (ShipStation notification)</button><span class="why" id="ship-why"></span></div>
+  </div>
   <div id="card-lifecycle">
     <p class="hint">Stripe's side: a refund made in the Stripe dashboard, a cardholder's dispute and its outcome, each a signed event to the service's card webhook.</p>
-    <label for="refund-amount">Refund amount</label><input id="refund-amount" placeholder="all" inputmode="decimal">
-    <button id="refund" type="button" class="secondary">Refund</button>
-    <button id="dispute" type="button" class="secondary">Dispute</button>
-    <button id="dispute-won" type="button" class="secondary">Dispute won</button>
-    <button id="dispute-lost" type="button" class="secondary">Dispute lost</button>
+    <div class="action"><label for="refund-amount">Refund amount</label><input id="refund-amount" placeholder="all" inputmode="decimal"><button id="refund" type="button" class="secondary">Refund</button><span class="why" id="refund-why"></span></div>
+    <div class="action"><button id="dispute" type="button" class="secondary">Dispute</button><span class="why" id="dispute-why"></span></div>
+    <div class="action"><button id="dispute-won" type="button" class="secondary">Dispute won</button><button id="dispute-lost" type="button" class="secondary">Dispute lost</button><span class="why" id="dispute-outcome-why"></span></div>
   </div>
+  <p id="office-status" class="result" role="status" aria-live="polite" data-state="idle"></p>
+</section>
+<section id="history" hidden>
+  <h2>What happened to the order</h2>
+  <p class="hint">Read from the shop (WooCommerce stand-in): each status change, note to the customer, meta entry, refund and private note the service wrote. Times are the shop's, in UTC.</p>
+  <ol id="timeline"></ol>
 </section>
 <details><summary class="hint">Last answer from the checkout service</summary><pre id="result"></pre></details>
 <script>
 const config = ${embedded};
+${PAGE_SCRIPT}
+</script>`,
+  );
+}
+
+/** The checkout page's script: plain JavaScript, run as it is by the browser. */
+const PAGE_SCRIPT = String.raw`
 const $ = (id) => document.getElementById(id);
-$('order-id').textContent = config.orderId || '?';
 $('page-origin').textContent = location.origin;
 $('service-url').textContent = config.serviceUrl;
 $('token').value = config.token;
 $('card-choice').hidden = !config.stripe;
-$('back-office').hidden = !((config.shipping || config.cardLifecycle) && config.orderId);
+$('back-office').hidden = !((config.shipping || config.cardLifecycle) && config.orderId && config.orderView);
 $('shipping-actions').hidden = !config.shipping;
 $('card-lifecycle').hidden = !config.cardLifecycle;
 
-function setStatus(state, text) {
-  $('status').dataset.state = state;
-  $('status').textContent = text;
+// A result line beside its buttons; while it works, it counts the seconds once past the first.
+const tickers = new Map();
+function show(target, state, text) {
+  const line = $(target);
+  clearInterval(tickers.get(target));
+  line.dataset.state = state;
+  line.textContent = text;
+  if (state !== 'working') return;
+  const started = Date.now();
+  tickers.set(target, setInterval(() => {
+    const seconds = Math.floor((Date.now() - started) / 1000);
+    if (seconds >= 1) line.textContent = text + ' ' + seconds + ' s';
+  }, 250));
 }
 
 function checkoutBody() {
@@ -172,9 +266,19 @@ function checkoutBody() {
   };
 }
 
+function digitsOf(currency) {
+  return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits;
+}
+
 function money(minor, currency) {
-  const digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits;
+  const digits = digitsOf(currency);
   return (minor / 10 ** digits).toFixed(digits) + ' ' + currency;
+}
+
+/** A decimal amount such as "45.00" in minor units, without floating point. */
+function toMinor(amount, digits) {
+  const [whole, fraction = ''] = String(amount).split('.');
+  return Number(whole) * 10 ** digits + Number((fraction + '000').slice(0, digits) || 0);
 }
 
 function element(tag, text, className) {
@@ -184,10 +288,83 @@ function element(tag, text, className) {
   return node;
 }
 
+// The shop's dates as WooCommerce gives them (2026-11-23T21:41:02, in its own zone: the *_gmt fields in
+// UTC, the others in the site's zone, UTC on the demo shop), or Unix seconds (_date_paid), or ISO 8601
+// with a zone (the history's): each shown in the shop's form, with its zone.
+function shopDate(value) {
+  if (value === null || value === undefined || value === '') return undefined;
+  const text = String(value);
+  const date = /^\d+$/.test(text) ? new Date(Number(text) * 1000) : new Date(/([zZ]|[+-]\d\d:?\d\d)$/.test(text) ? text : text + 'Z');
+  if (Number.isNaN(date.getTime())) return undefined;
+  return { text: date.toISOString().slice(0, 19).replace('T', ' ') + ' UTC', iso: date.toISOString() };
+}
+
+function timeElement(value) {
+  const date = shopDate(value);
+  const node = element('time', date ? date.text : String(value));
+  if (date) node.dateTime = date.iso;
+  return node;
+}
+
+const SHIPPABLE = ['processing', 'awaiting_shipment'];
+const CLOSED_DISPUTE = ['won', 'lost', 'warning_closed', 'prevented'];
+
+/** What each back-office action would do to the order as it is now: null when it applies, else why not. */
+function whyNot(o) {
+  const digits = digitsOf(o.currency);
+  const remaining = toMinor(o.total, digits) - o.refunds.reduce((sum, refund) => sum + toMinor(refund.amount, digits), 0);
+  const byCard = typeof o.meta._provider_payment_intent_id === 'string';
+  const disputeOpen = typeof o.meta._dispute_id === 'string' && !CLOSED_DISPUTE.includes(o.meta._dispute_status);
+  const notByCard = o.meta._manual_payment_status !== undefined
+    ? 'Submitted for manual payment, not paid by card: Stripe holds nothing to '
+    : 'Not paid by card yet: Stripe holds nothing to ';
+  let ship = null;
+  if (o.status === 'shipped') ship = 'Already shipped.';
+  else if (!SHIPPABLE.includes(o.status)) ship = 'Only a paid order in processing is shipped; this one is ' + o.status + '.';
+  let refund = null;
+  if (!byCard) refund = notByCard + 'refund.';
+  else if (o.meta._dispute_status === 'lost') refund = 'The dispute was lost: the bank already gave the money back.';
+  else if (disputeOpen) refund = 'Disputed: Stripe refunds nothing while the dispute is open.';
+  else if (remaining <= 0) refund = 'Fully refunded: nothing left to refund.';
+  let dispute = null;
+  if (!byCard) dispute = notByCard + 'dispute.';
+  else if (typeof o.meta._dispute_id === 'string') dispute = 'Already disputed (' + o.meta._dispute_status + '): a payment is disputed once.';
+  else if (remaining <= 0) dispute = 'Fully refunded: nothing left to dispute.';
+  const outcome = disputeOpen ? null : 'No open dispute: its outcome comes after a Dispute.';
+  return { ship, refund, dispute, outcome, remaining, digits };
+}
+
+let busy = false;
+function applyRules() {
+  if (!order) return;
+  const rules = whyNot(order);
+  const set = (buttons, why, hint) => {
+    for (const id of buttons) {
+      $(id).disabled = busy || why !== null;
+      $(id).title = why || '';
+    }
+    $(hint).textContent = why || '';
+  };
+  set(['ship'], rules.ship, 'ship-why');
+  set(['refund'], rules.refund, 'refund-why');
+  $('refund-amount').disabled = busy || rules.refund !== null;
+  if (rules.refund === null) $('refund-why').textContent = 'Up to ' + money(rules.remaining, order.currency) + '.';
+  set(['dispute'], rules.dispute, 'dispute-why');
+  set(['dispute-won', 'dispute-lost'], rules.outcome, 'dispute-outcome-why');
+}
+
+function metaText(entry) {
+  const value = typeof entry.value === 'string' ? entry.value : JSON.stringify(entry.value);
+  // WooCommerce's internal paid date is Unix seconds: said in the shop's form too.
+  const date = entry.key === '_date_paid' ? shopDate(entry.value) : undefined;
+  return entry.key + ' = ' + value + (date ? ' (' + date.text + ')' : '');
+}
+
 // The order as the shop holds it; every value is written with textContent.
 let order;
 function renderOrder() {
   $('order').hidden = false;
+  $('order-id').textContent = '#' + order.id;
   $('order-status').textContent = order.status;
   $('order-status').dataset.status = order.status;
   const rows = order.items.map((item) => [item.name + ' × ' + item.quantity, item.total])
@@ -202,15 +379,35 @@ function renderOrder() {
     row.append(element('td', label), element('td', amount + ' ' + order.currency, 'amount'));
     return row;
   }));
+
+  const facts = [['Placed', [timeElement(order.date_created_gmt || order.date_created)]]];
+  const paid = order.date_paid_gmt || order.date_paid;
+  const paidHow = [order.payment_method_title, order.transaction_id ? 'transaction ' + order.transaction_id : ''].filter(Boolean).join(', ');
+  facts.push(['Paid', paid ? [timeElement(paid), paidHow ? ' — ' + paidHow : ''] : ['not yet']]);
+  const completed = order.date_completed_gmt || order.date_completed;
+  if (completed) facts.push(['Completed', [timeElement(completed)]]);
+  if (order.refunds.length) {
+    const digits = digitsOf(order.currency);
+    const refunded = order.refunds.reduce((sum, refund) => sum + toMinor(refund.amount, digits), 0);
+    facts.push(['Refunded', [money(refunded, order.currency) + ' of ' + order.total + ' ' + order.currency]]);
+  }
+  if (typeof order.meta._dispute_id === 'string') facts.push(['Dispute', [order.meta._dispute_id + ' (' + order.meta._dispute_status + ')']]);
+  $('order-facts').replaceChildren(...facts.flatMap(([label, parts]) => {
+    const value = element('dd');
+    value.id = 'fact-' + label.toLowerCase();
+    value.append(...parts);
+    return [element('dt', label), value];
+  }));
+
   $('history').hidden = false;
   const firstChange = order.history.find((write) => write.status);
   const placedStatus = element('span', firstChange ? firstChange.status.from : order.status, 'badge');
   placedStatus.dataset.status = placedStatus.textContent;
   const placed = element('li');
-  placed.append(element('time', order.date_created.replace('T', ' ')), element('span', 'Order placed: '), placedStatus);
+  placed.append(timeElement(order.date_created_gmt || order.date_created), element('span', 'Order placed: '), placedStatus);
   $('timeline').replaceChildren(placed, ...order.history.map((write) => {
     const item = element('li');
-    item.append(element('time', write.at.replace('T', ' ').slice(0, 19)));
+    item.append(timeElement(write.at));
     if (write.status) {
       const to = element('span', write.status.to, 'badge');
       to.dataset.status = write.status.to;
@@ -234,11 +431,12 @@ function renderOrder() {
     if (write.customer_note !== undefined) item.append(element('p', 'Note to the customer: “' + write.customer_note + '”', 'note'));
     if (write.meta.length) {
       const list = element('ul', undefined, 'meta');
-      list.append(...write.meta.map((entry) => element('li', entry.key + ' = ' + (typeof entry.value === 'string' ? entry.value : JSON.stringify(entry.value)))));
+      list.append(...write.meta.map((entry) => element('li', metaText(entry))));
       item.append(list);
     }
     return item;
   }));
+  applyRules();
 }
 
 async function loadOrder() {
@@ -260,13 +458,13 @@ async function waitForOrder(condition, timeoutMs) {
   while (Date.now() < deadline) {
     const current = await loadOrder();
     if (current && condition(current)) return current;
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
   return undefined;
 }
 
-async function call(path) {
-  setStatus('working', 'Calling ' + path + ' …');
+async function call(path, what) {
+  show('status', 'working', what + ' …');
   $('result').textContent = '';
   let response;
   try {
@@ -276,14 +474,14 @@ async function call(path) {
       body: JSON.stringify(checkoutBody()),
     });
   } catch (error) {
-    setStatus('blocked', 'Blocked by the browser: the service did not allow this origin (CORS). ' + error.message);
+    show('status', 'blocked', 'Blocked by the browser: the checkout service did not allow this page’s origin (CORS), or did not answer.');
     return undefined;
   }
   const body = await response.json().catch(() => null);
   $('result').textContent = JSON.stringify(body, null, 2);
   if (!response.ok) {
     const message = body && (typeof body.error === 'string' ? body.error : body.error && body.error.message);
-    setStatus('error', 'HTTP ' + response.status + ': ' + (message || 'request failed'));
+    show('status', 'error', 'HTTP ' + response.status + ': ' + (message || 'the checkout service refused the request'));
     return undefined;
   }
   return body;
@@ -304,83 +502,81 @@ async function confirmWithStripe(intentId, clientSecret, paymentMethod) {
     body: form,
   });
   const body = await response.json().catch(() => null);
-  return response.ok ? { paymentIntent: body } : { error: (body && body.error) || { message: 'HTTP ' + response.status } };
+  return response.ok ? { paymentIntent: body } : { error: (body && body.error) || { message: 'The card was not accepted.' } };
 }
 
 $('pay-card').addEventListener('click', async () => {
-  const body = await call('/api/payment-intent');
+  const body = await call('/api/payment-intent', 'Asking the checkout service for a card payment (POST /api/payment-intent)');
   if (!body) return;
   if (!config.stripe) {
-    setStatus('ok', 'Card payment ready: payment intent ' + body.payment_intent_id +
+    show('status', 'ok', 'Card payment ready: payment intent ' + body.payment_intent_id +
       '. A real storefront now confirms the card with Stripe.js; in the demo run: npm run demo:pay -- ' + config.orderId);
     return;
   }
   const card = document.querySelector('input[name="card"]:checked').value;
   const failedBefore = order && order.meta._payment_failed_at;
-  setStatus('working', 'Confirming the card with Stripe (payment intent ' + body.payment_intent_id + ') …');
+  show('status', 'working', 'Confirming the card with Stripe (payment intent ' + body.payment_intent_id + ') …');
   let result;
   try {
     result = await confirmWithStripe(body.payment_intent_id, body.client_secret, card);
-  } catch (error) {
-    setStatus('error', 'Could not reach Stripe: ' + error.message);
+  } catch {
+    show('status', 'error', 'Stripe did not answer: the card was not charged.');
     return;
   }
   if (result.paymentIntent && result.paymentIntent.status === 'succeeded') {
-    setStatus('working', 'Stripe accepted the card. Waiting for the shop to record the payment …');
+    show('status', 'working', 'Stripe accepted the card. Waiting for the shop to record the payment …');
     const paid = await waitForOrder((current) => current.status !== 'pending', 20000);
-    if (paid) setStatus('ok', 'Payment received: order #' + paid.id + ' is now ' + paid.status + '.');
-    else setStatus('error', 'Stripe took the payment, but the order is still pending: the webhook has not arrived (yet).');
+    if (paid) show('status', 'ok', 'Payment received: order #' + paid.id + ' is now ' + paid.status + '.');
+    else show('status', 'error', 'Stripe took the payment, but the order is still pending: the webhook has not arrived (yet).');
     return;
   }
   const message = (result.error && result.error.message) || 'The card was not accepted.';
-  setStatus('working', 'Stripe declined the card: ' + message + ' Waiting for the shop to note it …');
+  show('status', 'working', 'Stripe declined the card: ' + message + ' Waiting for the shop to note it …');
   const noted = await waitForOrder((current) => current.meta._payment_failed_at && current.meta._payment_failed_at !== failedBefore, 20000);
-  setStatus('declined', 'Card declined: ' + message + (noted
+  show('status', 'declined', 'Card declined: ' + message + (noted
     ? ' The order stays ' + noted.status + '. Note to the customer: “' + noted.customer_note + '”'
     : ' The shop has not noted the failure (yet).'));
 });
 
 $('submit-manual').addEventListener('click', async () => {
-  const body = await call('/api/submit-order');
+  const body = await call('/api/submit-order', 'Submitting the order for manual payment (POST /api/submit-order)');
   if (body) {
-    setStatus('ok', 'Order #' + body.order_id + ' submitted for manual payment: ' + money(body.total, body.currency) +
+    show('status', 'ok', 'Order #' + body.order_id + ' submitted for manual payment: ' + money(body.total, body.currency) +
       '. Send the payment screenshot to the shop.');
     loadOrder();
   }
 });
 
-$('ship').addEventListener('click', async () => {
-  setStatus('working', 'ShipStation is notifying the service …');
-  const response = await fetch('/demo/ship/' + encodeURIComponent(config.orderId), { method: 'POST' });
-  const delivery = await response.json().catch(() => null);
-  $('result').textContent = JSON.stringify(delivery, null, 2);
-  if (!response.ok || !delivery || delivery.status !== 200) {
-    setStatus('error', 'The shipping webhook answered HTTP ' + (delivery ? delivery.status : response.status) + '.');
-    return;
+/** Runs a back-office action with every back-office button held until it is done. */
+async function backOffice(action) {
+  busy = true;
+  applyRules();
+  try {
+    await action();
+  } finally {
+    busy = false;
+    await loadOrder();
   }
-  const shipped = await waitForOrder((current) => current.status === 'shipped', 3000);
-  if (shipped) setStatus('ok', 'Shipped: ' + shipped.customer_note);
-  else setStatus('error', 'The service took the notification but left the order ' + (order ? order.status : 'unchanged') + ': only a paid order is shipped.');
-});
+}
 
-/** A back-office button of this page's server; answers what the service's card webhook answered, or shows why not. */
-async function cardAction(path, body, working) {
-  setStatus('working', working);
+/** A back-office button of this page's server: answers what the service's webhook answered, or why nothing happened. */
+async function postAction(path, body, working) {
+  show('office-status', 'working', working);
   let response;
   try {
     response = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  } catch (error) {
-    setStatus('error', 'The storefront server did not answer: ' + error.message);
+  } catch {
+    show('office-status', 'error', 'The storefront’s server did not answer.');
     return undefined;
   }
   const answer = await response.json().catch(() => null);
-  $('result').textContent = JSON.stringify(answer, null, 2);
-  if (!response.ok || !answer) {
-    setStatus('error', (answer && answer.message) || 'HTTP ' + response.status);
+  if (!response.ok || !answer || !answer.delivery) {
+    show('office-status', 'error', (answer && answer.message) || 'The action did not go through.');
     return undefined;
   }
+  $('result').textContent = JSON.stringify(answer.delivery.body, null, 2);
   if (answer.delivery.status !== 200) {
-    setStatus('error', 'The card webhook answered HTTP ' + answer.delivery.status + '.');
+    show('office-status', 'error', 'The checkout service refused the notification (HTTP ' + answer.delivery.status + '); the order is unchanged.');
     return undefined;
   }
   return answer;
@@ -388,65 +584,95 @@ async function cardAction(path, body, working) {
 
 const orderPath = (action) => '/demo/' + action + '/' + encodeURIComponent(config.orderId);
 
-$('refund').addEventListener('click', async () => {
+$('ship').addEventListener('click', () => backOffice(async () => {
+  const answer = await postAction(orderPath('ship'), {}, 'ShipStation is notifying the service …');
+  if (!answer) return;
+  const shipped = await waitForOrder((current) => current.status === 'shipped', 5000);
+  if (shipped) show('office-status', 'ok', 'Shipped: ' + shipped.customer_note);
+  else show('office-status', 'error', 'The service took the notification but left the order ' + (order ? order.status : 'unchanged') + '.');
+}));
+
+$('refund').addEventListener('click', () => backOffice(async () => {
   const amount = $('refund-amount').value.trim();
-  const refundsBefore = order ? order.refunds.length : 0;
-  const answer = await cardAction(orderPath('refund'), amount ? { amount } : {},
-    'Stripe refunds ' + (amount ? amount + ' ' + (order ? order.currency : '') : 'all that remains') + ' and tells the service …');
+  const rules = whyNot(order);
+  if (amount && !/^\d+(\.\d+)?$/.test(amount)) {
+    show('office-status', 'error', 'Type an amount such as 10.00, or leave it empty to refund all that remains.');
+    return;
+  }
+  if (amount && toMinor(amount, rules.digits) > rules.remaining) {
+    show('office-status', 'error', 'At most ' + money(rules.remaining, order.currency) + ' remains to refund.');
+    return;
+  }
+  const refundsBefore = order.refunds.length;
+  const answer = await postAction(orderPath('refund'), amount ? { amount } : {},
+    'Stripe refunds ' + (amount ? amount + ' ' + order.currency : 'all that remains') + ' and tells the service …');
   if (!answer) return;
   const refunded = await waitForOrder((current) => current.refunds.length > refundsBefore, 5000);
   if (!refunded) {
-    setStatus('error', 'The service took the refund event but recorded no refund (are CARD_LIFECYCLE_EVENTS=refunds on?).');
+    show('office-status', 'error', 'Stripe refunded the payment, but the service recorded no refund: its card events for refunds are off.');
     return;
   }
   $('refund-amount').value = '';
   const latest = refunded.refunds[refunded.refunds.length - 1];
-  setStatus('ok', 'Refund of ' + latest.amount + ' ' + refunded.currency + ' recorded: order #' + refunded.id + ' is now ' + refunded.status + '.');
-});
+  show('office-status', 'ok', 'Refund of ' + latest.amount + ' ' + refunded.currency + ' recorded: order #' + refunded.id + ' is now ' + refunded.status + '.');
+}));
 
-$('dispute').addEventListener('click', async () => {
-  const answer = await cardAction(orderPath('dispute'), {}, 'The cardholder disputes the payment; Stripe tells the service …');
+$('dispute').addEventListener('click', () => backOffice(async () => {
+  const answer = await postAction(orderPath('dispute'), {}, 'The cardholder disputes the payment; Stripe tells the service …');
   if (!answer) return;
   const held = await waitForOrder((current) => current.meta._dispute_id === answer.dispute_id, 5000);
-  if (held) setStatus('ok', 'Dispute ' + answer.dispute_id + ' opened: order #' + held.id + ' is now ' + held.status + '.');
-  else setStatus('error', 'The service took the dispute event but did not record it (are CARD_LIFECYCLE_EVENTS=disputes on?).');
-});
+  if (held) show('office-status', 'ok', 'Dispute ' + answer.dispute_id + ' opened: order #' + held.id + ' is now ' + held.status + '.');
+  else show('office-status', 'error', 'Stripe opened the dispute, but the service did not record it: its card events for disputes are off.');
+}));
 
 for (const outcome of ['won', 'lost']) {
-  $('dispute-' + outcome).addEventListener('click', async () => {
-    const answer = await cardAction(orderPath('dispute') + '/' + outcome, {}, 'Stripe closes the dispute (' + outcome + ') and tells the service …');
+  $('dispute-' + outcome).addEventListener('click', () => backOffice(async () => {
+    const answer = await postAction(orderPath('dispute') + '/' + outcome, {}, 'Stripe closes the dispute (' + outcome + ') and tells the service …');
     if (!answer) return;
     const closed = await waitForOrder((current) => current.meta._dispute_status === outcome, 5000);
-    if (closed) setStatus('ok', 'Dispute ' + answer.dispute_id + ' ' + outcome + ': order #' + closed.id + ' is now ' + closed.status + '.');
-    else setStatus('error', 'The service took the dispute outcome but did not record it.');
-  });
+    if (closed) show('office-status', 'ok', 'Dispute ' + answer.dispute_id + ' ' + outcome + ': order #' + closed.id + ' is now ' + closed.status + '.');
+    else show('office-status', 'error', 'Stripe closed the dispute, but the service did not record it.');
+  }));
 }
 
 loadOrder();
-setInterval(() => { if (document.visibilityState === 'visible') loadOrder(); }, 3000);
-</script>
-</body>
-</html>`;
-}
+setInterval(() => { if (document.visibilityState === 'visible' && !busy) loadOrder(); }, 3000);
+`;
 
 const ORDER_PATH = /^\/demo\/(order|ship)\/([1-9]\d{0,8})$/;
 const LIFECYCLE_PATH = /^\/demo\/(refund|dispute)\/([1-9]\d{0,8})(?:\/(won|lost))?$/;
 const AMOUNT = /^\d{1,9}(\.\d{1,3})?$/;
+const ORDER_ID = /^[1-9]\d{0,8}$/;
+
+/** A stand-in's refusal or silence, in the page's words: never its URL or its own message. */
+function plainWords(error: unknown, demo: CardLifecycleDemo, what: string): { status: number; body: { message: string } } {
+  if (error instanceof NoCardPaymentError || error instanceof NoOpenDisputeError) return { status: 409, body: { message: error.message } };
+  if (error instanceof MoneyError) return { status: 400, body: { message: 'The amount is not an amount in the order’s currency.' } };
+  if (!(error instanceof DemoCallError)) return { status: 502, body: { message: `The ${what} did not go through.` } };
+  const who = error.url.startsWith(demo.stripeUrl) ? 'Stripe' : error.url.startsWith(demo.woocommerceUrl) ? 'The shop' : 'The checkout service';
+  if (error.status === 0) return { status: 502, body: { message: `${who} did not answer: the ${what} did not go through.` } };
+  const known: Record<string, string> = {
+    amount_too_large: 'Stripe refused: the amount is more than what remains to refund on this payment.',
+    charge_not_refundable: 'Stripe refused: this payment has no successful charge.',
+    resource_missing: 'Stripe does not know this order’s payment.',
+  };
+  return { status: 409, body: { message: (error.code && known[error.code]) ?? `${who} refused the ${what}.` } };
+}
 
 /** The page's Refund and Dispute buttons, done on this server: the answer says what the service's webhook answered. */
 async function cardLifecycleAction(
   demo: CardLifecycleDemo,
-  openDisputes: Map<number, string>,
   action: { kind: 'refund' | 'dispute'; orderId: number; outcome?: 'won' | 'lost' },
   body: string,
 ): Promise<{ status: number; body: unknown }> {
+  const what = action.kind === 'refund' ? 'refund' : action.outcome ? 'dispute’s outcome' : 'dispute';
   try {
     if (action.kind === 'refund') {
       let amount: unknown;
       try {
         amount = (JSON.parse(body || '{}') as { amount?: unknown }).amount;
       } catch {
-        return { status: 400, body: { message: 'The body is not JSON.' } };
+        return { status: 400, body: { message: 'The request is not JSON.' } };
       }
       if (amount !== undefined && (typeof amount !== 'string' || !AMOUNT.test(amount))) {
         return { status: 400, body: { message: 'The amount is a decimal such as 10.00.' } };
@@ -456,20 +682,31 @@ async function cardLifecycleAction(
     }
     if (!action.outcome) {
       const opened = await openCardDispute(demo, action.orderId);
-      openDisputes.set(action.orderId, opened.disputeId);
       return { status: 200, body: { dispute_id: opened.disputeId, delivery: opened.delivery } };
     }
-    const disputeId = openDisputes.get(action.orderId);
-    if (!disputeId) return { status: 409, body: { message: `No open dispute on order ${action.orderId}: open one first.` } };
+    const disputeId = await openDisputeOf(demo, action.orderId);
     const delivery = await closeCardDispute(demo, disputeId, action.outcome);
-    openDisputes.delete(action.orderId);
     return { status: 200, body: { dispute_id: disputeId, delivery } };
   } catch (error) {
-    if (error instanceof NoCardPaymentError) return { status: 409, body: { message: error.message } };
-    if (error instanceof MoneyError) return { status: 400, body: { message: error.message } };
-    // The stand-ins' own refusals (e.g. more than remains to refund): their message, never a secret.
-    return { status: 502, body: { message: error instanceof Error ? error.message : 'failed' } };
+    return plainWords(error, demo, what);
   }
+}
+
+/** The order from the WooCommerce stand-in's view: the view, undefined when the shop holds no such order. */
+async function orderView(woocommerceUrl: string, id: string | number): Promise<OrderView | undefined> {
+  const view = await fetch(`${woocommerceUrl.replace(/\/+$/, '')}/demo/orders/${id}`);
+  if (view.status === 404) return undefined;
+  if (!view.ok) throw new Error(`order view answered ${view.status}`);
+  return (await view.json()) as OrderView;
+}
+
+function sendHtml(response: ServerResponse, status: number, html: string): void {
+  response.writeHead(status, {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'Content-Length': Buffer.byteLength(html),
+  });
+  response.end(html);
 }
 
 export function storefrontHandler(options: StorefrontOptions) {
@@ -478,15 +715,30 @@ export function storefrontHandler(options: StorefrontOptions) {
     options.stripeWebhookSecret && options.stripe && options.woocommerceUrl
       ? { serviceUrl, stripeUrl: options.stripe.url, woocommerceUrl: options.woocommerceUrl, stripeWebhookSecret: options.stripeWebhookSecret }
       : undefined;
-  // Disputes this server opened and has not closed yet, by order id.
-  const openDisputes = new Map<number, string>();
+
+  /** The demo orders with their state in the shop: the seeded list, or every order the shop holds. */
+  const listedOrders = async (): Promise<{ id: number; what: string; view?: OrderView }[]> => {
+    let views: OrderView[] = [];
+    if (options.woocommerceUrl) {
+      try {
+        views = (await (await fetch(`${options.woocommerceUrl.replace(/\/+$/, '')}/demo/orders`)).json()) as OrderView[];
+      } catch {
+        views = [];
+      }
+    }
+    const listed = options.demoOrders ?? views.map((view) => ({ id: view.id, what: `${view.status} order` }));
+    return listed.map(({ id, what }) => {
+      const view = views.find((v) => v.id === id);
+      return view ? { id, what, view } : { id, what };
+    });
+  };
+
   return async (request: IncomingMessage, response: ServerResponse, url: URL, body: string): Promise<void> => {
     const action = LIFECYCLE_PATH.exec(url.pathname);
     if (action && request.method === 'POST' && lifecycle) {
       const [, kind, orderId, outcome] = action;
       const answer = await cardLifecycleAction(
         lifecycle,
-        openDisputes,
         { kind: kind as 'refund' | 'dispute', orderId: Number(orderId), ...(outcome ? { outcome: outcome as 'won' | 'lost' } : {}) },
         body,
       );
@@ -496,39 +748,66 @@ export function storefrontHandler(options: StorefrontOptions) {
     const demo = ORDER_PATH.exec(url.pathname);
     if (demo && demo[1] === 'order' && request.method === 'GET' && options.woocommerceUrl) {
       // Server to server, as a storefront reads the shop: the page never talks to WooCommerce itself.
-      const view = await fetch(`${options.woocommerceUrl.replace(/\/+$/, '')}/demo/orders/${demo[2]}`);
-      sendJson(response, view.status, await view.json(), { 'Cache-Control': 'no-store' });
+      try {
+        const view = await fetch(`${options.woocommerceUrl.replace(/\/+$/, '')}/demo/orders/${demo[2]}`);
+        sendJson(response, view.status, view.ok ? await view.json() : { message: view.status === 404 ? 'No such order in the shop.' : 'The shop did not answer.' }, { 'Cache-Control': 'no-store' });
+      } catch {
+        sendJson(response, 502, { message: 'The shop did not answer.' }, { 'Cache-Control': 'no-store' });
+      }
       return;
     }
     if (demo && demo[1] === 'ship' && request.method === 'POST' && options.shippingWebhookSecret) {
-      const delivery = await deliverShipNotification(serviceUrl, shipNotification({ orderId: Number(demo[2]) }), options.shippingWebhookSecret);
-      sendJson(response, 200, delivery);
+      try {
+        const delivery = await deliverShipNotification(serviceUrl, shipNotification({ orderId: Number(demo[2]) }), options.shippingWebhookSecret);
+        sendJson(response, 200, { delivery });
+      } catch {
+        sendJson(response, 502, { message: 'The checkout service did not answer: nothing was shipped.' });
+      }
       return;
     }
     if (request.method !== 'GET' || url.pathname !== '/') {
       response.writeHead(url.pathname === '/favicon.ico' ? 204 : 404).end();
       return;
     }
-    const orderId = url.searchParams.get('order') ?? '';
+
+    const orderParam = url.searchParams.get('order');
     let token = url.searchParams.get('token') ?? '';
-    if (!token && /^[1-9]\d*$/.test(orderId) && options.tokenSecret) {
-      token = await mintCheckoutToken(Number(orderId), { secret: options.tokenSecret, ttl: '30m' });
+    if (orderParam === null && !token) {
+      sendHtml(response, 200, ordersPage(await listedOrders()));
+      return;
     }
-    const html = page({
-      serviceUrl,
-      token,
-      orderId: /^[1-9]\d*$/.test(orderId) ? orderId : '',
-      stripe: options.stripe ? { url: options.stripe.url.replace(/\/+$/, ''), publishableKey: options.stripe.publishableKey } : null,
-      orderView: Boolean(options.woocommerceUrl),
-      shipping: Boolean(options.shippingWebhookSecret),
-      cardLifecycle: Boolean(lifecycle),
-    });
-    response.writeHead(200, {
-      'Content-Type': 'text/html; charset=utf-8',
-      'Cache-Control': 'no-store',
-      'Content-Length': Buffer.byteLength(html),
-    });
-    response.end(html);
+    if (orderParam !== null && !ORDER_ID.test(orderParam)) {
+      sendHtml(response, 404, ordersPage(await listedOrders(), `“${orderParam.slice(0, 40)}” is not an order number. Pick one of the demo orders.`));
+      return;
+    }
+    if (orderParam !== null && options.woocommerceUrl) {
+      let known = true;
+      try {
+        known = (await orderView(options.woocommerceUrl, orderParam)) !== undefined;
+      } catch {
+        // The shop did not answer: the page says so when it reads the order.
+      }
+      if (!known) {
+        sendHtml(response, 404, ordersPage(await listedOrders(), `Order #${orderParam} does not exist in the shop. Pick one of the demo orders.`));
+        return;
+      }
+    }
+    if (!token && orderParam !== null && options.tokenSecret) {
+      token = await mintCheckoutToken(Number(orderParam), { secret: options.tokenSecret, ttl: '30m' });
+    }
+    sendHtml(
+      response,
+      200,
+      checkoutPage({
+        serviceUrl,
+        token,
+        orderId: orderParam ?? '',
+        stripe: options.stripe ? { url: options.stripe.url.replace(/\/+$/, ''), publishableKey: options.stripe.publishableKey } : null,
+        orderView: Boolean(options.woocommerceUrl),
+        shipping: Boolean(options.shippingWebhookSecret),
+        cardLifecycle: Boolean(lifecycle),
+      }),
+    );
   };
 }
 

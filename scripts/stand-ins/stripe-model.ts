@@ -434,6 +434,18 @@ export class StripeModel {
     return structuredClone(target);
   }
 
+  /**
+   * A payment made before the stand-in started (seed data): a succeeded intent with its charge,
+   * created at `created` (Unix seconds). The event log holds what happened since the stand-in
+   * started, so no event is recorded for it.
+   */
+  seedSucceeded(params: Params, created: number): StripeIntent {
+    const { id } = this.create(params);
+    const intent = this.intents.get(id) as StripeIntent;
+    Object.assign(intent, { status: 'succeeded', amount_received: intent.amount, latest_charge: this.newId('ch'), created });
+    return structuredClone(intent);
+  }
+
   /** What a declined card does: the intent goes back to requires_payment_method with an error. */
   fail(id: string, message = 'Your card was declined.'): StripeIntent {
     const intent = this.intents.get(id);
