@@ -92,8 +92,8 @@ async function main(): Promise<void> {
   }
 
   const servicePort = Number(process.env.PORT) || (await pickPort(DEMO_PORTS.service));
-  const standIns = await startDemoStandIns({ woocommerce: DEMO_PORTS.woocommerce, stripe: DEMO_PORTS.stripe });
   const serviceUrl = `http://localhost:${servicePort}`;
+  const standIns = await startDemoStandIns({ woocommerce: DEMO_PORTS.woocommerce, stripe: DEMO_PORTS.stripe }, { serviceUrl: `http://${LOOPBACK}:${servicePort}` });
   // As Stripe does, the stand-in posts each payment's signed event to the service by itself.
   standIns.stripe.deliverEventsTo(demoWebhookEndpoint(`http://${LOOPBACK}:${servicePort}`));
   const storefront = await startStorefront({
@@ -116,8 +116,8 @@ async function main(): Promise<void> {
       stripe: standIns.stripe.url,
       storefrontOrigins: [storefrontUrl, `http://${LOOPBACK}:${storefront.port}`],
     }),
-    // Every lifecycle event on, so `npm run demo:refund` and `demo:dispute` change the order (README, Demo helpers).
-    CARD_LIFECYCLE_EVENTS: process.env.CARD_LIFECYCLE_EVENTS ?? 'refunds,disputes,async',
+    // Every lifecycle event on, so `npm run demo:refund`, `demo:dispute` and the page's Radar review change the order (README, Demo helpers).
+    CARD_LIFECYCLE_EVENTS: process.env.CARD_LIFECYCLE_EVENTS ?? 'refunds,disputes,async,reviews',
   };
   writeDemoState({
     pid: process.pid,
