@@ -10,6 +10,7 @@ import { resetServices } from '@/lib/services';
 import { deliverEvent, paidOrder as paidOrderAt } from '../support/card-events';
 import { TEST_CRON_SECRET, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
+import { noRedis, REDIS_SKIP_REASON, REDIS_URL, redisConnection, testPrefix } from '../support/redis';
 
 const providers = useProviders();
 
@@ -228,5 +229,30 @@ describe('reconciliation', () => {
     expect(notesOf(2141)).toHaveLength(2);
     expect(await run()).toMatchObject({ applied: 0 });
     expect(notesOf(2141)).toHaveLength(2);
+  });
+});
+
+describe.skipIf(noRedis)(`with Redis${noRedis ? ` (${REDIS_SKIP_REASON})` : ''}`, () => {
+  it('a review redelivered after Redis lost its memory of applied events is found by its receipt: held once', async () => {
+    const prefix = testPrefix('card-reviews');
+    useTestEnv({ CARD_LIFECYCLE_EVENTS: 'reviews', REDIS_URL, REDIS_KEY_PREFIX: prefix });
+    resetServices();
+    try {
+      const intent = await paidOrder(2151);
+      const { event } = providers.stripe.openReview(intent.id);
+      expect((await deliverEvent(event)).status).toBe(200);
+
+      // Redis flushed (or restarted empty): this test's keys are gone.
+      const redis = await redisConnection().client();
+      const keys = await redis.keys(`${prefix}*`);
+      expect(keys.length).toBeGreaterThan(0);
+      await redis.del(keys);
+
+      expect((await deliverEvent(event)).status).toBe(200);
+      expect(providers.orderUpdates(2151)).toHaveLength(2); // the payment, then the hold
+      expect(notesOf(2151)).toHaveLength(1);
+    } finally {
+      resetServices();
+    }
   });
 });
