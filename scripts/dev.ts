@@ -1,18 +1,30 @@
 /**
- * npm run dev — `next dev`, in demo mode when nothing is configured.
+ * npm run dev — `next dev`, in demo mode when no upstream is configured.
  *
- * Demo mode: when neither the store (WOOCOMMERCE_*) nor the card provider
- * (STRIPE_*) is configured in the environment, .env.local or .env, and
- * NODE_ENV is not production, this starts the local WooCommerce and Stripe
- * stand-ins and a demo storefront on loopback, seeds demo orders, runs
- * `next dev` against them with demo secrets, writes .demo/state.json for the
- * helper scripts, and prints how to use it. With any configuration present it
- * only runs `next dev`, so a half-configured service says what is missing
- * instead of quietly running against stand-ins.
+ * First the configuration, read as `next dev` will read it (the environment,
+ * then .env.development.local, .env.local, .env.development, .env): a
+ * malformed variable stops here, before anything says ready. Then the mode,
+ * said with its reason:
+ * - demo, when neither the store (WOOCOMMERCE_*) nor the card provider
+ *   (STRIPE_*) holds a value of its own (empty, or still .env.example's
+ *   placeholder) and NODE_ENV is not production: it starts the local
+ *   WooCommerce and Stripe stand-ins and a demo storefront on loopback, seeds
+ *   demo orders, runs `next dev` against them with demo secrets, writes
+ *   .demo/state.json for the helper scripts, and prints how to use it;
+ * - configured otherwise: plain `next dev`, once the store, card and token
+ *   settings are complete and none is a placeholder (else it refuses, naming
+ *   them), so a half-filled .env.local never runs into 500s.
+ * Either way every route is compiled (scripts/warm-up.ts) before it says the
+ * service is ready, and with a cron secret (the demo has its own) one deep
+ * health check loads the store and card clients, so the first payment waits
+ * for neither the compiler nor the Stripe SDK.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { ConfigError, parseConfig, placeholderMessage, startMode, UPSTREAM_VARIABLES, type Config } from '../lib/config';
+import { mintCheckoutToken } from '../lib/security/checkout-token';
+import { namesWithSources, nextEnvironment, whereSet, type LoadedEnvironment } from './configuration';
 import { freePort, LOOPBACK } from './stand-ins/http';
 import {
   DEMO_ORDERS,
@@ -25,29 +37,14 @@ import {
   writeDemoState,
 } from './stand-ins/demo';
 import { startStorefront } from './stand-ins/storefront';
-
-const CONFIG_VARS = [
-  'WOOCOMMERCE_URL',
-  'WOOCOMMERCE_CONSUMER_KEY',
-  'WOOCOMMERCE_CONSUMER_SECRET',
-  'STRIPE_SECRET_KEY',
-  'STRIPE_WEBHOOK_SECRET',
-];
+import { StripeModel } from './stand-ins/stripe-model';
+import { cardEvent, signCardEvent } from './stand-ins/webhooks';
+import { appRoutes, rehearsePayment, WARM_UP_QUERY, WARM_UP_REQUEST_ID, warmClients, warmRoutes, type PaymentRehearsal } from './warm-up';
 
 const nextBin = createRequire(import.meta.url).resolve('next/dist/bin/next');
 
-/** Variables set in the environment or in the .env files Next.js reads in development. */
-function configuredNames(): Set<string> {
-  const names = new Set(Object.keys(process.env).filter((name) => (process.env[name] ?? '').trim() !== ''));
-  for (const file of ['.env.development.local', '.env.local', '.env.development', '.env']) {
-    if (!existsSync(file)) continue;
-    for (const line of readFileSync(file, 'utf8').split('\n')) {
-      const match = /^\s*(?:export\s+)?([A-Z0-9_]+)\s*=\s*(.*?)\s*$/.exec(line);
-      if (match?.[1] && (match[2] ?? '').replace(/^(['"])(.*)\1$/, '$2') !== '') names.add(match[1]);
-    }
-  }
-  return names;
-}
+/** Every lifecycle event on, so `npm run demo:refund`, `demo:dispute` and the page's Radar review change the order (README, Demo helpers). */
+const DEMO_LIFECYCLE_EVENTS = 'refunds,disputes,async,reviews';
 
 /** A port that is free now: the preferred one, else any. */
 async function pickPort(preferred: number): Promise<number> {
@@ -59,22 +56,70 @@ async function pickPort(preferred: number): Promise<number> {
   });
 }
 
-function runNextDev(args: string[], env: NodeJS.ProcessEnv, onReady?: () => void): Promise<number> {
+/** Stops before anything starts: the reason, then exit 1. */
+function refuse(message: string): never {
+  console.error(`\nNot starting: ${message}\n`);
+  process.exit(1);
+}
+
+/** The configuration the service will run with, or a refusal naming each bad variable and where it is set. */
+function checkedConfig(source: Record<string, string | undefined>, loaded: LoadedEnvironment): Config {
+  try {
+    return parseConfig(source);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const where = whereSet(error.message, loaded);
+    refuse(`${error.message}.${where ? `\n  Set in: ${where}.` : ''}\n  See .env.example and README "Configuration".`);
+  }
+}
+
+// The warm-up's own request lines (marked by WARM_UP_QUERY), the service's log lines about them (their
+// request id), and while it runs the compile notices: its progress lines say it instead.
+const WARM_UP_REQUEST = new RegExp(`^\\s*(?:GET|OPTIONS|POST) \\S*\\?${WARM_UP_QUERY} |"requestId":"${WARM_UP_REQUEST_ID}"`);
+const COMPILING = /^\s*○ Compiling /;
+
+/**
+ * Runs `next dev`; once it is listening, warms every route (its request lines hidden, a progress
+ * line shown instead), then calls `onReady`. Resolves with its exit code.
+ */
+function runNextDev(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  warmUp: { origin: string | undefined; cronSecret: string | undefined; rehearsal?: () => Promise<PaymentRehearsal> },
+  onReady: () => void,
+): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [nextBin, 'dev', ...args], {
-      env,
-      stdio: ['inherit', onReady ? 'pipe' : 'inherit', 'inherit'],
-    });
-    if (onReady && child.stdout) {
-      let ready = false;
-      child.stdout.on('data', (chunk: Buffer) => {
-        process.stdout.write(chunk);
-        if (!ready && /Ready in|✓ Ready/.test(chunk.toString())) {
-          ready = true;
-          onReady();
+    const child = spawn(process.execPath, [nextBin, 'dev', ...args], { env, stdio: ['inherit', 'pipe', 'pipe'] });
+    let phase: 'starting' | 'warming' | 'ready' = 'starting';
+    let baseUrl = 'http://127.0.0.1:3000';
+    /** Passes the stream's lines on, but the warm-up's own; on stdout, watches for where and when the server is up. */
+    const relay = (from: NodeJS.ReadableStream, to: NodeJS.WriteStream, watch: boolean) => {
+      let pending = '';
+      from.on('data', (chunk: Buffer) => {
+        pending += chunk.toString();
+        const lines = pending.split('\n');
+        pending = lines.pop() ?? '';
+        for (const line of lines) {
+          if (WARM_UP_REQUEST.test(line) || (phase === 'warming' && COMPILING.test(line))) continue;
+          to.write(`${line}\n`);
+          if (!watch) continue;
+          // "- Local: http://localhost:3000", printed before "Ready": where this server answers.
+          const local = /- Local:\s+(https?:\/\/\S+)/.exec(line)?.[1];
+          if (local) baseUrl = local.replace('//localhost:', `//${LOOPBACK}:`).replace(/\/+$/, '');
+          if (phase !== 'starting' || !/Ready in|✓ Ready/.test(line)) continue;
+          phase = 'warming';
+          void warm(baseUrl, warmUp).then(() => {
+            phase = 'ready';
+            onReady();
+          });
         }
       });
-    }
+      from.on('end', () => {
+        if (pending) to.write(`${pending}\n`);
+      });
+    };
+    relay(child.stdout, process.stdout, true);
+    relay(child.stderr, process.stderr, false);
     const forward = (signal: NodeJS.Signals) => child.kill(signal);
     process.on('SIGINT', forward);
     process.on('SIGTERM', forward);
@@ -82,17 +127,81 @@ function runNextDev(args: string[], env: NodeJS.ProcessEnv, onReady?: () => void
   });
 }
 
+async function warm(
+  baseUrl: string,
+  { origin, cronSecret, rehearsal }: { origin: string | undefined; cronSecret: string | undefined; rehearsal?: () => Promise<PaymentRehearsal> },
+): Promise<void> {
+  const routes = appRoutes(join(process.cwd(), 'app'));
+  const started = Date.now();
+  console.log(`Compiling the service's ${routes.length} routes, so the first payment answers at once ...`);
+  const results = await warmRoutes(baseUrl, routes, {
+    ...(origin ? { origin } : {}),
+    onDone: (result, done) => {
+      if (result.ms >= 1000) console.log(`  ${result.route.path} ready in ${(result.ms / 1000).toFixed(1)} s (${done}/${routes.length})`);
+    },
+  });
+  const broken = results.filter((r) => r.status === 0 || r.status >= 500);
+  for (const { route, status } of broken) {
+    console.log(`  ${route.path} did not load (${status === 0 ? 'no answer' : `HTTP ${status}`}): see the messages above; it is compiled again when asked for.`);
+  }
+  if (cronSecret) {
+    const health = await warmClients(baseUrl, cronSecret);
+    if (health !== 200) console.log(`  The deep health check answered ${health === 0 ? 'nothing' : `HTTP ${health}`}: the store or Stripe may not answer (GET /api/health with the cron secret says which).`);
+  }
+  if (rehearsal) await rehearsePayment(baseUrl, await rehearsal());
+  console.log(`Routes ready in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
+}
+
+async function runConfigured(loaded: LoadedEnvironment, passThrough: string[], why: string): Promise<never> {
+  const config = checkedConfig(loaded.env, loaded);
+  if (config.placeholders.length > 0 || config.missing.length > 0) {
+    refuse(
+      `${why}, so the demo is off, but the configuration is not complete:\n` +
+        (config.placeholders.length > 0 ? `  ${placeholderMessage(namesWithSources(config.placeholders, loaded))}\n` : '') +
+        (config.missing.length > 0 ? `  not set: ${config.missing.join(', ')}\n` : '') +
+        'Fill them in (see .env.example), or empty every WOOCOMMERCE_* and STRIPE_* variable to run the demo instead.',
+    );
+  }
+  console.log(`\nConfigured mode: ${why}, so the service runs against your WooCommerce and Stripe (no stand-ins).\n`);
+  const code = await runNextDev(passThrough, process.env, { origin: config.allowedOrigins[0], cronSecret: config.cronSecret }, () => {
+    console.log('\nThe checkout service is ready: every route is compiled.\n');
+  });
+  process.exit(code);
+}
+
 async function main(): Promise<void> {
   const passThrough = process.argv.slice(2);
-  const configured = configuredNames();
-  const present = CONFIG_VARS.filter((name) => configured.has(name));
+  const loaded = nextEnvironment(process.cwd(), true);
+  const mode = startMode(loaded.env);
+  const upstreamList = `${UPSTREAM_VARIABLES.slice(0, -1).join(', ')} and ${UPSTREAM_VARIABLES.at(-1)}`;
 
-  if (process.env.NODE_ENV === 'production' || present.length > 0) {
-    process.exit(await runNextDev(passThrough, process.env));
+  if (mode.why === 'production') {
+    await runConfigured(loaded, passThrough, 'NODE_ENV is production, where the demo never runs');
+  }
+  if (!mode.demo) {
+    await runConfigured(loaded, passThrough, `${namesWithSources(mode.configured, loaded)} ${mode.configured.length === 1 ? 'is' : 'are'} set`);
   }
 
   const servicePort = Number(process.env.PORT) || (await pickPort(DEMO_PORTS.service));
   const serviceUrl = `http://localhost:${servicePort}`;
+  const lifecycleEvents = loaded.env.CARD_LIFECYCLE_EVENTS ?? DEMO_LIFECYCLE_EVENTS;
+  const cronSecret = loaded.env.CRON_SECRET?.trim() || DEMO_SECRETS.cronSecret;
+  // The user's other variables (.env.local's UPSTREAM_TIMEOUT_MS, …) apply to the demo too: checked
+  // with the demo's own values in place, before any stand-in starts.
+  checkedConfig(
+    {
+      ...loaded.env,
+      ...demoServiceEnv({
+        woocommerce: `http://${LOOPBACK}:${DEMO_PORTS.woocommerce}`,
+        stripe: `http://${LOOPBACK}:${DEMO_PORTS.stripe}`,
+        storefrontOrigins: [`http://localhost:${DEMO_PORTS.storefront}`],
+      }),
+      CARD_LIFECYCLE_EVENTS: lifecycleEvents,
+      CRON_SECRET: cronSecret,
+    },
+    loaded,
+  );
+
   const standIns = await startDemoStandIns({ woocommerce: DEMO_PORTS.woocommerce, stripe: DEMO_PORTS.stripe }, { serviceUrl: `http://${LOOPBACK}:${servicePort}` });
   // As Stripe does, the stand-in posts each payment's signed event to the service by itself.
   standIns.stripe.deliverEventsTo(demoWebhookEndpoint(`http://${LOOPBACK}:${servicePort}`));
@@ -104,6 +213,7 @@ async function main(): Promise<void> {
     shippingWebhookSecret: DEMO_SECRETS.shippingWebhookSecret,
     // The page's Refund and Dispute buttons sign Stripe's events on the storefront's server, as demo:refund does.
     stripeWebhookSecret: DEMO_SECRETS.stripeWebhookSecret,
+    demoOrders: DEMO_ORDERS,
     preferredPort: DEMO_PORTS.storefront,
   });
   const storefrontUrl = `http://localhost:${storefront.port}`;
@@ -116,8 +226,8 @@ async function main(): Promise<void> {
       stripe: standIns.stripe.url,
       storefrontOrigins: [storefrontUrl, `http://${LOOPBACK}:${storefront.port}`],
     }),
-    // Every lifecycle event on, so `npm run demo:refund`, `demo:dispute` and the page's Radar review change the order (README, Demo helpers).
-    CARD_LIFECYCLE_EVENTS: process.env.CARD_LIFECYCLE_EVENTS ?? 'refunds,disputes,async,reviews',
+    CARD_LIFECYCLE_EVENTS: lifecycleEvents,
+    CRON_SECRET: cronSecret,
   };
   writeDemoState({
     pid: process.pid,
@@ -138,9 +248,15 @@ async function main(): Promise<void> {
   };
   process.on('exit', () => removeDemoState());
 
+  const placeholderNote =
+    mode.placeholders.length > 0
+      ? `  A copy of .env.example not filled in yet: ${placeholderMessage(namesWithSources(mode.placeholders, loaded))}.\n` +
+        `  The demo uses its own values instead; fill in ${upstreamList} to run against your shop.\n`
+      : '';
   console.log(
-    `\nDemo mode: no WooCommerce or Stripe configured, so local stand-ins play both (nothing leaves this machine).\n` +
-      `  WooCommerce stand-in  ${standIns.woocommerce.url}   Stripe stand-in  ${standIns.stripe.url}\n` +
+    `\nDemo mode: no WooCommerce or Stripe is configured (${upstreamList} hold no value of their own), so local stand-ins play both (nothing leaves this machine).\n` +
+      placeholderNote +
+      `  WooCommerce stand-in  ${standIns.woocommerce.url}   Stripe stand-in  ${standIns.stripe.url}   Storefront  ${storefrontUrl}/\n` +
       `Starting the service on ${serviceUrl} ...\n`,
   );
 
@@ -153,6 +269,7 @@ async function main(): Promise<void> {
         `  Storefront (allowed origin):  ${storefrontUrl}/?order=1001`,
         '    Pay by card with the test card that succeeds (or the declined one), watch the order turn',
         '    processing, then press "Ship it": the timeline shows what the service wrote.',
+        `    Every demo order:           ${storefrontUrl}/`,
         `  Checkout service:             ${serviceUrl}`,
         `  Order state (read-only):      ${standIns.woocommerce.url}/demo/orders/1001`,
         '',
@@ -175,7 +292,17 @@ async function main(): Promise<void> {
     );
   };
 
-  const code = await runNextDev(['--port', String(servicePort), '--hostname', LOOPBACK, ...passThrough], env, banner);
+  // A payment's two calls about an order the demo shop does not hold (scripts/warm-up.ts): they change nothing.
+  const rehearsal = async (): Promise<PaymentRehearsal> => {
+    const orderId = 999_999_999;
+    const intent = new StripeModel().seedSucceeded({ amount: '100', currency: 'usd', metadata: { shop_order_id: String(orderId) } }, Math.floor(Date.now() / 1000));
+    return {
+      token: await mintCheckoutToken(orderId, { secret: DEMO_SECRETS.checkoutTokenSecret, ttl: '5m' }),
+      origin: storefrontUrl,
+      event: signCardEvent(cardEvent('payment_intent.succeeded', intent), DEMO_SECRETS.stripeWebhookSecret),
+    };
+  };
+  const code = await runNextDev(['--port', String(servicePort), '--hostname', LOOPBACK, ...passThrough], env, { origin: storefrontUrl, cronSecret, rehearsal }, banner);
   await cleanUp();
   process.exit(code);
 }

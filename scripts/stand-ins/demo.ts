@@ -24,6 +24,8 @@ export const DEMO_SECRETS = {
   shippingWebhookSecret: 'demo-shipping-webhook-secret',
   /** Shared by the companion plugin's gateway (played by the WooCommerce stand-in) and the service's /api/store/* routes. */
   storeCallbackSecret: 'demo-store-callback-secret-for-local-use-only',
+  /** Opens the cron routes and the deep health check, which `npm run dev` asks once so the first payment finds the clients loaded. */
+  cronSecret: 'demo-cron-secret-for-local-use-only',
 } as const;
 
 /** Preferred ports; a busy one is replaced by a free one (the launcher prints what it used). */

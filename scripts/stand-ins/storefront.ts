@@ -86,6 +86,8 @@ interface PageConfig {
   orderId: string;
   stripe: { url: string; publishableKey: string } | null;
   orderView: boolean;
+  /** The order as the shop held it when the page was served: shown at once, before the page asks again. */
+  order: unknown;
   shipping: boolean;
   cardLifecycle: boolean;
 }
@@ -126,7 +128,9 @@ const STYLE = `
   .result:empty { display: none; }
   .result[data-state="ok"] { background: #dafbe1; }
   .result[data-state="error"], .result[data-state="blocked"], .result[data-state="declined"] { background: #ffebe9; }
-  .result[data-state="working"]::before { content: "⏳ "; }
+  .result[data-state="working"]::before { content: ""; display: inline-block; width: .75em; height: .75em; margin-right: .5em; vertical-align: -.05em;
+    border: 2px solid #8c959f; border-top-color: transparent; border-radius: 50%; animation: spin 1s linear infinite; }
+  @keyframes spin { to { transform: rotate(360deg); } }
   #timeline { list-style: none; padding: 0; margin: 0; } #timeline li { border-left: 3px solid #d0d7de; padding: .2rem 0 .5rem .8rem; margin-left: .3rem; }
   #timeline time { color: #57606a; font-size: .8rem; margin-right: .5rem; } .note { margin: .25rem 0; font-style: italic; }
   .meta { margin: .2rem 0 0; padding: 0; list-style: none; font-family: ui-monospace, monospace; font-size: .78rem; color: #57606a; }
@@ -254,13 +258,15 @@ $('back-office').hidden = !((config.shipping || config.cardLifecycle) && config.
 $('shipping-actions').hidden = !config.shipping;
 $('card-lifecycle').hidden = !config.cardLifecycle;
 
-// A result line beside its buttons; while it works, it counts the seconds once past the first.
+// A result line beside its buttons, scrolled into view when the buttons sit at the window's edge;
+// while it works, it counts the seconds once past the first.
 const tickers = new Map();
 function show(target, state, text) {
   const line = $(target);
   clearInterval(tickers.get(target));
   line.dataset.state = state;
   line.textContent = text;
+  line.scrollIntoView({ block: 'nearest' });
   if (state !== 'working') return;
   const started = Date.now();
   tickers.set(target, setInterval(() => {
@@ -374,7 +380,9 @@ function applyRules() {
   set(['dispute-won', 'dispute-lost'], rules.outcome, 'dispute-outcome-why');
   set(['admin-refund'], rules.refund, 'admin-refund-why');
   set(['review'], rules.review, 'review-why');
+  // One line of reasons for the pair: the review can be opened or approved, never both.
   $('review-approved').disabled = busy || rules.approve !== null;
+  $('review-approved').title = rules.approve || '';
   if (rules.review === null) $('review-why').textContent = rules.approve || '';
 }
 
@@ -704,7 +712,12 @@ for (const outcome of ['won', 'lost']) {
   }));
 }
 
-loadOrder();
+if (config.order) {
+  order = config.order;
+  renderOrder();
+} else {
+  loadOrder();
+}
 setInterval(() => { if (document.visibilityState === 'visible' && !busy) loadOrder(); }, 3000);
 `;
 
@@ -802,7 +815,7 @@ async function cardPaymentState(stripeUrl: string, view: OrderView): Promise<unk
   }
 }
 
-/** The order from the WooCommerce stand-in's view: the view, undefined when the shop holds no such order. */
+/** The order from the WooCommerce stand-in's view (the whole view), undefined when the shop holds no such order. */
 async function orderView(woocommerceUrl: string, id: string | number): Promise<OrderView | undefined> {
   const view = await fetch(`${woocommerceUrl.replace(/\/+$/, '')}/demo/orders/${id}`);
   if (view.status === 404) return undefined;
@@ -893,12 +906,14 @@ export function storefrontHandler(options: StorefrontOptions) {
       sendHtml(response, 404, ordersPage(await listedOrders(), `“${orderParam.slice(0, 40)}” is not an order number. Pick one of the demo orders.`));
       return;
     }
+    let order: OrderView | undefined;
     if (orderParam !== null && options.woocommerceUrl) {
       let known = true;
       try {
-        known = (await orderView(options.woocommerceUrl, orderParam)) !== undefined;
+        order = await orderView(options.woocommerceUrl, orderParam);
+        known = order !== undefined;
       } catch {
-        // The shop did not answer: the page says so when it reads the order.
+        // The shop did not answer: the page asks again by itself.
       }
       if (!known) {
         sendHtml(response, 404, ordersPage(await listedOrders(), `Order #${orderParam} does not exist in the shop. Pick one of the demo orders.`));
@@ -917,6 +932,7 @@ export function storefrontHandler(options: StorefrontOptions) {
         orderId: orderParam ?? '',
         stripe: options.stripe ? { url: options.stripe.url.replace(/\/+$/, ''), publishableKey: options.stripe.publishableKey } : null,
         orderView: Boolean(options.woocommerceUrl),
+        order: order ?? null,
         shipping: Boolean(options.shippingWebhookSecret),
         cardLifecycle: Boolean(lifecycle),
       }),

@@ -3,11 +3,16 @@
  * without the store, card and token settings it refuses to start, naming
  * every missing variable; without a shipping webhook secret it refuses too,
  * unless SHIPPING_WEBHOOK_AUTH=off, which starts with a warning (DECISIONS 11).
+ *
+ * `npm start` and `npm run dev` check it before anything says ready: a
+ * malformed variable stops them with its name and where it is set, and no
+ * "Ready" line comes first.
  */
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { environmentWithoutServiceVariables } from '@/scripts/service-process';
 import { freePort, LOOPBACK } from '@/scripts/stand-ins/http';
 
 const SERVICE_VARS = /^(WOOCOMMERCE_|STRIPE_|CHECKOUT_TOKEN_|ALLOWED_ORIGINS|TRUST_PROXY_HOPS|SHIPPING_|SHIPSTATION_|CLIENT_IP_HEADER||REDIS_URL|UPSTREAM_|CARD_PAYMENT|MANUAL_PAYMENT|LOG_LEVEL)/;
@@ -51,13 +56,13 @@ describe('production start', () => {
   });
 
   const complete = {
-    WOOCOMMERCE_URL: 'https://shop.example.com',
+    WOOCOMMERCE_URL: 'https://shop.test',
     WOOCOMMERCE_CONSUMER_KEY: 'ck_startup',
     WOOCOMMERCE_CONSUMER_SECRET: 'cs_startup',
     STRIPE_SECRET_KEY: 'sk_test_startup',
     STRIPE_WEBHOOK_SECRET: 'whsec_startup',
     CHECKOUT_TOKEN_SECRET: 'startup-test-secret-0123456789abcdefghij',
-    ALLOWED_ORIGINS: 'https://shop.example.com',
+    ALLOWED_ORIGINS: 'https://shop.test',
   };
 
   it('refuses to start without a shipping webhook secret unless told otherwise', async () => {
@@ -72,5 +77,83 @@ describe('production start', () => {
     expect(code).toBeNull();
     expect(output).toContain('SHIPPING_WEBHOOK_SECRET is not set and SHIPPING_WEBHOOK_AUTH=off');
     expect(output).toContain('"event":"service.started"');
+  });
+});
+
+/** Runs an npm script to its end (or until `untilOutput`), with only the service variables given. */
+async function runScript(script: 'start' | 'dev', env: Record<string, string>, untilOutput = /$^/): Promise<{ output: string; code: number | null }> {
+  const inherited = environmentWithoutServiceVariables();
+  const child = spawn('npm', ['run', script], {
+    env: { NODE_ENV: script === 'start' ? 'production' : 'development', ...inherited, ...env, PORT: String(await freePort()), NEXT_TELEMETRY_DISABLED: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = (code: number | null) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      resolve({ output, code });
+    };
+    const timer = setTimeout(() => finish(null), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (untilOutput.test(output)) finish(child.exitCode);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => finish(code));
+  });
+}
+
+describe('checked before anything says ready', () => {
+  const complete = {
+    WOOCOMMERCE_URL: 'https://shop.test',
+    WOOCOMMERCE_CONSUMER_KEY: 'ck_startup',
+    WOOCOMMERCE_CONSUMER_SECRET: 'cs_startup',
+    STRIPE_SECRET_KEY: 'sk_test_startup',
+    STRIPE_WEBHOOK_SECRET: 'whsec_startup',
+    CHECKOUT_TOKEN_SECRET: 'startup-test-secret-0123456789abcdefghij',
+    ALLOWED_ORIGINS: 'https://shop.test',
+    SHIPPING_WEBHOOK_SECRET: 'startup-shipping-secret-0123',
+  };
+
+  it('npm start stops on a malformed variable with its name and where it is set, and never says Ready', async () => {
+    const { output, code } = await runScript('start', { ...complete, UPSTREAM_TIMEOUT_MS: 'abc' });
+    expect(code).toBe(1);
+    expect(output).toContain('Not starting: Invalid configuration: UPSTREAM_TIMEOUT_MS must be a whole number of milliseconds from 1 to 120000');
+    expect(output).toContain('Set in: UPSTREAM_TIMEOUT_MS (the environment)');
+    expect(output).not.toMatch(/Ready/);
+    expect(output).not.toContain('abc');
+  });
+
+  it('npm start says the configuration is checked before Next.js says Ready', async () => {
+    const { output } = await runScript('start', complete, /Ready in/);
+    const checked = output.indexOf('Configuration checked: store, card provider and checkout tokens configured');
+    expect(checked).toBeGreaterThan(-1);
+    expect(output.indexOf('Ready in')).toBeGreaterThan(checked);
+  });
+
+  it('npm run dev stops on a malformed variable before starting anything', async () => {
+    const { output, code } = await runScript('dev', { UPSTREAM_TIMEOUT_MS: 'abc' });
+    expect(code).toBe(1);
+    expect(output).toContain('Not starting: Invalid configuration: UPSTREAM_TIMEOUT_MS must be a whole number of milliseconds from 1 to 120000');
+    expect(output).not.toMatch(/Ready|Demo mode|demo is running/);
+  });
+
+  it('npm run dev refuses a configuration that is begun but not complete, naming what is left', async () => {
+    const { output, code } = await runScript('dev', { STRIPE_SECRET_KEY: 'sk_test_mine', WOOCOMMERCE_URL: 'https://shop.example.com' });
+    expect(code).toBe(1);
+    expect(output).toContain('Not starting: STRIPE_SECRET_KEY (the environment) is set, so the demo is off, but the configuration is not complete:');
+    expect(output).toContain("these variables still hold the example's placeholders: WOOCOMMERCE_URL (the environment)");
+    expect(output).toContain('not set: WOOCOMMERCE_CONSUMER_KEY, WOOCOMMERCE_CONSUMER_SECRET, STRIPE_WEBHOOK_SECRET, CHECKOUT_TOKEN_SECRET');
+    expect(output).not.toMatch(/Ready|demo is running/);
   });
 });

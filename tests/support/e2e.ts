@@ -15,8 +15,9 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { mintCheckoutToken } from '@/lib/security/checkout-token';
 import { environmentWithoutServiceVariables, stopGroup } from '@/scripts/service-process';
-import { DEMO_SECRETS, demoServiceEnv, demoWebhookEndpoint, installCompanionGateway, startDemoStandIns, type DemoStandIns } from '@/scripts/stand-ins/demo';
+import { DEMO_ORDERS, DEMO_SECRETS, demoServiceEnv, demoWebhookEndpoint, installCompanionGateway, startDemoStandIns, type DemoStandIns } from '@/scripts/stand-ins/demo';
 import { freePort, listen, LOOPBACK, type RunningServer } from '@/scripts/stand-ins/http';
+import type { Page } from 'playwright-core';
 import { startStorefront } from '@/scripts/stand-ins/storefront';
 
 export const ARTIFACTS = join(process.cwd(), 'test-artifacts');
@@ -134,11 +135,27 @@ export interface RecordedRequest {
  * A loopback reverse proxy in front of the service that records what reaches
  * it: a browser's CORS preflight is not visible to page scripts, but it is here.
  */
-export async function startRecordingProxy(target: string): Promise<RunningServer & { requests: RecordedRequest[] }> {
+export interface RecordingProxy extends RunningServer {
+  requests: RecordedRequest[];
+  /**
+   * Holds the next `method path` request until released: `arrived` settles when it reaches the proxy.
+   * A slow answer on cue, with no timer.
+   */
+  holdNext(method: string, path: string): { arrived: Promise<void>; release(): void };
+}
+
+export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
   const requests: RecordedRequest[] = [];
+  const holds: { method: string; path: string; arrived: () => void; released: Promise<void> }[] = [];
   const upstream = new URL(target);
-  const server = await listen((request, response, url, body) => {
+  const server = await listen(async (request, response, url, body) => {
     requests.push({ method: request.method ?? 'GET', path: url.pathname, origin: request.headers.origin });
+    const hold = holds.findIndex((h) => h.method === request.method && h.path === url.pathname);
+    if (hold >= 0) {
+      const [held] = holds.splice(hold, 1);
+      held?.arrived();
+      await held?.released;
+    }
     return new Promise<void>((resolve) => {
       const forward = httpRequest(
         {
@@ -161,7 +178,22 @@ export async function startRecordingProxy(target: string): Promise<RunningServer
       forward.end(body);
     });
   });
-  return { ...server, requests };
+  return {
+    ...server,
+    requests,
+    holdNext(method, path) {
+      let arrived!: () => void;
+      let release!: () => void;
+      const arrival = new Promise<void>((resolve) => {
+        arrived = resolve;
+      });
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      holds.push({ method, path, arrived, released });
+      return { arrived: arrival, release };
+    },
+  };
 }
 
 /** The demo storefront page calling serviceUrl, minting tokens with the demo secret; port 0 for any free port. */
@@ -181,6 +213,7 @@ export async function startDemoStorefrontFor(world: E2eWorld, serviceUrl: string
     stripe: { url: world.standIns.stripe.url, publishableKey: DEMO_SECRETS.stripePublishableKey },
     woocommerceUrl: world.woocommerceUrl,
     shippingWebhookSecret: DEMO_SECRETS.shippingWebhookSecret,
+    demoOrders: DEMO_ORDERS,
     port,
   });
 }
@@ -199,3 +232,20 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
   '--disable-dev-shm-usage',
 ];
+
+/**
+ * The console errors and uncaught exceptions of a page, for a test to fail on. A refusal the test
+ * provokes on purpose (a 400 the service answers) is allowed by naming it.
+ */
+export function watchConsole(page: Page): { unexpected(): string[]; allow(pattern: RegExp): void } {
+  const errors: string[] = [];
+  const allowed: RegExp[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(`${message.text()} (${message.location().url})`);
+  });
+  page.on('pageerror', (error) => errors.push(`uncaught: ${error.message}`));
+  return {
+    unexpected: () => errors.filter((error) => !allowed.some((pattern) => pattern.test(error))),
+    allow: (pattern) => allowed.push(pattern),
+  };
+}

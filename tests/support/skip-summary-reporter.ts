@@ -12,7 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import type { Reporter, TestCase, TestModule } from 'vitest/node';
+import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { REDIS_SKIP_REASON } from './redis-global-setup';
 
 // The reason may hold one level of parentheses; a name vitest shortened (describe.each's $name) ends in "…".
@@ -43,7 +43,13 @@ function usesRedisSupport(module: TestModule, cache: Map<string, boolean>): bool
 }
 
 /** Skipped tests grouped by reason, each with the files they are in. */
-export function skippedByReason(modules: ReadonlyArray<TestModule>, env: { redisUrl: string | undefined }, root = process.cwd()): Map<string, Map<string, number>> {
+export function skippedByReason(
+  modules: ReadonlyArray<TestModule>,
+  env: { redisUrl: string | undefined; nameFilter?: string | undefined },
+  root = process.cwd(),
+): Map<string, Map<string, number>> {
+  // A run told to select tests by name (-t) skips the others: said as such, not as a condition of their file.
+  const otherwise = env.nameFilter ? `not selected by the name filter (-t ${env.nameFilter})` : 'skipped by a condition in the file, without a stated reason';
   const groups = new Map<string, Map<string, number>>();
   const redisFiles = new Map<string, boolean>();
   for (const module of modules) {
@@ -52,7 +58,7 @@ export function skippedByReason(modules: ReadonlyArray<TestModule>, env: { redis
       if (test.options.mode === 'todo') continue;
       const reason =
         labelled(test) ??
-        (!env.redisUrl && usesRedisSupport(module, redisFiles) ? REDIS_SKIP_REASON : 'skipped by a condition in the file, without a stated reason');
+        (!env.redisUrl && usesRedisSupport(module, redisFiles) ? REDIS_SKIP_REASON : otherwise);
       const files = groups.get(reason) ?? new Map<string, number>();
       files.set(file, (files.get(file) ?? 0) + 1);
       groups.set(reason, files);
@@ -78,8 +84,15 @@ export function skipSummary(groups: Map<string, Map<string, number>>): string {
 }
 
 export default class SkipSummaryReporter implements Reporter {
+  private nameFilter: string | undefined;
+
+  onInit(vitest: Vitest): void {
+    const pattern = vitest.config.testNamePattern;
+    this.nameFilter = pattern ? String(pattern) : undefined;
+  }
+
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
-    const summary = skipSummary(skippedByReason(testModules, { redisUrl: process.env.REDIS_URL }));
+    const summary = skipSummary(skippedByReason(testModules, { redisUrl: process.env.REDIS_URL, nameFilter: this.nameFilter }));
     if (summary) process.stdout.write(summary);
   }
 }
