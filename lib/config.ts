@@ -52,7 +52,7 @@ const sharedSecrets = z
   });
 
 /** CARD_LIFECYCLE_EVENTS words (README, Stripe): what happens to an order after its payment. */
-export const LIFECYCLE_EVENT_SETTINGS = ['refunds', 'disputes', 'async'] as const;
+export const LIFECYCLE_EVENT_SETTINGS = ['refunds', 'disputes', 'async', 'reviews'] as const;
 export type LifecycleEventSetting = (typeof LIFECYCLE_EVENT_SETTINGS)[number];
 
 /** A comma-separated list of known words, each at most once; empty means none. */

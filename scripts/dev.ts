@@ -43,8 +43,8 @@ import { appRoutes, rehearsePayment, WARM_UP_QUERY, WARM_UP_REQUEST_ID, warmClie
 
 const nextBin = createRequire(import.meta.url).resolve('next/dist/bin/next');
 
-/** Every lifecycle event on, so `npm run demo:refund` and `demo:dispute` change the order (README, Demo helpers). */
-const DEMO_LIFECYCLE_EVENTS = 'refunds,disputes,async';
+/** Every lifecycle event on, so `npm run demo:refund`, `demo:dispute` and the page's Radar review change the order (README, Demo helpers). */
+const DEMO_LIFECYCLE_EVENTS = 'refunds,disputes,async,reviews';
 
 /** A port that is free now: the preferred one, else any. */
 async function pickPort(preferred: number): Promise<number> {
@@ -202,7 +202,7 @@ async function main(): Promise<void> {
     loaded,
   );
 
-  const standIns = await startDemoStandIns({ woocommerce: DEMO_PORTS.woocommerce, stripe: DEMO_PORTS.stripe });
+  const standIns = await startDemoStandIns({ woocommerce: DEMO_PORTS.woocommerce, stripe: DEMO_PORTS.stripe }, { serviceUrl: `http://${LOOPBACK}:${servicePort}` });
   // As Stripe does, the stand-in posts each payment's signed event to the service by itself.
   standIns.stripe.deliverEventsTo(demoWebhookEndpoint(`http://${LOOPBACK}:${servicePort}`));
   const storefront = await startStorefront({

@@ -75,6 +75,29 @@ export interface ChargeFacts extends IntentLink {
 
 export type RefundEventFacts = IntentLink & RefundFacts;
 
+/** A Radar review (`review.opened`, `review.closed`): a payment Stripe held for the shop to look at. */
+export interface ReviewFacts extends IntentLink {
+  reviewId: string;
+  /** The reviewed charge, '' when the review names none. */
+  chargeId: string;
+  /** Whether the review still needs action (`open`). */
+  open: boolean;
+  /** Why it was opened: `rule` (a Radar rule) or `manual`. */
+  openedReason: string;
+  /** Why it was closed (`approved`, `refunded`, `refunded_as_fraud`, `disputed`, `redacted`, …); undefined while open. */
+  closedReason: string | undefined;
+}
+
+/** An early fraud warning (`radar.early_fraud_warning.created`): the card issuer reported the charge as likely fraud. */
+export interface FraudWarningFacts extends IntentLink {
+  warningId: string;
+  chargeId: string;
+  /** The issuer's label: `made_with_stolen_card`, `unauthorized_use_of_card`, `misc`, … */
+  fraudType: string;
+  /** Not yet disputed nor fully refunded: a refund now can still prevent a dispute. */
+  actionable: boolean;
+}
+
 export interface DisputeFacts extends IntentLink {
   disputeId: string;
   chargeId: string;
@@ -109,12 +132,18 @@ export const DISPUTE_EVENTS = [
   'charge.dispute.funds_reinstated',
 ] as const;
 
+/** CARD_LIFECYCLE_EVENTS=reviews: Radar's reviews and the issuers' early fraud warnings. */
+export const REVIEW_EVENTS = ['review.opened', 'review.closed'] as const;
+export const FRAUD_WARNING_EVENTS = ['radar.early_fraud_warning.created'] as const;
+
 export type CardEvent = EventBase &
   (
     | { kind: 'payment_intent'; intent: PaymentIntentFacts }
     | { kind: 'charge'; charge: ChargeFacts }
     | { kind: 'refund'; refund: RefundEventFacts }
     | { kind: 'dispute'; dispute: DisputeFacts }
+    | { kind: 'review'; review: ReviewFacts }
+    | { kind: 'fraud_warning'; warning: FraudWarningFacts }
     /** A type the service reads whose object is not what it should be: 400 when the type is handled. */
     | { kind: 'unreadable'; problem: string }
     /** Any other type: acknowledged, never read. */
@@ -147,6 +176,8 @@ const eventSchema = z.object({
 });
 
 const id = z.string().min(1).max(255);
+/** Stripe's reason words (`refunded_as_fraud`, `made_with_stolen_card`): short lower-case words, as they go into a note. */
+const MAX_LABEL = 50;
 const minor = z.number().int().nonnegative();
 const currency = z.string().length(3).transform((v) => v.toLowerCase());
 const expandable = z.union([id, z.looseObject({ id })]).nullish();
@@ -186,6 +217,28 @@ const disputeSchema = z.object({
   currency,
   status: z.string().min(1),
   reason: z.string().nullish(),
+  charge: z.union([id, z.looseObject({ id })]),
+  payment_intent: expandable,
+});
+
+// A word Stripe adds later still reads (as `other`) rather than making the event unreadable, and nothing
+// but a short lower-case word reaches a note.
+const label = z.string().max(255).transform((v) => (new RegExp(`^[a-z0-9_]{1,${MAX_LABEL}}$`).test(v) ? v : 'other'));
+const chargeRef = z.union([id, z.looseObject({ id })]).nullish();
+
+const reviewSchema = z.object({
+  id,
+  open: z.boolean(),
+  opened_reason: label.nullish(),
+  closed_reason: label.nullish(),
+  charge: chargeRef,
+  payment_intent: expandable,
+});
+
+const fraudWarningSchema = z.object({
+  id,
+  actionable: z.boolean(),
+  fraud_type: label.nullish(),
   charge: z.union([id, z.looseObject({ id })]),
   payment_intent: expandable,
 });
@@ -333,6 +386,39 @@ function readObject(envelope: CardEventEnvelope): CardEvent {
         status: dispute.status,
         reason: dispute.reason ?? 'general',
         ...intentLinkOf(dispute.payment_intent),
+      },
+    };
+  }
+  if ((REVIEW_EVENTS as readonly string[]).includes(type)) {
+    const result = reviewSchema.safeParse(object);
+    if (!result.success) return { ...base, kind: 'unreadable', problem: 'Webhook Error: event does not carry a review' };
+    const review = result.data;
+    return {
+      ...base,
+      kind: 'review',
+      review: {
+        reviewId: review.id,
+        chargeId: chargeIdOf(review.charge),
+        open: review.open,
+        openedReason: review.opened_reason ?? 'rule',
+        closedReason: review.closed_reason ?? undefined,
+        ...intentLinkOf(review.payment_intent),
+      },
+    };
+  }
+  if ((FRAUD_WARNING_EVENTS as readonly string[]).includes(type)) {
+    const result = fraudWarningSchema.safeParse(object);
+    if (!result.success) return { ...base, kind: 'unreadable', problem: 'Webhook Error: event does not carry an early fraud warning' };
+    const warning = result.data;
+    return {
+      ...base,
+      kind: 'fraud_warning',
+      warning: {
+        warningId: warning.id,
+        chargeId: chargeIdOf(warning.charge),
+        fraudType: warning.fraud_type ?? 'misc',
+        actionable: warning.actionable,
+        ...intentLinkOf(warning.payment_intent),
       },
     };
   }

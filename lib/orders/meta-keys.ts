@@ -35,6 +35,11 @@ export const META = {
   statusBeforeDispute: '_status_before_dispute',
   // CARD_LIFECYCLE_EVENTS=disputes: `won`, `lost`… once the dispute is closed.
   disputeStatus: '_dispute_status',
+  // CARD_LIFECYCLE_EVENTS=reviews: the Radar review last opened or closed on the order, the status the
+  // order had when it opened, and its closing reason once closed.
+  reviewId: '_review_id',
+  statusBeforeReview: '_status_before_review',
+  reviewClosedReason: '_review_closed_reason',
   // CARD_LIFECYCLE_EVENTS=refunds, on each WooCommerce refund (not the order): the Stripe refund it records.
   providerRefundId: '_provider_refund_id',
   // STRIPE_CAPTURE other than automatic: when the card was authorized (ISO 8601); the payment is not recorded yet.

@@ -56,7 +56,7 @@ export function shippedNote(details: ShipmentDetails): string {
   return parts.length === 0 ? 'Your order has been shipped!' : `Your order has been shipped! ${parts.join(' | ')}`;
 }
 
-/** Private notes for the shop (order notes with `customer_note: false`), for refunds and disputes. */
+/** Private notes for the shop (order notes with `customer_note: false`), for refunds, disputes and fraud reviews. */
 export const shopNotes = {
   shipmentVoided: (shipment: string, trackingNumber: string | undefined) =>
     `ShipStation voided a shipment${shipment ? ` (${shipment})` : ''}${trackingNumber ? ` (tracking number ${trackingNumber})` : ''}: its label was cancelled, nothing was shipped with it.`,
@@ -71,6 +71,18 @@ export const shopNotes = {
       ? `Stripe dispute ${disputeId} closed (${status}). The order is back to ${restored}.`
       : `Stripe dispute ${disputeId} closed (${status}). The order's status was changed while the dispute was open, so it was left as it is.`,
   disputeLost: (disputeId: string) => `Stripe dispute ${disputeId} was lost: the payment was returned to the cardholder. The order was marked failed.`,
+  reviewOpened: (reviewId: string, reason: string, previousStatus: string) =>
+    `Stripe Radar review ${reviewId} opened (reason: ${reason}). The order was put on hold (it was ${previousStatus}); approve or refund the payment in the Stripe dashboard before shipping.`,
+  reviewApproved: (reviewId: string, restored: string | undefined) =>
+    restored
+      ? `Stripe Radar review ${reviewId} approved. The order is back to ${restored}.`
+      : `Stripe Radar review ${reviewId} approved. The order's status was changed while the review was open (or a dispute holds it), so it was left as it is.`,
+  reviewClosed: (reviewId: string, reason: string) =>
+    `Stripe Radar review ${reviewId} closed (${reason}). The order stays as it is: a refund or dispute is recorded by its own event.`,
+  earlyFraudWarning: (warningId: string, chargeId: string, fraudType: string, actionable: boolean) =>
+    actionable
+      ? `Stripe early fraud warning ${warningId}: the card issuer reports charge ${chargeId} as likely fraud (${fraudType}). Stripe recommends refunding it before a dispute arrives: a refunded charge cannot be disputed, and a dispute costs a fee. Do not ship the order until you have decided.`
+      : `Stripe early fraud warning ${warningId}: the card issuer reports charge ${chargeId} as likely fraud (${fraudType}). It is already disputed or fully refunded: nothing more to do for it.`,
   disputeFunds: (disputeId: string, movement: 'withdrawn' | 'reinstated', amount: string) =>
     movement === 'withdrawn'
       ? `Stripe withdrew ${amount} from the balance for dispute ${disputeId}.`

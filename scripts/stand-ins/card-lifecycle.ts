@@ -6,7 +6,7 @@
  * back-office buttons, so both do exactly the same.
  * Not part of the production bundle.
  */
-import { toMinorUnits } from '../../lib/money';
+import { formatMinorUnits, toMinorUnits } from '../../lib/money';
 import { deliverCardEvent, type Delivery } from './webhooks';
 
 /** Where the running demo's pieces are, and the secret Stripe signs its events with. */
@@ -133,3 +133,97 @@ export async function closeCardDispute(demo: CardLifecycleDemo, disputeId: strin
   const closed = (await demoPost(`${demo.stripeUrl.replace(/\/+$/, '')}/demo/disputes/${encodeURIComponent(disputeId)}/close`, { status: outcome })) as object;
   return post(demo, closed);
 }
+
+/** The shop refused the admin's refund: the message is what the service answered the plugin (Stripe's reason in plain words). */
+export class ShopRefundRefusedError extends Error {}
+
+export interface AdminRefundDone {
+  /** The WooCommerce refund the shop owner made. */
+  refundId: number;
+  amount: string;
+  /** What the service answered the companion plugin: the Stripe refund it made. */
+  delivery: Delivery;
+  /** What the service's card webhook answered to the `charge.refunded` Stripe sent after (it records no second refund). */
+  event: Delivery | undefined;
+}
+
+/**
+ * The shop owner's "Refund via Credit Card" in the WooCommerce admin: a refund of the order through the
+ * REST API with `api_refund`, so the WooCommerce stand-in asks the companion plugin's gateway to pay the
+ * money back, and the gateway signs `POST /api/store/refunds` to the service (store-gateway.ts). `amount`
+ * is a decimal in the order's currency; all that remains when absent (the admin's refund form needs one).
+ */
+export async function refundFromShopAdmin(
+  demo: CardLifecycleDemo & { woocommerceCredentials: { consumerKey: string; consumerSecret: string }; stripeSecretKey: string },
+  orderId: number,
+  amount?: string,
+): Promise<AdminRefundDone> {
+  const wooUrl = demo.woocommerceUrl.replace(/\/+$/, '');
+  const order = (await demoGet(`${wooUrl}/demo/orders/${orderId}`)) as { currency: string; total: string; refunds: { amount: string }[] };
+  const refunded = order.refunds.reduce((sum, refund) => sum + toMinorUnits(refund.amount, order.currency), 0);
+  const remaining = toMinorUnits(order.total, order.currency) - refunded;
+  const minor = amount === undefined ? remaining : toMinorUnits(amount, order.currency);
+  const value = formatMinorUnits(minor, order.currency);
+  const url = `${wooUrl}/wp-json/wc/v3/orders/${orderId}/refunds`;
+  const { consumerKey, consumerSecret } = demo.woocommerceCredentials;
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Basic ${Buffer.from(`${consumerKey}:${consumerSecret}`).toString('base64')}` },
+      body: JSON.stringify({ amount: value, reason: 'Refunded from the shop admin', api_refund: true }),
+    });
+  } catch {
+    throw new DemoCallError(url, 0, undefined, `${url} did not answer`);
+  }
+  const answer = (await response.json().catch(() => ({}))) as { id?: number; amount?: string; message?: string; code?: string; meta_data?: { key: string; value: unknown }[] };
+  if (!response.ok) {
+    // WooCommerce shows the gateway's error to the shop owner and drops its refund.
+    if (answer.code === 'woocommerce_rest_cannot_create_order_refund' && answer.message) throw new ShopRefundRefusedError(answer.message);
+    throw new DemoCallError(url, response.status, answer.code, `${url} → HTTP ${response.status}: ${answer.message ?? 'failed'}`);
+  }
+  const providerRefundId = answer.meta_data?.find((m) => m.key === '_provider_refund_id')?.value;
+  return {
+    refundId: Number(answer.id),
+    amount: String(answer.amount),
+    delivery: { status: 200, body: { refund_id: providerRefundId, amount: answer.amount } },
+    event: await deliverLatestChargeRefunded(demo, demo.stripeSecretKey),
+  };
+}
+
+/**
+ * Stripe follows a refund with `charge.refunded`; the Stripe stand-in records it but posts only payment
+ * outcomes by itself, so the demo delivers it as Stripe would: the newest one, listed from the stand-in.
+ */
+async function deliverLatestChargeRefunded(demo: CardLifecycleDemo, stripeSecretKey: string): Promise<Delivery | undefined> {
+  const url = `${demo.stripeUrl.replace(/\/+$/, '')}/v1/events?type=charge.refunded&limit=1`;
+  const list = (await call(url, { headers: { Authorization: `Bearer ${stripeSecretKey}` } })) as { data?: object[] };
+  const event = list.data?.[0];
+  return event ? post(demo, event) : undefined;
+}
+
+export interface ReviewOpened {
+  reviewId: string;
+  delivery: Delivery;
+}
+
+/** Stripe Radar holds the order's card payment for review: `review.opened` is delivered. */
+export async function openRadarReview(demo: CardLifecycleDemo, orderId: number): Promise<ReviewOpened> {
+  const { intentId } = await cardPaymentOf(demo, orderId, 'review');
+  const opened = (await demoPost(`${demo.stripeUrl.replace(/\/+$/, '')}/demo/payment_intents/${intentId}/review`, {})) as { review: { id: string }; event: object };
+  return { reviewId: opened.review.id, delivery: await post(demo, opened.event) };
+}
+
+/** The shop approves the order's open review in the Stripe dashboard: `review.closed` (approved) is delivered. */
+export async function approveRadarReview(demo: CardLifecycleDemo, orderId: number): Promise<ReviewOpened> {
+  const order = (await demoGet(`${demo.woocommerceUrl.replace(/\/+$/, '')}/demo/orders/${orderId}`)) as { meta: Record<string, unknown> };
+  const reviewId = order.meta._review_id;
+  if (typeof reviewId !== 'string' || typeof order.meta._review_closed_reason === 'string' && order.meta._review_closed_reason !== '') {
+    throw new NoOpenReviewError(`No open Radar review on order ${orderId}: open one first.`);
+  }
+  const closed = (await demoPost(`${demo.stripeUrl.replace(/\/+$/, '')}/demo/reviews/${encodeURIComponent(reviewId)}/close`, { reason: 'approved' })) as object;
+  return { reviewId, delivery: await post(demo, closed) };
+}
+
+/** The order has no open Radar review to approve (nothing changed). */
+export class NoOpenReviewError extends Error {}

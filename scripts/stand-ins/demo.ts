@@ -7,6 +7,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { companionGateway } from './store-gateway';
 import { StripeModel } from './stripe-model';
 import { startStripeStandIn, type StripeStandIn } from './stripe-server';
 import { WooCommerceModel } from './woocommerce-model';
@@ -21,6 +22,8 @@ export const DEMO_SECRETS = {
   stripeWebhookSecret: 'whsec_demo_local_stand_in_signing_secret',
   checkoutTokenSecret: 'demo-checkout-token-secret-for-local-use-only',
   shippingWebhookSecret: 'demo-shipping-webhook-secret',
+  /** Shared by the companion plugin's gateway (played by the WooCommerce stand-in) and the service's /api/store/* routes. */
+  storeCallbackSecret: 'demo-store-callback-secret-for-local-use-only',
   /** Opens the cron routes and the deep health check, which `npm run dev` asks once so the first payment finds the clients loaded. */
   cronSecret: 'demo-cron-secret-for-local-use-only',
 } as const;
@@ -137,6 +140,14 @@ export function seedDemoOrders(woo: WooCommerceModel, stripe: StripeModel): void
   });
 }
 
+/**
+ * The shop has the companion plugin, configured with the demo's store callback secret: a refund made in
+ * its admin asks the service at `serviceUrl` for the money back (store-gateway.ts).
+ */
+export function installCompanionGateway(woocommerce: WooCommerceModel, serviceUrl: string): void {
+  woocommerce.gateway = companionGateway({ secret: DEMO_SECRETS.storeCallbackSecret, send: (request) => fetch(request), serviceUrl });
+}
+
 export interface DemoStandIns {
   woocommerce: WooStandIn;
   stripe: StripeStandIn;
@@ -146,9 +157,10 @@ export interface DemoStandIns {
 /** Starts both stand-ins on loopback with the demo data. Ports: preferred ones when free, or 0 for any. */
 export async function startDemoStandIns(
   ports: { woocommerce?: number; stripe?: number } = {},
-  options: { webhookRetryDelaysMs?: number[] } = {},
+  options: { webhookRetryDelaysMs?: number[]; serviceUrl?: string } = {},
 ): Promise<DemoStandIns> {
   const models = createDemoModels();
+  if (options.serviceUrl) installCompanionGateway(models.woocommerce, options.serviceUrl);
   const woocommerce = await startWooCommerceStandIn({
     model: models.woocommerce,
     credentials: { consumerKey: DEMO_SECRETS.consumerKey, consumerSecret: DEMO_SECRETS.consumerSecret },
@@ -186,6 +198,7 @@ export function demoServiceEnv(urls: { woocommerce: string; stripe: string; stor
     STRIPE_API_BASE_URL: urls.stripe,
     CHECKOUT_TOKEN_SECRET: DEMO_SECRETS.checkoutTokenSecret,
     SHIPPING_WEBHOOK_SECRET: DEMO_SECRETS.shippingWebhookSecret,
+    STORE_CALLBACK_SECRET: DEMO_SECRETS.storeCallbackSecret,
     ALLOWED_ORIGINS: urls.storefrontOrigins.join(','),
   };
 }

@@ -22,6 +22,9 @@
  *   POST /demo/refund/<id>            JSON {"amount": "10.00"} or {} for all that remains
  *   POST /demo/dispute/<id>           opens a dispute on the order's payment
  *   POST /demo/dispute/<id>/won|lost  closes the order's open dispute
+ *   POST /demo/admin-refund/<id>      JSON {"amount": "10.00"} or {}: the shop owner's refund in the WooCommerce
+ *                                     admin, through the companion plugin's gateway to the service's /api/store/refunds
+ *   POST /demo/review/<id>[/approved] Stripe Radar opens a review of the order's payment, or the shop approves it
  * each signed and posted to the service's Stripe webhook, so no secret reaches the page.
  *
  * The page tells the order's story: every date as the shop holds it, with its
@@ -41,8 +44,14 @@ import {
   openCardDispute,
   openDisputeOf,
   refundCardPayment,
+  refundFromShopAdmin,
+  openRadarReview,
+  approveRadarReview,
+  NoOpenReviewError,
+  ShopRefundRefusedError,
   type CardLifecycleDemo,
 } from './card-lifecycle';
+import { DEMO_SECRETS } from './demo';
 import { listen, listenPreferring, sendJson, type RunningServer } from './http';
 import { deliverShipNotification, shipNotification } from './webhooks';
 
@@ -59,6 +68,11 @@ export interface StorefrontOptions {
   shippingWebhookSecret?: string;
   /** The service's Stripe webhook signing secret: the page's Refund and Dispute buttons play Stripe (needs `stripe` and `woocommerceUrl`). */
   stripeWebhookSecret?: string;
+  /**
+   * The WooCommerce stand-in's REST credentials: the page's "Refund from the shop admin" makes the refund
+   * there as the admin does (demo ones by default); the stand-in's gateway then asks the service.
+   */
+  woocommerceCredentials?: { consumerKey: string; consumerSecret: string };
   /** The seeded orders and what each shows: `/` without an order lists them. */
   demoOrders?: readonly { id: number; what: string }[];
   /** Listen on this port (0: any free port), or prefer this port when free. */
@@ -211,10 +225,12 @@ function checkoutPage(config: PageConfig): string {
     <div class="action"><button id="ship" type="button" class="secondary">Ship it (ShipStation notification)</button><span class="why" id="ship-why"></span></div>
   </div>
   <div id="card-lifecycle">
-    <p class="hint">Stripe's side: a refund made in the Stripe dashboard, a cardholder's dispute and its outcome, each a signed event to the service's card webhook.</p>
+    <p class="hint">Stripe's side: a refund made in the Stripe dashboard, a cardholder's dispute and its outcome, a Radar review, each a signed event to the service's card webhook. The shop's side: a refund in the WooCommerce admin, which the companion plugin asks the service to make at Stripe (signed with the store callback secret).</p>
     <div class="action"><label for="refund-amount">Refund amount</label><input id="refund-amount" placeholder="all" inputmode="decimal"><button id="refund" type="button" class="secondary">Refund</button><span class="why" id="refund-why"></span></div>
+    <div class="action"><button id="admin-refund" type="button" class="secondary">Refund from the shop admin</button><span class="why" id="admin-refund-why"></span></div>
     <div class="action"><button id="dispute" type="button" class="secondary">Dispute</button><span class="why" id="dispute-why"></span></div>
     <div class="action"><button id="dispute-won" type="button" class="secondary">Dispute won</button><button id="dispute-lost" type="button" class="secondary">Dispute lost</button><span class="why" id="dispute-outcome-why"></span></div>
+    <div class="action"><button id="review" type="button" class="secondary">Radar review</button><button id="review-approved" type="button" class="secondary">Review approved</button><span class="why" id="review-why"></span></div>
   </div>
   <p id="office-status" class="result" role="status" aria-live="polite" data-state="idle"></p>
 </section>
@@ -337,7 +353,12 @@ function whyNot(o) {
   else if (typeof o.meta._dispute_id === 'string') dispute = 'Already disputed (' + o.meta._dispute_status + '): a payment is disputed once.';
   else if (remaining <= 0) dispute = 'Fully refunded: nothing left to dispute.';
   const outcome = disputeOpen ? null : 'No open dispute: its outcome comes after a Dispute.';
-  return { ship, refund, dispute, outcome, remaining, digits };
+  const reviewOpen = typeof o.meta._review_id === 'string' && !o.meta._review_closed_reason;
+  let review = null;
+  if (!byCard) review = notByCard + 'review.';
+  else if (reviewOpen) review = 'A review is open: approve it.';
+  const approve = reviewOpen ? null : 'No open review: a Radar review comes first.';
+  return { ship, refund, dispute, outcome, review, approve, remaining, digits };
 }
 
 let busy = false;
@@ -357,6 +378,12 @@ function applyRules() {
   if (rules.refund === null) $('refund-why').textContent = 'Up to ' + money(rules.remaining, order.currency) + '.';
   set(['dispute'], rules.dispute, 'dispute-why');
   set(['dispute-won', 'dispute-lost'], rules.outcome, 'dispute-outcome-why');
+  set(['admin-refund'], rules.refund, 'admin-refund-why');
+  set(['review'], rules.review, 'review-why');
+  // One line of reasons for the pair: the review can be opened or approved, never both.
+  $('review-approved').disabled = busy || rules.approve !== null;
+  $('review-approved').title = rules.approve || '';
+  if (rules.review === null) $('review-why').textContent = rules.approve || '';
 }
 
 function metaText(entry) {
@@ -396,6 +423,16 @@ function renderOrder() {
     const digits = digitsOf(order.currency);
     const refunded = order.refunds.reduce((sum, refund) => sum + toMinor(refund.amount, digits), 0);
     facts.push(['Refunded', [money(refunded, order.currency) + ' of ' + order.total + ' ' + order.currency]]);
+  }
+  // The card payment as Stripe holds it: with STRIPE_CAPTURE=on_shipment it is authorized at checkout
+  // and captured when the parcel ships.
+  const payment = order.payment;
+  if (payment && payment.status === 'requires_capture') {
+    facts.push(['Card', ['authorized ' + money(payment.amount_capturable, order.currency) + ', not captured yet: captured when the order ships']]);
+  } else if (payment && payment.status === 'succeeded') {
+    facts.push(['Card', ['captured ' + money(payment.amount_received, order.currency) + (payment.capture_method === 'manual' ? ' (authorized at checkout, captured on shipment)' : '')]]);
+  } else if (payment && payment.status === 'canceled') {
+    facts.push(['Card', ['authorization canceled: nothing was charged']]);
   }
   if (typeof order.meta._dispute_id === 'string') facts.push(['Dispute', [order.meta._dispute_id + ' (' + order.meta._dispute_status + ')']]);
   $('order-facts').replaceChildren(...facts.flatMap(([label, parts]) => {
@@ -623,6 +660,40 @@ $('refund').addEventListener('click', () => backOffice(async () => {
   show('office-status', 'ok', 'Refund of ' + latest.amount + ' ' + refunded.currency + ' recorded: order #' + refunded.id + ' is now ' + refunded.status + '.');
 }));
 
+$('admin-refund').addEventListener('click', () => backOffice(async () => {
+  const amount = $('refund-amount').value.trim();
+  if (amount && !/^\d+(\.\d+)?$/.test(amount)) {
+    show('office-status', 'error', 'Type an amount such as 10.00, or leave it empty to refund all that remains.');
+    return;
+  }
+  const refundsBefore = order.refunds.length;
+  const answer = await postAction(orderPath('admin-refund'), amount ? { amount } : {},
+    'The shop owner refunds ' + (amount ? amount + ' ' + order.currency : 'all that remains') + ' in the WooCommerce admin; the plugin asks the service to refund at Stripe …');
+  if (!answer) return;
+  $('refund-amount').value = '';
+  // The charge.refunded event that follows finds the refund WooCommerce holds and records no second one.
+  const refunded = await waitForOrder((current) => current.refunds.length > refundsBefore, 5000);
+  const latest = refunded ? refunded.refunds[refunded.refunds.length - 1] : { amount: answer.delivery.body.amount };
+  show('office-status', 'ok', 'Refunded from the shop admin: ' + latest.amount + ' ' + order.currency + ', Stripe refund ' + answer.delivery.body.refund_id +
+    ': order #' + order.id + ' is now ' + (refunded ? refunded.status : order.status) + '.');
+}));
+
+$('review').addEventListener('click', () => backOffice(async () => {
+  const answer = await postAction(orderPath('review'), {}, 'Stripe Radar holds the payment for review and tells the service …');
+  if (!answer) return;
+  const held = await waitForOrder((current) => current.meta._review_id === answer.review_id, 5000);
+  if (held) show('office-status', 'ok', 'Radar review ' + answer.review_id + ' opened: order #' + held.id + ' is now ' + held.status + '.');
+  else show('office-status', 'error', 'Stripe opened the review, but the service did not record it: its card events for reviews are off.');
+}));
+
+$('review-approved').addEventListener('click', () => backOffice(async () => {
+  const answer = await postAction(orderPath('review') + '/approved', {}, 'The shop approves the payment in the Stripe dashboard; Stripe tells the service …');
+  if (!answer) return;
+  const closed = await waitForOrder((current) => current.meta._review_closed_reason === 'approved', 5000);
+  if (closed) show('office-status', 'ok', 'Radar review ' + answer.review_id + ' approved: order #' + closed.id + ' is now ' + closed.status + '.');
+  else show('office-status', 'error', 'Stripe closed the review, but the service did not record it.');
+}));
+
 $('dispute').addEventListener('click', () => backOffice(async () => {
   const answer = await postAction(orderPath('dispute'), {}, 'The cardholder disputes the payment; Stripe tells the service …');
   if (!answer) return;
@@ -651,13 +722,14 @@ setInterval(() => { if (document.visibilityState === 'visible' && !busy) loadOrd
 `;
 
 const ORDER_PATH = /^\/demo\/(order|ship)\/([1-9]\d{0,8})$/;
-const LIFECYCLE_PATH = /^\/demo\/(refund|dispute)\/([1-9]\d{0,8})(?:\/(won|lost))?$/;
+const LIFECYCLE_PATH = /^\/demo\/(refund|dispute|admin-refund|review)\/([1-9]\d{0,8})(?:\/(won|lost|approved))?$/;
 const AMOUNT = /^\d{1,9}(\.\d{1,3})?$/;
 const ORDER_ID = /^[1-9]\d{0,8}$/;
 
 /** A stand-in's refusal or silence, in the page's words: never its URL or its own message. */
 function plainWords(error: unknown, demo: CardLifecycleDemo, what: string): { status: number; body: { message: string } } {
-  if (error instanceof NoCardPaymentError || error instanceof NoOpenDisputeError) return { status: 409, body: { message: error.message } };
+  if (error instanceof NoCardPaymentError || error instanceof NoOpenDisputeError || error instanceof NoOpenReviewError) return { status: 409, body: { message: error.message } };
+  if (error instanceof ShopRefundRefusedError) return { status: 409, body: { message: `The shop refused the refund: ${error.message}` } };
   if (error instanceof MoneyError) return { status: 400, body: { message: 'The amount is not an amount in the order’s currency.' } };
   if (!(error instanceof DemoCallError)) return { status: 502, body: { message: `The ${what} did not go through.` } };
   const who = error.url.startsWith(demo.stripeUrl) ? 'Stripe' : error.url.startsWith(demo.woocommerceUrl) ? 'The shop' : 'The checkout service';
@@ -673,12 +745,23 @@ function plainWords(error: unknown, demo: CardLifecycleDemo, what: string): { st
 /** The page's Refund and Dispute buttons, done on this server: the answer says what the service's webhook answered. */
 async function cardLifecycleAction(
   demo: CardLifecycleDemo,
-  action: { kind: 'refund' | 'dispute'; orderId: number; outcome?: 'won' | 'lost' },
+  action: { kind: 'refund' | 'dispute' | 'admin-refund' | 'review'; orderId: number; outcome?: 'won' | 'lost' | 'approved' },
   body: string,
+  credentials: { consumerKey: string; consumerSecret: string },
 ): Promise<{ status: number; body: unknown }> {
-  const what = action.kind === 'refund' ? 'refund' : action.outcome ? 'dispute’s outcome' : 'dispute';
+  const what =
+    action.kind === 'refund' || action.kind === 'admin-refund' ? 'refund' : action.kind === 'review' ? 'review' : action.outcome ? 'dispute’s outcome' : 'dispute';
   try {
-    if (action.kind === 'refund') {
+    if (action.kind === 'review') {
+      if (action.outcome === 'approved') {
+        const approved = await approveRadarReview(demo, action.orderId);
+        return { status: 200, body: { review_id: approved.reviewId, delivery: approved.delivery } };
+      }
+      if (action.outcome) return { status: 404, body: { message: 'No such action.' } };
+      const opened = await openRadarReview(demo, action.orderId);
+      return { status: 200, body: { review_id: opened.reviewId, delivery: opened.delivery } };
+    }
+    if (action.kind === 'refund' || action.kind === 'admin-refund') {
       let amount: unknown;
       try {
         amount = (JSON.parse(body || '{}') as { amount?: unknown }).amount;
@@ -688,9 +771,14 @@ async function cardLifecycleAction(
       if (amount !== undefined && (typeof amount !== 'string' || !AMOUNT.test(amount))) {
         return { status: 400, body: { message: 'The amount is a decimal such as 10.00.' } };
       }
+      if (action.kind === 'admin-refund') {
+        const done = await refundFromShopAdmin({ ...demo, woocommerceCredentials: credentials, stripeSecretKey: DEMO_SECRETS.stripeSecretKey }, action.orderId, amount as string | undefined);
+        return { status: 200, body: { refund_id: done.refundId, delivery: done.delivery, event: done.event } };
+      }
       const done = await refundCardPayment(demo, action.orderId, amount as string | undefined);
       return { status: 200, body: { delivery: done.delivery } };
     }
+    if (action.outcome === 'approved') return { status: 404, body: { message: 'No such action.' } };
     if (!action.outcome) {
       const opened = await openCardDispute(demo, action.orderId);
       return { status: 200, body: { dispute_id: opened.disputeId, delivery: opened.delivery } };
@@ -700,6 +788,30 @@ async function cardLifecycleAction(
     return { status: 200, body: { dispute_id: disputeId, delivery } };
   } catch (error) {
     return plainWords(error, demo, what);
+  }
+}
+
+/**
+ * The order's card payment as the Stripe stand-in holds it (status, capture method, what is capturable and
+ * received): an authorized payment and its capture on shipment show from the intent itself. Undefined
+ * when the order names no intent or Stripe does not answer: the page then shows the shop's facts only.
+ */
+async function cardPaymentState(stripeUrl: string, view: OrderView): Promise<unknown> {
+  const meta = (view as unknown as { meta?: Record<string, unknown> }).meta ?? {};
+  const intentId = meta._provider_payment_intent_id ?? meta._payment_intent_id;
+  if (typeof intentId !== 'string' || !/^[A-Za-z0-9_]{1,255}$/.test(intentId)) return undefined;
+  try {
+    const answer = await fetch(`${stripeUrl.replace(/\/+$/, '')}/demo/payment_intents/${intentId}`);
+    if (!answer.ok) return undefined;
+    const intent = (await answer.json()) as Record<string, unknown>;
+    return {
+      status: intent.status,
+      capture_method: intent.capture_method,
+      amount_capturable: intent.amount_capturable,
+      amount_received: intent.amount_received,
+    };
+  } catch {
+    return undefined;
   }
 }
 
@@ -750,8 +862,9 @@ export function storefrontHandler(options: StorefrontOptions) {
       const [, kind, orderId, outcome] = action;
       const answer = await cardLifecycleAction(
         lifecycle,
-        { kind: kind as 'refund' | 'dispute', orderId: Number(orderId), ...(outcome ? { outcome: outcome as 'won' | 'lost' } : {}) },
+        { kind: kind as 'refund' | 'dispute' | 'admin-refund' | 'review', orderId: Number(orderId), ...(outcome ? { outcome: outcome as 'won' | 'lost' | 'approved' } : {}) },
         body,
+        options.woocommerceCredentials ?? { consumerKey: DEMO_SECRETS.consumerKey, consumerSecret: DEMO_SECRETS.consumerSecret },
       );
       sendJson(response, answer.status, answer.body);
       return;
@@ -761,7 +874,9 @@ export function storefrontHandler(options: StorefrontOptions) {
       // Server to server, as a storefront reads the shop: the page never talks to WooCommerce itself.
       try {
         const view = await fetch(`${options.woocommerceUrl.replace(/\/+$/, '')}/demo/orders/${demo[2]}`);
-        sendJson(response, view.status, view.ok ? await view.json() : { message: view.status === 404 ? 'No such order in the shop.' : 'The shop did not answer.' }, { 'Cache-Control': 'no-store' });
+        const answer = view.ok ? ((await view.json()) as OrderView & { payment?: unknown }) : undefined;
+        if (answer && options.stripe) answer.payment = await cardPaymentState(options.stripe.url, answer);
+        sendJson(response, view.status, answer ?? { message: view.status === 404 ? 'No such order in the shop.' : 'The shop did not answer.' }, { 'Cache-Control': 'no-store' });
       } catch {
         sendJson(response, 502, { message: 'The shop did not answer.' }, { 'Cache-Control': 'no-store' });
       }

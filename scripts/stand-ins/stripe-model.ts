@@ -38,8 +38,8 @@ export interface StripeIntent {
   livemode: false;
 }
 
-/** A charge, refund or dispute, as Stripe shapes the fields the service reads (API 2022-11-15 and later). */
-export type StripeObject = Record<string, unknown> & { id: string; object: 'charge' | 'refund' | 'dispute' };
+/** A charge, refund, dispute, Radar review or early fraud warning, as Stripe shapes the fields the service reads (API 2022-11-15 and later). */
+export type StripeObject = Record<string, unknown> & { id: string; object: 'charge' | 'refund' | 'dispute' | 'review' | 'radar.early_fraud_warning' };
 
 /** `last_payment_error` of a payment intent, as Stripe fills it after a decline. */
 export interface StripePaymentError {
@@ -462,6 +462,8 @@ export class StripeModel {
   readonly charges = new Map<string, { id: string; intent: string; amount: number; amount_refunded: number; currency: string; created: number }>();
   readonly refunds = new Map<string, StripeObject & { charge: string; amount: number; status: string; created: number; metadata: Record<string, string> }>();
   readonly disputes = new Map<string, StripeObject & { charge: string; status: string }>();
+  /** Radar reviews (`prv_…`), open until closed. */
+  readonly reviews = new Map<string, StripeObject & { charge: string; open: boolean; reason: string; closed_reason: string | null }>();
 
   private chargeOf(intentId: string) {
     const intent = this.retrieve(intentId);
@@ -628,6 +630,57 @@ export class StripeModel {
   disputeFunds(disputeId: string, movement: 'withdrawn' | 'reinstated'): StripeEvent {
     if (!this.disputes.has(disputeId)) throw new StripeApiError(404, 'invalid_request_error', 'resource_missing', `No such dispute: '${disputeId}'`, 'dispute');
     return this.disputeEvent(`charge.dispute.funds_${movement}`, disputeId);
+  }
+
+  /**
+   * Radar holds the payment for review: records `review.opened` (`opened_reason` `rule`, or `manual`
+   * when the shop opened it in the dashboard), as Stripe shapes the review object.
+   */
+  openReview(intentId: string, openedReason: 'rule' | 'manual' = 'rule'): { review: StripeObject; event: StripeEvent } {
+    const charge = this.chargeOf(intentId);
+    const review = {
+      id: this.newId('prv'),
+      object: 'review' as const,
+      charge: charge.id,
+      payment_intent: charge.intent,
+      open: true,
+      opened_reason: openedReason,
+      reason: openedReason as string,
+      closed_reason: null as string | null,
+      created: Math.floor(Date.now() / 1000),
+    };
+    this.reviews.set(review.id, review);
+    return { review: structuredClone(review), event: this.events.record('review.opened', structuredClone(review)) };
+  }
+
+  /**
+   * The review's end: records `review.closed`. `approved` is the shop's approval; `refunded` and
+   * `refunded_as_fraud` follow a refund, `disputed` a dispute (Stripe closes the review itself then).
+   */
+  closeReview(reviewId: string, closedReason: string): StripeEvent {
+    const review = this.reviews.get(reviewId);
+    if (!review) throw new StripeApiError(404, 'invalid_request_error', 'resource_missing', `No such review: '${reviewId}'`, 'review');
+    if (!review.open) throw new StripeApiError(400, 'invalid_request_error', undefined, `This review is already closed.`);
+    Object.assign(review, { open: false, reason: closedReason, closed_reason: closedReason });
+    return this.events.record('review.closed', structuredClone(review));
+  }
+
+  /** The card issuer reports the charge as fraud: records `radar.early_fraud_warning.created`. */
+  earlyFraudWarning(intentId: string, fraudType = 'made_with_stolen_card'): { warning: StripeObject; event: StripeEvent } {
+    const charge = this.chargeOf(intentId);
+    const disputed = [...this.disputes.values()].some((d) => d.charge === charge.id);
+    const warning = {
+      id: this.newId('issfr'),
+      object: 'radar.early_fraud_warning' as const,
+      // Stripe's meaning: no dispute yet and not fully refunded, so a refund can still prevent one.
+      actionable: !disputed && charge.amount_refunded < charge.amount,
+      charge: charge.id,
+      payment_intent: charge.intent,
+      fraud_type: fraudType,
+      created: Math.floor(Date.now() / 1000),
+      livemode: false,
+    };
+    return { warning: structuredClone(warning), event: this.events.record('radar.early_fraud_warning.created', structuredClone(warning)) };
   }
 
   /** A delayed method (a bank debit) submitted: the intent is `processing`; records `payment_intent.processing`. */

@@ -20,6 +20,9 @@
  *   POST /demo/payment_intents/<id>/refund    optional JSON {"amount": minor units}; answers the event
  *   POST /demo/payment_intents/<id>/dispute   answers {dispute, event}
  *   POST /demo/disputes/<id>/close            JSON {"status": "won"|"lost"}; answers the event
+ *   POST /demo/payment_intents/<id>/review    Radar opens a review; answers {review, event}
+ *   POST /demo/reviews/<id>/close             JSON {"reason": "approved"|"refunded"|…}; answers the event
+ *   POST /demo/payment_intents/<id>/fraud_warning  answers {warning, event}
  *
  * Not part of the production bundle.
  */
@@ -45,7 +48,8 @@ export function stripeHandler(model: StripeModel, secretKey: string, options: St
     const method = request.method.toUpperCase();
     const path = new URL(request.url).pathname.replace(/\/+$/, '');
     // Demo controls: stand in for the customer's browser completing (or failing) the payment with Stripe.js.
-    const demo = /^\/demo\/payment_intents(?:\/([A-Za-z0-9_]+))?(?:\/(succeed|fail|refund|dispute))?$/.exec(path);
+    const demo = /^\/demo\/payment_intents(?:\/([A-Za-z0-9_]+))?(?:\/(succeed|fail|refund|dispute|review|fraud_warning))?$/.exec(path);
+    const closeReview = /^\/demo\/reviews\/([A-Za-z0-9_]+)\/close$/.exec(path);
     const closeDispute = /^\/demo\/disputes\/([A-Za-z0-9_]+)\/close$/.exec(path);
     const jsonBody = async (): Promise<Record<string, unknown>> => {
       try {
@@ -63,6 +67,15 @@ export function stripeHandler(model: StripeModel, secretKey: string, options: St
         return stripeJson(error.status, error.toJSON());
       }
     }
+    if (closeReview && method === 'POST') {
+      try {
+        const reason = (await jsonBody()).reason;
+        return stripeJson(200, model.closeReview(closeReview[1] ?? '', typeof reason === 'string' && /^[a-z_]{1,40}$/.test(reason) ? reason : 'approved'));
+      } catch (error) {
+        if (!(error instanceof StripeApiError)) throw error;
+        return stripeJson(error.status, error.toJSON());
+      }
+    }
     if (demo) {
       const [, id, action] = demo;
       try {
@@ -73,6 +86,8 @@ export function stripeHandler(model: StripeModel, secretKey: string, options: St
           return stripeJson(200, model.refund(id, typeof amount === 'number' ? amount : undefined).event);
         }
         if (method === 'POST' && id && action === 'dispute') return stripeJson(200, model.dispute(id));
+        if (method === 'POST' && id && action === 'review') return stripeJson(200, model.openReview(id));
+        if (method === 'POST' && id && action === 'fraud_warning') return stripeJson(200, model.earlyFraudWarning(id));
         if (method === 'POST' && id && action === 'fail') {
           let message: string | undefined;
           try {

@@ -303,7 +303,7 @@ describe.skipIf(!haveBrowser && !inCi)('refunds and disputes from the demo page,
     const storefrontPort = await freePort();
     world = await startE2eWorld('browser-lifecycle', {
       allowedOrigins: [`http://127.0.0.1:${storefrontPort}`],
-      extraEnv: { CARD_LIFECYCLE_EVENTS: 'refunds,disputes' },
+      extraEnv: { CARD_LIFECYCLE_EVENTS: 'refunds,disputes,reviews' },
     });
     // As npm run dev starts it: the storefront's server holds the Stripe webhook secret, the page never does.
     storefront = await startStorefront({
@@ -450,6 +450,44 @@ describe.skipIf(!haveBrowser && !inCi)('refunds and disputes from the demo page,
     expect(await page.locator('#fact-dispute').innerText()).toMatch(/^dp_\w+ \(lost\)$/);
     await plainPage(page);
     await page.screenshot({ path: join(ARTIFACTS, 'browser-lifecycle-5-seeded-paid-dispute-lost.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('a refund from the shop admin goes through the companion plugin to the service and Stripe, recorded once', async () => {
+    const page = await paidOrder(1005);
+    expect(await button(page, 'admin-refund', 'admin-refund-why')).toEqual({ enabled: true, why: '' });
+
+    await page.fill('#refund-amount', '7.50');
+    const done = await press(page, '#admin-refund', '#office-status');
+    expect(done.state).toBe('ok');
+    expect(done.text).toMatch(/^Refunded from the shop admin: 7\.50 EUR, Stripe refund re_\w+: order #1005 is now processing\.$/);
+    // Stripe's charge.refunded followed (the storefront's server delivered it): the service found the
+    // refund WooCommerce holds and recorded no second one.
+    const order = await orderState(1005);
+    expect(order.refunds.map((r: { amount: string }) => r.amount)).toEqual(['7.50']);
+    const atStripe = [...world.standIns.stripe.model.refunds.values()].filter((r) => r.metadata.shop_refund_id === String(order.refunds[0].id));
+    expect(atStripe.map((r) => r.amount)).toEqual([750]);
+    await page.locator('#timeline', { hasText: 'Refund #' }).waitFor();
+    expect(await timeline(page)).toMatch(/Refund recorded\s+Refund #\d+: 7\.50 EUR/);
+    await plainPage(page);
+    await page.screenshot({ path: join(ARTIFACTS, 'browser-lifecycle-6-admin-refund.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('a Radar review holds the order with a private note; approved, it is processing again', async () => {
+    const page = await paidOrder(1003);
+    expect(await button(page, 'review-approved', 'review-why')).toEqual({ enabled: false, why: 'No open review: a Radar review comes first.' });
+
+    const opened = await press(page, '#review', '#office-status');
+    expect(opened.state).toBe('ok');
+    expect(opened.text).toMatch(/^Radar review prv_\w+ opened: order #1003 is now on-hold\.$/);
+    await page.locator('#timeline', { hasText: 'Stripe Radar review' }).waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, 'browser-lifecycle-7-radar-review.png'), fullPage: true });
+
+    const approved = await press(page, '#review-approved', '#office-status');
+    expect(approved.text).toMatch(/^Radar review prv_\w+ approved: order #1003 is now processing\.$/);
+    expect((await orderState(1003)).status).toBe('processing');
+    await plainPage(page);
     await page.close();
   });
 });

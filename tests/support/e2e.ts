@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { mintCheckoutToken } from '@/lib/security/checkout-token';
 import { environmentWithoutServiceVariables, stopGroup } from '@/scripts/service-process';
-import { DEMO_ORDERS, DEMO_SECRETS, demoServiceEnv, demoWebhookEndpoint, startDemoStandIns, type DemoStandIns } from '@/scripts/stand-ins/demo';
+import { DEMO_ORDERS, DEMO_SECRETS, demoServiceEnv, demoWebhookEndpoint, installCompanionGateway, startDemoStandIns, type DemoStandIns } from '@/scripts/stand-ins/demo';
 import { freePort, listen, LOOPBACK, type RunningServer } from '@/scripts/stand-ins/http';
 import type { Page } from 'playwright-core';
 import { startStorefront } from '@/scripts/stand-ins/storefront';
@@ -101,6 +101,7 @@ export async function startE2eWorld(
   }
   // As Stripe does: a card confirmed with the stand-in is followed by its signed event, posted to the service.
   standIns.stripe.deliverEventsTo(demoWebhookEndpoint(service.url));
+  installCompanionGateway(standIns.woocommerce.model, service.url);
   return {
     standIns,
     service,

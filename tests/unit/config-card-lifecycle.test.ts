@@ -28,10 +28,21 @@ describe('CARD_LIFECYCLE_EVENTS', () => {
     ]);
   });
 
+  it('reviews adds the Radar review and early fraud warning types, for the webhook and for reconciliation', () => {
+    const config = parseConfig({ NODE_ENV: 'test', CARD_LIFECYCLE_EVENTS: 'reviews' });
+    expect(handledEventTypes(config)).toEqual([
+      'payment_intent.succeeded',
+      'payment_intent.payment_failed',
+      'review.opened',
+      'review.closed',
+      'radar.early_fraud_warning.created',
+    ]);
+  });
+
   it('refuses an unknown word at start, naming the variable and not its value', () => {
     const parse = () => parseConfig({ NODE_ENV: 'test', CARD_LIFECYCLE_EVENTS: 'refunds,chargebacks-secret' });
     expect(parse).toThrow(ConfigError);
-    expect(parse).toThrow('CARD_LIFECYCLE_EVENTS must be a comma-separated list of refunds, disputes, async (or empty)');
+    expect(parse).toThrow('CARD_LIFECYCLE_EVENTS must be a comma-separated list of refunds, disputes, async, reviews (or empty)');
     expect(parse).not.toThrow(/chargebacks-secret/);
   });
 });

@@ -66,7 +66,7 @@ export function concernsOtherPayment(
   orderId: number,
   order: StoreOrder,
   payment: { intentId: string | undefined; chargeId: string },
-  what: 'refund' | 'dispute',
+  what: 'refund' | 'dispute' | 'review' | 'fraud warning',
 ): boolean {
   const other = duplicatePaymentOf(order, { intentId: payment.intentId ?? '', chargeId: payment.chargeId });
   if (other === undefined) return false;

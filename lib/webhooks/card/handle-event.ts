@@ -18,6 +18,7 @@ import type { Services } from '@/lib/services';
 import { disputeClosed } from '@/lib/webhooks/card/dispute-closed';
 import { disputeCreated } from '@/lib/webhooks/card/dispute-created';
 import { disputeFundsReinstated, disputeFundsWithdrawn } from '@/lib/webhooks/card/dispute-funds';
+import { fraudWarningCreated } from '@/lib/webhooks/card/fraud-warning';
 import { OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { applyEventOnce, DUPLICATE_EVENT, processedEventKey, UNVERIFIABLE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import type { ApplyOptions, CardEventHandler } from '@/lib/webhooks/card/handler';
@@ -28,6 +29,7 @@ import { paymentProcessing } from '@/lib/webhooks/card/payment-processing';
 import { paymentSucceeded } from '@/lib/webhooks/card/payment-succeeded';
 import { chargeRefunded } from '@/lib/webhooks/card/refund';
 import { refundUpdated } from '@/lib/webhooks/card/refund-updated';
+import { REVIEW_ALREADY_RECORDED, reviewClosed, reviewOpened } from '@/lib/webhooks/card/review';
 
 export interface CardWebhookResponse {
   received: true;
@@ -45,6 +47,9 @@ const HANDLERS: ReadonlyMap<string, CardEventHandler> = new Map<string, CardEven
   ['charge.dispute.closed', disputeClosed],
   ['charge.dispute.funds_withdrawn', disputeFundsWithdrawn],
   ['charge.dispute.funds_reinstated', disputeFundsReinstated],
+  ['review.opened', reviewOpened],
+  ['review.closed', reviewClosed],
+  ['radar.early_fraud_warning.created', fraudWarningCreated],
 ] as [string, CardEventHandler][]);
 
 type HandlerSettings = Pick<Config, 'lifecycleEvents'> & Partial<Pick<Config, 'capture'>>;
@@ -79,6 +84,8 @@ const UNCHANGED: ReadonlySet<string> = new Set([
   'refund_not_recorded',
   'dispute_already_recorded',
   'dispute_funds_already_noted',
+  REVIEW_ALREADY_RECORDED,
+  'fraud_warning_already_noted',
   OTHER_PAYMENT,
   UNVERIFIABLE_EVENT,
 ]);

@@ -1,7 +1,7 @@
 /**
  * Which order a card event is about. A payment intent carries it in
  * `metadata.shop_order_id` (set by the service when it created the intent).
- * A charge, refund or dispute only names its payment intent: the order is that
+ * A charge, refund, dispute, Radar review or early fraud warning only names its payment intent: the order is that
  * intent's `metadata.shop_order_id`, read from the event when the intent came
  * expanded, else retrieved from the provider (one call, traced as
  * `card retrieve payment intent`). Nothing the event says about an order
@@ -9,9 +9,24 @@
  * or one without the metadata: no order (answered as the spec answers a
  * missing order id: 200, nothing changed).
  */
-import type { CardEvent } from '@/lib/card/events';
+import type { CardEvent, CardEventOf, IntentLink } from '@/lib/card/events';
 import { shopOrderId } from '@/lib/card/events';
 import type { Services } from '@/lib/services';
+
+function linkedObjectOf(event: CardEventOf<'charge' | 'refund' | 'dispute' | 'review' | 'fraud_warning'>): IntentLink {
+  switch (event.kind) {
+    case 'charge':
+      return event.charge;
+    case 'refund':
+      return event.refund;
+    case 'dispute':
+      return event.dispute;
+    case 'review':
+      return event.review;
+    case 'fraud_warning':
+      return event.warning;
+  }
+}
 
 /** The order id the event itself holds, or the intent to retrieve for it. */
 export function orderLinkOf(event: CardEvent): { orderId: number | undefined } | { intentId: string } {
@@ -20,8 +35,10 @@ export function orderLinkOf(event: CardEvent): { orderId: number | undefined } |
       return { orderId: event.intent.orderId };
     case 'charge':
     case 'refund':
-    case 'dispute': {
-      const link = event.kind === 'charge' ? event.charge : event.kind === 'refund' ? event.refund : event.dispute;
+    case 'dispute':
+    case 'review':
+    case 'fraud_warning': {
+      const link = linkedObjectOf(event);
       if (link.orderId !== undefined || link.intentId === undefined) return { orderId: link.orderId };
       return { intentId: link.intentId };
     }
