@@ -465,9 +465,11 @@ export class StripeModel {
   /** Radar reviews (`prv_…`), open until closed. */
   readonly reviews = new Map<string, StripeObject & { charge: string; open: boolean; reason: string; closed_reason: string | null }>();
 
-  private chargeOf(intentId: string) {
+  /** The intent's charge: captured, or (Radar reviews a payment as soon as it is authorized) only authorized. */
+  private chargeOf(intentId: string, accept: 'captured' | 'authorized' = 'captured') {
     const intent = this.retrieve(intentId);
-    if (!intent.latest_charge || intent.status !== 'succeeded') {
+    const charged = intent.status === 'succeeded' || (accept === 'authorized' && intent.status === 'requires_capture');
+    if (!intent.latest_charge || !charged) {
       throw new StripeApiError(400, 'invalid_request_error', 'charge_not_refundable', `PaymentIntent ${intentId} has no successful charge.`);
     }
     let charge = this.charges.get(intent.latest_charge);
@@ -637,7 +639,7 @@ export class StripeModel {
    * when the shop opened it in the dashboard), as Stripe shapes the review object.
    */
   openReview(intentId: string, openedReason: 'rule' | 'manual' = 'rule'): { review: StripeObject; event: StripeEvent } {
-    const charge = this.chargeOf(intentId);
+    const charge = this.chargeOf(intentId, 'authorized');
     const review = {
       id: this.newId('prv'),
       object: 'review' as const,

@@ -167,6 +167,24 @@ describe('shipping captures, then ships', () => {
     expect(captureCalls()).toHaveLength(0);
   });
 
+  it('an authorization under a Radar review is not captured nor shipped until the shop approves it', async () => {
+    useTestEnv({ STRIPE_CAPTURE: 'on_shipment', CRON_SECRET: TEST_CRON_SECRET, CARD_LIFECYCLE_EVENTS: 'reviews' });
+    const intentId = await authorizedOrder(3118);
+    const { review, event } = providers().stripe.openReview(intentId);
+    expect((await deliverEvent(event)).status).toBe(200);
+    expect(meta(3118, '_review_id')).toBe(review.id);
+
+    await ship(3118);
+    expect(woo().get(3118).status).toBe('on-hold');
+    expect(captureCalls()).toHaveLength(0);
+
+    expect((await deliverEvent(providers().stripe.closeReview(review.id, 'approved'))).status).toBe(200);
+    expect(woo().get(3118).status).toBe('on-hold');
+    await ship(3118);
+    expect(captureCalls()).toHaveLength(1);
+    expect(woo().get(3118).status).toBe('shipped');
+  });
+
   it.each([undefined, 'manual'])('with STRIPE_CAPTURE=%s an authorized order on hold is not shipped by the shipping webhook', async (setting) => {
     await authorizedOrder(3117);
     useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, ...(setting ? { STRIPE_CAPTURE: setting } : {}) });

@@ -35,9 +35,19 @@ export function awaitsCapturedPayment(order: StoreOrder): boolean {
   return metaValue(order, META.paymentAuthorizedAt) !== undefined && metaValue(order, META.providerPaymentIntentId) === undefined;
 }
 
-/** Whether the order is on hold for nothing but its authorization: what shipping may capture under on_shipment. */
+/** A Radar review opened on the order's payment and not closed yet (review.ts). */
+export function underReview(order: StoreOrder): boolean {
+  // An open review's closed reason is written empty, which metaValue reads as absent.
+  return metaValue(order, META.reviewId) !== undefined && metaValue(order, META.reviewClosedReason) === undefined;
+}
+
+/**
+ * Whether the order is on hold for nothing but its authorization: what shipping may capture under
+ * on_shipment. An open Radar review holds it too: a payment Stripe flagged is not captured until
+ * the shop approves it.
+ */
 export function heldForCapture(order: StoreOrder): boolean {
-  return order.status === 'on-hold' && !isPaid(order) && awaitsCapturedPayment(order);
+  return order.status === 'on-hold' && !isPaid(order) && awaitsCapturedPayment(order) && !underReview(order);
 }
 
 export const paymentAuthorized = cardEventHandler({

@@ -28,6 +28,7 @@ import { ON_HOLD } from '@/lib/webhooks/card/dispute';
 import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import { cardEventHandler, CardEventTooEarlyError } from '@/lib/webhooks/card/handler';
+import { awaitsCapturedPayment } from '@/lib/webhooks/card/payment-authorized';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
 export const REVIEW_ALREADY_RECORDED = 'review_already_recorded';
@@ -46,9 +47,17 @@ export async function openReview(orderId: number, eventId: string, review: Revie
   if (metaValue(order, META.reviewId) === review.reviewId) return REVIEW_ALREADY_RECORDED;
   if (hasReceipt(order, eventId)) return DUPLICATE_EVENT;
   // Held before the payment is recorded, the order would no longer be pending and the payment would be
-  // refused as `not_pending`: the review waits for the payment, as a dispute does.
-  if (!isPaid(order)) throw new CardEventTooEarlyError('Webhook Error: the order is not paid yet; the review is recorded once the payment is');
-  if (concernsOtherPayment(orderId, order, review, 'review')) return OTHER_PAYMENT;
+  // refused as `not_pending`: the review waits for the payment, as a dispute does. An authorization
+  // waiting for its capture (STRIPE_CAPTURE other than automatic) is the payment Radar flags: it is
+  // recorded at once, so the order is not captured and shipped while the review is open (heldForCapture).
+  const authorized = !isPaid(order) && awaitsCapturedPayment(order);
+  if (!isPaid(order) && !authorized) {
+    throw new CardEventTooEarlyError('Webhook Error: the order is not paid yet; the review is recorded once the payment is');
+  }
+  // An authorization's payment is the intent checkout stored; a paid order's, the one its payment recorded.
+  if (authorized ? review.intentId !== metaValue(order, META.paymentIntentId) : concernsOtherPayment(orderId, order, review, 'review')) {
+    return OTHER_PAYMENT;
+  }
 
   await addShopNoteOnce(store, orderId, shopNotes.reviewOpened(review.reviewId, review.openedReason, order.status));
   await store.updateOrder(
