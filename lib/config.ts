@@ -127,6 +127,8 @@ const envSchema = z.object({
   CRON_SECRET: optional(z.string().min(16, 'must be at least 16 characters long')),
   // Stripe keeps events for 30 days.
   RECONCILE_WINDOW_HOURS: optional(positiveInt.max(720)).transform((v) => v ?? 72),
+  // Every pass rereads the window's shipments from ShipStation: a longer one costs more of its 40 requests a minute.
+  SHIPMENT_RECONCILE_WINDOW_HOURS: optional(positiveInt.max(720)).transform((v) => v ?? 72),
 
   CARD_LIFECYCLE_EVENTS: optional(wordList(LIFECYCLE_EVENT_SETTINGS, LIFECYCLE_EXPECTED)).transform((v) => v ?? []),
   STRIPE_PAYMENT_METHODS: optional(paymentMethodsSetting).transform((v) => v ?? ['card']),
@@ -202,6 +204,8 @@ export interface Config {
   /** Bearer token of the cron routes and the deep health check; the cron routes refuse to run without it. */
   cronSecret: string | undefined;
   reconcileWindowHours: number;
+  /** How far back shipment reconciliation reads ShipStation's shipments. */
+  shipmentReconcileWindowHours: number;
   paymentMethods: {
     cardId: string;
     cardTitle: string;
@@ -316,6 +320,7 @@ const EXPECTED: Partial<Record<keyof Env, string>> = {
   REDIS_URL: 'must be a redis:// or rediss:// URL',
   UPSTREAM_TIMEOUT_MS: 'must be a whole number of milliseconds from 1 to 120000',
   RECONCILE_WINDOW_HOURS: 'must be a whole number of hours from 1 to 720 (the card provider keeps events for 30 days)',
+  SHIPMENT_RECONCILE_WINDOW_HOURS: 'must be a whole number of hours from 1 to 720',
   CARD_PAYMENT_METHOD_ID: 'must be at most 100 characters long',
   CARD_PAYMENT_METHOD_TITLE: 'must be at most 200 characters long',
   MANUAL_PAYMENT_METHOD_TITLE: 'must be at most 200 characters long',
@@ -462,6 +467,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
     cronSecret: env.CRON_SECRET,
     reconcileWindowHours: env.RECONCILE_WINDOW_HOURS,
+    shipmentReconcileWindowHours: env.SHIPMENT_RECONCILE_WINDOW_HOURS,
     paymentMethods: {
       cardId: env.CARD_PAYMENT_METHOD_ID,
       cardTitle: env.CARD_PAYMENT_METHOD_TITLE,

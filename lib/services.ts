@@ -13,6 +13,7 @@
 import type { CardProvider } from '@/lib/card/stripe';
 import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/config';
 import { MemoryReconcileCursorStore, type ReconcileCursorStore } from '@/lib/cron/reconcile-cursor';
+import { MemoryShipmentCursorStore, type ShipmentCursorStore } from '@/lib/cron/shipment-cursor';
 import { closeRedisConnection, getRedisConnection, type RedisConnection } from '@/lib/redis/connection';
 import {
   FallbackWarning,
@@ -28,6 +29,7 @@ import { orderLockTtlMs, RedisOrderLocks } from '@/lib/redis/order-locks';
 import { RedisProcessedEvents } from '@/lib/redis/processed-events';
 import { RedisRateLimiter } from '@/lib/redis/rate-limiter';
 import { RedisReconcileCursorStore } from '@/lib/redis/reconcile-cursor';
+import { RedisShipmentCursorStore, ShipmentCursorWithFallback } from '@/lib/redis/shipment-cursor';
 import { RedisShippingReplayQueue } from '@/lib/redis/shipping-replay-queue';
 import { RedisShipStationRateBudget } from '@/lib/redis/shipstation-budget';
 import { RedisShippedStatus } from '@/lib/redis/shipped-status';
@@ -57,6 +59,8 @@ export interface Services {
   processedEvents: ProcessedEvents;
   /** Where an interrupted payment reconciliation resumes. */
   reconcileCursor: ReconcileCursorStore;
+  /** Where an interrupted shipment reconciliation resumes. */
+  shipmentCursor: ShipmentCursorStore;
   /** Shipping updates that failed at the store, until the replay cron applies them. */
   shippingReplay: ShippingReplayQueue;
   /** Whether the store was recently found to lack the `shipped` status. */
@@ -80,6 +84,7 @@ interface SharedState {
   cardEventLocks: OrderLocks;
   processedEvents: ProcessedEvents;
   reconcileCursor: ReconcileCursorStore;
+  shipmentCursor: ShipmentCursorStore;
   shippingReplay: ShippingReplayQueue;
   shippedStatus: ShippedStatusMemory;
   shipStationBudget: (account: string) => ShipStationRateBudget;
@@ -95,6 +100,7 @@ function inProcessState(config: Config): SharedState & { shippingReplay: MemoryS
     cardEventLocks: locks,
     processedEvents: new MemoryProcessedEvents(),
     reconcileCursor: new MemoryReconcileCursorStore(),
+    shipmentCursor: new MemoryShipmentCursorStore(),
     shippingReplay: new MemoryShippingReplayQueue(),
     shippedStatus: new MemoryShippedStatus(),
     shipStationBudget: () => new MemoryShipStationRateBudget(),
@@ -121,6 +127,7 @@ function redisState(redis: RedisConnection, config: Config, local: ReturnType<ty
     cardEventLocks: new OrderLocksWithoutFallback(sharedLocks, local.orderLocks),
     processedEvents: new RedisProcessedEvents(redis, { prefix }),
     reconcileCursor: new ReconcileCursorWithFallback(new RedisReconcileCursorStore(redis, { prefix })),
+    shipmentCursor: new ShipmentCursorWithFallback(new RedisShipmentCursorStore(redis, { prefix })),
     shippingReplay: new ShippingReplayQueueWithFallback(new RedisShippingReplayQueue(redis, { prefix }), local.shippingReplay),
     shippedStatus: new ShippedStatusWithFallback(new RedisShippedStatus(redis, { prefix }), local.shippedStatus, warning),
     shipStationBudget: (account) =>
@@ -145,6 +152,7 @@ function build(config: Config): Services {
     cardEventLocks: state.cardEventLocks,
     processedEvents: state.processedEvents,
     reconcileCursor: state.reconcileCursor,
+    shipmentCursor: state.shipmentCursor,
     shippingReplay: state.shippingReplay,
     shippedStatus: state.shippedStatus,
     shipStation: shipStationClientFor(config, state),

@@ -230,6 +230,16 @@ export class ShipStationClient {
     }
   }
 
+  /**
+   * One page of shipments, exactly the one the URL names: for a caller that keeps its own place
+   * between pages (shipment reconciliation). Same origin check, budget and retries as shipmentsAt.
+   */
+  async shipmentsPage(pageUrl: string): Promise<ShipmentsPage & { malformed: number }> {
+    const check = checkResourceUrl(pageUrl, this.settings.apiBaseUrl);
+    if (!check.allowed) throw new ShipStationError(check.reason, undefined, check.origin);
+    return this.readPage(check.url);
+  }
+
   private async readPage(url: URL): Promise<ShipmentsPage & { malformed: number }> {
     return parseShipmentsResponse(await traceCall('shipstation', 'get shipments', () => this.getJson(url)));
   }

@@ -26,6 +26,8 @@ export interface StandInShipment {
   carrierCode: string | null;
   shipDate: string | null;
   voided?: boolean;
+  /** When the label was created (ShipStation's `createDate`, no offset); a fixed date when not given. */
+  createDate?: string;
 }
 
 let shipmentIds = 72_000_000;
@@ -40,7 +42,7 @@ export function recordedShipment(shipment: StandInShipment): Record<string, unkn
     userId: '1a2b3c4d-0000-4000-8000-0000000000aa',
     customerEmail: 'customer@example.test',
     orderNumber: shipment.orderNumber,
-    createDate: '2026-05-01T09:12:44.5230000',
+    createDate: shipment.createDate ?? '2026-05-01T09:12:44.5230000',
     shipDate: shipment.shipDate,
     shipmentCost: 7.65,
     insuranceCost: 0,
@@ -100,6 +102,8 @@ export interface ShipStationCall {
 export class ShipStationStandIn {
   /** Shipments by batch id (the `batchId` query parameter of SHIP_NOTIFY resource URLs). */
   readonly batches = new Map<string, Record<string, unknown>[]>();
+  /** What List Shipments without a `batchId` lists: every shipment of the account (addShipments). */
+  readonly account: Record<string, unknown>[] = [];
   readonly calls: ShipStationCall[] = [];
   pageSize = 100;
   remaining = 40;
@@ -110,6 +114,7 @@ export class ShipStationStandIn {
 
   reset(): void {
     this.batches.clear();
+    this.account.length = 0;
     this.calls.length = 0;
     this.queued.length = 0;
     this.pageSize = 100;
@@ -121,6 +126,27 @@ export class ShipStationStandIn {
   addBatch(batchId: string, shipments: StandInShipment[]): string {
     this.batches.set(batchId, shipments.map(recordedShipment));
     return `${SHIPSTATION_BASE_URL}/shipments?batchId=${batchId}&includeShipmentItems=False`;
+  }
+
+  /** Shipments of the account, listed by a List Shipments call with date filters and no `batchId`. */
+  addShipments(shipments: StandInShipment[]): void {
+    this.account.push(...shipments.map(recordedShipment));
+  }
+
+  /**
+   * A List Shipments query without `batchId`: the account's shipments created within
+   * createDateStart..createDateEnd, by sortBy (ShipDate or CreateDate, then shipment id) and sortDir.
+   * Dates without an offset are read as UTC.
+   */
+  private listed(url: URL): Record<string, unknown>[] {
+    const time = (value: unknown) => (typeof value === 'string' ? Date.parse(/Z|[+-]\d\d:\d\d$/.test(value) ? value : `${value}Z`) : NaN);
+    const from = url.searchParams.get('createDateStart');
+    const to = url.searchParams.get('createDateEnd');
+    const key = url.searchParams.get('sortBy') === 'CreateDate' ? 'createDate' : 'shipDate';
+    const direction = url.searchParams.get('sortDir') === 'DESC' ? -1 : 1;
+    return this.account
+      .filter((s) => (from === null || time(s.createDate) >= time(from)) && (to === null || time(s.createDate) <= time(to)))
+      .sort((a, b) => direction * (String(a[key]).localeCompare(String(b[key])) || Number(a.shipmentId) - Number(b.shipmentId)));
   }
 
   /** The next requests (of the page an answer names, if it names one) get these answers instead of the model's, once each, in order. */
@@ -160,10 +186,13 @@ export class ShipStationStandIn {
       }
       this.remaining -= 1;
       const url = new URL(request.url);
-      const all = this.batches.get(url.searchParams.get('batchId') ?? '') ?? [];
+      const batchId = url.searchParams.get('batchId');
+      const all = batchId === null ? this.listed(url) : (this.batches.get(batchId) ?? []);
       const page = Number(url.searchParams.get('page') ?? '1');
-      const pages = Math.max(1, Math.ceil(all.length / this.pageSize));
-      const shipments = all.slice((page - 1) * this.pageSize, page * this.pageSize);
+      // `pageSize` is the largest page this stand-in serves; a smaller one asked for is honoured.
+      const size = Math.min(Number(url.searchParams.get('pageSize')) || this.pageSize, this.pageSize);
+      const pages = Math.max(1, Math.ceil(all.length / size));
+      const shipments = all.slice((page - 1) * size, page * size);
       return HttpResponse.json({ shipments, total: all.length, page, pages }, { headers: this.rateHeaders() });
     }),
   ];

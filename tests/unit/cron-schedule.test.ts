@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { maxDuration as reconcileMaxDuration } from '@/app/api/cron/reconcile-payments/route';
+import { maxDuration as shipmentsMaxDuration } from '@/app/api/cron/reconcile-shipments/route';
 import { maxDuration as replayMaxDuration } from '@/app/api/cron/retry-shipping/route';
 import { maxDuration as authorizationsMaxDuration } from '@/app/api/cron/capture-authorizations/route';
 import { CRON_MAX_DURATION_SECONDS, CRON_SAFETY_MARGIN_MS, RunBudget, worstCase } from '@/lib/cron/budget';
@@ -17,13 +18,15 @@ const vercel = JSON.parse(readFileSync(new URL('../../vercel.json', import.meta.
 const DEFAULT_TIMEOUT_MS = 10_000;
 
 describe('vercel.json', () => {
-  it('schedules reconciliation every 15 minutes and the shipping replay every 5', () => {
+  it('schedules reconciliation every 15 minutes, the shipping replay every 5 and shipment reconciliation hourly', () => {
     expect(vercel.crons).toEqual(
       expect.arrayContaining([
         { path: '/api/cron/reconcile-payments', schedule: '*/15 * * * *' },
         { path: '/api/cron/retry-shipping', schedule: '*/5 * * * *' },
         // Hourly: an authorization past its age is acted on within the hour, long before its 7 days end.
         { path: '/api/cron/capture-authorizations', schedule: '0 * * * *' },
+        // Off the other runs' minutes: each pass rereads the window from ShipStation, whose budget the replay shares.
+        { path: '/api/cron/reconcile-shipments', schedule: '7 * * * *' },
       ]),
     );
   });
@@ -35,6 +38,8 @@ describe('vercel.json', () => {
     expect(replayMaxDuration).toBe(CRON_MAX_DURATION_SECONDS);
     expect(vercel.functions['app/api/cron/capture-authorizations/route.ts']?.maxDuration).toBe(CRON_MAX_DURATION_SECONDS);
     expect(authorizationsMaxDuration).toBe(CRON_MAX_DURATION_SECONDS);
+    expect(vercel.functions['app/api/cron/reconcile-shipments/route.ts']?.maxDuration).toBe(CRON_MAX_DURATION_SECONDS);
+    expect(shipmentsMaxDuration).toBe(CRON_MAX_DURATION_SECONDS);
   });
 
   it('leaves room at the default timeout for a page and an event, and for a whole ShipStation batch', () => {
