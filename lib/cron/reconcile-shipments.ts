@@ -134,7 +134,7 @@ export async function reconcileShipments(services: Services, budget: Budget, now
       if (result.retryableFailure) {
         await queueForReplay(services.shippingReplay, { kind: 'shipment', notice }, { orderId: result.orderId, reason: result.retryableFailure });
         summary.queued += 1;
-      } else if (result.outcome === 'shipped' || result.outcome === 'completed_fallback') {
+      } else if (result.outcome === 'shipped' || result.outcome === 'completed_fallback' || result.outcome === 'package_added') {
         summary.applied += 1;
         // The webhook's write never landed and no replay applied it: worth a look at the queue's Redis.
         log.warn('shipping.reconcile_applied', { orderId: result.orderId, outcome: result.outcome });
@@ -148,7 +148,8 @@ export async function reconcileShipments(services: Services, budget: Budget, now
       break;
     }
     // An empty page ends the window whatever `pages` says, as for a batch.
-    const onPage = answer.notices.length + answer.voided + answer.malformed;
+    // Voided shipments are among the notices (each noted on its order, never shipped).
+    const onPage = answer.notices.length + answer.malformed;
     if (page >= answer.pages || onPage === 0) {
       summary.complete = true;
       await shipmentCursor.clear();

@@ -119,7 +119,7 @@ describe('shipment reconciliation', () => {
     expectShippedOnce(902);
   });
 
-  it('asks ShipStation for the window, oldest ship date first, and reads every page once; voided shipments are not applied', async () => {
+  it('asks ShipStation for the window, oldest ship date first, and reads every page once; voided shipments are noted, not shipped', async () => {
     ctx.shipStation.pageSize = 2;
     const ids = [911, 912, 913, 914, 915];
     for (const id of [...ids, 916]) woo().seed({ id, status: 'processing' });
@@ -127,7 +127,7 @@ describe('shipment reconciliation', () => {
 
     const summary = await reconcileShipments(getServices(), everything);
 
-    expect(summary).toMatchObject({ checked: 5, applied: 5, pages: 3, complete: true });
+    expect(summary).toMatchObject({ checked: 6, applied: 5, pages: 3, complete: true });
     for (const id of ids) expectShippedOnce(id);
     expect(woo().get(916).status).toBe('processing');
     expect(pagesRequested()).toEqual([1, 2, 3]);
