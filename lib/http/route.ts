@@ -20,6 +20,7 @@ import { allowedOrigin, assertAllowedOrigin, corsHeaders, preflightResponse } fr
 import { log, REQUEST_ID_HEADER, requestIdFrom, withLogScope } from '@/lib/log';
 import type { RateLimitRule } from '@/lib/security/rate-limit';
 import { getServices, type Services } from '@/lib/services';
+import { withStoreCaller, type StoreCaller } from '@/lib/store/slots';
 import { annotateSpan, withSpan } from '@/lib/telemetry';
 import { REQUEST_BUDGET_TIMEOUTS, withRequestDeadline } from '@/lib/upstream/budget';
 
@@ -41,6 +42,8 @@ interface RunOptions {
    * a cron run lasts up to its maxDuration and gives each unit of work its own deadline.
    */
   upstreamBudgetMs?: number;
+  /** Whose slots its store calls take (lib/store/slots.ts): the webhooks' unless said. */
+  storeCaller?: StoreCaller;
 }
 
 interface HandlerResult {
@@ -76,7 +79,9 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
   let response: Response;
   let errorKind: string | undefined;
   try {
-    const result = await withRequestDeadline(options.upstreamBudgetMs ?? requestBudgetMs(), () => handler(context));
+    const result = await withStoreCaller(options.storeCaller ?? 'webhook', () =>
+      withRequestDeadline(options.upstreamBudgetMs ?? requestBudgetMs(), () => handler(context)),
+    );
     status = result.status ?? 200;
     response = json(status, result.body, options.headers);
   } catch (error) {
@@ -166,6 +171,7 @@ export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
         request,
         toErrorResponse: (error, showDetails) => checkoutErrorResponse(error, options.profile, showDetails),
         headers: corsHeaders(origin),
+        storeCaller: 'checkout',
       },
       async (context) => {
         const services = getServices();
@@ -202,7 +208,8 @@ export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
 export function cronRoute(route: string, maxDurationSeconds: number, run: (services: Services, budget: RunBudget) => Promise<unknown>) {
   return async function GET(request: Request): Promise<Response> {
     const budget = new RunBudget(maxDurationSeconds * 1000);
-    return runRoute({ route, request, toErrorResponse: cronErrorResponse, upstreamBudgetMs: maxDurationSeconds * 1000 }, async () => {
+    const options = { route, request, toErrorResponse: cronErrorResponse, upstreamBudgetMs: maxDurationSeconds * 1000, storeCaller: 'background' as const };
+    return runRoute(options, async () => {
       const services = getServices();
       assertCronAuthorized(request.headers, services.config.cronSecret);
       return { body: await run(services, budget) };

@@ -45,6 +45,8 @@ const MANAGED = [
   'RECONCILE_WINDOW_HOURS',
   'CLIENT_IP_HEADER',
   'SHIPPING_WEBHOOK_AUTH',
+  'STORE_MAX_CONCURRENCY',
+  'STORE_RESERVED_SLOTS',
 ];
 
 /** Sets the test configuration (plus overrides; `undefined` unsets) and drops all service state. */
