@@ -10,6 +10,7 @@ import { ServiceError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { getRedisConnection } from '@/lib/redis/connection';
 import type { Services } from '@/lib/services';
+import type { SlotUsage } from '@/lib/store/slots';
 
 export const SERVICE_VERSION: string = packageJson.version;
 
@@ -27,6 +28,8 @@ export interface DeepHealth {
   status: 'ok' | 'degraded';
   version: string;
   checks: Record<string, CheckResult>;
+  /** With STORE_MAX_CONCURRENCY set: the cap, its split and the slots in use now, by class. */
+  storeSlots?: SlotUsage;
 }
 
 type Probe = () => Promise<unknown>;
@@ -62,9 +65,20 @@ export function shallowHealth(): ShallowHealth {
   return { status: 'ok', version: SERVICE_VERSION };
 }
 
+/** Read before the probes, so the store probe's own slot is not counted. */
+async function storeSlotUsage(services: Services): Promise<SlotUsage | undefined> {
+  try {
+    return await services.storeSlots?.usage();
+  } catch (error) {
+    log.warn('health.store_slots_unreadable', { reason: error instanceof ServiceError ? error.kind : 'unexpected' });
+    return undefined;
+  }
+}
+
 export async function deepHealth(services: Services): Promise<DeepHealth> {
+  const storeSlots = await storeSlotUsage(services);
   const entries = await Promise.all(Object.entries(probes(services)).map(async ([name, probe]) => [name, await run(name, probe)] as const));
   const checks = Object.fromEntries(entries);
   const healthy = entries.every(([, result]) => result.ok);
-  return { status: healthy ? 'ok' : 'degraded', version: SERVICE_VERSION, checks };
+  return { status: healthy ? 'ok' : 'degraded', version: SERVICE_VERSION, checks, ...(storeSlots ? { storeSlots } : {}) };
 }

@@ -13,6 +13,8 @@ import {
   RateLimitedError,
   ServiceError,
   ServiceNotConfiguredError,
+  SHOP_BUSY_MESSAGE,
+  StoreBusyError,
   UnauthorizedError,
 } from '@/lib/errors';
 import type { ErrorResponseBody, ValidationIssue } from '@/lib/http/responses';
@@ -58,6 +60,14 @@ export function checkoutErrorResponse(
   if (error instanceof InvalidRequestError) {
     // Request schemas have string keys only, so no issue path holds a symbol (which JSON could not carry).
     return { status: 400, body: { error: 'Invalid request', details: error.issues as ValidationIssue[] } };
+  }
+  if (error instanceof StoreBusyError) {
+    // Nothing reached the store: the storefront shows the message and may send the same call again.
+    return {
+      status: 503,
+      body: { success: false, error: { code: 'SHOP_BUSY', message: SHOP_BUSY_MESSAGE, retry_after_seconds: error.retryAfterSeconds } },
+      headers: { 'Retry-After': String(error.retryAfterSeconds) },
+    };
   }
   if (error instanceof OrderNotPayableError) {
     return {

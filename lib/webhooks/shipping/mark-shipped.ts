@@ -42,9 +42,13 @@ export interface ShipResult {
 
 type LockedResult = Omit<ShipResult, 'orderId'>;
 
-/** A store failure worth trying again later: the store did not answer, not "this order cannot be". */
+/**
+ * A store failure worth trying again later: the store did not answer, or the call was not
+ * sent because every store slot was taken (`busy`), not "this order cannot be".
+ */
 function retryable(error: StoreError): { retryableFailure?: string } {
-  return error.failure === 'unavailable' || error.failure === 'timeout' ? { retryableFailure: `store:${error.failure}` } : {};
+  const later = error.failure === 'unavailable' || error.failure === 'timeout' || error.failure === 'busy';
+  return later ? { retryableFailure: `store:${error.failure}` } : {};
 }
 
 export async function markOrderShipped(received: ShipmentNotice, services: Services): Promise<ShipResult> {
