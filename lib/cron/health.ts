@@ -6,7 +6,7 @@
  * ok or failed with its latency; never a URL, a key or an upstream message.
  */
 import packageJson from '@/package.json';
-import { ServiceError } from '@/lib/errors';
+import { ServiceError, StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { getRedisConnection } from '@/lib/redis/connection';
 import type { Services } from '@/lib/services';
@@ -17,6 +17,8 @@ export const SERVICE_VERSION: string = packageJson.version;
 export interface CheckResult {
   ok: boolean;
   latencyMs: number;
+  /** The store probe was not sent: every slot of STORE_MAX_CONCURRENCY was taken (see `storeSlots`). */
+  busy?: true;
 }
 
 export interface ShallowHealth {
@@ -55,9 +57,10 @@ async function run(name: string, probe: Probe): Promise<CheckResult> {
   } catch (error) {
     const latencyMs = Math.round(performance.now() - started);
     // The reason goes to the log as an identifier only; the answer says failed.
-    const reason = error instanceof ServiceError ? error.kind : 'unexpected';
+    const busy = error instanceof StoreBusyError;
+    const reason = busy ? 'store_busy' : error instanceof ServiceError ? error.kind : 'unexpected';
     log.warn('health.check_failed', { check: name, reason, latencyMs });
-    return { ok: false, latencyMs };
+    return busy ? { ok: false, latencyMs, busy } : { ok: false, latencyMs };
   }
 }
 

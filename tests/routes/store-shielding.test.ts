@@ -221,6 +221,17 @@ describe('health', () => {
     await slot.finish();
   });
 
+  it('at the cap its store probe is not sent either: the store check says busy', async () => {
+    const slot = await slotTakenByACallInFlight();
+    const response = await healthRoute(new Request('http://localhost:3000/api/health', { headers: { authorization: `Bearer ${TEST_CRON_SECRET}` } }));
+    expect(response.status).toBe(503);
+    const body = await response.json();
+    expect(body.checks.store).toEqual({ ok: false, latencyMs: expect.any(Number), busy: true });
+    expect(body.storeSlots).toMatchObject({ limit: 1, inUse: { checkout: 1 } });
+    expect(slot.callsSince().filter((call) => call.provider === 'store')).toEqual([]);
+    await slot.finish();
+  });
+
   it('without the cap says nothing about slots', async () => {
     useTestEnv({ CRON_SECRET: TEST_CRON_SECRET });
     const response = await healthRoute(new Request('http://localhost:3000/api/health', { headers: { authorization: `Bearer ${TEST_CRON_SECRET}` } }));
