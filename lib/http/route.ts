@@ -12,7 +12,7 @@ import type { z } from 'zod';
 import { ConfigError, getConfig } from '@/lib/config';
 import { assertCronAuthorized } from '@/lib/cron/auth';
 import { RunBudget } from '@/lib/cron/budget';
-import { InvalidRequestError, RateLimitedError, ServiceError, ServiceNotConfiguredError } from '@/lib/errors';
+import { InvalidRequestError, RateLimitedError, ServiceError, ServiceNotConfiguredError, StoreBusyError } from '@/lib/errors';
 import { CHECKOUT_BODY_LIMIT, parseJson, readBodyText } from '@/lib/http/body';
 import { clientIp } from '@/lib/http/client-ip';
 import { checkoutErrorResponse, cronErrorResponse, type CheckoutErrorProfile, type ErrorResponse } from '@/lib/http/errors';
@@ -90,7 +90,8 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
     const answerable = error instanceof ConfigError ? new ServiceNotConfiguredError('The service configuration is invalid') : error;
     const mapped = options.toErrorResponse(answerable, showDetails);
     status = mapped.status;
-    errorKind = error instanceof ServiceError ? error.kind : error instanceof ConfigError ? 'config' : 'unexpected';
+    // A call refused at the cap on store calls is the shielding at work, not a store failure.
+    errorKind = error instanceof StoreBusyError ? 'store_busy' : error instanceof ServiceError ? error.kind : error instanceof ConfigError ? 'config' : 'unexpected';
     response = json(status, mapped.body, { ...options.headers, ...mapped.headers });
     if (errorKind === 'unexpected' || errorKind === 'config') {
       // Logged by name only: an unknown error's message may quote upstream data.
@@ -101,7 +102,7 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
       });
     }
   }
-  log[status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info']('request', {
+  log[status >= 500 && errorKind !== 'store_busy' ? 'error' : status >= 400 ? 'warn' : 'info']('request', {
     route: options.route,
     status,
     durationMs: Math.round(performance.now() - started),

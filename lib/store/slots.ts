@@ -250,8 +250,10 @@ export class StoreGate {
         if (left) return;
         left = true;
         if (timedOut) return;
-        // Not awaited: the answer is already here, and the next command on the connection queues behind it.
-        void lease.release().then(() => this.wakeWaiters());
+        // Not awaited: the answer is already here. The waiters are woken at once: their next try goes
+        // out on the same connection behind the release, so Redis sees the slot free by then.
+        void lease.release();
+        this.wakeWaiters();
       },
     };
   }

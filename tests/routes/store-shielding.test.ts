@@ -124,6 +124,8 @@ describe('checkout at the cap', () => {
         error: { code: 'SHOP_BUSY', message: 'The shop is busy, try again in a few seconds', retry_after_seconds: retryAfter },
       });
       expect(slot.callsSince()).toEqual([]);
+      // The shielding at work, not a failure to alert on.
+      expect(loggedLines().find((line) => line.event === 'request' && line.status === 503)).toMatchObject({ level: 'warn', error: 'store_busy' });
       expect((await slot.finish()).status).toBe(200);
       expect((await handler(await checkoutRequest(path, 901))).status).toBe(200);
     });
