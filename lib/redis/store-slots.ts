@@ -66,6 +66,18 @@ redis.call('PEXPIRE', KEYS[1], math.max(last - now, 0) + slack)
 return 1
 `);
 
+// KEYS: leases, waiting. ARGV: now, lease given up, lease taken, its end, its token, key slack.
+// A slot passed from one call of an instance to the next: renamed, never counted free in between.
+const HAND_OVER = new RedisScript(`
+local now = tonumber(ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[2])
+redis.call('ZADD', KEYS[1], ARGV[4], ARGV[3])
+redis.call('ZREM', KEYS[2], ARGV[5])
+local last = tonumber(redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')[2])
+redis.call('PEXPIRE', KEYS[1], math.max(last - now, 0) + tonumber(ARGV[6]))
+return 1
+`);
+
 // KEYS: leases, waiting. ARGV: now. The leases and waiters still current, by class.
 const USAGE = new RedisScript(`
 local now = tonumber(ARGV[1])
@@ -115,7 +127,10 @@ export class RedisStoreSlots implements StoreSlots {
         ),
       ),
     );
-    if (taken !== 1) return undefined;
+    return taken === 1 ? this.lease(request) : undefined;
+  }
+
+  private lease(request: SlotRequest): SlotLease {
     const member = `${request.caller}|${request.token}`;
     return {
       release: async () => {
@@ -124,6 +139,15 @@ export class RedisStoreSlots implements StoreSlots {
         } catch {
           // Redis is away: the lease ends by itself at its expiry.
         }
+      },
+      handOver: (next) => {
+        const now = this.now();
+        const args = [String(now), member, `${next.caller}|${next.token}`, String(now + next.leaseMs), next.token, String(KEY_SLACK_MS)];
+        void this.connection
+          .run('store_slot_hand_over', (redis) => HAND_OVER.run(redis, [this.leasesKey, this.waitingKey], args))
+          // Redis is away: the old lease ends by itself, and the call runs on it meanwhile.
+          .catch(() => undefined);
+        return this.lease(next);
       },
     };
   }

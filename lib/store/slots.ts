@@ -76,6 +76,13 @@ export interface SlotUsage {
 export interface SlotLease {
   /** Gives the slot back; never throws (a lease that cannot be given back expires). */
   release(): Promise<void>;
+  /**
+   * Passes the slot straight to another call of this instance, as that call's own
+   * lease: the count never drops, so no other caller can take the slot in between,
+   * and the next call starts at once instead of after two round trips. The
+   * bookkeeping (the lease's name and end) follows without being awaited.
+   */
+  handOver(next: SlotRequest): SlotLease;
 }
 
 export interface StoreSlots {
@@ -129,11 +136,19 @@ export class MemoryStoreSlots implements StoreSlots {
       if (request.followUp) this.waiters.set(request.token, now + WAITER_TTL_MS);
       return undefined;
     }
+    return this.lease(request, now);
+  }
+
+  private lease(request: SlotRequest, now: number): SlotLease {
     this.waiters.delete(request.token);
     this.leases.set(request.token, { caller: request.caller, expiresAt: now + request.leaseMs });
     return {
       release: async () => {
         this.leases.delete(request.token);
+      },
+      handOver: (next) => {
+        this.leases.delete(request.token);
+        return this.lease(next, this.now());
       },
     };
   }
@@ -201,11 +216,17 @@ export interface StoreGateOptions {
 /**
  * Every store call passes here (lib/store/woocommerce.ts): it takes a slot,
  * waiting a little for one, or fails with StoreBusyError without being sent.
- * Between tries a waiter sleeps a few milliseconds, and is woken at once when
- * a call of this instance gives its slot back.
+ * Between tries a waiter sleeps a few milliseconds; a call of this instance
+ * that ends hands its slot straight to a waiter here when there is one.
  */
+interface Waiter {
+  request: SlotRequest;
+  /** Ends the pause: to try again (no lease), or with a slot handed over by a call that ended. */
+  wake(lease?: SlotLease): void;
+}
+
 export class StoreGate {
-  private readonly waiting = new Set<{ followUp: boolean; wake: () => void }>();
+  private readonly waiting = new Set<Waiter>();
   private refusedSinceLog = 0;
   private lastRefusalLog = Number.NEGATIVE_INFINITY;
   private readonly firstCallWaitMs: number;
@@ -219,6 +240,11 @@ export class StoreGate {
     this.followUpWaitMs = options.followUpWaitMs ?? FOLLOW_UP_WAIT_MS;
   }
 
+  /** Calls of this instance waiting for a slot now (for tests). */
+  get waiters(): number {
+    return this.waiting.size;
+  }
+
   /** A slot for one attempt of `operation` lasting at most `attemptMs`, or StoreBusyError. */
   async enter(operation: string, attemptMs: number): Promise<HeldSlot> {
     const scope = currentScope();
@@ -229,58 +255,65 @@ export class StoreGate {
     const giveUpAt = Date.now() + waitMs;
     for (;;) {
       const lease = await this.slots.tryAcquire(request);
-      if (lease) {
-        scope.admitted = true;
-        return this.held(lease);
-      }
+      if (lease) return this.held(lease, request, scope);
       const left = giveUpAt - Date.now();
       if (left <= 0) {
         if (followUp) await this.slots.stopWaiting(request.token).catch(() => undefined);
         this.noteRefusal(operation, scope.caller);
         throw new StoreBusyError(operation, randomInt(1, 4));
       }
-      await this.pause(Math.min(left, pauseMs(followUp)), followUp);
+      const handedOver = await this.pause(Math.min(left, pauseMs(followUp)), request);
+      if (handedOver) return this.held(handedOver, request, scope);
     }
   }
 
-  private held(lease: SlotLease): HeldSlot {
+  private held(lease: SlotLease, request: SlotRequest, scope: CallerScope): HeldSlot {
+    scope.admitted = true;
     let left = false;
     return {
       leave: (timedOut) => {
         if (left) return;
         left = true;
         if (timedOut) return;
-        // Not awaited: the answer is already here. The waiters are woken at once: their next try goes
-        // out on the same connection behind the release, so Redis sees the slot free by then.
+        const next = this.nextWaiter(request.caller);
+        if (next) {
+          this.waiting.delete(next);
+          next.wake(lease.handOver(next.request));
+          return;
+        }
+        // Not awaited: the answer is already here.
         void lease.release();
-        this.wakeWaiters();
       },
     };
   }
 
-  /** Every waiting follow-up and the oldest new request: one of them gets the slot. */
-  private wakeWaiters(): void {
-    let firstCallWoken = false;
+  /**
+   * Who gets a slot this instance gives back: a waiting follow-up first (it may take
+   * any slot), else the longest-waiting new request of the same class (the count of
+   * each class stays as it was, so no other class's reservation moves). A follow-up
+   * waiting on another instance is not seen here; it gets the next slot given back
+   * to Redis, and new requests there wait for it meanwhile.
+   */
+  private nextWaiter(caller: StoreCaller): Waiter | undefined {
+    let sameClass: Waiter | undefined;
     for (const waiter of this.waiting) {
-      if (waiter.followUp) waiter.wake();
-      else if (!firstCallWoken) {
-        firstCallWoken = true;
-        waiter.wake();
-      }
+      if (waiter.request.followUp) return waiter;
+      if (!sameClass && waiter.request.caller === caller) sameClass = waiter;
     }
+    return sameClass;
   }
 
-  private pause(ms: number, followUp: boolean): Promise<void> {
+  private pause(ms: number, request: SlotRequest): Promise<SlotLease | undefined> {
     return new Promise((resolve) => {
-      const waiter = {
-        followUp,
-        wake: () => {
+      const waiter: Waiter = {
+        request,
+        wake: (lease) => {
           clearTimeout(timer);
           this.waiting.delete(waiter);
-          resolve();
+          resolve(lease);
         },
       };
-      const timer = setTimeout(waiter.wake, ms);
+      const timer = setTimeout(() => waiter.wake(), ms);
       this.waiting.add(waiter);
     });
   }
@@ -301,8 +334,8 @@ export class StoreGate {
 }
 
 /**
- * Between two tries. A slot given back on this instance wakes its waiters at
- * once, so the pauses only bound how late a slot given back on another
+ * Between two tries. A slot this instance gives back goes straight to a waiter
+ * here, so the pauses only bound how late a slot given back on another
  * instance is noticed, and each try is a Redis round trip: a follow-up asks
  * again within 10 to 20 ms (it goes first, and a freed slot is held for it only
  * while it keeps asking), a new request every 30 to 50 ms, jittered, so

@@ -142,6 +142,17 @@ for (const implementation of implementations) {
       expect(await take(slots, 'webhook')).toBeDefined();
     });
 
+    it('a slot handed over stays taken: nobody else gets it in between, and it counts for its new holder', async () => {
+      const slots = implementation.make(split(1), clock().now);
+      const first = await take(slots, 'webhook');
+      const next = { caller: 'checkout' as const, followUp: false, token: randomUUID(), leaseMs: LEASE_MS };
+      const second = first?.handOver(next);
+      expect(await take(slots, 'webhook')).toBeUndefined();
+      await expect.poll(async () => (await slots.usage()).inUse).toEqual({ checkout: 1, webhook: 0, background: 0 });
+      await second?.release();
+      expect(await take(slots, 'webhook')).toBeDefined();
+    });
+
     it('reports the cap, its split and the slots in use by class', async () => {
       const slots = implementation.make({ limit: 8, reserved: defaultReserve(8) }, clock().now);
       await take(slots, 'checkout');
@@ -244,6 +255,49 @@ describe('the gate every store call passes', () => {
     first.leave(false);
     (await waiting).leave(false);
     expect(second).toBe(true);
+  });
+
+  it("a slot given back goes to a waiting follow-up first, then to a new request of the giver's class; another class asks again", async () => {
+    const gate = new StoreGate(new MemoryStoreSlots(split(1)), { firstCallWaitMs: 60_000, followUpWaitMs: 60_000 });
+    /** Yields to the event loop until `count` calls wait here: no timer, no sleep. */
+    const waitersAre = async (count: number) => {
+      while (gate.waiters < count) await new Promise((resolve) => setImmediate(resolve));
+    };
+    const order: string[] = [];
+    let afterFirstCall!: () => void;
+    let secondCall!: () => void;
+    const firstCallDone = new Promise<void>((resolve) => (afterFirstCall = resolve));
+    const goOn = new Promise<void>((resolve) => (secondCall = resolve));
+    // A checkout request whose first call went through, and whose second will have to wait.
+    const admitted = withStoreCaller('checkout', async () => {
+      (await gate.enter('get order', 1_000)).leave(false);
+      afterFirstCall();
+      await goOn;
+      const slot = await gate.enter('update order', 1_000);
+      order.push('checkout follow-up');
+      slot.leave(false);
+    });
+    await firstCallDone;
+    const holder = await withStoreCaller('webhook', () => gate.enter('get order', 1_000));
+    secondCall();
+    await waitersAre(1);
+    // The webhook has waited longer, but the slots the checkouts give back stay with the checkouts.
+    const newWebhook = withStoreCaller('webhook', async () => {
+      (await gate.enter('get order', 1_000)).leave(false);
+      order.push('new webhook');
+    });
+    await waitersAre(2);
+    const newCheckout = withStoreCaller('checkout', async () => {
+      const slot = await gate.enter('get order', 1_000);
+      order.push('new checkout');
+      slot.leave(false);
+    });
+    await waitersAre(3);
+    holder.leave(false);
+    // Handed over at once, without a try through the semaphore: the follow-up no longer waits.
+    expect(gate.waiters).toBe(2);
+    await Promise.all([admitted, newCheckout, newWebhook]);
+    expect(order).toEqual(['checkout follow-up', 'new checkout', 'new webhook']);
   });
 
   it('a call that gets no slot in its wait is not sent: StoreBusyError, to try again in 1 to 3 seconds', async () => {
