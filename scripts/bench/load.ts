@@ -9,7 +9,7 @@
  * Redis; an open-loop generator (arrivals at random, as customers come, not
  * one after another) offers a mix of checkouts and webhooks at 1×, 2× and 4×
  * the store's capacity, spread over the instances as a load balancer would,
- * first without the cap, then with the cap at the store's worker count.
+ * without the cap, with the cap at the store's worker count, and with half again as many.
  *
  * The generator behaves as the senders do: the storefront sends a checkout
  * answered 503 once more after its Retry-After (the storefront client does);
@@ -40,6 +40,13 @@ export const STORE = { workers: 4, readMs: 100, writeMs: 150 };
 /** Every request of the mix makes one read and one write: the store serves this many requests a second at most. */
 export const CAPACITY_RPS = (STORE.workers * 1000) / (STORE.readMs + STORE.writeMs);
 const LEVELS = [1, 2, 4];
+/**
+ * No cap; the cap at the store's worker count (the store never queues); and half again as many,
+ * which lets a short queue form at the store and keeps its workers busy while the service's
+ * instances are slow to turn one call around into the next (a busy machine: see the report).
+ */
+const CAPS = [undefined, STORE.workers, Math.round(STORE.workers * 1.5)];
+const SECONDS_PER_LEVEL = 6;
 const STRIPE_LATENCY_MS = 40;
 /** Short enough that an overloaded store shows as timeouts within the run (the default is 10 s). */
 const UPSTREAM_TIMEOUT_MS = 5_000;
@@ -84,10 +91,14 @@ interface LevelResult {
   seconds: number;
   sent: Sent[];
   store: StoreStats;
+  /** From the first arrival until the store was idle again, retries included. */
+  windowMs: number;
 }
 
 interface StoreStats {
   served: number;
+  /** Worker time spent serving calls. */
+  busyMs: number;
   abandoned: number;
   maxQueue: number;
   maxBusy: number;
@@ -244,11 +255,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 // ---------------------------------------------------------------- one configuration
 
 async function waitForIdleStore(ctl: ReturnType<typeof control>, progress: (line: string) => void): Promise<StoreStats> {
-  const merged: StoreStats = { served: 0, abandoned: 0, maxQueue: 0, maxBusy: 0, waits: [] };
+  const merged: StoreStats = { served: 0, busyMs: 0, abandoned: 0, maxQueue: 0, maxBusy: 0, waits: [] };
   const deadline = performance.now() + 180_000;
   for (;;) {
     const stats = await ctl.storeStats();
     merged.served += stats.served;
+    merged.busyMs += stats.busyMs;
     merged.abandoned += stats.abandoned;
     merged.maxQueue = Math.max(merged.maxQueue, stats.maxQueue);
     merged.maxBusy = Math.max(merged.maxBusy, stats.maxBusy);
@@ -306,7 +318,7 @@ async function runConfiguration(world: LoadWorld, name: string, cap: number | un
 
     for (const level of LEVELS) {
       const rate = level * CAPACITY_RPS;
-      const seconds = world.quick ? 3 : 8;
+      const seconds = world.quick ? 3 : SECONDS_PER_LEVEL;
       const planned = await plan(Math.round(rate * seconds), seedBase + 10 + level, ctl);
       const sent: Sent[] = [];
       const inFlight: Promise<void>[] = [];
@@ -338,15 +350,17 @@ async function runConfiguration(world: LoadWorld, name: string, cap: number | un
       }
       await Promise.all(inFlight);
       const store = await waitForIdleStore(ctl, progress);
+      const windowMs = performance.now() - started;
       for (const card of cardOrders) {
         if (sent.some((s) => s.kind === 'card' && s.orderId === card.orderId && s.outcome === 'done')) card.done = true;
       }
-      result.levels.push({ level, offeredRps: rate, seconds, sent, store });
+      result.levels.push({ level, offeredRps: rate, seconds, sent, store, windowMs });
       const first = sent.filter((s) => !s.retry);
       const count = (outcome: Sent['outcome']) => first.filter((s) => s.outcome === outcome).length;
       progress(
         `  ${name}, ${level}× (${fixed(rate, 0)} req/s for ${seconds} s): ${first.length} sent, ${count('done')} done, ` +
-          `${count('refused')} refused, ${count('failed')} failed; the store served ${store.served} calls, queue up to ${store.maxQueue}, ` +
+          `${count('refused')} refused, ${count('failed')} failed; the store served ${store.served} calls ` +
+          `(busy ${fixed((100 * store.busyMs) / (STORE.workers * windowMs), 0)} % of ${fixed(windowMs / 1000, 1)} s), queue up to ${store.maxQueue}, ` +
           `p99 wait at the store ${fixed(percentile(store.waits, 99), 0)} ms`,
       );
     }
@@ -406,11 +420,12 @@ export async function loadRun(world: LoadWorld): Promise<ConfigurationResult[]> 
       `${world.quick ? 2 : 3} instances, ${cpus().length} cores`,
   );
   try {
-    const uncapped = await runConfiguration(world, 'no-cap', undefined, 1000);
-    await ctl.clearCalls();
-    const capped = await runConfiguration(world, 'cap', STORE.workers, 2000);
-    await ctl.clearCalls();
-    return [uncapped, capped];
+    const results: ConfigurationResult[] = [];
+    for (const [index, cap] of CAPS.entries()) {
+      results.push(await runConfiguration(world, cap === undefined ? 'no-cap' : `cap-${cap}`, cap, 1000 * (index + 1)));
+      await ctl.clearCalls();
+    }
+    return results;
   } finally {
     await ctl.setWorkers(0).catch(() => undefined);
     await ctl.setLatency(0).catch(() => undefined);
@@ -441,7 +456,10 @@ export function renderLoadReport(results: ConfigurationResult[], meta: { date: s
     '',
     '"Done" counts checkouts and card events answered 200 (a shipping delivery is answered 200 whether applied or queued, so it is left out of done and refused); ' +
       '"refused" the busy answers (checkout 503, card webhook 400 "the shop is busy"); "failed" everything else (timeouts, other 5xx and 400s, no answer in 30 s). ' +
-      'Latencies are from the first send of each request; the wait at the store is from a call\'s arrival at the PHP host to a worker taking it.',
+      'Latencies are from the first send of each request; the wait at the store is from a call\'s arrival at the PHP host to a worker taking it; ' +
+      '"store busy" is the worker time used over the level\'s window, from its first arrival until the store was idle again (the drain and the retries included). ' +
+      `Three configurations: no cap, STORE_MAX_CONCURRENCY at the store's ${STORE.workers} workers (the store never queues), and at ${CAPS[2]} ` +
+      '(a queue of two at most: it keeps the workers busy while the instances are slow to turn one call into the next).',
     '',
   );
   out.push(
@@ -468,6 +486,7 @@ export function renderLoadReport(results: ConfigurationResult[], meta: { date: s
         'done p99 × unloaded',
         'refused p50 ms',
         'refused p99 ms',
+        'store busy',
         'store queue max',
         'store wait p99 ms',
         'calls served after their client left',
@@ -492,6 +511,7 @@ export function renderLoadReport(results: ConfigurationResult[], meta: { date: s
             fixed(percentile(done, 99) / unloadedP99),
             fixed(median(refused), 0),
             fixed(percentile(refused, 99), 0),
+            `${fixed((100 * level.store.busyMs) / (STORE.workers * level.windowMs), 0)} %`,
             String(level.store.maxQueue),
             fixed(percentile(level.store.waits, 99), 0),
             String(level.store.abandoned),

@@ -75,7 +75,7 @@ class WorkerPool {
   stats = WorkerPool.emptyStats();
 
   static emptyStats() {
-    return { served: 0, abandoned: 0, maxQueue: 0, maxBusy: 0, waits: [] as number[] };
+    return { served: 0, abandoned: 0, maxQueue: 0, maxBusy: 0, busyMs: 0, waits: [] as number[] };
   }
 
   get active(): boolean {
@@ -102,6 +102,7 @@ class WorkerPool {
       return result;
     } finally {
       this.stats.served += 1;
+      this.stats.busyMs += now() - began;
       const next = this.waiting.shift();
       if (next) next();
       else this.busy -= 1;
