@@ -8,6 +8,8 @@ export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== 'nodejs') return;
   const { validateConfigurationAtStart } = await import('@/lib/startup');
   validateConfigurationAtStart();
+  // Not awaited: the server answers at once, and a first request waits only for what it needs and is not ready yet.
+  void import('@/lib/preload').then(({ preloadAtStart }) => preloadAtStart());
   if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) {
     const { registerOTel } = await import('@vercel/otel');
     // The exporter follows the standard OTEL_EXPORTER_OTLP_* variables (http/protobuf unless OTEL_EXPORTER_OTLP_PROTOCOL says otherwise).

@@ -13,6 +13,7 @@
 import type { z } from 'zod';
 import type { paymentIntentRequestSchema, submitOrderRequestSchema } from '../lib/checkout/schemas';
 import type {
+  CheckoutBusyResponse,
   CheckoutFailureResponse,
   InvalidRequestResponse,
   NotPayableResponse,
@@ -80,6 +81,22 @@ export class InvalidRequest extends CheckoutClientError {
 }
 
 /**
+ * 503: the shop is busy (a flash sale: the store takes only so many calls at
+ * once) and nothing was done. Show `message` ("The shop is busy, try again in a
+ * few seconds") and let the customer try again. The client has already sent
+ * the call a second time by itself when the service asked for a short wait.
+ */
+export class ShopBusy extends CheckoutClientError {
+  /** What the service asked to wait before the next try. */
+  readonly retryAfterSeconds: number;
+
+  constructor(body: CheckoutBusyResponse) {
+    super(body.error.message, 503);
+    this.retryAfterSeconds = body.error.retry_after_seconds;
+  }
+}
+
+/**
  * Any other failure: the service's 500 (`code` PAYMENT_INTENT_ERROR or
  * SUBMIT_ORDER_ERROR: token invalid or expired, origin not allowed, an upstream
  * failing), 413, an unexpected answer, or no answer at all (`code` NETWORK_ERROR).
@@ -101,6 +118,12 @@ export interface CheckoutClientOptions {
   baseUrl: string;
   /** Defaults to the global fetch; inject one for tests, a server runtime or a custom agent. */
   fetch?: typeof fetch;
+  /**
+   * Whether a busy answer (503 ShopBusy) is sent again once, after the wait the service asks
+   * for, when that wait is at most 5 s (default true). Nothing was done by the busy call, so
+   * sending it again is always safe.
+   */
+  retryWhenBusy?: boolean;
 }
 
 export interface CallOptions {
@@ -118,8 +141,35 @@ type JsonRecord = Record<string, unknown>;
 
 const isRecord = (value: unknown): value is JsonRecord => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** The longest wait the client sits out by itself before its one retry of a busy answer. */
+const LONGEST_AUTOMATIC_WAIT_SECONDS = 5;
+
+function busyAnswer(status: number, body: unknown): CheckoutBusyResponse | undefined {
+  if (status !== 503 || !isRecord(body) || !isRecord(body.error) || body.error.code !== 'SHOP_BUSY') return undefined;
+  const seconds = body.error.retry_after_seconds;
+  return typeof seconds === 'number' && Number.isInteger(seconds) && seconds > 0 ? (body as CheckoutBusyResponse) : undefined;
+}
+
+/** Resolves after `ms`, or rejects with the abort reason as soon as `signal` aborts. */
+function waitFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 function errorFor(status: number, headers: Headers, body: unknown): CheckoutClientError {
   const record = isRecord(body) ? body : {};
+  const busy = busyAnswer(status, body);
+  if (busy) return new ShopBusy(busy);
   if (status === 429) {
     const reset = headers.get('x-ratelimit-reset');
     const resetAt = reset === null || Number.isNaN(Date.parse(reset)) ? undefined : new Date(reset);
@@ -144,6 +194,17 @@ export function createCheckoutClient(options: CheckoutClientOptions): CheckoutCl
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
 
   async function post<Result>(path: string, input: unknown, call: CallOptions = {}): Promise<Result> {
+    try {
+      return await postOnce<Result>(path, input, call);
+    } catch (error) {
+      const shortWait = error instanceof ShopBusy && error.retryAfterSeconds <= LONGEST_AUTOMATIC_WAIT_SECONDS;
+      if (!shortWait || options.retryWhenBusy === false) throw error;
+      await waitFor(error.retryAfterSeconds * 1000, call.signal);
+      return postOnce<Result>(path, input, call);
+    }
+  }
+
+  async function postOnce<Result>(path: string, input: unknown, call: CallOptions): Promise<Result> {
     // Resolved per call, so a fetch installed after the client was made (test doubles, polyfills) is used.
     const fetchImpl = options.fetch ?? globalThis.fetch;
     let response: Response;

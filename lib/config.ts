@@ -11,6 +11,7 @@
  */
 import { z } from 'zod';
 import { ServiceNotConfiguredError } from '@/lib/errors';
+import { defaultReserve, type ReservingCaller, type SlotSplit } from '@/lib/store/slots';
 
 /** An empty variable (`FOO=` in a .env file) counts as unset. */
 const optional = <T extends z.ZodType>(schema: T) =>
@@ -82,6 +83,14 @@ export const CAPTURE_SETTINGS = ['automatic', 'on_shipment', 'manual'] as const;
 export type CaptureSetting = (typeof CAPTURE_SETTINGS)[number];
 /** AUTHORIZATION_EXPIRY_ACTION: what the expiry cron does with an old authorization (README, "From the WooCommerce admin"). */
 export const EXPIRY_ACTIONS = ['report', 'capture'] as const;
+/** STORE_RESERVED_SLOTS: `checkout:<n>,webhook:<n>`; a class not named keeps its default share. */
+const reservedSlotsSetting = z
+  .string()
+  .transform((v) => v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean))
+  .refine((list) => list.every((entry) => /^(checkout|webhook):\d{1,4}$/.test(entry)), {
+    message: 'must be checkout:<slots>,webhook:<slots> (either may be left out)',
+  })
+  .transform((list) => Object.fromEntries(list.map((entry) => entry.split(':')).map(([caller, n]) => [caller, Number(n)])) as Partial<Record<ReservingCaller, number>>);
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -123,6 +132,8 @@ const envSchema = z.object({
     z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/, 'must be 1 to 64 letters, digits or : _ . -'),
   ).transform((v) => v ?? 'checkout:'),
   UPSTREAM_TIMEOUT_MS: optional(positiveInt.max(120_000)).transform((v) => v ?? 10_000),
+  STORE_MAX_CONCURRENCY: optional(positiveInt.max(1000)),
+  STORE_RESERVED_SLOTS: optional(reservedSlotsSetting),
 
   CRON_SECRET: optional(z.string().min(16, 'must be at least 16 characters long')),
   // Stripe keeps events for 30 days.
@@ -201,6 +212,8 @@ export interface Config {
   /** Every key this service writes to Redis starts with it. */
   redisKeyPrefix: string;
   upstreamTimeoutMs: number;
+  /** STORE_MAX_CONCURRENCY and its split between callers (lib/store/slots.ts); undefined: no cap. */
+  storeConcurrency: SlotSplit | undefined;
   /** Bearer token of the cron routes and the deep health check; the cron routes refuse to run without it. */
   cronSecret: string | undefined;
   reconcileWindowHours: number;
@@ -319,6 +332,7 @@ const EXPECTED: Partial<Record<keyof Env, string>> = {
   TRUST_PROXY_HOPS: 'must be a whole number from 1 to 10',
   REDIS_URL: 'must be a redis:// or rediss:// URL',
   UPSTREAM_TIMEOUT_MS: 'must be a whole number of milliseconds from 1 to 120000',
+  STORE_MAX_CONCURRENCY: 'must be a whole number of concurrent store calls from 1 to 1000',
   RECONCILE_WINDOW_HOURS: 'must be a whole number of hours from 1 to 720 (the card provider keeps events for 30 days)',
   SHIPMENT_RECONCILE_WINDOW_HOURS: 'must be a whole number of hours from 1 to 720',
   CARD_PAYMENT_METHOD_ID: 'must be at most 100 characters long',
@@ -383,7 +397,12 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     );
   }
 
+  const storeConcurrency = storeSplit(env.STORE_MAX_CONCURRENCY, env.STORE_RESERVED_SLOTS);
+
   const warnings: string[] = [];
+  if (env.STORE_RESERVED_SLOTS && !storeConcurrency) {
+    warnings.push('STORE_RESERVED_SLOTS is set without STORE_MAX_CONCURRENCY: there is no cap to split, so it has no effect');
+  }
   if (isProduction) {
     if (env.WOOCOMMERCE_URL?.startsWith('http://')) {
       warnings.push('WOOCOMMERCE_URL uses http://: requests are signed with OAuth 1.0a but travel unencrypted');
@@ -465,6 +484,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     redisTimeoutMs: env.REDIS_TIMEOUT_MS,
     redisKeyPrefix: env.REDIS_KEY_PREFIX,
     upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
+    storeConcurrency,
     cronSecret: env.CRON_SECRET,
     reconcileWindowHours: env.RECONCILE_WINDOW_HOURS,
     shipmentReconcileWindowHours: env.SHIPMENT_RECONCILE_WINDOW_HOURS,
@@ -482,6 +502,18 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     placeholders,
     warnings,
   };
+}
+
+/** The cap and its split; a split that would leave no slot unreserved is refused by name. */
+function storeSplit(limit: number | undefined, reserved: Partial<Record<ReservingCaller, number>> | undefined): SlotSplit | undefined {
+  if (limit === undefined) return undefined;
+  const split = { limit, reserved: { ...defaultReserve(limit), ...reserved } };
+  if (split.reserved.checkout + split.reserved.webhook >= limit) {
+    throw new ConfigError(
+      `Invalid configuration: STORE_RESERVED_SLOTS must leave at least one of the ${limit} slots of STORE_MAX_CONCURRENCY unreserved (for the crons and first-come callers)`,
+    );
+  }
+  return split;
 }
 
 let cached: Config | undefined;

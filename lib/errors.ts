@@ -122,7 +122,8 @@ export class InvalidTokenError extends ServiceError {
   }
 }
 
-export type StoreFailure = 'not_found' | 'invalid_param' | 'rejected' | 'unavailable' | 'timeout' | 'bad_response';
+/** `busy`: not sent at all, the cap on concurrent store calls was reached (lib/store/slots.ts). */
+export type StoreFailure = 'not_found' | 'invalid_param' | 'rejected' | 'unavailable' | 'timeout' | 'bad_response' | 'busy';
 
 /** A failed call to the store backend. `code` is WooCommerce's error code (an identifier, never a body). */
 export class StoreError extends ServiceError {
@@ -139,6 +140,27 @@ export class StoreError extends ServiceError {
       status: status ?? null,
       code: code ?? null,
     });
+  }
+}
+
+/** What the storefront may show when the shop is busy; the checkout endpoints answer it with 503 and Retry-After. */
+export const SHOP_BUSY_MESSAGE = 'The shop is busy, try again in a few seconds';
+
+/**
+ * A store call that was not sent: every slot of STORE_MAX_CONCURRENCY stayed taken
+ * through the short wait (lib/store/slots.ts). A store failure like the others
+ * (the card webhook answers 400 so Stripe redelivers, the shipping webhook queues
+ * the update for the replay), except that nothing reached the store, so it is
+ * always safe to try again, and the crons stop their run instead of going on.
+ */
+export class StoreBusyError extends StoreError {
+  constructor(
+    operation: string,
+    /** When to try again: a few seconds, jittered so refused callers do not come back together. */
+    readonly retryAfterSeconds: number,
+  ) {
+    super(operation, 'busy', undefined, undefined);
+    this.message = SHOP_BUSY_MESSAGE;
   }
 }
 

@@ -8,7 +8,8 @@
  * (README, "Shared state on Redis"), and what happens when Redis fails:
  * checkout and the shipping webhook fall back to this instance's memory, the
  * card webhook fails its request so Stripe retries, the replay cron fails its
- * run, and the reconciliation cursor is treated as absent.
+ * run, the reconciliation cursor is treated as absent, and the cap on store
+ * calls is kept per instance.
  */
 import type { CardProvider } from '@/lib/card/stripe';
 import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/config';
@@ -24,6 +25,7 @@ import {
   ShipStationBudgetWithFallback,
   ShippedStatusWithFallback,
   ShippingReplayQueueWithFallback,
+  StoreSlotsWithFallback,
 } from '@/lib/redis/fallback';
 import { orderLockTtlMs, RedisOrderLocks } from '@/lib/redis/order-locks';
 import { RedisProcessedEvents } from '@/lib/redis/processed-events';
@@ -33,12 +35,14 @@ import { RedisShipmentCursorStore, ShipmentCursorWithFallback } from '@/lib/redi
 import { RedisShippingReplayQueue } from '@/lib/redis/shipping-replay-queue';
 import { RedisShipStationRateBudget } from '@/lib/redis/shipstation-budget';
 import { RedisShippedStatus } from '@/lib/redis/shipped-status';
+import { RedisStoreSlots } from '@/lib/redis/store-slots';
 import { MemoryOrderLocks, ORDER_LOCK_WAIT_MS, type LockWait, type OrderLocks } from '@/lib/security/order-lock';
 import { MemoryProcessedEvents, type ProcessedEvents } from '@/lib/security/processed-events';
 import { MemoryRateLimiter, type RateLimiter } from '@/lib/security/rate-limit';
 import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shipping/rate-budget';
 import { ShipStationClient, shipStationSettings } from '@/lib/shipping/shipstation';
 import { MemoryShippedStatus, type ShippedStatusMemory } from '@/lib/store/shipped-status';
+import { MemoryStoreSlots, StoreGate, type StoreSlots } from '@/lib/store/slots';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
 import type { Store } from '@/lib/store/types';
 import { MemoryShippingReplayQueue, type ShippingReplayQueue } from '@/lib/webhooks/shipping/replay-queue';
@@ -65,6 +69,8 @@ export interface Services {
   shippingReplay: ShippingReplayQueue;
   /** Whether the store was recently found to lack the `shipped` status. */
   shippedStatus: ShippedStatusMemory;
+  /** The cap on concurrent store calls (STORE_MAX_CONCURRENCY), or undefined when there is none. */
+  storeSlots: StoreSlots | undefined;
   /** ShipStation's API, or undefined when SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set. */
   shipStation: ShipStationClient | undefined;
   /** Built on first use, so an unconfigured part fails only the requests that need it. */
@@ -88,6 +94,7 @@ interface SharedState {
   shippingReplay: ShippingReplayQueue;
   shippedStatus: ShippedStatusMemory;
   shipStationBudget: (account: string) => ShipStationRateBudget;
+  storeSlots: StoreSlots | undefined;
 }
 
 /** The in-process state; its replay queue is also the Redis queue's last resort. */
@@ -104,6 +111,7 @@ function inProcessState(config: Config): SharedState & { shippingReplay: MemoryS
     shippingReplay: new MemoryShippingReplayQueue(),
     shippedStatus: new MemoryShippedStatus(),
     shipStationBudget: () => new MemoryShipStationRateBudget(),
+    storeSlots: config.storeConcurrency ? new MemoryStoreSlots(config.storeConcurrency) : undefined,
   };
 }
 
@@ -136,6 +144,10 @@ function redisState(redis: RedisConnection, config: Config, local: ReturnType<ty
         local.shipStationBudget(account),
         warning,
       ),
+    storeSlots:
+      config.storeConcurrency && local.storeSlots
+        ? new StoreSlotsWithFallback(new RedisStoreSlots(redis, config.storeConcurrency, { prefix }), local.storeSlots, warning)
+        : undefined,
   };
 }
 
@@ -145,6 +157,7 @@ function build(config: Config): Services {
   const local = inProcessState(config);
   const redis = getRedisConnection(config);
   const state = redis ? redisState(redis, config, local) : local;
+  const gate = state.storeSlots ? new StoreGate(state.storeSlots) : undefined;
   return {
     config,
     rateLimiter: state.rateLimiter,
@@ -156,7 +169,8 @@ function build(config: Config): Services {
     shippingReplay: state.shippingReplay,
     shippedStatus: state.shippedStatus,
     shipStation: shipStationClientFor(config, state),
-    store: () => (store ??= new WooCommerceStore(requireSetting(config, 'store'), config.upstreamTimeoutMs)),
+    storeSlots: state.storeSlots,
+    store: () => (store ??= new WooCommerceStore(requireSetting(config, 'store'), config.upstreamTimeoutMs, gate)),
     card: () => {
       const settings = requireSetting(config, 'card');
       card ??= import('@/lib/card/stripe').then(

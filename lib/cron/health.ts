@@ -6,16 +6,19 @@
  * ok or failed with its latency; never a URL, a key or an upstream message.
  */
 import packageJson from '@/package.json';
-import { ServiceError } from '@/lib/errors';
+import { ServiceError, StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { getRedisConnection } from '@/lib/redis/connection';
 import type { Services } from '@/lib/services';
+import type { SlotUsage } from '@/lib/store/slots';
 
 export const SERVICE_VERSION: string = packageJson.version;
 
 export interface CheckResult {
   ok: boolean;
   latencyMs: number;
+  /** The store probe was not sent: every slot of STORE_MAX_CONCURRENCY was taken (see `storeSlots`). */
+  busy?: true;
 }
 
 export interface ShallowHealth {
@@ -27,6 +30,8 @@ export interface DeepHealth {
   status: 'ok' | 'degraded';
   version: string;
   checks: Record<string, CheckResult>;
+  /** With STORE_MAX_CONCURRENCY set: the cap, its split and the slots in use now, by class. */
+  storeSlots?: SlotUsage;
 }
 
 type Probe = () => Promise<unknown>;
@@ -52,9 +57,10 @@ async function run(name: string, probe: Probe): Promise<CheckResult> {
   } catch (error) {
     const latencyMs = Math.round(performance.now() - started);
     // The reason goes to the log as an identifier only; the answer says failed.
-    const reason = error instanceof ServiceError ? error.kind : 'unexpected';
+    const busy = error instanceof StoreBusyError;
+    const reason = busy ? 'store_busy' : error instanceof ServiceError ? error.kind : 'unexpected';
     log.warn('health.check_failed', { check: name, reason, latencyMs });
-    return { ok: false, latencyMs };
+    return busy ? { ok: false, latencyMs, busy } : { ok: false, latencyMs };
   }
 }
 
@@ -62,9 +68,20 @@ export function shallowHealth(): ShallowHealth {
   return { status: 'ok', version: SERVICE_VERSION };
 }
 
+/** Read before the probes, so the store probe's own slot is not counted. */
+async function storeSlotUsage(services: Services): Promise<SlotUsage | undefined> {
+  try {
+    return await services.storeSlots?.usage();
+  } catch (error) {
+    log.warn('health.store_slots_unreadable', { reason: error instanceof ServiceError ? error.kind : 'unexpected' });
+    return undefined;
+  }
+}
+
 export async function deepHealth(services: Services): Promise<DeepHealth> {
+  const storeSlots = await storeSlotUsage(services);
   const entries = await Promise.all(Object.entries(probes(services)).map(async ([name, probe]) => [name, await run(name, probe)] as const));
   const checks = Object.fromEntries(entries);
   const healthy = entries.every(([, result]) => result.ok);
-  return { status: healthy ? 'ok' : 'degraded', version: SERVICE_VERSION, checks };
+  return { status: healthy ? 'ok' : 'degraded', version: SERVICE_VERSION, checks, ...(storeSlots ? { storeSlots } : {}) };
 }

@@ -17,7 +17,7 @@
  * and is tried again on the next full pass, for as long as it is in the window.
  */
 import { asUnit, unitDeadlineMs, worstCase, type RunBudget } from '@/lib/cron/budget';
-import { CardProviderError, ServiceError } from '@/lib/errors';
+import { CardProviderError, ServiceError, StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { applyCardEvent, changedOrder, handledEventTypes } from '@/lib/webhooks/card/handle-event';
@@ -121,6 +121,7 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
     }
 
     let outOfTime = false;
+    let storeBusy = false;
     for (const event of page.events) {
       if (!budget.fits(worstCase.cardEvent(timeoutMs))) {
         outOfTime = true;
@@ -148,6 +149,13 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
           summary.skipped += 1;
         }
       } catch (error) {
+        if (error instanceof StoreBusyError) {
+          // Every store slot is taken (a flash sale): this event and the rest wait for the next run,
+          // which resumes here, rather than fail one by one and leave the checkouts less room.
+          summary.checked -= 1;
+          storeBusy = true;
+          break;
+        }
         const reason = reasonOf(error);
         summary.failed.push({ eventId: event.id, reason });
         log.error('reconcile.event_failed', { eventId: event.id, eventType: event.type, orderId: context.orderId, reason });
@@ -156,6 +164,11 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
     }
     if (outOfTime) {
       await stopForTime();
+      break;
+    }
+    if (storeBusy) {
+      if (startingAfter) await reconcileCursor.save({ startingAfter, savedAt: now() }, windowMs);
+      log.warn('reconcile.stopped_store_busy', { checked: summary.checked, resumeAfter: startingAfter });
       break;
     }
     if (!page.hasMore) {

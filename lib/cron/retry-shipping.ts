@@ -22,6 +22,8 @@ import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs, type ReplayEntry } from '@/lib
 
 /** Longer than a run may last, so an entry taken by a run is never taken by an overlapping one. */
 const LEASE_MS = CRON_MAX_DURATION_SECONDS * 1000;
+/** How markOrderShipped names a store call refused for want of a slot (StoreError `busy`, lib/store/slots.ts). */
+const STORE_BUSY = 'store:busy';
 /** The parked entries a summary lists (all are counted). */
 const PARKED_LISTED = 50;
 
@@ -181,6 +183,15 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
 
     const notice = entry.work.notice;
     const result = await asUnit(unitDeadlineMs(timeoutMs), () => markOrderShipped(notice, services));
+    if (result.retryableFailure === STORE_BUSY) {
+      // Every store slot is taken: nothing reached the store, so this is no failed attempt. The entry
+      // is handed back as it was and the run stops, leaving the slots to checkouts and webhooks.
+      await queue.retryLater({ ...entry, nextAttemptAt: now() });
+      summary.checked -= 1;
+      summary.complete = false;
+      log.warn('shipping.replay_stopped_store_busy', { entryId: entry.id, orderId: entry.orderId });
+      break;
+    }
     if (result.retryableFailure) {
       await failedAgain(entry, result.retryableFailure);
       continue;

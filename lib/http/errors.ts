@@ -14,6 +14,8 @@ import {
   RateLimitedError,
   ServiceError,
   type ErrorKind,
+  SHOP_BUSY_MESSAGE,
+  StoreBusyError,
 } from '@/lib/errors';
 import type { ErrorResponseBody, ValidationIssue } from '@/lib/http/responses';
 
@@ -88,9 +90,18 @@ export function checkoutErrorResponse(
     case 'unauthorized':
     case 'order_busy':
     case 'event_too_early':
+    case 'store':
+      if (error instanceof StoreBusyError) {
+        // Nothing reached the store: the storefront shows the message and may send the same call again.
+        return {
+          status: 503,
+          body: { success: false, error: { code: 'SHOP_BUSY', message: SHOP_BUSY_MESSAGE, retry_after_seconds: error.retryAfterSeconds } },
+          headers: { 'Retry-After': String(error.retryAfterSeconds) },
+        };
+      }
+      return checkoutFailure(error, profile, showDetails);
     case 'store_callback_refused':
     case 'not_configured':
-    case 'store':
     case 'card':
     case 'shipstation':
     case 'shared_state_unavailable':

@@ -61,6 +61,16 @@ export const checkoutFailureResponseSchema = z.object({
   }),
 });
 
+/** 503 when every slot of the store is taken (STORE_MAX_CONCURRENCY): nothing was done, the same call may be sent again. */
+export const checkoutBusyResponseSchema = z.object({
+  success: z.literal(false),
+  error: z.object({
+    code: z.literal('SHOP_BUSY'),
+    message: z.literal('The shop is busy, try again in a few seconds').describe('Written to be shown to the customer as it is.'),
+    retry_after_seconds: z.int().positive().describe('The same as the Retry-After header, for clients that cannot read it.'),
+  }),
+});
+
 export const payloadTooLargeResponseSchema = z.object({ error: z.literal('Payload too large') });
 
 export const webhookRateLimitedResponseSchema = z.object({ error: z.literal('Too many requests') });
@@ -93,6 +103,7 @@ export type ValidationIssue = z.output<typeof validationIssueSchema>;
 export type InvalidRequestResponse = z.output<typeof invalidRequestResponseSchema>;
 export type NotPayableResponse = z.output<typeof notPayableResponseSchema>;
 export type CheckoutFailureResponse = z.output<typeof checkoutFailureResponseSchema>;
+export type CheckoutBusyResponse = z.output<typeof checkoutBusyResponseSchema>;
 
 /** Every error body lib/http/errors.ts may answer with, so the compiler holds it to these schemas. */
 export type ErrorResponseBody =
@@ -101,6 +112,7 @@ export type ErrorResponseBody =
   | InvalidRequestResponse
   | NotPayableResponse
   | CheckoutFailureResponse
+  | CheckoutBusyResponse
   | z.output<typeof webhookRateLimitedResponseSchema>
   | z.output<typeof cardWebhookErrorResponseSchema>
   | z.output<typeof unauthorizedResponseSchema>

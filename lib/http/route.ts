@@ -12,7 +12,7 @@ import type { z } from 'zod';
 import { ConfigError, getConfig } from '@/lib/config';
 import { assertCronAuthorized } from '@/lib/cron/auth';
 import { RunBudget } from '@/lib/cron/budget';
-import { InvalidRequestError, RateLimitedError, ServiceError, ServiceNotConfiguredError, UnauthorizedError } from '@/lib/errors';
+import { InvalidRequestError, RateLimitedError, ServiceError, ServiceNotConfiguredError, StoreBusyError, UnauthorizedError } from '@/lib/errors';
 import { CHECKOUT_BODY_LIMIT, parseJson, readBodyText } from '@/lib/http/body';
 import { clientIp } from '@/lib/http/client-ip';
 import {
@@ -28,6 +28,7 @@ import { deferRateLimitHit, settlePendingRateLimit, withRateLimitScope } from '@
 import type { RateLimitRule } from '@/lib/security/rate-limit';
 import { STORE_SIGNATURE_HEADER, storeSignatureProblem } from '@/lib/security/store-signature';
 import { getServices, type Services } from '@/lib/services';
+import { withStoreCaller, type StoreCaller } from '@/lib/store/slots';
 import { annotateSpan, withSpan } from '@/lib/telemetry';
 import { REQUEST_BUDGET_TIMEOUTS, withRequestDeadline } from '@/lib/upstream/budget';
 
@@ -49,6 +50,8 @@ interface RunOptions {
    * a cron run lasts up to its maxDuration and gives each unit of work its own deadline.
    */
   upstreamBudgetMs?: number;
+  /** Whose slots its store calls take (lib/store/slots.ts): the webhooks' unless said. */
+  storeCaller?: StoreCaller;
 }
 
 interface HandlerResult {
@@ -84,8 +87,10 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
   let response: Response;
   let errorKind: string | undefined;
   try {
-    const result = await withRequestDeadline(options.upstreamBudgetMs ?? requestBudgetMs(), () =>
-      withRateLimitScope(() => settlingRateLimit(() => handler(context))),
+    const result = await withStoreCaller(options.storeCaller ?? 'webhook', () =>
+      withRequestDeadline(options.upstreamBudgetMs ?? requestBudgetMs(), () =>
+        withRateLimitScope(() => settlingRateLimit(() => handler(context))),
+      ),
     );
     status = result.status ?? 200;
     response = json(status, result.body, options.headers);
@@ -95,7 +100,8 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
     const answerable = error instanceof ConfigError ? new ServiceNotConfiguredError('The service configuration is invalid') : error;
     const mapped = options.toErrorResponse(answerable, showDetails);
     status = mapped.status;
-    errorKind = error instanceof ServiceError ? error.kind : error instanceof ConfigError ? 'config' : 'unexpected';
+    // A call refused at the cap on store calls is the shielding at work, not a store failure.
+    errorKind = error instanceof StoreBusyError ? 'store_busy' : error instanceof ServiceError ? error.kind : error instanceof ConfigError ? 'config' : 'unexpected';
     response = json(status, mapped.body, { ...options.headers, ...mapped.headers });
     if (errorKind === 'unexpected' || errorKind === 'config') {
       // Logged by name only: an unknown error's message may quote upstream data.
@@ -106,7 +112,7 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
       });
     }
   }
-  log[status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info']('request', {
+  log[status >= 500 && errorKind !== 'store_busy' ? 'error' : status >= 400 ? 'warn' : 'info']('request', {
     route: options.route,
     status,
     durationMs: Math.round(performance.now() - started),
@@ -205,6 +211,7 @@ export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
         request,
         toErrorResponse: (error, showDetails) => checkoutErrorResponse(error, options.profile, showDetails),
         headers: corsHeaders(origin),
+        storeCaller: 'checkout',
       },
       async (context) => {
         const services = getServices();
@@ -241,7 +248,8 @@ export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
 export function cronRoute(route: string, maxDurationSeconds: number, run: (services: Services, budget: RunBudget) => Promise<unknown>) {
   return async function GET(request: Request): Promise<Response> {
     const budget = new RunBudget(maxDurationSeconds * 1000);
-    return runRoute({ route, request, toErrorResponse: cronErrorResponse, upstreamBudgetMs: maxDurationSeconds * 1000 }, async () => {
+    const options = { route, request, toErrorResponse: cronErrorResponse, upstreamBudgetMs: maxDurationSeconds * 1000, storeCaller: 'background' as const };
+    return runRoute(options, async () => {
       const services = getServices();
       assertCronAuthorized(request.headers, services.config.cronSecret);
       return { body: await run(services, budget) };

@@ -10,6 +10,7 @@ import { addressSchema, contactInfoSchema, paymentIntentRequestSchema, submitOrd
 import { CHECKOUT_BODY_LIMIT, WEBHOOK_BODY_LIMIT } from '@/lib/http/body';
 import {
   cardWebhookErrorResponseSchema,
+  checkoutBusyResponseSchema,
   checkoutFailureResponseSchema,
   checkoutRateLimitedResponseSchema,
   invalidRequestResponseSchema,
@@ -55,6 +56,7 @@ const RESPONSE_SCHEMAS = {
   NotPayable: notPayableResponseSchema,
   CheckoutRateLimited: checkoutRateLimitedResponseSchema,
   CheckoutFailure: checkoutFailureResponseSchema,
+  CheckoutBusy: checkoutBusyResponseSchema,
   PayloadTooLarge: payloadTooLargeResponseSchema,
   WebhookRateLimited: webhookRateLimitedResponseSchema,
   CardWebhookError: cardWebhookErrorResponseSchema,
@@ -122,6 +124,13 @@ function checkoutOperation(options: {
       '500': {
         description: `Any other failure, with \`code\` = \`${options.errorCode}\`: origin not allowed, token invalid or expired, the store or the card provider failing. \`details\` only in development.`,
         ...json('CheckoutFailure'),
+      },
+      '503': {
+        description:
+          'The shop is busy: every slot of the store (STORE_MAX_CONCURRENCY) stayed taken for a moment, so nothing was read or written. ' +
+          'Show `message` to the customer and send the same call again after `Retry-After` seconds (1 to 3); the storefront client does so once by itself.',
+        headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
+        ...json('CheckoutBusy'),
       },
     },
   };
@@ -323,6 +332,7 @@ export function buildOpenApiDocument(): JsonObject {
         RateLimitLimit: { required: true, description: 'Requests allowed per window.', schema: { type: 'string', pattern: '^\\d+$' } },
         RateLimitRemaining: { required: true, description: 'Always `0` on a 429.', schema: { type: 'string', const: '0' } },
         RateLimitReset: { required: true, description: 'When the window ends (ISO 8601).', schema: { type: 'string', format: 'date-time' } },
+        RetryAfter: { required: true, description: 'Seconds to wait before sending the call again.', schema: { type: 'string', pattern: '^[1-9]\\d*$' } },
       },
       securitySchemes: {
         ShippingSecretQuery: {

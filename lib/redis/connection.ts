@@ -81,6 +81,28 @@ function describeFailure(error: unknown): string {
 }
 
 /**
+ * Next.js evaluates instrumentation.ts's imports apart from the routes' (two
+ * copies of this module in one process): the client that lib/preload.ts starts
+ * when the instance starts is handed to the routes' copy through this
+ * process-wide registry, so the process keeps one connection and its first
+ * request finds it connected. Only the node-redis client crosses over, never
+ * this module's own classes (each copy has its own error classes, and callers
+ * tell failures apart with `instanceof`).
+ */
+interface StartedClient {
+  redis: RedisClient;
+  connecting: Promise<void>;
+  firstConnectionDeadline: number;
+}
+
+const STARTED_CLIENTS = Symbol.for('checkout-payment-service.redis-clients');
+
+function startedClients(): Map<string, StartedClient> {
+  const holder = globalThis as typeof globalThis & { [STARTED_CLIENTS]?: Map<string, StartedClient> };
+  return (holder[STARTED_CLIENTS] ??= new Map());
+}
+
+/**
  * One Redis client, connected lazily. `client()` answers a ready client or
  * throws SharedStateUnavailableError within the timeout; `run()` does the same
  * for a whole operation, so every Redis failure surfaces as that one error.
@@ -90,11 +112,19 @@ export class RedisConnection {
   private connecting: Promise<void> | undefined;
   private firstConnectionDeadline = 0;
   private lastErrorLog = Number.NEGATIVE_INFINITY;
+  /** In the process-wide registry (the process's own connection, getRedisConnection), or its own (a test's other instance). */
+  private readonly registryKey: string | undefined;
 
-  constructor(readonly settings: RedisSettings) {}
+  constructor(
+    readonly settings: RedisSettings,
+    options: { sharedInProcess?: boolean } = {},
+  ) {
+    this.registryKey = options.sharedInProcess ? `${settings.url}|${settings.timeoutMs}` : undefined;
+  }
 
   async client(): Promise<RedisClient> {
     if (this.redis?.isReady) return this.redis;
+    if (!this.redis) this.adoptStartedClient();
     if (!this.redis) {
       let createClient: (typeof import('redis'))['createClient'];
       try {
@@ -116,9 +146,13 @@ export class RedisConnection {
         (error: unknown) => {
           // The first connection failed for good (the strategy gave up): the next call starts afresh.
           if (this.redis === redis) this.redis = undefined;
+          this.forget(redis);
           this.logError(error);
         },
       );
+      if (this.registryKey) {
+        startedClients().set(this.registryKey, { redis, connecting: this.connecting, firstConnectionDeadline: this.firstConnectionDeadline });
+      }
     }
     const waitMs = this.firstConnectionDeadline - Date.now();
     if (this.connecting && waitMs > 0) {
@@ -162,12 +196,29 @@ export class RedisConnection {
     }
   }
 
+  /** Takes the client another copy of this module started for this process, if any (see StartedClient). */
+  private adoptStartedClient(): void {
+    const started = this.registryKey ? startedClients().get(this.registryKey) : undefined;
+    if (!started) return;
+    this.redis = started.redis;
+    this.firstConnectionDeadline = started.firstConnectionDeadline;
+    this.connecting = started.connecting.then(() => {
+      // Its first connection failed for good: the starter forgot it, and so does this copy.
+      if (this.registryKey && startedClients().get(this.registryKey) !== started && this.redis === started.redis) this.redis = undefined;
+    });
+  }
+
+  private forget(redis: RedisClient): void {
+    if (this.registryKey && startedClients().get(this.registryKey)?.redis === redis) startedClients().delete(this.registryKey);
+  }
+
   /** Closes the client (tests, shutdown). A later call connects again. */
   async close(): Promise<void> {
     const redis = this.redis;
     this.redis = undefined;
     this.connecting = undefined;
     if (!redis) return;
+    this.forget(redis);
     try {
       if (redis.isOpen) redis.destroy();
     } catch {
@@ -216,7 +267,7 @@ export function getRedisConnection(config: Pick<Config, 'redisUrl' | 'redisTimeo
   if (!config.redisUrl) return undefined;
   if (shared && shared.settings.url === config.redisUrl && shared.settings.timeoutMs === config.redisTimeoutMs) return shared;
   void shared?.close();
-  shared = new RedisConnection({ url: config.redisUrl, timeoutMs: config.redisTimeoutMs });
+  shared = new RedisConnection({ url: config.redisUrl, timeoutMs: config.redisTimeoutMs }, { sharedInProcess: true });
   return shared;
 }
 

@@ -17,6 +17,7 @@ import { PendingRateLimitHit } from '@/lib/security/pending-rate-limit';
 import type { RateLimitDecision, RateLimiter, RateLimitRule } from '@/lib/security/rate-limit';
 import type { ShipStationRateBudget } from '@/lib/shipping/rate-budget';
 import type { ShippedStatusMemory } from '@/lib/store/shipped-status';
+import type { SlotLease, SlotRequest, SlotUsage, StoreSlots } from '@/lib/store/slots';
 import type { MemoryShippingReplayQueue, ReplayEntry, ShippingReplayQueue } from '@/lib/webhooks/shipping/replay-queue';
 
 const WARNING_INTERVAL_MS = 60_000;
@@ -177,6 +178,37 @@ export class ShipStationBudgetWithFallback implements ShipStationRateBudget {
 
   throttled(headers: Headers): Promise<void> {
     return eitherOf('shipstation_budget', this.warning, () => this.shared.throttled(headers), () => this.local.throttled(headers));
+  }
+}
+
+/**
+ * The store's slots in Redis, with this instance's own semaphore (the same
+ * limit and split) while Redis is down. Not "no cap": a store shielded per
+ * instance is still shielded from any one instance's burst, and a deployment
+ * of a single long-running server keeps its cap exactly. Not a smaller share
+ * either: the number of live instances is unknown, and a share too small for
+ * the one instance taking the traffic would refuse checkouts the store could
+ * serve. Leases taken here are given back here; those held in Redis when it
+ * went away end by themselves.
+ */
+export class StoreSlotsWithFallback implements StoreSlots {
+  constructor(
+    private readonly shared: StoreSlots,
+    private readonly local: StoreSlots,
+    private readonly warning: FallbackWarning,
+  ) {}
+
+  tryAcquire(request: SlotRequest): Promise<SlotLease | undefined> {
+    return eitherOf('store_slots', this.warning, () => this.shared.tryAcquire(request), () => this.local.tryAcquire(request));
+  }
+
+  async stopWaiting(token: string): Promise<void> {
+    await this.local.stopWaiting(token);
+    await eitherOf('store_slots', this.warning, () => this.shared.stopWaiting(token), async () => undefined);
+  }
+
+  usage(): Promise<SlotUsage> {
+    return eitherOf('store_slots', this.warning, () => this.shared.usage(), () => this.local.usage());
   }
 }
 

@@ -3,7 +3,9 @@
  * plus the companion plugin's cart routes (DECISIONS 10).
  *
  * Every attempt has the upstream timeout, cut to what the request has left
- * (lib/upstream/budget.ts); reads are retried once. Failures become StoreError with the
+ * (lib/upstream/budget.ts); reads are retried once. With STORE_MAX_CONCURRENCY
+ * set, every attempt first takes one of the store's slots (lib/store/slots.ts),
+ * or is not sent at all (StoreBusyError). Failures become StoreError with the
  * HTTP status and WooCommerce's error code only: the library's error objects
  * carry the request configuration (including the consumer keys) and the
  * response body, and neither may reach a log line or a response.
@@ -22,7 +24,8 @@ import {
   type StoreRefund,
 } from '@/lib/store/types';
 import { traceCall } from '@/lib/telemetry';
-import { settleWithin, withOneRetry } from '@/lib/upstream/budget';
+import type { StoreGate } from '@/lib/store/slots';
+import { attemptTimeoutMs, settleWithin, withOneRetry } from '@/lib/upstream/budget';
 import { nodeHttpAdapter } from '@/lib/upstream/node-http';
 
 export const CART_BRIDGE_NAMESPACE = 'wc-checkout-bridge/v1';
@@ -68,6 +71,11 @@ function classify(failure: UpstreamFailure): StoreFailure {
   return 'rejected';
 }
 
+function toStoreError(operation: string, error: unknown): StoreError {
+  const failure = describeFailure(error);
+  return new StoreError(operation, classify(failure), failure.status, failure.code);
+}
+
 export class WooCommerceStore implements Store {
   private readonly api: WooCommerceRestApi;
   private readonly bridge: WooCommerceRestApi;
@@ -75,6 +83,7 @@ export class WooCommerceStore implements Store {
   constructor(
     settings: StoreSettings,
     private readonly timeoutMs: number,
+    private readonly gate?: StoreGate,
   ) {
     const options = {
       url: settings.url,
@@ -101,15 +110,25 @@ export class WooCommerceStore implements Store {
   ): Promise<T> {
     const timedOut = () => new StoreError(operation, 'timeout', undefined, undefined);
     const data = await withOneRetry(
-      async (timeoutMs) => {
+      async (allowedMs) => {
+        const slot = await this.gate?.enter(operation, allowedMs);
+        // The wait for a slot came out of the request's time.
+        const timeoutMs = slot ? Math.min(allowedMs, attemptTimeoutMs(allowedMs)) : allowedMs;
+        if (timeoutMs === 0) {
+          slot?.leave(false);
+          throw timedOut();
+        }
+        let sentAndTimedOut = false;
         try {
           // The adapter ends the attempt at its timeout; the race keeps the bound whatever runs under it.
           const attempt = () => settleWithin(request({ timeout: timeoutMs }), timeoutMs, timedOut);
           return (await traceCall('store', operation, attempt)).data;
         } catch (error) {
-          if (error instanceof StoreError) throw error;
-          const failure = describeFailure(error);
-          throw new StoreError(operation, classify(failure), failure.status, failure.code);
+          const storeError = error instanceof StoreError ? error : toStoreError(operation, error);
+          sentAndTimedOut = storeError.failure === 'timeout';
+          throw storeError;
+        } finally {
+          slot?.leave(sentAndTimedOut);
         }
       },
       {

@@ -109,3 +109,23 @@ export function replaceLatest(previous: string | undefined, intro: string, lates
       : '## History\n\nBefore and after of each change that moved a figure, newest first (copy the rows that moved from "Latest run" above, with the commit).';
   return `${intro.trimEnd()}\n\n${latest.trimEnd()}\n\n${history}\n`;
 }
+
+/**
+ * The document with its `## <title>` section (up to the next `## ` heading)
+ * replaced by `section`, or with `section` put before `## <before>` when it has
+ * none yet: a mode of the bench that writes its own part of the document
+ * leaves the rest as it was.
+ */
+export function replaceSection(previous: string, title: string, section: string, before: string): string {
+  const heading = (text: string) => new RegExp(`^## ${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'm');
+  const at = previous.search(heading(title));
+  if (at >= 0) {
+    const rest = previous.slice(at + 3);
+    const next = rest.search(/^## /m);
+    const end = next >= 0 ? at + 3 + next : previous.length;
+    return `${previous.slice(0, at)}${section.trimEnd()}\n\n${previous.slice(end)}`;
+  }
+  const beforeAt = previous.search(heading(before));
+  if (beforeAt < 0) return `${previous.trimEnd()}\n\n${section.trimEnd()}\n`;
+  return `${previous.slice(0, beforeAt)}${section.trimEnd()}\n\n${previous.slice(beforeAt)}`;
+}

@@ -88,7 +88,7 @@ const ADDRESS = {
   country: 'US',
 };
 
-async function checkoutBody(orderId: number, withAddresses: boolean): Promise<string> {
+export async function checkoutBody(orderId: number, withAddresses: boolean): Promise<string> {
   const token = await mintCheckoutToken(orderId, { secret: DEMO_SECRETS.checkoutTokenSecret, ttl: '30m' });
   return JSON.stringify(
     withAddresses
@@ -97,10 +97,10 @@ async function checkoutBody(orderId: number, withAddresses: boolean): Promise<st
   );
 }
 
-const checkoutRequest = (path: string, body: string): BenchRequest => ({ method: 'POST', path, headers: checkoutHeaders(), body });
+export const checkoutRequest = (path: string, body: string): BenchRequest => ({ method: 'POST', path, headers: checkoutHeaders(), body });
 
 /** A payment intent as Stripe sends it in an event, for an order of the bench's usual total. */
-function intentFor(orderId: number, outcome: 'succeeded' | 'failed'): StripeIntent {
+export function intentFor(orderId: number, outcome: 'succeeded' | 'failed'): StripeIntent {
   const id = `pi_bench_${randomBytes(8).toString('hex')}`;
   return {
     id,
@@ -115,12 +115,12 @@ function intentFor(orderId: number, outcome: 'succeeded' | 'failed'): StripeInte
   } as unknown as StripeIntent;
 }
 
-function cardRequest(type: CardEventType, intent: StripeIntent, eventId?: string): BenchRequest {
+export function cardRequest(type: CardEventType, intent: StripeIntent, eventId?: string): BenchRequest {
   const { payload, signature } = signCardEvent(cardEvent(type, intent, eventId), DEMO_SECRETS.stripeWebhookSecret);
   return { method: 'POST', path: '/api/cardprovider/webhook', headers: { ...jsonHeaders(), 'stripe-signature': signature }, body: payload };
 }
 
-function shippingRequest(orderId: number): BenchRequest {
+export function shippingRequest(orderId: number): BenchRequest {
   return {
     method: 'POST',
     path: '/api/shipping/webhook',

@@ -14,6 +14,9 @@
  *                                  Next.js spends a few ms of CPU on any request, so 100,000 of them take
  *                                  minutes, longer than the whole run may.
  *   npm run bench -- --profile [--quick] [--flows NAME]   the server under node --cpu-prof: CPU per flow and where it went
+ *   npm run bench -- --load [--quick] [--write]   the store shielding under 1×, 2× and 4× the store's capacity
+ *                                  (scripts/bench/load.ts, a few minutes); writes its own section of docs/benchmarks.md
+ *   npm run bench -- --cold [--cold-repeats N]   only the cold starts, without and with REDIS_URL; writes nothing
  *
  * Processes: the load generator is this one; the stand-ins (scripts/bench/stand-ins.ts),
  * `next start` and `redis-server` each run in their own, so the server's CPU time
@@ -35,6 +38,7 @@ import {
   median,
   ratio,
   replaceLatest,
+  replaceSection,
   sequentialCalls,
   upstreamTimeMs,
 } from './figures';
@@ -80,6 +84,8 @@ const { values: options } = parseArgs({
     transports: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     flows: { type: 'string' },
+    load: { type: 'boolean', default: false },
+    cold: { type: 'boolean', default: false },
   },
 });
 const QUICK = options.quick === true;
@@ -388,6 +394,75 @@ const COLD_ROUTES: { route: string; flow: string; status: number }[] = [
   { route: '/api/shipstation/webhook', flow: 'shipping', status: 200 },
 ];
 
+interface ColdStart {
+  route: string;
+  ms: number[];
+  /** The same with REDIS_URL set (empty when redis-server is missing). */
+  redisMs: number[];
+  /** CPU time of the server's process tree at its first answer, without and with REDIS_URL. */
+  cpuMs: number[];
+  redisCpuMs: number[];
+}
+
+/** One cold start: a fresh server with `env` added to the service's, timed from spawn to the route's first answer. */
+async function coldStart(standIns: StandInsProcess, route: (typeof COLD_ROUTES)[number], env: Record<string, string>): Promise<{ ms: number; cpuMs: number }> {
+  const request = await firstRequestOf(route, controlOf(standIns));
+  const fresh = await spawnServer('cold', serviceEnv(standIns, env));
+  opened.push(fresh);
+  let status = 0;
+  const answered = await firstAnswer(async () => {
+    const response = await fetch(`${fresh.url}${request.path}`, {
+      method: request.method,
+      headers: request.headers,
+      ...(request.body === undefined ? {} : { body: request.body }),
+    });
+    status = response.status;
+    return response;
+  });
+  const cpuMs = treeCpuMs(fresh.pid);
+  await fresh.close();
+  if (status !== route.status) throw new Error(`cold start of ${route.route}: expected ${route.status}, got ${status}`);
+  return { ms: answered - fresh.spawnedAt, cpuMs };
+}
+
+/**
+ * Cold starts without Redis and with REDIS_URL pointing at a throw-away
+ * redis-server (the Redis client is then loaded and connected when the
+ * instance starts, instrumentation.ts), each route against its series'
+ * trivial route. The two series and the routes take turns within each repeat,
+ * so a machine that gets busier during the run moves them all alike.
+ */
+async function coldStarts(standIns: StandInsProcess): Promise<ColdStart[]> {
+  progress('cold start, route by route (each first request a real one), without and with REDIS_URL in turn');
+  const redis = existsSync(REDIS_SERVER) ? await startRedis() : undefined;
+  if (redis) opened.push(redis);
+  const results: ColdStart[] = COLD_ROUTES.map((route) => ({
+    route: route.route === TRIVIAL_PATH ? `${TRIVIAL_PATH} (404)` : route.route,
+    ms: [],
+    redisMs: [],
+    cpuMs: [],
+    redisCpuMs: [],
+  }));
+  for (let repeat = 0; repeat < COLD_REPEATS; repeat += 1) {
+    for (const [index, route] of COLD_ROUTES.entries()) {
+      const entry = results[index] as ColdStart;
+      const plain = await coldStart(standIns, route, {});
+      entry.ms.push(plain.ms);
+      entry.cpuMs.push(plain.cpuMs);
+      let line = `  ${route.route}: ${plain.ms.toFixed(0)} ms (${plain.cpuMs.toFixed(0)} ms CPU)`;
+      if (redis) {
+        const withRedis = await coldStart(standIns, route, { REDIS_URL: redis.url });
+        entry.redisMs.push(withRedis.ms);
+        entry.redisCpuMs.push(withRedis.cpuMs);
+        line += `, with REDIS_URL ${withRedis.ms.toFixed(0)} ms (${withRedis.cpuMs.toFixed(0)} ms CPU)`;
+      }
+      progress(line);
+    }
+  }
+  await redis?.close();
+  return results;
+}
+
 async function firstRequestOf(route: (typeof COLD_ROUTES)[number], control: Control): Promise<BenchRequest> {
   const flow = [trivialFlow, ...benchFlows()].find((candidate) => candidate.name === route.flow);
   if (!flow) throw new Error(`cold start: no flow named ${route.flow}`);
@@ -551,7 +626,7 @@ async function main(): Promise<void> {
   const trivial: FlowFigures[] = [];
   const floors: Floors = { preflight: [], bareCallMs: Number.NaN };
   let withoutNext = new Map<string, number>();
-  const cold: { route: string; ms: number[] }[] = [];
+  let cold: ColdStart[] = [];
   const memory: { after: number; rssKb: number }[] = [];
   let limiterMemory: LimiterPoint[] = [];
   let routeMemory: LimiterPoint[] = [];
@@ -656,31 +731,8 @@ async function main(): Promise<void> {
       await compare('https store, no Redis', { WOOCOMMERCE_URL: standIns.woocommerceHttps, NODE_EXTRA_CA_CERTS: tls.cert }, 'https');
     }
 
-    // 5. Cold start: a fresh `next start` per route, from spawn to that route's first answer.
-    progress('cold start, route by route (each first request a real one)');
-    for (const route of COLD_ROUTES) {
-      const times: number[] = [];
-      for (let i = 0; i < COLD_REPEATS; i += 1) {
-        const request = await firstRequestOf(route, controlOf(standIns));
-        const fresh = await spawnServer('cold', serviceEnv(standIns));
-        opened.push(fresh);
-        let status = 0;
-        const answered = await firstAnswer(async () => {
-          const response = await fetch(`${fresh.url}${request.path}`, {
-            method: request.method,
-            headers: request.headers,
-            ...(request.body === undefined ? {} : { body: request.body }),
-          });
-          status = response.status;
-          return response;
-        });
-        if (status !== route.status) throw new Error(`cold start of ${route.route}: expected ${route.status}, got ${status}`);
-        times.push(answered - fresh.spawnedAt);
-        await fresh.close();
-      }
-      cold.push({ route: route.route === TRIVIAL_PATH ? `${TRIVIAL_PATH} (404)` : route.route, ms: times });
-      progress(`  ${route.route}: ${times.map((t) => t.toFixed(0)).join(', ')} ms`);
-    }
+    // 5. Cold start: a fresh `next start` per route, from spawn to that route's first answer, without and with REDIS_URL.
+    cold = await coldStarts(standIns);
   } finally {
     await closeAll();
   }
@@ -731,7 +783,7 @@ function renderReport(input: {
   floors: Floors;
   /** CPU per request of each flow, by name, with the route handlers called without Next.js. */
   withoutNext: Map<string, number>;
-  cold: { route: string; ms: number[] }[];
+  cold: ColdStart[];
   memory: { after: number; rssKb: number }[];
   limiterMemory: LimiterPoint[];
   routeMemory: LimiterPoint[];
@@ -896,32 +948,7 @@ function renderReport(input: {
     '',
   );
 
-  const coldBase = median(cold[0]?.ms ?? []);
-  out.push(
-    '### Cold start and server bundle size',
-    '',
-    `A fresh \`next start\` per route and repeat, from spawning the process to the answer of the route's first request (median of ${COLD_REPEATS}). ` +
-      `That request is a real one, its main flow's on a fresh order (payment-intent: a new intent; the webhooks: a card success, a shipment), ` +
-      `so what a route loads on first use (the Stripe SDK) counts; the trivial route's is its 404. ` +
-      `Bundle: the route's \`route.js\` and the chunks it loads at start under .next/server (packages from node_modules, loaded at run time, ` +
-      `and chunks imported on first use are not in it). Target: at most ${coldTarget}× the trivial route.`,
-    '',
-    markdownTable(
-      ['route', 'ms to first answer', '× trivial', 'target', 'bundle kB'],
-      cold.map(({ route, ms }, index) => {
-        const r = ratio(median(ms), coldBase);
-        const bytes = index === 0 ? undefined : bundleBytes(route);
-        return [
-          route,
-          ms.map((t) => t.toFixed(0)).join(', '),
-          fixed(r),
-          index === 0 ? '' : r <= coldTarget ? 'met' : 'not met',
-          bytes === undefined ? '–' : (bytes / 1024).toFixed(0),
-        ];
-      }),
-    ),
-    '',
-  );
+  out.push(renderColdStarts(cold, coldTarget));
 
   const fullAt = limiterMemory.find((point) => point.held >= LIMITER_CLIENTS);
   const lastHeap = limiterMemory[limiterMemory.length - 1];
@@ -971,6 +998,49 @@ function renderReport(input: {
   return out.join('\n');
 }
 
+function renderColdStarts(cold: ColdStart[], coldTarget: number): string {
+  const base = (pick: (entry: ColdStart) => number[]) => median(cold[0] ? pick(cold[0]) : []);
+  const plainBase = base((c) => c.ms);
+  const redisBase = base((c) => c.redisMs);
+  const plainCpuBase = base((c) => c.cpuMs);
+  const redisCpuBase = base((c) => c.redisCpuMs);
+  const verdict = (r: number) => (Number.isFinite(r) ? (r <= coldTarget ? 'met' : 'not met') : '–');
+  const list = (values: number[]) => (values.length ? values.map((t) => t.toFixed(0)).join(', ') : '–');
+  return [
+    '### Cold start and server bundle size',
+    '',
+    `A fresh \`next start\` per route and repeat, from spawning the process to the answer of the route's first request (median of ${COLD_REPEATS}). ` +
+      `That request is a real one, its main flow's on a fresh order (payment-intent: a new intent; the webhooks: a card success, a shipment), ` +
+      `so what a route loads on first use counts; the trivial route's is its 404. Each route is measured without Redis and with REDIS_URL ` +
+      `set (a throw-away redis-server), the two taking turns, each against the trivial route of its own series. The instance starts loading and ` +
+      `connecting the Redis client, and loading the Stripe SDK, when it starts (instrumentation.ts, lib/preload.ts, not awaited), so a first ` +
+      `request waits only for what is not ready yet. "CPU" is the server process tree's CPU time at that first answer (from /proc): ` +
+      `on a shared machine it moves less than the wall time. ` +
+      `Bundle: the route's \`route.js\` and the chunks it loads at start under .next/server (packages from node_modules, loaded at run time, ` +
+      `and chunks imported on first use are not in it). Target: at most ${coldTarget}× the trivial route, with REDIS_URL set.`,
+    '',
+    markdownTable(
+      ['route', 'ms to first answer', '× trivial', 'CPU × trivial', 'with REDIS_URL ms', '× trivial', 'CPU × trivial', 'target (REDIS_URL)', 'bundle kB'],
+      cold.map(({ route, ms, redisMs, cpuMs, redisCpuMs }, index) => {
+        const redis = ratio(median(redisMs), redisBase);
+        const bytes = index === 0 ? undefined : bundleBytes(route);
+        return [
+          route,
+          list(ms),
+          fixed(ratio(median(ms), plainBase)),
+          fixed(ratio(median(cpuMs), plainCpuBase)),
+          list(redisMs),
+          fixed(redis),
+          fixed(ratio(median(redisCpuMs), redisCpuBase)),
+          index === 0 ? '' : verdict(redis),
+          bytes === undefined ? '–' : (bytes / 1024).toFixed(0),
+        ];
+      }),
+    ),
+    '',
+  ].join('\n');
+}
+
 function docIntro(previous: string | undefined): string {
   const at = previous?.search(/^## Latest run\b/m) ?? -1;
   if (previous && at > 0) return previous.slice(0, at);
@@ -985,7 +1055,65 @@ async function transportsRun(): Promise<void> {
   console.log(`\n${markdownTable(['client, one call', 'CPU ms per call (best of 3 rounds of 1,500)'], figures.map(({ name, msPerCall }) => [name, fixed(msPerCall, 3)]))}\n`);
 }
 
-(options.transports ? transportsRun() : options.profile ? profileRun() : main()).catch(async (error: unknown) => {
+/** `--cold`: the cold starts alone (both series), printed; writes nothing. */
+async function coldRun(): Promise<void> {
+  progress(`cold starts: ${cpus().length} cores, node ${process.version}, load average ${loadAverage()}`);
+  buildApp(progress);
+  const standIns = await startStandIns();
+  opened.push(standIns);
+  try {
+    console.log(`\n${renderColdStarts(await coldStarts(standIns), 1.5)}`);
+  } finally {
+    await closeAll();
+  }
+}
+
+/** `--load`: the store shielding under load (scripts/bench/load.ts); writes its section of docs/benchmarks.md. */
+async function loadMode(): Promise<void> {
+  progress(`load: ${cpus().length} cores, node ${process.version}, load average ${loadAverage()}`);
+  if (!existsSync(REDIS_SERVER)) throw new Error(`${REDIS_SERVER} not found: the load mode needs redis-server (REDIS_SERVER_BIN)`);
+  buildApp(progress);
+  const { loadRun, renderLoadReport } = await import('./load');
+  const standIns = await startStandIns();
+  opened.push(standIns);
+  const redis = await startRedis();
+  opened.push(redis);
+  let report: string;
+  try {
+    const results = await loadRun({
+      standIns,
+      redis,
+      quick: QUICK,
+      progress,
+      serviceEnv: (extra) => serviceEnv(standIns, extra),
+      startServer: async (name, env) => {
+        const server = await spawnServer(name, env);
+        opened.push(server);
+        await firstAnswer(trivialProbe(server.url));
+        return server;
+      },
+    });
+    report = renderLoadReport(results, {
+      date: new Date().toISOString().slice(0, 16).replace('T', ' '),
+      commit: commitOf(),
+      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, load average at start ${loadAtStart}`,
+      duration: `${((performance.now() - runStarted) / 1000).toFixed(0)} s`,
+      quick: QUICK,
+    });
+  } finally {
+    await closeAll();
+  }
+  console.log(`\n${report}\n`);
+  if (!QUICK || options.write) {
+    const previous = existsSync(DOC) ? readFileSync(DOC, 'utf8') : docIntro(undefined);
+    writeFileSync(DOC, replaceSection(previous, 'Load test', report, 'Latest run'));
+    progress(`wrote the load section of ${DOC}`);
+  }
+  progress('done');
+}
+
+const mode = options.load ? loadMode : options.cold ? coldRun : options.transports ? transportsRun : options.profile ? profileRun : main;
+mode().catch(async (error: unknown) => {
   console.error(`[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   console.error(`[bench] server logs: ${ARTIFACTS}`);
   process.exit(1);

@@ -7,7 +7,8 @@
  * plus, when given a certificate, an https terminator in front of the
  * WooCommerce proxy (a production store is https), and a control API on
  * loopback for the bench: seed orders, set the latency, register or remove
- * an order status, read and clear the call log.
+ * an order status, read and clear the call log, and for the load mode put the
+ * WooCommerce proxy behind a PHP host's worker pool and audit orders.
  *
  * Latency and logging wrap the stand-ins from outside (plain HTTP proxies)
  * rather than changing scripts/stand-ins/**.
@@ -58,48 +59,117 @@ async function untilElapsed(start: number, ms: number): Promise<void> {
 }
 
 /**
+ * The store as a PHP host runs it (`npm run bench -- --load`): `workers`
+ * requests in service at once, the rest waiting in arrival order, each taking
+ * its service time (a read or a write) once a worker has it. A request whose
+ * client gave up is still served when its turn comes, as PHP goes on after the
+ * client left: that is how an overloaded store falls behind. Off (0 workers)
+ * outside the load mode.
+ */
+class WorkerPool {
+  workers = 0;
+  readMs = 0;
+  writeMs = 0;
+  private busy = 0;
+  private readonly waiting: (() => void)[] = [];
+  stats = WorkerPool.emptyStats();
+
+  static emptyStats() {
+    return { served: 0, abandoned: 0, maxQueue: 0, maxBusy: 0, busyMs: 0, waits: [] as number[] };
+  }
+
+  get active(): boolean {
+    return this.workers > 0;
+  }
+
+  async serve<T>(method: string, work: () => Promise<T>): Promise<T> {
+    const arrived = now();
+    if (this.busy >= this.workers) {
+      // Handed a worker directly by the one that finishes (see below), so `busy` already counts it.
+      await new Promise<void>((resolve) => {
+        this.waiting.push(resolve);
+        this.stats.maxQueue = Math.max(this.stats.maxQueue, this.waiting.length);
+      });
+    } else {
+      this.busy += 1;
+    }
+    this.stats.maxBusy = Math.max(this.stats.maxBusy, this.busy);
+    this.stats.waits.push(now() - arrived);
+    const began = now();
+    try {
+      const result = await work();
+      await untilElapsed(began, method === 'GET' ? this.readMs : this.writeMs);
+      return result;
+    } finally {
+      this.stats.served += 1;
+      this.stats.busyMs += now() - began;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.busy -= 1;
+    }
+  }
+
+  takeStats() {
+    const taken = { ...this.stats, queued: this.waiting.length, busy: this.busy };
+    this.stats = WorkerPool.emptyStats();
+    return taken;
+  }
+}
+
+const storeHost = new WorkerPool();
+
+interface Forwarded {
+  status: number;
+  headers: IncomingHttpHeaders;
+  payload: Buffer;
+}
+
+function forward(agent: Agent, to: URL, request: IncomingMessage, path: string, body: string): Promise<Forwarded | undefined> {
+  return new Promise((resolve) => {
+    const outgoing = httpRequest(
+      // Host is kept: the WooCommerce stand-in checks OAuth signatures made for the URL the client called.
+      { host: to.hostname, port: to.port, method: request.method, path, headers: request.headers, agent },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.on('end', () => resolve({ status: answer.statusCode ?? 502, headers: answer.headers, payload: Buffer.concat(chunks) }));
+      },
+    );
+    outgoing.on('error', () => resolve(undefined));
+    outgoing.end(body);
+  });
+}
+
+/**
  * A proxy in front of `target` that answers `latencyMs` after the request
  * arrived, and logs the call. The stand-in's own work (its model, its OAuth
  * check) happens inside that time, as a real upstream's would: the service is
  * measured against an upstream that takes exactly `latencyMs`, not
  * `latencyMs` plus the stand-in's CPU time on the bench's shared cores.
+ * With a worker pool switched on, the pool's service times replace `latencyMs`.
  */
-function delayingProxy(upstream: string, target: string): Promise<RunningServer> {
+function delayingProxy(upstream: string, target: string, pool?: WorkerPool): Promise<RunningServer> {
   const to = new URL(target);
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   return listen(async (request, response, url, body) => {
     const start = now();
-    await new Promise<void>((resolve) => {
-      const forward = httpRequest(
-        {
-          host: to.hostname,
-          port: to.port,
-          method: request.method,
-          path: `${url.pathname}${url.search}`,
-          // Host is kept: the WooCommerce stand-in checks OAuth signatures made for the URL the client called.
-          headers: request.headers,
-          agent,
-        },
-        (answer) => {
-          const chunks: Buffer[] = [];
-          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-          answer.on('end', () => {
-            void untilElapsed(start, latencyMs).then(() => {
-              response.writeHead(answer.statusCode ?? 502, endToEndHeaders(answer.headers));
-              response.end(Buffer.concat(chunks));
-              calls.push({ upstream, method: request.method ?? 'GET', path: url.pathname, status: answer.statusCode ?? 0, start, end: now() });
-              resolve();
-            });
-          });
-        },
-      );
-      forward.on('error', () => {
-        if (!response.headersSent) response.writeHead(502);
-        response.end();
-        resolve();
-      });
-      forward.end(body);
-    });
+    const path = `${url.pathname}${url.search}`;
+    let answer: Forwarded | undefined;
+    if (pool?.active) {
+      answer = await pool.serve(request.method ?? 'GET', () => forward(agent, to, request, path, body));
+      if (response.destroyed) pool.stats.abandoned += 1;
+    } else {
+      answer = await forward(agent, to, request, path, body);
+      await untilElapsed(start, latencyMs);
+    }
+    if (!answer) {
+      if (!response.headersSent) response.writeHead(502);
+      response.end();
+      return;
+    }
+    response.writeHead(answer.status, endToEndHeaders(answer.headers));
+    response.end(answer.payload);
+    calls.push({ upstream, method: request.method ?? 'GET', path: url.pathname, status: answer.status, start, end: now() });
   }, 0, `${upstream} proxy`, { keepAliveMs: STORE_KEEP_ALIVE_MS });
 }
 
@@ -143,7 +213,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' } } });
   const standIns = await startDemoStandIns();
   const woo = standIns.woocommerce.model;
-  const wooProxy = await delayingProxy('woocommerce', standIns.woocommerce.url);
+  const wooProxy = await delayingProxy('woocommerce', standIns.woocommerce.url, storeHost);
   const stripeProxy = await delayingProxy('stripe', standIns.stripe.url);
   const https =
     values['tls-cert'] && values['tls-key'] ? await tlsTerminator(wooProxy.url, values['tls-cert'], values['tls-key']) : undefined;
@@ -185,6 +255,25 @@ async function main(): Promise<void> {
       case 'GET /order': {
         const order = woo.get(Number(url.searchParams.get('id')));
         return sendJson(response, 200, { id: order.id, status: order.status });
+      }
+      case 'POST /workers':
+        // The PHP host of the load mode; 0 workers switches it off.
+        storeHost.workers = Number(input.workers ?? 0);
+        storeHost.readMs = Number(input.readMs ?? 0);
+        storeHost.writeMs = Number(input.writeMs ?? 0);
+        return sendJson(response, 200, { workers: storeHost.workers });
+      case 'GET /store-stats':
+        // Read and clear, like the call log.
+        return sendJson(response, 200, storeHost.takeStats());
+      case 'POST /audit': {
+        // Each order's status and how many entries each named meta key has: a fact applied twice shows as 2.
+        const keys = Array.isArray(input.keys) ? input.keys.map(String) : [];
+        const orders = (Array.isArray(input.ids) ? input.ids : []).map((id) => {
+          const order = woo.get(Number(id));
+          const counts = Object.fromEntries(keys.map((key) => [key, order.meta_data.filter((entry) => entry.key === key).length]));
+          return { id: order.id, status: order.status, counts };
+        });
+        return sendJson(response, 200, { orders });
       }
       case 'GET /calls':
         // Read and clear: each measurement takes the calls made since the last one.

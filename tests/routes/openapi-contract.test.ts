@@ -122,6 +122,18 @@ describe('storefront endpoints answer as documented', () => {
       expect(await call({}, { ip })).toEqual({ error: 'Too many requests. Please try again later.' });
     });
 
+    it(`${endpoint.path}: 503 with Retry-After while every store slot is taken`, async () => {
+      useTestEnv({ STORE_MAX_CONCURRENCY: '1' });
+      providers.woo.seed({ id: 109 });
+      providers.woo.seed({ id: endpoint.orderId });
+      const hold = providers.holdStore('GET', /\/orders\/109$/);
+      const inFlight = submitOrderPOST(postJson('/api/submit-order', { token: await tokenFor(109), billing_address: billing }));
+      await hold.reached;
+      expect(await call({ token: await tokenFor(endpoint.orderId), billing_address: billing })).toMatchObject({ error: { code: 'SHOP_BUSY' } });
+      hold.release();
+      await inFlight;
+    });
+
     it(`${endpoint.path}: the preflight, 204 for the storefront and 403 for another origin`, async () => {
       const preflight = (origin: string) =>
         new Request(`http://localhost:3000${endpoint.path}`, {

@@ -8,14 +8,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { POST as paymentIntentPOST } from '@/app/api/payment-intent/route';
 import { POST as submitOrderPOST } from '@/app/api/submit-order/route';
 import type * as ClientModule from '@/client/index';
 import { buildClient } from '@/scripts/build-client';
 import { TEST_STOREFRONT_ORIGIN, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
-import { awayFromWindowEdge, freshIp, tokenFor } from '../support/requests';
+import { awayFromWindowEdge, freshIp, postJson, tokenFor } from '../support/requests';
 
 const providers = useProviders();
 const outDir = mkdtempSync(join(tmpdir(), 'storefront-client-'));
@@ -164,5 +164,95 @@ describe('errors', () => {
     const aborted = await caught(newClient(aborting).createPaymentIntent({ token: 't' }, { signal: controller.signal }));
     expect(aborted).not.toBeInstanceOf(client.CheckoutClientError);
     expect((aborted as Error).name).toBe('AbortError');
+  });
+});
+
+describe('a busy shop (503 SHOP_BUSY)', () => {
+  /** STORE_MAX_CONCURRENCY=1 and its one slot held by a checkout in flight, as in a flash sale. */
+  async function busyStore() {
+    useTestEnv({ STORE_MAX_CONCURRENCY: '1' });
+    providers.woo.seed({ id: 399 });
+    const hold = providers.holdStore('GET', /\/orders\/399$/);
+    const inFlight = submitOrderPOST(postJson('/api/submit-order', { token: await tokenFor(399), billing_address: billing }));
+    await hold.reached;
+    return async () => {
+      hold.release();
+      await inFlight;
+    };
+  }
+
+  /**
+   * The client's wait before its retry runs on fake time: after the first (busy) answer the
+   * timers are faked and advanced in steps until the client sends again; each send runs the
+   * route handlers on real timers. `beforeRetry` runs between the two sends.
+   */
+  async function withFakeWait<T>(call: (fetchImpl: typeof fetch) => Promise<T>, beforeRetry: () => Promise<void> = async () => undefined) {
+    const service = serviceFetch();
+    let sends = 0;
+    let busyAnswered!: () => void;
+    const firstAnswer = new Promise<void>((resolve) => (busyAnswered = resolve));
+    const fetchImpl = (async (input: string | URL | Request, init?: RequestInit) => {
+      sends += 1;
+      if (sends > 1) {
+        vi.useRealTimers();
+        await beforeRetry();
+        return service.fetch(input, init);
+      }
+      const response = await service.fetch(input, init);
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      busyAnswered();
+      return response;
+    }) as typeof fetch;
+    const settled = call(fetchImpl).then(
+      (value) => ({ value, error: undefined }),
+      (error: unknown) => ({ value: undefined, error }),
+    );
+    let waitedMs = 0;
+    await Promise.race([firstAnswer, settled]);
+    try {
+      while (sends < 2 && waitedMs < 10_000) {
+        waitedMs += 250;
+        await vi.advanceTimersByTimeAsync(250);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+    return { ...(await settled), sends, waitedMs, responses: service.responses };
+  }
+
+  it('is sent again once after the wait the service asked for, and the retry’s answer is the result', async () => {
+    const release = await busyStore();
+    providers.woo.seed({ id: 398, lines: [{ total: '20.00' }] });
+    const token = await tokenFor(398);
+    const outcome = await withFakeWait((fetchImpl) => newClient(fetchImpl).createPaymentIntent({ token }), release);
+    expect(outcome.sends).toBe(2);
+    const asked = Number(outcome.responses[0]!.headers.get('retry-after'));
+    expect(outcome.responses[0]!.status).toBe(503);
+    expect(outcome.waitedMs).toBeGreaterThanOrEqual(asked * 1000);
+    expect(outcome).toMatchObject({ value: { success: true, payment_intent_id: expect.stringMatching(/^pi_/) } });
+  });
+
+  it('still busy after the retry: ShopBusy with the message to show and the wait asked for', async () => {
+    const release = await busyStore();
+    providers.woo.seed({ id: 397 });
+    const token = await tokenFor(397);
+    const outcome = await withFakeWait((fetchImpl) => newClient(fetchImpl).submitOrder({ token, billing_address: billing }));
+    await release();
+    expect(outcome.sends).toBe(2);
+    expect(outcome.error).toBeInstanceOf(client.ShopBusy);
+    expect(outcome.error).toMatchObject({ status: 503, message: 'The shop is busy, try again in a few seconds' });
+    const { retryAfterSeconds } = outcome.error as ClientModule.ShopBusy;
+    expect(retryAfterSeconds).toBe(Number(outcome.responses[1]!.headers.get('retry-after')));
+  });
+
+  it('with retryWhenBusy: false, ShopBusy comes at once', async () => {
+    const release = await busyStore();
+    providers.woo.seed({ id: 396 });
+    const service = serviceFetch();
+    const checkout = client.createCheckoutClient({ baseUrl: 'https://checkout.test', fetch: service.fetch, retryWhenBusy: false });
+    const error = await caught(checkout.createPaymentIntent({ token: await tokenFor(396) }));
+    await release();
+    expect(error).toBeInstanceOf(client.ShopBusy);
+    expect(service.responses).toHaveLength(1);
   });
 });

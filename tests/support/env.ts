@@ -51,6 +51,8 @@ const MANAGED = [
   'AUTHORIZATION_EXPIRY_ACTION',
   'AUTHORIZATION_EXPIRY_HOURS',
   'SHIPMENT_TRACKING_META',
+  'STORE_MAX_CONCURRENCY',
+  'STORE_RESERVED_SLOTS',
 ];
 
 /** Sets the test configuration (plus overrides; `undefined` unsets) and drops all service state. */

@@ -41,8 +41,18 @@ export interface Providers {
   storeFaults: StoreFaults;
   /** Delays every store answer by this many milliseconds (to make concurrent requests overlap). */
   setStoreLatency(ms: number): void;
+  /**
+   * Holds the next matching store call open: `reached` resolves when it arrives, and it is
+   * answered (by the stand-in, as usual) only once `release()` is called.
+   */
+  holdStore(method: string, path: RegExp): StoreHold;
   /** Resets models, recordings, failures and latency (call it in each test file's beforeEach). */
   reset(options?: WooModelOptions): void;
+}
+
+export interface StoreHold {
+  reached: Promise<void>;
+  release(): void;
 }
 
 interface Failure {
@@ -76,6 +86,7 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
     failures: [] as (Failure & { provider: 'store' | 'card' })[],
     storeLatencyMs: 0,
     storeFaults: createStoreFaults(),
+    holds: [] as { method: string; path: RegExp; arrived: () => void; released: Promise<void> }[],
   };
 
   const takeFailure = (provider: 'store' | 'card', method: string, path: string) => {
@@ -100,6 +111,12 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
     async ({ request }: { request: Request }) => {
       const path = await record(provider, request);
       if (provider === 'store' && state.storeLatencyMs > 0) await delay(state.storeLatencyMs);
+      const hold = provider === 'store' ? state.holds.findIndex((h) => h.method === request.method && h.path.test(path)) : -1;
+      if (hold >= 0) {
+        const [{ arrived, released }] = state.holds.splice(hold, 1) as [(typeof state.holds)[number]];
+        arrived();
+        await released;
+      }
       return takeFailure(provider, request.method, path) ?? handler()(request);
     };
 
@@ -140,6 +157,14 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
     setStoreLatency(ms) {
       state.storeLatencyMs = ms;
     },
+    holdStore(method, path) {
+      let arrived!: () => void;
+      let release!: () => void;
+      const reached = new Promise<void>((resolve) => (arrived = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      state.holds.push({ method, path, arrived, released });
+      return { reached, release };
+    },
     reset(options) {
       state.storeLatencyMs = 0;
       Object.assign(state, mount(new WooCommerceModel(options), new StripeModel()));
@@ -147,6 +172,7 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
       state.failures = [];
       state.storeFaults.clear();
       state.storeFaults = createStoreFaults();
+      state.holds = [];
     },
   };
   return { providers, server };

@@ -5,7 +5,7 @@
  * that what it computes is right.
  */
 import { describe, expect, it } from 'vitest';
-import { commandsBetween, markdownTable, parseCommandStats, percentile, replaceLatest, sequentialCalls, upstreamTimeMs } from '@/scripts/bench/figures';
+import { commandsBetween, markdownTable, parseCommandStats, percentile, replaceLatest, replaceSection, sequentialCalls, upstreamTimeMs } from '@/scripts/bench/figures';
 import { descendants, parseProcStat, parseVmRssKb } from '@/scripts/bench/process-stats';
 
 describe('/proc parsing', () => {
@@ -105,5 +105,15 @@ describe('the document', () => {
     expect(written).not.toContain('old figures');
     expect(written).toContain('## History\n\n- 2026-11-20: cut X, 9.1 → 6.0 ms');
     expect(replaceLatest(undefined, '# Benchmarks\n', '## Latest run\n\nfigures')).toMatch(/## Latest run[\s\S]*## History/);
+  });
+
+  it('the load mode writes its own section before the latest run, and replaces only that section later', () => {
+    const previous = '# Benchmarks\n\nintro\n\n## Latest run\n\nfigures\n\n## History\n\nnotes\n';
+    const first = replaceSection(previous, 'Load test', '## Load test\n\nload 1', 'Latest run');
+    expect(first).toBe('# Benchmarks\n\nintro\n\n## Load test\n\nload 1\n\n## Latest run\n\nfigures\n\n## History\n\nnotes\n');
+    const second = replaceSection(first, 'Load test', '## Load test\n\nload 2', 'Latest run');
+    expect(second).toBe(first.replace('load 1', 'load 2'));
+    // The main run keeps everything before "## Latest run" as its intro, the load section with it.
+    expect(replaceLatest(second, second.slice(0, second.indexOf('## Latest run')), '## Latest run\n\nnew')).toContain('load 2');
   });
 });

@@ -15,7 +15,7 @@ export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';
 
 export async function GET(request: Request): Promise<Response> {
-  return runRoute({ route: '/api/health', request, toErrorResponse: cronErrorResponse }, async () => {
+  return runRoute({ route: '/api/health', request, toErrorResponse: cronErrorResponse, storeCaller: 'background' }, async () => {
     if (!request.headers.has('authorization')) return { body: shallowHealth() };
     const services = getServices();
     assertCronAuthorized(request.headers, services.config.cronSecret);

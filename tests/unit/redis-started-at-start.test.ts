@@ -1,0 +1,84 @@
+/**
+ * The Redis client is started when the instance starts (instrumentation.ts →
+ * lib/preload.ts), in a copy of the modules Next.js keeps apart from the
+ * routes'. The routes' copy must take that client over, not open a second
+ * connection; here the second copy is the same modules imported again after
+ * vi.resetModules(), against a real Redis.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { noRedis, REDIS_SKIP_REASON, REDIS_URL, redisConnection } from '../support/redis';
+
+type ConnectionModule = typeof import('@/lib/redis/connection');
+
+async function freshCopy(): Promise<ConnectionModule> {
+  vi.resetModules();
+  return import('@/lib/redis/connection');
+}
+
+const settings = { redisUrl: REDIS_URL, redisTimeoutMs: 2_000 };
+let copies: ConnectionModule[] = [];
+
+afterEach(async () => {
+  for (const copy of copies) await copy.closeRedisConnection();
+  copies = [];
+});
+
+/** Connections the server has now, counted through a connection of the test's own (opened on first use). */
+let observer: ReturnType<typeof redisConnection> | undefined;
+async function connectionsNow(): Promise<number> {
+  observer ??= redisConnection();
+  return (await (await observer.client()).clientList()).length;
+}
+
+describe.skipIf(noRedis)(`the client started when the instance starts${noRedis ? ` (skipped: ${REDIS_SKIP_REASON})` : ''}`, () => {
+  it("is the routes' client too: one connection for the process, ready for the first request", async () => {
+    const startUp = await freshCopy();
+    const routes = await freshCopy();
+    copies = [startUp, routes];
+    expect(routes.RedisConnection).not.toBe(startUp.RedisConnection);
+    const before = await connectionsNow();
+    const started = await startUp.getRedisConnection(settings)!.client();
+    const taken = await routes.getRedisConnection(settings)!.client();
+    expect(taken).toBe(started);
+    expect(await connectionsNow()).toBe(before + 1);
+    await expect(routes.getRedisConnection(settings)!.run('ping', (redis) => redis.ping())).resolves.toBe('PONG');
+  });
+
+  it('a test\'s "other instance" keeps a connection of its own', async () => {
+    const copy = await freshCopy();
+    copies = [copy];
+    const process = await copy.getRedisConnection(settings)!.client();
+    const other = await new copy.RedisConnection({ url: REDIS_URL as string, timeoutMs: 2_000 }).client();
+    expect(other).not.toBe(process);
+    other.destroy();
+  });
+
+  it('a closed connection is forgotten: the next one starts afresh', async () => {
+    const first = await freshCopy();
+    const second = await freshCopy();
+    copies = [first, second];
+    const old = await first.getRedisConnection(settings)!.client();
+    await first.closeRedisConnection();
+    const fresh = await second.getRedisConnection(settings)!.client();
+    expect(fresh).not.toBe(old);
+    expect(fresh.isReady).toBe(true);
+  });
+});
+
+describe('preloading when the instance starts', () => {
+  it('starts what a first request needs without waiting for it, and an unreachable Redis is only a head start lost', async () => {
+    vi.resetModules();
+    const { useTestEnv } = await import('../support/env');
+    useTestEnv({ REDIS_URL: 'redis://127.0.0.1:9', REDIS_TIMEOUT_MS: '200' });
+    const { preloadAtStart } = await import('@/lib/preload');
+    const { getRedisConnection } = await import('@/lib/redis/connection');
+    const { getConfig } = await import('@/lib/config');
+    const { SharedStateUnavailableError } = await import('@/lib/redis/connection');
+    expect(() => preloadAtStart()).not.toThrow();
+    // The request that needs Redis meets the failure itself, as it would have without the preload.
+    const failure = await getRedisConnection(getConfig())!.run('ping', (redis) => redis.ping()).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(SharedStateUnavailableError);
+    const { resetServices } = await import('@/lib/services');
+    resetServices();
+  });
+});
