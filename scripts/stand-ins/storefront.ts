@@ -599,6 +599,8 @@ async function backOffice(action) {
   } finally {
     busy = false;
     await loadOrder();
+    // The order drawn again may have grown above the result: keep the result where the reader looks.
+    if ($('office-status').textContent) $('office-status').scrollIntoView({ block: 'nearest' });
   }
 }
 

@@ -72,7 +72,8 @@ async function press(page: Page, button: string, line: string): Promise<{ state:
 const inView = (page: Page, selector: string) =>
   page.evaluate((s) => {
     const box = document.querySelector(s)!.getBoundingClientRect();
-    return box.height > 0 && box.top >= 0 && box.bottom <= window.innerHeight;
+    // Within a pixel: scrolling to the window's edge leaves a fraction of a pixel when the layout is in fractions.
+    return box.height > 0 && box.top >= -1 && box.bottom <= window.innerHeight + 1;
   }, selector);
 
 /** A back-office button's state as the reader sees it: enabled, or disabled with its visible reason (also its title). */
