@@ -21,7 +21,7 @@ import {
   OrderLocksWithFallback,
   OrderLocksWithoutFallback,
   RateLimiterWithFallback,
-  ReconcileCursorWithFallback,
+  reconcileCursorWithFallback,
   ShipStationBudgetWithFallback,
   ShippedStatusWithFallback,
   ShippingReplayQueueWithFallback,
@@ -31,7 +31,7 @@ import { orderLockTtlMs, RedisOrderLocks } from '@/lib/redis/order-locks';
 import { RedisProcessedEvents } from '@/lib/redis/processed-events';
 import { RedisRateLimiter } from '@/lib/redis/rate-limiter';
 import { RedisReconcileCursorStore } from '@/lib/redis/reconcile-cursor';
-import { RedisShipmentCursorStore, ShipmentCursorWithFallback } from '@/lib/redis/shipment-cursor';
+import { RedisShipmentCursorStore, shipmentCursorWithFallback } from '@/lib/redis/shipment-cursor';
 import { RedisShippingReplayQueue } from '@/lib/redis/shipping-replay-queue';
 import { RedisShipStationRateBudget } from '@/lib/redis/shipstation-budget';
 import { RedisShippedStatus } from '@/lib/redis/shipped-status';
@@ -134,8 +134,8 @@ function redisState(redis: RedisConnection, config: Config, local: ReturnType<ty
     orderLocks: new OrderLocksWithFallback(sharedLocks, local.orderLocks, warning),
     cardEventLocks: new OrderLocksWithoutFallback(sharedLocks, local.orderLocks),
     processedEvents: new RedisProcessedEvents(redis, { prefix }),
-    reconcileCursor: new ReconcileCursorWithFallback(new RedisReconcileCursorStore(redis, { prefix })),
-    shipmentCursor: new ShipmentCursorWithFallback(new RedisShipmentCursorStore(redis, { prefix })),
+    reconcileCursor: reconcileCursorWithFallback(new RedisReconcileCursorStore(redis, { prefix })),
+    shipmentCursor: shipmentCursorWithFallback(new RedisShipmentCursorStore(redis, { prefix })),
     shippingReplay: new ShippingReplayQueueWithFallback(new RedisShippingReplayQueue(redis, { prefix }), local.shippingReplay),
     shippedStatus: new ShippedStatusWithFallback(new RedisShippedStatus(redis, { prefix }), local.shippedStatus, warning),
     shipStationBudget: (account) =>

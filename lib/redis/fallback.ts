@@ -10,6 +10,7 @@
  * of the queue: the run fails rather than report an empty queue).
  */
 import type { ReconcileCursor, ReconcileCursorStore } from '@/lib/cron/reconcile-cursor';
+import type { SafeDetails } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { SharedStateUnavailableError } from '@/lib/redis/connection';
 import type { EventLockResult, EventTaskResult, OrderLocks } from '@/lib/security/order-lock';
@@ -295,33 +296,54 @@ export class ShippingReplayQueueWithFallback implements ShippingReplayQueue {
   }
 }
 
-/**
- * The reconciliation cursor in Redis; when Redis fails the cursor is only an
- * optimisation: an unreadable one means a pass from the newest event (safe,
- * the exactly-once guard skips events already applied), an unsaved one is
- * logged and costs the next run that same full pass.
- */
-export class ReconcileCursorWithFallback implements ReconcileCursorStore {
-  constructor(private readonly shared: ReconcileCursorStore) {}
+/** Where a cron run resumes: a reconciliation cursor, read, saved with a lifetime, and cleared. */
+export interface CursorStore<Cursor> {
+  load(): Promise<Cursor | undefined>;
+  save(cursor: Cursor, ttlMs: number): Promise<void>;
+  clear(): Promise<void>;
+}
 
-  async load(): Promise<ReconcileCursor | undefined> {
+/** How one run names its cursor in the logs, and what of a cursor a failed save reports. */
+export interface CursorLogging<Cursor> {
+  /** The log events' prefix: `<prefix>.cursor_unreadable`, `_not_saved`, `_not_cleared`. */
+  prefix: string;
+  /** What an unreadable cursor costs the run (the `message` of the unreadable line). */
+  unreadable: string;
+  /** Identifiers of the cursor that could not be saved. */
+  position(cursor: Cursor): SafeDetails;
+}
+
+/**
+ * A cron run's cursor in Redis; when Redis fails the cursor is only an
+ * optimisation: an unreadable one means a new pass (safe: applying an event or
+ * a shipment twice changes nothing, the receipts and the status gate see to
+ * it), an unsaved one is logged and costs the next run that same pass, an
+ * uncleared one the rest of an old pass before a new one.
+ */
+export class CursorWithFallback<Cursor> implements CursorStore<Cursor> {
+  constructor(
+    private readonly shared: CursorStore<Cursor>,
+    private readonly logging: CursorLogging<Cursor>,
+  ) {}
+
+  async load(): Promise<Cursor | undefined> {
     try {
       return await this.shared.load();
     } catch (error) {
       const failure = unavailable(error);
       if (!failure) throw error;
-      log.warn('reconcile.cursor_unreadable', { cause: failure.details?.cause ?? null, message: 'starting from the newest event of the window' });
+      log.warn(`${this.logging.prefix}.cursor_unreadable`, { cause: failure.details?.cause ?? null, message: this.logging.unreadable });
       return undefined;
     }
   }
 
-  async save(cursor: ReconcileCursor, ttlMs: number): Promise<void> {
+  async save(cursor: Cursor, ttlMs: number): Promise<void> {
     try {
       await this.shared.save(cursor, ttlMs);
     } catch (error) {
       const failure = unavailable(error);
       if (!failure) throw error;
-      log.error('reconcile.cursor_not_saved', { cause: failure.details?.cause ?? null, resumeAfter: cursor.startingAfter });
+      log.error(`${this.logging.prefix}.cursor_not_saved`, { cause: failure.details?.cause ?? null, ...this.logging.position(cursor) });
     }
   }
 
@@ -331,8 +353,16 @@ export class ReconcileCursorWithFallback implements ReconcileCursorStore {
     } catch (error) {
       const failure = unavailable(error);
       if (!failure) throw error;
-      // The next run resumes from the old cursor: a pass over older events only, then a full one.
-      log.warn('reconcile.cursor_not_cleared', { cause: failure.details?.cause ?? null });
+      log.warn(`${this.logging.prefix}.cursor_not_cleared`, { cause: failure.details?.cause ?? null });
     }
   }
+}
+
+/** Payment reconciliation's cursor: unreadable, the run starts from the newest event of the window. */
+export function reconcileCursorWithFallback(shared: ReconcileCursorStore): CursorWithFallback<ReconcileCursor> {
+  return new CursorWithFallback(shared, {
+    prefix: 'reconcile',
+    unreadable: 'starting from the newest event of the window',
+    position: (cursor) => ({ resumeAfter: cursor.startingAfter }),
+  });
 }

@@ -7,8 +7,8 @@
  * a lost save is logged; the run itself goes on, like the payment cursor's.
  */
 import { isShipmentCursor, type ShipmentCursor, type ShipmentCursorStore } from '@/lib/cron/shipment-cursor';
-import { log } from '@/lib/log';
-import { KEY_PREFIX, SharedStateUnavailableError, type RedisConnection } from '@/lib/redis/connection';
+import { CursorWithFallback } from '@/lib/redis/fallback';
+import { KEY_PREFIX, type RedisConnection } from '@/lib/redis/connection';
 
 export class RedisShipmentCursorStore implements ShipmentCursorStore {
   private readonly key: string;
@@ -45,42 +45,11 @@ export class RedisShipmentCursorStore implements ShipmentCursorStore {
   }
 }
 
-function unavailable(error: unknown): SharedStateUnavailableError | undefined {
-  return error instanceof SharedStateUnavailableError ? error : undefined;
-}
-
-export class ShipmentCursorWithFallback implements ShipmentCursorStore {
-  constructor(private readonly shared: ShipmentCursorStore) {}
-
-  async load(): Promise<ShipmentCursor | undefined> {
-    try {
-      return await this.shared.load();
-    } catch (error) {
-      const failure = unavailable(error);
-      if (!failure) throw error;
-      log.warn('shipping.reconcile_cursor_unreadable', { cause: failure.details?.cause ?? null, message: 'starting a new pass' });
-      return undefined;
-    }
-  }
-
-  async save(cursor: ShipmentCursor, ttlMs: number): Promise<void> {
-    try {
-      await this.shared.save(cursor, ttlMs);
-    } catch (error) {
-      const failure = unavailable(error);
-      if (!failure) throw error;
-      log.error('shipping.reconcile_cursor_not_saved', { cause: failure.details?.cause ?? null, page: cursor.page, done: cursor.done });
-    }
-  }
-
-  async clear(): Promise<void> {
-    try {
-      await this.shared.clear();
-    } catch (error) {
-      const failure = unavailable(error);
-      if (!failure) throw error;
-      // The next run resumes from the old cursor: the rest of an old pass, then a new one.
-      log.warn('shipping.reconcile_cursor_not_cleared', { cause: failure.details?.cause ?? null });
-    }
-  }
+/** ShipStation reconciliation's cursor: unreadable, a new pass over the window starts. */
+export function shipmentCursorWithFallback(shared: ShipmentCursorStore): CursorWithFallback<ShipmentCursor> {
+  return new CursorWithFallback(shared, {
+    prefix: 'shipping.reconcile',
+    unreadable: 'starting a new pass',
+    position: (cursor) => ({ page: cursor.page, done: cursor.done }),
+  });
 }

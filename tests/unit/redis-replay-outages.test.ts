@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { RedisReconcileCursorStore } from '@/lib/redis/reconcile-cursor';
 import { SharedStateUnavailableError } from '@/lib/redis/connection';
-import { ReconcileCursorWithFallback, ShippingReplayQueueWithFallback } from '@/lib/redis/fallback';
+import { reconcileCursorWithFallback, ShippingReplayQueueWithFallback } from '@/lib/redis/fallback';
 import { RedisShippingReplayQueue } from '@/lib/redis/shipping-replay-queue';
 import { MemoryShippingReplayQueue } from '@/lib/webhooks/shipping/replay-queue';
 import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
@@ -86,7 +86,7 @@ describe.skipIf(skip)(`replay queue and cursor when Redis fails${skip ? ` (skipp
 
   it('the cursor: unreadable means none (a pass from the newest event), a failed save or clear is logged, not thrown', async () => {
     const server = await startDisposableRedis();
-    const cursor = new ReconcileCursorWithFallback(new RedisReconcileCursorStore(redisConnection(server.url, 300), { prefix: testPrefix('cursor-outage') }));
+    const cursor = reconcileCursorWithFallback(new RedisReconcileCursorStore(redisConnection(server.url, 300), { prefix: testPrefix('cursor-outage') }));
     await cursor.save({ startingAfter: 'evt_saved', savedAt: 1 }, 60_000);
     expect(await cursor.load()).toEqual({ startingAfter: 'evt_saved', savedAt: 1 });
     await server.stop();
