@@ -267,9 +267,11 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
     const holding = new Promise<void>((resolve) => (webhookHolds = resolve));
     const webhook = cardEventLocks.withOrderLock(13, async () => {
       writes.push('webhook:read');
-      webhookHolds();
-      // Redis goes away while the webhook works under its shared lock.
+      // Redis goes away while the webhook works under its shared lock; checkout starts only once it is gone,
+      // so its first call cannot find the shared lock held (which would make it answer busy, not fall back).
       await server.stop();
+      webhookHolds();
+      // Not an ordering: the instance lock orders the two; this only gives a broken lock the time to show.
       await new Promise((resolve) => setTimeout(resolve, 100));
       writes.push('webhook:write processing');
     });
