@@ -129,3 +129,70 @@ export function replaceSection(previous: string, title: string, section: string,
   if (beforeAt < 0) return `${previous.trimEnd()}\n\n${section.trimEnd()}\n`;
   return `${previous.slice(0, beforeAt)}${section.trimEnd()}\n\n${previous.slice(beforeAt)}`;
 }
+
+/** A seeded pseudo-random sequence in [0, 1), so two runs draw the same numbers. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+/**
+ * The order in which `count` configurations send their blocks in round
+ * `round`: rotated by one each round, and reversed on every other lap, so each
+ * configuration goes first, last and in between equally often and a machine
+ * that gets busier (or quieter) during the run moves every configuration alike
+ * (for two: AB, BA, BA, AB, ...).
+ */
+export function rotatedOrder(count: number, round: number): number[] {
+  const shift = round % count;
+  const order = Array.from({ length: count }, (_, i) => (i + shift) % count);
+  return Math.floor(round / count) % 2 === 1 ? order.reverse() : order;
+}
+
+export interface Difference {
+  /** statistic(other) − statistic(base), over all the blocks. */
+  estimate: number;
+  /** The 5th and 95th percentiles of the same difference over blocks drawn again with replacement. */
+  low: number;
+  high: number;
+}
+
+/**
+ * The difference of a statistic between two configurations measured in
+ * paired blocks (block i of both sent in the same round, next to each other),
+ * with its spread: a bootstrap over rounds, each draw taking the same rounds
+ * for both sides so that what a round's machine state did to both cancels.
+ */
+export function pairedDifference<B>(
+  base: readonly B[],
+  other: readonly B[],
+  statistic: (blocks: readonly B[]) => number,
+  draws = 1000,
+  seed = 1,
+): Difference {
+  if (base.length !== other.length) throw new Error('paired blocks must be as many on both sides');
+  const estimate = statistic(other) - statistic(base);
+  if (base.length === 0) return { estimate, low: Number.NaN, high: Number.NaN };
+  const next = seededRandom(seed);
+  const differences: number[] = [];
+  for (let draw = 0; draw < draws; draw += 1) {
+    const picked = Array.from({ length: base.length }, () => Math.floor(next() * base.length));
+    differences.push(statistic(picked.map((i) => other[i] as B)) - statistic(picked.map((i) => base[i] as B)));
+  }
+  return { estimate, low: percentile(differences, 5), high: percentile(differences, 95) };
+}
+
+/** "1.2 (0.8 to 1.9)": a difference and its spread, signed. */
+export function formatDifference(difference: Difference, digits = 1): string {
+  const signed = (value: number) => (Number.isFinite(value) ? `${value > 0 ? '+' : ''}${value.toFixed(digits)}` : '–');
+  return `${signed(difference.estimate)} (${signed(difference.low)} to ${signed(difference.high)})`;
+}
+
+/** "met" or "not met" for a figure against its limit (at most), "–" when there is no figure. */
+export function verdict(value: number, limit: number): string {
+  if (!Number.isFinite(value)) return '–';
+  return value <= limit ? 'met' : 'not met';
+}

@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
 import { DEMO_SECRETS } from '@/scripts/stand-ins/demo';
 import { cardEvent, signCardEvent } from '@/scripts/stand-ins/webhooks';
-import { fixed, markdownTable, median, percentile } from './figures';
+import { fixed, markdownTable, median, percentile, seededRandom, verdict } from './figures';
 import {
   checkoutBody,
   checkoutRequest,
@@ -30,6 +30,8 @@ import {
   shippingRequest,
   type BenchRequest,
 } from './flows';
+import { TARGETS } from './report';
+import { controlApi, sendRequest, type Answer } from './session';
 import type { ServerProcess, StandInsProcess, RedisProcess } from './world';
 
 /**
@@ -130,14 +132,7 @@ export interface ConfigurationResult {
 // ---------------------------------------------------------------- the stand-ins' control API
 
 function control(standIns: StandInsProcess) {
-  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${standIns.control}${path}`, {
-      method,
-      ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
-    });
-    if (!response.ok) throw new Error(`stand-in control ${method} ${path}: ${response.status}`);
-    return (await response.json()) as T;
-  };
+  const call = controlApi(standIns.control);
   return {
     seed: async (count: number, status?: string) => (await call<{ ids: number[] }>('POST', '/seed', { count, ...(status ? { status } : {}) })).ids,
     setLatency: (ms: number) => call('POST', '/latency', { ms }),
@@ -151,14 +146,8 @@ function control(standIns: StandInsProcess) {
 
 // ---------------------------------------------------------------- requests
 
-/** A seeded pseudo-random sequence, so two runs offer the same mix at the same moments. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
+/** Seeded, so two runs offer the same mix at the same moments. */
+const random = seededRandom;
 
 function pickKind(next: () => number): Kind {
   let at = next();
@@ -211,28 +200,7 @@ async function plan(count: number, seed: number, ctl: ReturnType<typeof control>
   });
 }
 
-interface Answer {
-  status: number;
-  ms: number;
-  body: string;
-}
-
-async function send(url: string, request: BenchRequest): Promise<Answer> {
-  const started = performance.now();
-  try {
-    const response = await fetch(`${url}${request.path}`, {
-      method: request.method,
-      headers: request.headers,
-      ...(request.body === undefined ? {} : { body: request.body }),
-      signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
-    });
-    const body = await response.text();
-    return { status: response.status, ms: performance.now() - started, body };
-  } catch {
-    // No answer in the sender's patience, or the connection failed: 0.
-    return { status: 0, ms: performance.now() - started, body: '' };
-  }
-}
+const send = (url: string, request: BenchRequest): Promise<Answer> => sendRequest(url, request, CLIENT_TIMEOUT_MS);
 
 const BUSY = 'The shop is busy, try again in a few seconds';
 
@@ -439,6 +407,21 @@ export async function loadRun(world: LoadWorld): Promise<ConfigurationResult[]> 
 const firstSends = (sent: Sent[]) => sent.filter((s) => !s.retry);
 const msOf = (sent: Sent[], outcome: Sent['outcome']) => sent.filter((s) => s.outcome === outcome).map((s) => s.ms);
 
+/**
+ * The load target, for each configuration with a cap: at the highest load, admitted requests' p99 within
+ * TARGETS.loadP99 × the unloaded p99, and every payment and shipment on its order exactly once.
+ */
+export function loadTargets(results: ConfigurationResult[]): { cap: number; p99Ratio: number; factsLost: number; met: boolean }[] {
+  return results
+    .filter((r) => r.cap !== undefined)
+    .map((r) => {
+      const top = r.levels[r.levels.length - 1];
+      const p99Ratio = top ? percentile(msOf(firstSends(top.sent), 'done'), 99) / percentile(msOf(r.baseline, 'done'), 99) : Number.NaN;
+      const factsLost = r.payments.missing + r.payments.twice + r.shipments.missing + r.shipments.twice;
+      return { cap: r.cap as number, p99Ratio, factsLost, met: verdict(p99Ratio, TARGETS.loadP99) === 'met' && factsLost === 0 };
+    });
+}
+
 export function renderLoadReport(results: ConfigurationResult[], meta: { date: string; commit: string; machine: string; duration: string; quick: boolean }): string {
   const out: string[] = [];
   out.push(
@@ -543,6 +526,13 @@ export function renderLoadReport(results: ConfigurationResult[], meta: { date: s
         String(r.shipments.missing),
         `${r.replayRuns} (${r.replayApplied})`,
       ]),
+    ),
+    '',
+    `Target: at ${LEVELS[LEVELS.length - 1]}× the store's capacity, admitted requests' p99 at most ${TARGETS.loadP99} × the unloaded p99, and no fact lost or applied twice:`,
+    '',
+    markdownTable(
+      ['cap', `done p99 × unloaded at ${LEVELS[LEVELS.length - 1]}×`, 'facts lost or twice', 'state'],
+      loadTargets(results).map((t) => [String(t.cap), fixed(t.p99Ratio), String(t.factsLost), t.met ? 'met' : 'not met']),
     ),
   );
   return out.join('\n');

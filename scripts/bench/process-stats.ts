@@ -122,3 +122,37 @@ export function describeTree(root: number): string[] {
     }
   });
 }
+
+/** Nanoseconds a thread has run on a CPU: the first field of /proc/<pid>/task/<tid>/schedstat. */
+export function parseSchedstat(text: string): number {
+  const first = text.trim().split(/\s+/)[0] ?? '';
+  if (!/^\d+$/.test(first)) throw new Error('not a schedstat line');
+  return Number(first);
+}
+
+/**
+ * CPU time of the given processes' threads, in milliseconds, from schedstat:
+ * nanoseconds, where /proc/<pid>/stat counts clock ticks (10 ms), so a block
+ * of a few requests can be measured on its own. Threads that exited since the
+ * last reading drop out of the sum, so the caller reads the same processes
+ * before and after and keeps the blocks short.
+ */
+export function threadsCpuMs(pids: readonly number[]): number {
+  let ns = 0;
+  for (const pid of pids) {
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tasks) {
+      try {
+        ns += parseSchedstat(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8'));
+      } catch {
+        // gone between listing and reading
+      }
+    }
+  }
+  return ns / 1e6;
+}

@@ -6,7 +6,7 @@
  * adapter and through the service's (lib/upstream/node-http.ts), and the
  * Stripe SDK through its fetch client, its Node client and the service's
  * (lib/card/stripe-http.ts). The figures behind the transport choices in
- * docs/benchmarks.md (issue 14).
+ * docs/benchmarks.md ("History": why the service has its own transports).
  *
  * Run: npm run bench -- --transports   (about a minute; writes nothing)
  */

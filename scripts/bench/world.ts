@@ -8,11 +8,12 @@ import { execFile, spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { buildIsCurrent as isBuildCurrent, environmentWithoutServiceVariables, stopGroup } from '@/scripts/service-process';
 import { freePort, LOOPBACK } from '@/scripts/stand-ins/http';
-import { parseCommandStats } from './figures';
+import { median, parseCommandStats } from './figures';
 import type { BenchStandInUrls } from './contract';
 
 const run = promisify(execFile);
@@ -166,4 +167,65 @@ export async function makeCertificate(dir: string): Promise<{ cert: string; key:
     '-keyout', key, '-out', cert,
   ]);
   return { cert, key };
+}
+
+// ---------------------------------------------------------------- a managed Redis, imitated
+
+export interface DelayProxyProcess {
+  /** The listening port of each requested pair, in order. */
+  ports: number[];
+  pid: number;
+  close(): Promise<void>;
+}
+
+/**
+ * scripts/bench/delay-proxy.ts in its own process: one listener per
+ * `{ targetPort, roundTripMs }`, each adding half the round trip each way.
+ */
+export async function startDelayProxy(pairs: { targetPort: number; roundTripMs: number }[]): Promise<DelayProxyProcess> {
+  const tsx = join(ROOT, 'node_modules', '.bin', 'tsx');
+  const args = [join(ROOT, 'scripts', 'bench', 'delay-proxy.ts'), ...pairs.flatMap((p) => [String(p.targetPort), String(p.roundTripMs)])];
+  const child = spawn(tsx, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const first = await Promise.race([
+    new Promise<string>((resolve) => lines.once('line', resolve)),
+    exited.then(() => {
+      throw new Error('the delay proxy exited before printing its ports');
+    }),
+  ]);
+  return { ports: JSON.parse(first) as number[], pid: child.pid as number, close: () => stopGroup(child, exited) };
+}
+
+/** The median round trip of `count` PINGs, one at a time on one connection, to a Redis (or a proxy in front of it). */
+export async function redisRoundTripMs(port: number, count = 200): Promise<number> {
+  const socket = connect(port, LOOPBACK);
+  socket.setNoDelay(true);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < count; i += 1) {
+      const started = performance.now();
+      await new Promise<void>((resolve, reject) => {
+        let got = '';
+        const onData = (chunk: Buffer) => {
+          got += chunk.toString('latin1');
+          if (got.includes('\r\n')) {
+            socket.off('data', onData);
+            if (got.startsWith('+PONG')) resolve();
+            else reject(new Error(`PING answered ${JSON.stringify(got)}`));
+          }
+        };
+        socket.on('data', onData);
+        socket.write('PING\r\n');
+      });
+      times.push(performance.now() - started);
+    }
+  } finally {
+    socket.destroy();
+  }
+  return median(times);
 }
