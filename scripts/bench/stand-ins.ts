@@ -21,8 +21,8 @@ import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingM
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { DEMO_CUSTOMER_ID, startDemoStandIns } from '@/scripts/stand-ins/demo';
-import { listen, LOOPBACK, sendJson, type RunningServer } from '@/scripts/stand-ins/http';
+import { DEMO_CUSTOMER_ID, startDemoStandIns } from '@/stand-ins/demo/world';
+import { listen, LOOPBACK, sendJson, type RunningServer } from '@/stand-ins/loopback-http';
 import type { BenchStandInUrls, UpstreamCall } from './contract';
 
 const calls: UpstreamCall[] = [];

@@ -8,7 +8,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { POST as refundsPOST } from '@/app/api/store/refunds/route';
 import { refundIdempotencyKey } from '@/lib/store-callbacks/refund';
-import { WooError } from '@/scripts/stand-ins/woocommerce-model';
+import { WooError } from '@/stand-ins/woocommerce/model';
 import { deliverEvent, paidOrder as paidOrderAt } from '../support/card-events';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';

@@ -9,11 +9,11 @@
 import { delay, http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import type { FetchHandler } from '@/scripts/stand-ins/http';
-import { stripeApiHandler } from '@/scripts/stand-ins/stripe-handler';
-import { StripeModel, parseFormBody } from '@/scripts/stand-ins/stripe-model';
-import { wooCommerceHandler } from '@/scripts/stand-ins/woocommerce-handler';
-import { WooCommerceModel, type WooModelOptions } from '@/scripts/stand-ins/woocommerce-model';
+import type { FetchHandler } from '@/stand-ins/loopback-http';
+import { stripeApiHandler } from '@/stand-ins/stripe/fetch-handler';
+import { StripeModel, parseFormBody } from '@/stand-ins/stripe/model';
+import { wooCommerceHandler } from '@/stand-ins/woocommerce/fetch-handler';
+import { WooCommerceModel, type WooModelOptions } from '@/stand-ins/woocommerce/model';
 import { TEST_CONSUMER_KEY, TEST_CONSUMER_SECRET, TEST_STORE_URL, TEST_STRIPE_KEY } from './env';
 import { createStoreFaults, type StoreFaults } from './store-faults';
 

@@ -27,9 +27,9 @@
  * Not part of the production bundle.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { FetchHandler } from './http';
-import { WooCommerceModel, WooError, type WooNote, type WooOrder, type WooRefund } from './woocommerce-model';
-import { hasLoneSurrogate, invalidParams } from './woocommerce-rest-validation';
+import type { FetchHandler } from '../loopback-http';
+import { WooCommerceModel, WooError, type WooNote, type WooOrder, type WooRefund } from './model';
+import { hasLoneSurrogate, invalidParams } from './rest-validation';
 
 export interface WooCredentials {
   consumerKey: string;

@@ -26,10 +26,10 @@
  *
  * Not part of the production bundle.
  */
-import { listen, listenPreferring, serveFetch, type FetchHandler, type RunningServer } from './http';
-import { stripeApiHandler, stripeJson, type StripeHandlerOptions } from './stripe-handler';
-import { StripeApiError, StripeModel } from './stripe-model';
-import { StripeWebhookSender, type WebhookAttempt, type WebhookEndpoint } from './stripe-webhooks';
+import { listen, listenPreferring, serveFetch, type FetchHandler, type RunningServer } from '../loopback-http';
+import { stripeApiHandler, stripeJson, type StripeHandlerOptions } from './fetch-handler';
+import { StripeApiError, StripeModel } from './model';
+import { StripeWebhookSender, type WebhookAttempt, type WebhookEndpoint } from './webhook-sender';
 
 export interface StripeStandIn extends RunningServer {
   model: StripeModel;

@@ -11,7 +11,7 @@
  * It is not part of the production bundle.
  */
 import { randomBytes } from 'node:crypto';
-import { StripeEventLog, type StripeEvent } from './stripe-events';
+import { StripeEventLog, type StripeEvent } from './events';
 
 export interface StripeIntent {
   id: string;

@@ -62,7 +62,7 @@
  *   headers, `_embed`.
  */
 import { randomBytes } from 'node:crypto';
-import { invalidParams, isEmail, type ArgSchema } from './woocommerce-rest-validation';
+import { invalidParams, isEmail, type ArgSchema } from './rest-validation';
 
 export interface WooAddress {
   [field: string]: string;

@@ -7,7 +7,7 @@
  * Not part of the production bundle.
  */
 import { formatMinorUnits, toMinorUnits } from '../../lib/money';
-import { deliverCardEvent, type Delivery } from './webhooks';
+import { deliverCardEvent, type Delivery } from '../webhook-deliveries';
 
 /** Where the running demo's pieces are, and the secret Stripe signs its events with. */
 export interface CardLifecycleDemo {

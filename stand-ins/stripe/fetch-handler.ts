@@ -24,8 +24,8 @@
  * Not part of the production bundle.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { FetchHandler } from './http';
-import { StripeApiError, StripeModel, parseFormBody, type ConfirmOutcome } from './stripe-model';
+import type { FetchHandler } from '../loopback-http';
+import { StripeApiError, StripeModel, parseFormBody, type ConfirmOutcome } from './model';
 
 function sameText(a: string, b: string): boolean {
   const left = Buffer.from(a);

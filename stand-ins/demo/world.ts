@@ -7,11 +7,11 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { companionGateway } from './store-gateway';
-import { StripeModel } from './stripe-model';
-import { startStripeStandIn, type StripeStandIn } from './stripe-server';
-import { WooCommerceModel } from './woocommerce-model';
-import { startWooCommerceStandIn, type WooStandIn } from './woocommerce-server';
+import { companionGateway } from '../woocommerce/companion-gateway';
+import { StripeModel } from '../stripe/model';
+import { startStripeStandIn, type StripeStandIn } from '../stripe/loopback-server';
+import { WooCommerceModel } from '../woocommerce/model';
+import { startWooCommerceStandIn, type WooStandIn } from '../woocommerce/loopback-server';
 
 export const DEMO_SECRETS = {
   consumerKey: 'ck_demo_local_stand_in_key',

@@ -15,9 +15,9 @@
  *
  * Not part of the production bundle.
  */
-import { listen, listenPreferring, serveFetch, type FetchHandler, type RunningServer } from './http';
-import { oauthSignature, wooCommerceHandler, wooJson, type WooCredentials } from './woocommerce-handler';
-import { WooCommerceModel, WooError, type WooOrder } from './woocommerce-model';
+import { listen, listenPreferring, serveFetch, type FetchHandler, type RunningServer } from '../loopback-http';
+import { oauthSignature, wooCommerceHandler, wooJson, type WooCredentials } from './fetch-handler';
+import { WooCommerceModel, WooError, type WooOrder } from './model';
 
 export { oauthSignature, type WooCredentials };
 
