@@ -28,7 +28,8 @@
  */
 import { listen, listenPreferring, serveFetch, type FetchHandler, type RunningServer } from '../loopback-http';
 import { stripeApiHandler, stripeJson, type StripeHandlerOptions } from './fetch-handler';
-import { StripeApiError, StripeModel } from './model';
+import { StripeModel } from './model';
+import { StripeApiError } from './objects';
 import { StripeWebhookSender, type WebhookAttempt, type WebhookEndpoint } from './webhook-sender';
 
 export interface StripeStandIn extends RunningServer {

@@ -10,7 +10,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { POST as cardWebhook } from '@/app/api/cardprovider/webhook/route';
 import { POST as submitOrder } from '@/app/api/submit-order/route';
 import { paymentFailedNote, PAYMENT_RECEIVED_NOTE } from '@/lib/orders/notes';
-import type { StripeIntent } from '@/stand-ins/stripe/model';
+import type { StripeIntent } from '@/stand-ins/stripe/objects';
 import { cardEvent, signCardEvent, type CardEventType } from '@/stand-ins/webhook-deliveries';
 import { TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';

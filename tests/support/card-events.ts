@@ -2,7 +2,7 @@
 import { POST as cardWebhook } from '@/app/api/cardprovider/webhook/route';
 import { expect } from 'vitest';
 import type { StripeEvent } from '@/stand-ins/stripe/events';
-import type { StripeIntent } from '@/stand-ins/stripe/model';
+import type { StripeIntent } from '@/stand-ins/stripe/objects';
 import { signCardEvent } from '@/stand-ins/webhook-deliveries';
 import { TEST_WEBHOOK_SECRET } from './env';
 import type { Providers } from './providers';
