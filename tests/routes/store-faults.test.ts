@@ -8,7 +8,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { StoreError } from '@/lib/errors';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
-import { wooCommerceHandler } from '@/stand-ins/woocommerce/fetch-handler';
+import { wooCommerceApiHandler } from '@/stand-ins/woocommerce/fetch-handler';
 import { WooCommerceModel } from '@/stand-ins/woocommerce/model';
 import type { RunningServer } from '@/stand-ins/loopback-http';
 import { TEST_CONSUMER_KEY, TEST_CONSUMER_SECRET, TEST_STORE_URL, useTestEnv } from '../support/env';
@@ -97,7 +97,7 @@ describe('loopback mount (startFaultyServer)', () => {
   beforeAll(async () => {
     faults = createStoreFaults();
     server = await startFaultyServer(
-      (request) => wooCommerceHandler(model, { consumerKey: TEST_CONSUMER_KEY, consumerSecret: TEST_CONSUMER_SECRET })(request),
+      (request) => wooCommerceApiHandler(model, { consumerKey: TEST_CONSUMER_KEY, consumerSecret: TEST_CONSUMER_SECRET })(request),
       faults,
     );
   });

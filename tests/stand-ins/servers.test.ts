@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StripeModel } from '@/stand-ins/stripe/model';
 import { startStripeStandIn, type StripeStandIn } from '@/stand-ins/stripe/loopback-server';
 import { WooCommerceModel } from '@/stand-ins/woocommerce/model';
-import { oauthSignature, startWooCommerceStandIn, type WooStandIn } from '@/stand-ins/woocommerce/loopback-server';
+import { oauthSignature } from '@/stand-ins/woocommerce/fetch-handler';
+import { startWooCommerceStandIn, type WooStandIn } from '@/stand-ins/woocommerce/loopback-server';
 import { createDemoWooCommerce, DEMO_ORDERS } from '@/stand-ins/demo/world';
 
 const KEY = 'ck_servers_test';
