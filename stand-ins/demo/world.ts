@@ -142,7 +142,7 @@ export function seedDemoOrders(woo: WooCommerceModel, stripe: StripeModel): void
 
 /**
  * The shop has the companion plugin, configured with the demo's store callback secret: a refund made in
- * its admin asks the service at `serviceUrl` for the money back (store-gateway.ts).
+ * its admin asks the service at `serviceUrl` for the money back (../woocommerce/companion-gateway.ts).
  */
 export function installCompanionGateway(woocommerce: WooCommerceModel, serviceUrl: string): void {
   woocommerce.gateway = companionGateway({ secret: DEMO_SECRETS.storeCallbackSecret, send: (request) => fetch(request), serviceUrl });

@@ -1,6 +1,6 @@
 /**
  * Refunds from the WooCommerce admin (DECISIONS 15): the companion plugin's
- * gateway (its stand-in, scripts/stand-ins/store-gateway.ts) calls
+ * gateway (its stand-in, stand-ins/woocommerce/companion-gateway.ts) calls
  * POST /api/store/refunds from WooCommerce's process_refund; the money moves
  * at Stripe once per WooCommerce refund, and the later `charge.refunded`
  * records nothing twice. Without STORE_CALLBACK_SECRET nothing happens.

@@ -1,7 +1,7 @@
 /**
  * The stand-ins' contract: one scenario, run once with the providers behind
  * msw (tests/support/providers.ts) and once against the local HTTP stand-ins
- * (scripts/stand-ins/*-server.ts). Both variants drive the service's real
+ * (stand-ins/<provider>/loopback-server.ts). Both variants drive the service's real
  * store and card clients and its real route handlers, so the same assertions
  * passing in both files is what "the stand-ins are faithful" means here.
  */
