@@ -30,7 +30,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { build } from 'esbuild';
 import { createRequire } from 'node:module';
-import { DEMO_SECRETS, demoServiceEnv } from '@/scripts/stand-ins/demo';
+import { DEMO_SECRETS, demoServiceEnv } from '@/stand-ins/demo/world';
 import {
   commandsBetween,
   fixed,
