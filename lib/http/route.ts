@@ -133,7 +133,7 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
   return response;
 }
 
-/** Every upstream call of one request ends within this (README "Time bounds"). */
+/** Every upstream call of one request ends within this (docs/contract.md "Time bounds"). */
 function requestBudgetMs(): number {
   try {
     return REQUEST_BUDGET_TIMEOUTS * getConfig().upstreamTimeoutMs;
@@ -165,7 +165,7 @@ export async function enforceRateLimit(services: Services, rule: RateLimitRule, 
 
 /**
  * A request whose hit no Redis script counted counts it now, whatever the handler answered: over the
- * limit, the answer is 429, as if the hit had been counted first (spec 8). Nothing before the first
+ * limit, the answer is 429, as if the hit had been counted first (docs/contract.md#spec-8). Nothing before the first
  * script reaches an upstream (lib/security/pending-rate-limit.ts says how), so a 429 found here
  * follows CPU work only: origin, body, token or signature checks.
  */
@@ -194,7 +194,7 @@ export interface CheckoutRouteOptions<Input> {
 }
 
 /**
- * The storefront endpoints (spec 4.1, 4.2): rate limit → origin → body →
+ * The storefront endpoints (docs/contract.md#spec-4-1, docs/contract.md#spec-4-2): rate limit → origin → body →
  * use case, answering the CORS preflight too.
  */
 export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
@@ -266,7 +266,7 @@ export interface StoreCallbackRouteOptions<Input> {
 }
 
 /**
- * The store's calls (DECISIONS 15), POST from the companion plugin: 503 and nothing read without
+ * The store's calls (docs/decisions.md#d15), POST from the companion plugin: 503 and nothing read without
  * STORE_CALLBACK_SECRET → raw body (32 KiB at most) → signature of its exact bytes (401) → JSON and
  * schema (400) → use case. No per-IP rate limit: every call is signed by the shop itself, and one
  * that is not costs an HMAC and no upstream call.

@@ -1,5 +1,5 @@
 /**
- * What the service does when Redis fails (README, "When Redis is down"):
+ * What the service does when Redis fails (docs/operations.md, "When Redis is down"):
  * these wrappers put a shared implementation in front of an in-process one
  * and use the in-process one whenever the shared one answers
  * SharedStateUnavailableError, logging a warning at most once a minute.

@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { build } from 'esbuild';
-import { DEMO_SECRETS, demoServiceEnv } from '@/scripts/stand-ins/demo';
+import { DEMO_SECRETS, demoServiceEnv } from '@/stand-ins/demo/world';
 import { commandsBetween, median, sequentialCalls, upstreamTimeMs } from './figures';
 import {
   aroundFlow,

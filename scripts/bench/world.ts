@@ -12,7 +12,7 @@ import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { buildIsCurrent as isBuildCurrent, environmentWithoutServiceVariables, stopGroup } from '@/scripts/service-process';
-import { freePort, LOOPBACK } from '@/scripts/stand-ins/http';
+import { freePort, LOOPBACK } from '@/stand-ins/loopback-http';
 import { median, parseCommandStats } from './figures';
 import type { BenchStandInUrls } from './contract';
 

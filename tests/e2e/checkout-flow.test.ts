@@ -5,8 +5,8 @@
  * the WooCommerce stand-in's read-only view.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_SECRETS } from '@/scripts/stand-ins/demo';
-import { cardEvent, deliverCardEvent, deliverShipNotification, shipNotification, signCardEvent } from '@/scripts/stand-ins/webhooks';
+import { DEMO_SECRETS } from '@/stand-ins/demo/world';
+import { cardEvent, deliverCardEvent, deliverShipNotification, shipNotification, signCardEvent } from '@/stand-ins/webhook-deliveries';
 import { demoToken, e2eIp, startE2eWorld, type E2eWorld } from '../support/e2e';
 import { awayFromWindowEdge } from '../support/requests';
 
@@ -259,7 +259,7 @@ describe('rate limit', () => {
   });
 });
 
-// Last: the service may remember that the store lacks `shipped` (DECISIONS 9), so this runs after every other shipment.
+// Last: the service may remember that the store lacks `shipped` (docs/decisions.md#d9), so this runs after every other shipment.
 describe('shipping to a store without the shipped status', () => {
   it('falls back to completed when the store has no shipped status', async () => {
     const woo = world.standIns.woocommerce.model;

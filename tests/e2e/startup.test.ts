@@ -1,8 +1,8 @@
 /**
- * The production server validates its configuration at start (DECISIONS 2):
+ * The production server validates its configuration at start (docs/decisions.md#d2):
  * without the store, card and token settings it refuses to start, naming
  * every missing variable; without a shipping webhook secret it refuses too,
- * unless SHIPPING_WEBHOOK_AUTH=off, which starts with a warning (DECISIONS 11).
+ * unless SHIPPING_WEBHOOK_AUTH=off, which starts with a warning (docs/decisions.md#d11).
  *
  * `npm start` and `npm run dev` check it before anything says ready: a
  * malformed variable stops them with its name and where it is set, and no
@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { environmentWithoutServiceVariables } from '@/scripts/service-process';
-import { freePort, LOOPBACK } from '@/scripts/stand-ins/http';
+import { freePort, LOOPBACK } from '@/stand-ins/loopback-http';
 
 const SERVICE_VARS = /^(WOOCOMMERCE_|STRIPE_|CHECKOUT_TOKEN_|ALLOWED_ORIGINS|TRUST_PROXY_HOPS|SHIPPING_|SHIPSTATION_|CLIENT_IP_HEADER||REDIS_URL|UPSTREAM_|CARD_PAYMENT|MANUAL_PAYMENT|LOG_LEVEL)/;
 

@@ -1,11 +1,11 @@
 /**
- * CARD_LIFECYCLE_EVENTS=async (issue 12): a delayed payment method (a bank
+ * CARD_LIFECYCLE_EVENTS=async (docs/decisions.md#d24): a delayed payment method (a bank
  * debit) in `processing` at Stripe puts its pending order on hold until the
  * money arrives or fails.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { PAYMENT_PROCESSING_NOTE, PAYMENT_RECEIVED_NOTE } from '@/lib/orders/notes';
-import type { StripeIntent } from '@/scripts/stand-ins/stripe-model';
+import type { StripeIntent } from '@/stand-ins/stripe/objects';
 import { deliverEvent } from '../support/card-events';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';

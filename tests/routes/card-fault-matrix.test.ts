@@ -1,5 +1,5 @@
 /**
- * The card webhook under store and Redis faults (DECISIONS 12): a payment
+ * The card webhook under store and Redis faults (docs/decisions.md#d12): a payment
  * fact is applied exactly once whatever goes wrong between the service and
  * the store, followed by the provider's redelivery or by reconciliation.
  *
@@ -29,8 +29,8 @@ import { getServices, resetServices, type Services } from '@/lib/services';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
 import { withRequestDeadline, REQUEST_BUDGET_TIMEOUTS } from '@/lib/upstream/budget';
 import { handleCardWebhook } from '@/lib/webhooks/card/handle-event';
-import type { StripeEvent } from '@/scripts/stand-ins/stripe-events';
-import { signCardEvent } from '@/scripts/stand-ins/webhooks';
+import type { StripeEvent } from '@/stand-ins/stripe/events';
+import { signCardEvent } from '@/stand-ins/webhook-deliveries';
 import { deliverEvent, paidOrder } from '../support/card-events';
 import { TEST_CONSUMER_KEY, TEST_CONSUMER_SECRET, TEST_CRON_SECRET, TEST_STORE_URL, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { createProviders } from '../support/providers';
@@ -323,7 +323,7 @@ describe.skipIf(noRedis || noRedisServerBinary)('with Redis: stopped mid-request
       await withRequestDeadline(REQUEST_BUDGET_TIMEOUTS * TIMEOUT_MS, () => handleCardWebhook(payload, signature, services, {}));
       return 200;
     } catch (error) {
-      // The route answers every failure of the card webhook 400 (spec section 7).
+      // The route answers every failure of the card webhook 400 (docs/contract.md#spec-7).
       expect(error).toBeInstanceOf(ServiceError);
       return 400;
     }

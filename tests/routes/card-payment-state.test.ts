@@ -1,5 +1,5 @@
 /**
- * What a card payment leaves on the order (DECISIONS 13 and 14): a paid date
+ * What a card payment leaves on the order (docs/decisions.md#d13 and docs/decisions.md#d14): a paid date
  * on every kind of order, and no stale state from an earlier manual
  * submission or failed attempt. The store behind msw is the WooCommerce
  * stand-in, which behaves as WooCommerce 11 does (date_paid read-only, stamped
@@ -10,8 +10,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { POST as cardWebhook } from '@/app/api/cardprovider/webhook/route';
 import { POST as submitOrder } from '@/app/api/submit-order/route';
 import { paymentFailedNote, PAYMENT_RECEIVED_NOTE } from '@/lib/orders/notes';
-import type { StripeIntent } from '@/scripts/stand-ins/stripe-model';
-import { cardEvent, signCardEvent, type CardEventType } from '@/scripts/stand-ins/webhooks';
+import type { StripeIntent } from '@/stand-ins/stripe/objects';
+import { cardEvent, signCardEvent, type CardEventType } from '@/stand-ins/webhook-deliveries';
 import { TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 import { freshIp, postJson, tokenFor } from '../support/requests';

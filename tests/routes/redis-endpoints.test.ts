@@ -18,7 +18,7 @@ import { RedisOrderLocks } from '@/lib/redis/order-locks';
 import { RedisProcessedEvents } from '@/lib/redis/processed-events';
 import { getServices, resetServices, type Services } from '@/lib/services';
 import { handleCardWebhook } from '@/lib/webhooks/card/handle-event';
-import { freePort } from '@/scripts/stand-ins/http';
+import { freePort } from '@/stand-ins/loopback-http';
 import { TEST_STORE_URL, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { createProviders } from '../support/providers';
 import { freshIp, postJson, tokenFor } from '../support/requests';

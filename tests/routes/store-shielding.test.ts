@@ -1,6 +1,6 @@
 /**
  * Every endpoint at the cap on concurrent store calls (STORE_MAX_CONCURRENCY,
- * README "Store shielding"): the one slot is taken by a call held open at the
+ * docs/operations.md "Store shielding"): the one slot is taken by a call held open at the
  * store stand-in (it answers when the test releases it), and each endpoint
  * answers as it must without sending anything to the store. Then the same with
  * the slot held by another instance through Redis, and with Redis down.
@@ -16,7 +16,7 @@ import { POST as shippingWebhook } from '@/app/api/shipping/webhook/route';
 import { POST as submitOrder } from '@/app/api/submit-order/route';
 import { RedisStoreSlots } from '@/lib/redis/store-slots';
 import { getServices, resetServices } from '@/lib/services';
-import type { StripeEvent } from '@/scripts/stand-ins/stripe-events';
+import type { StripeEvent } from '@/stand-ins/stripe/events';
 import { TEST_CRON_SECRET, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 import { noRedis, noRedisServerBinary, REDIS_SKIP_REASON, REDIS_URL, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';

@@ -18,7 +18,7 @@ import { MemoryOrderLocks } from '@/lib/security/order-lock';
 import { MemoryRateLimiter, type RateLimitRule } from '@/lib/security/rate-limit';
 import { MemoryShippedStatus } from '@/lib/store/shipped-status';
 import { applyEventOnce } from '@/lib/webhooks/card/exactly-once';
-import { freePort } from '@/scripts/stand-ins/http';
+import { freePort } from '@/stand-ins/loopback-http';
 import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, observedConnection, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
 import { loggedLines } from '../support/setup';
 
