@@ -8,7 +8,8 @@
  *
  * Exit 1 with the message when the configuration is invalid; names, never values.
  */
-import { ConfigError, parseConfig } from '../lib/config';
+import { ConfigError } from '../lib/errors';
+import { parseConfig } from '../lib/config';
 import { nextEnvironment, whereSet } from './configuration';
 
 const loaded = nextEnvironment(process.cwd(), false);

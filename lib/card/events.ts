@@ -7,12 +7,7 @@
  * the event is trusted or kept.
  */
 import { z } from 'zod';
-import { ServiceError } from '@/lib/errors';
-
-/** A correctly signed event the service cannot read (answered 400, changes nothing). */
-export class InvalidCardEventError extends ServiceError {
-  readonly kind = 'invalid_event';
-}
+import { InvalidCardEventError } from '@/lib/errors';
 
 export const UNKNOWN_PAYMENT_ERROR = 'Unknown error';
 

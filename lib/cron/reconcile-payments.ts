@@ -52,11 +52,7 @@ export interface ReconcileSummary {
 export type Budget = Pick<RunBudget, 'fits'>;
 
 function reasonOf(error: unknown): string {
-  if (error instanceof ServiceError) {
-    const failure = (error as { failure?: unknown }).failure;
-    return typeof failure === 'string' ? `${error.kind}:${failure}` : error.kind;
-  }
-  return 'unexpected';
+  return error instanceof ServiceError ? error.reasonCode : 'unexpected';
 }
 
 /**

@@ -25,10 +25,10 @@
 import { asUnit, unitDeadlineMs, worstCase } from '@/lib/cron/budget';
 import type { Budget } from '@/lib/cron/reconcile-payments';
 import type { ShipmentCursor } from '@/lib/cron/shipment-cursor';
-import { ServiceNotConfiguredError } from '@/lib/errors';
+import { ServiceNotConfiguredError, ShipStationError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { pageWorstCaseMs, ShipStationError } from '@/lib/shipping/shipstation';
+import { pageWorstCaseMs } from '@/lib/shipping/shipstation';
 import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
 import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
 import { queueForReplay } from '@/lib/webhooks/shipping/replay-queue';

@@ -16,17 +16,9 @@
  */
 import { createHash, randomInt } from 'node:crypto';
 import type { Config } from '@/lib/config';
-import { ServiceError } from '@/lib/errors';
+import { describeFailure, SharedStateUnavailableError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { traceCall } from '@/lib/telemetry';
-
-/** Redis could not be reached, answered too slowly, or refused us; what the shared state needs is unknown. */
-export class SharedStateUnavailableError extends ServiceError {
-  readonly kind = 'shared_state_unavailable';
-  constructor(operation: string, cause?: unknown) {
-    super('Shared state is unavailable, try again', { operation, cause: describeFailure(cause) });
-  }
-}
 
 class RedisTimeoutError extends Error {
   override readonly name = 'TimeoutError';
@@ -73,12 +65,6 @@ function buildClient(createClient: (typeof import('redis'))['createClient'], set
 export type RedisClient = ReturnType<typeof buildClient>;
 
 /** An error as a log-safe identifier: its name and code, never its message (which may quote a host or a reply). */
-function describeFailure(error: unknown): string {
-  if (!(error instanceof Error)) return typeof error;
-  const code = (error as { code?: unknown }).code;
-  const reply = error.name === 'ErrorReply' ? /^[A-Z]+/.exec(error.message)?.[0] : undefined;
-  return [error.name, typeof code === 'string' ? code : undefined, reply].filter(Boolean).join(':');
-}
 
 /**
  * Next.js evaluates instrumentation.ts's imports apart from the routes' (two

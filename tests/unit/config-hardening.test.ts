@@ -1,6 +1,7 @@
 /** Configuration of the hardening settings (issue 11): the client-IP header and the shipping webhook's authentication. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '@/lib/config';
+import { ConfigError } from '@/lib/errors';
+import { parseConfig } from '@/lib/config';
 import { COMPLETE_PRODUCTION_ENV } from '../support/production-env';
 
 const complete = COMPLETE_PRODUCTION_ENV;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig, requireSetting } from '@/lib/config';
-import { ServiceNotConfiguredError } from '@/lib/errors';
+import { parseConfig, requireSetting } from '@/lib/config';
+import { ConfigError, ServiceNotConfiguredError } from '@/lib/errors';
 import { COMPLETE_PRODUCTION_ENV } from '../support/production-env';
 
 const complete = COMPLETE_PRODUCTION_ENV;

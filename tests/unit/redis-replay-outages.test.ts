@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { RedisReconcileCursorStore } from '@/lib/redis/reconcile-cursor';
-import { SharedStateUnavailableError } from '@/lib/redis/connection';
+import { SharedStateUnavailableError } from '@/lib/errors';
 import { reconcileCursorWithFallback, ShippingReplayQueueWithFallback } from '@/lib/redis/fallback';
 import { RedisShippingReplayQueue } from '@/lib/redis/shipping-replay-queue';
 import { MemoryShippingReplayQueue } from '@/lib/webhooks/shipping/replay-queue';

@@ -4,8 +4,8 @@
  * keeps its keys under a prefix of its own.
  */
 import { describe, expect, it } from 'vitest';
-import { OrderBusyError } from '@/lib/errors';
-import { getRedisClient, RedisConnection, SharedStateUnavailableError } from '@/lib/redis/connection';
+import { OrderBusyError, SharedStateUnavailableError } from '@/lib/errors';
+import { getRedisClient, RedisConnection } from '@/lib/redis/connection';
 import { orderLockTtlMs, RedisOrderLocks } from '@/lib/redis/order-locks';
 import { RedisProcessedEvents } from '@/lib/redis/processed-events';
 import { RedisRateLimiter } from '@/lib/redis/rate-limiter';

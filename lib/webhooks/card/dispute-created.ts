@@ -21,7 +21,8 @@ import { disputeAmount, ON_HOLD } from '@/lib/webhooks/card/dispute';
 import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { hasReceipt } from '@/lib/orders/receipts';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
-import { cardEventHandler, CardEventTooEarlyError } from '@/lib/webhooks/card/handler';
+import { CardEventTooEarlyError } from '@/lib/errors';
+import { cardEventHandler } from '@/lib/webhooks/card/handler';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
 export async function openDispute(orderId: number, eventId: string, dispute: DisputeFacts, services: Services): Promise<string> {

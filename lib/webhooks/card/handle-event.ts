@@ -11,7 +11,7 @@
  * turns on, and the authorization (STRIPE_CAPTURE other than automatic). A type switched off is answered as any other type (200, no effect).
  */
 import type { CardEvent } from '@/lib/card/events';
-import { InvalidCardEventError } from '@/lib/card/events';
+import { InvalidCardEventError } from '@/lib/errors';
 import type { Config } from '@/lib/config';
 import type { RequestContext } from '@/lib/http/route';
 import type { Services } from '@/lib/services';

@@ -6,17 +6,7 @@
  */
 import type { CardEventKind, CardEventOf } from '@/lib/card/events';
 import type { LifecycleEventSetting } from '@/lib/config';
-import { ServiceError } from '@/lib/errors';
 import type { Services } from '@/lib/services';
-
-/**
- * An event that arrived before the one it follows (a refund or dispute before the payment was
- * recorded, a dispute closed before it was opened): answered 400 and not remembered, so the
- * provider delivers it again later, by when the earlier event has been applied.
- */
-export class CardEventTooEarlyError extends ServiceError {
-  readonly kind = 'event_too_early';
-}
 
 /** How an event is applied, beyond the event itself. */
 export interface ApplyOptions {

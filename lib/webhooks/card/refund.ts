@@ -26,7 +26,8 @@ import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
 import type { StoreRefund } from '@/lib/store/types';
 import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
-import { cardEventHandler, CardEventTooEarlyError } from '@/lib/webhooks/card/handler';
+import { CardEventTooEarlyError } from '@/lib/errors';
+import { cardEventHandler } from '@/lib/webhooks/card/handler';
 
 /** Refund statuses that mean the money is (or is on its way) back with the customer. */
 const RECORDED_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'pending', 'requires_action']);

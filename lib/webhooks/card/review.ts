@@ -27,7 +27,8 @@ import type { StoreOrder } from '@/lib/store/types';
 import { ON_HOLD } from '@/lib/webhooks/card/dispute';
 import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
-import { cardEventHandler, CardEventTooEarlyError } from '@/lib/webhooks/card/handler';
+import { CardEventTooEarlyError } from '@/lib/errors';
+import { cardEventHandler } from '@/lib/webhooks/card/handler';
 import { awaitsCapturedPayment } from '@/lib/webhooks/card/payment-authorized';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
