@@ -134,7 +134,7 @@ export async function reconcileShipments(services: Services, budget: Budget, now
       if (result.retryableFailure) {
         await queueForReplay(services.shippingReplay, { kind: 'shipment', notice }, { orderId: result.orderId, reason: result.retryableFailure });
         summary.queued += 1;
-      } else if (result.outcome === 'shipped' || result.outcome === 'completed_fallback' || result.outcome === 'package_added') {
+      } else if (result.applied) {
         summary.applied += 1;
         // The webhook's write never landed and no replay applied it: worth a look at the queue's Redis.
         log.warn('shipping.reconcile_applied', { orderId: result.orderId, outcome: result.outcome });

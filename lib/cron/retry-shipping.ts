@@ -197,7 +197,7 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
       continue;
     }
     await queue.remove(entry.id);
-    if (result.outcome === 'shipped' || result.outcome === 'completed_fallback' || result.outcome === 'package_added') {
+    if (result.applied) {
       summary.applied += 1;
       log.info('shipping.replay_applied', { entryId: entry.id, orderId: result.orderId, outcome: result.outcome, attempts: entry.attempts });
     } else {
