@@ -11,8 +11,8 @@
  * (checkout, shipping) or to fail (the card webhook). The client reconnects
  * by itself, with a capped, jittered backoff.
  *
- * Other modules that need Redis (a replay queue, say) take the same client
- * with `getRedisClient(config)`.
+ * Other modules that need Redis (a replay queue, say) take the same
+ * connection with `getRedisConnection(config)`.
  */
 import { createHash, randomInt } from 'node:crypto';
 import type { Config } from '@/lib/config';
@@ -255,17 +255,6 @@ export function getRedisConnection(config: Pick<Config, 'redisUrl' | 'redisTimeo
   void shared?.close();
   shared = new RedisConnection({ url: config.redisUrl, timeoutMs: config.redisTimeoutMs }, { sharedInProcess: true });
   return shared;
-}
-
-/**
- * The process's connected Redis client, for modules that keep their own
- * state in Redis. Throws SharedStateUnavailableError when REDIS_URL is unset
- * or Redis cannot be reached within REDIS_TIMEOUT_MS.
- */
-export async function getRedisClient(config: Pick<Config, 'redisUrl' | 'redisTimeoutMs'>): Promise<RedisClient> {
-  const connection = getRedisConnection(config);
-  if (!connection) throw new SharedStateUnavailableError('not_configured');
-  return connection.client();
 }
 
 /** Closes the process's connection (tests, and resetServices). */
