@@ -12,9 +12,9 @@
  */
 import { asUnit, CRON_MAX_DURATION_SECONDS, unitDeadlineMs, worstCase } from '@/lib/cron/budget';
 import type { Budget } from '@/lib/cron/reconcile-payments';
+import { ShipStationError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { ShipStationError } from '@/lib/errors';
 import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
 import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';

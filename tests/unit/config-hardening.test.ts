@@ -1,8 +1,8 @@
 /** Configuration of the hardening settings (issue 11): the client-IP header and the shipping webhook's authentication. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '@/lib/errors';
 import { parseConfig } from '@/lib/config';
 import { COMPLETE_PRODUCTION_ENV } from '../support/production-env';
+import { ConfigError } from '@/lib/errors';
 
 const complete = COMPLETE_PRODUCTION_ENV;
 

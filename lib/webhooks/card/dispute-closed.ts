@@ -10,6 +10,7 @@
  * and the event's receipt.
  */
 import type { DisputeFacts } from '@/lib/card/events';
+import { CardEventTooEarlyError } from '@/lib/errors';
 import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { metaValue } from '@/lib/orders/normalize';
@@ -20,7 +21,6 @@ import { isPaid } from '@/lib/orders/payable';
 import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { hasReceipt } from '@/lib/orders/receipts';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
-import { CardEventTooEarlyError } from '@/lib/errors';
 import { cardEventHandler, changed, unchanged, type CardOutcome } from '@/lib/webhooks/card/handler';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 

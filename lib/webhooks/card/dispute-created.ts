@@ -11,6 +11,7 @@
  * travel in the status write, so a retry after it landed changes nothing.
  */
 import type { DisputeFacts } from '@/lib/card/events';
+import { CardEventTooEarlyError } from '@/lib/errors';
 import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { metaValue } from '@/lib/orders/normalize';
@@ -22,7 +23,6 @@ import { disputeAmount } from '@/lib/webhooks/card/dispute';
 import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { hasReceipt } from '@/lib/orders/receipts';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
-import { CardEventTooEarlyError } from '@/lib/errors';
 import { cardEventHandler, changed, unchanged, type CardOutcome } from '@/lib/webhooks/card/handler';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 

@@ -11,8 +11,8 @@
  * turns on, and the authorization (STRIPE_CAPTURE other than automatic). A type switched off is answered as any other type (200, no effect).
  */
 import type { CardEvent } from '@/lib/card/events';
-import { InvalidCardEventError } from '@/lib/errors';
 import type { Config } from '@/lib/config';
+import { InvalidCardEventError } from '@/lib/errors';
 import type { RequestContext } from '@/lib/http/route';
 import type { Services } from '@/lib/services';
 import { disputeClosed } from '@/lib/webhooks/card/dispute-closed';

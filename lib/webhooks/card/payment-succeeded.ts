@@ -41,6 +41,7 @@
  * what the customer added after paying; a cart left full is the lesser harm.
  */
 import { paymentMethodTitle } from '@/lib/card/payment-methods';
+import { InvalidCardEventError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
@@ -51,7 +52,6 @@ import { ORDER_STATUS } from '@/lib/orders/statuses';
 import type { Services } from '@/lib/services';
 import { clearCartAfterPayment } from '@/lib/webhooks/card/customer-cart';
 import { reportDuplicatePayment } from '@/lib/webhooks/card/duplicate-payment';
-import { InvalidCardEventError } from '@/lib/errors';
 import type { PaymentIntentFacts } from '@/lib/card/events';
 import { hasReceipt } from '@/lib/orders/receipts';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';

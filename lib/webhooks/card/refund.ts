@@ -18,6 +18,7 @@
  * An order not paid yet (the refund arrived before the payment's event):
  * answered 400, so Stripe delivers it again after the payment is recorded.
  */
+import { CardEventTooEarlyError } from '@/lib/errors';
 import { formatMinorUnits, toMinorUnits } from '@/lib/money';
 import { log } from '@/lib/log';
 import type { ChargeFacts } from '@/lib/card/events';
@@ -26,7 +27,6 @@ import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
 import type { StoreRefund } from '@/lib/store/types';
 import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
-import { CardEventTooEarlyError } from '@/lib/errors';
 import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
 
 /** Refund statuses that mean the money is (or is on its way) back with the customer. */

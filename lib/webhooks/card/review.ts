@@ -16,6 +16,7 @@
  * and a second review of the order must read as that review, not the first.
  */
 import type { ReviewFacts } from '@/lib/card/events';
+import { CardEventTooEarlyError } from '@/lib/errors';
 import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { metaValue } from '@/lib/orders/normalize';
@@ -27,7 +28,6 @@ import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
 import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
-import { CardEventTooEarlyError } from '@/lib/errors';
 import { cardEventHandler, changed, unchanged, type CardOutcome } from '@/lib/webhooks/card/handler';
 import { awaitsCapturedPayment } from '@/lib/webhooks/card/payment-authorized';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
