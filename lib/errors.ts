@@ -286,10 +286,11 @@ export class SharedStateUnavailableError extends ServiceError {
 }
 
 /*
- * Three errors are not ServiceErrors: none reaches a response as it is. Each is
- * turned into one of the kinds above where it is caught (a ConfigError by the
- * route wrapper into `not_configured`, a MoneyError by the refund call into a
- * refusal, an UpstreamHttpError by the store client into a StoreError), or
+ * The errors below are not ServiceErrors: none reaches a response as it is.
+ * Each is turned into one of the kinds above where it is caught (a ConfigError
+ * by the route wrapper into `not_configured`, a MoneyError by the refund call
+ * into a refusal, an UpstreamHttpError by the store client into a StoreError,
+ * a RedisTimeoutError is the cause a SharedStateUnavailableError names), or
  * stops a command-line script.
  */
 
@@ -313,4 +314,9 @@ export class UpstreamHttpError extends Error {
     super(message);
     this.name = 'UpstreamHttpError';
   }
+}
+
+/** A Redis command that outlived REDIS_TIMEOUT_MS (lib/redis/connection.ts). */
+export class RedisTimeoutError extends Error {
+  override readonly name = 'TimeoutError';
 }

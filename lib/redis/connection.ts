@@ -16,13 +16,9 @@
  */
 import { createHash, randomInt } from 'node:crypto';
 import type { Config } from '@/lib/config';
-import { describeFailure, SharedStateUnavailableError } from '@/lib/errors';
+import { describeFailure, RedisTimeoutError, SharedStateUnavailableError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { traceCall } from '@/lib/telemetry';
-
-class RedisTimeoutError extends Error {
-  override readonly name = 'TimeoutError';
-}
 
 export interface RedisSettings {
   url: string;
