@@ -10,7 +10,7 @@
  * when no upstream is configured, else a complete configuration, see startMode).
  */
 import { z } from 'zod';
-import { ServiceNotConfiguredError } from '@/lib/errors';
+import { ConfigError, ServiceNotConfiguredError } from '@/lib/errors';
 import { defaultReserve, type ReservingCaller, type SlotSplit } from '@/lib/store/slots';
 
 /** An empty variable (`FOO=` in a .env file) counts as unset. */
@@ -240,10 +240,6 @@ export interface Config {
   placeholders: readonly string[];
   /** Human-readable warnings to log at start (names and facts only, never values). */
   warnings: readonly string[];
-}
-
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
 }
 
 const STORE_VARS = ['WOOCOMMERCE_URL', 'WOOCOMMERCE_CONSUMER_KEY', 'WOOCOMMERCE_CONSUMER_SECRET'] as const;

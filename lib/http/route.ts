@@ -9,10 +9,10 @@
  * `x-request-id`, and every log line written while handling it names it.
  */
 import type { z } from 'zod';
-import { ConfigError, getConfig } from '@/lib/config';
+import { getConfig } from '@/lib/config';
 import { assertCronAuthorized } from '@/lib/cron/auth';
 import { RunBudget } from '@/lib/cron/budget';
-import { InvalidRequestError, RateLimitedError, ServiceError, ServiceNotConfiguredError, StoreBusyError, UnauthorizedError } from '@/lib/errors';
+import { ConfigError, InvalidRequestError, RateLimitedError, ServiceError, ServiceNotConfiguredError, StoreBusyError, UnauthorizedError } from '@/lib/errors';
 import { CHECKOUT_BODY_LIMIT, parseJson, readBodyText } from '@/lib/http/body';
 import { clientIp } from '@/lib/http/client-ip';
 import {

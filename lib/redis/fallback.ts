@@ -10,9 +10,8 @@
  * of the queue: the run fails rather than report an empty queue).
  */
 import type { ReconcileCursor, ReconcileCursorStore } from '@/lib/cron/reconcile-cursor';
-import type { SafeDetails } from '@/lib/errors';
+import { SharedStateUnavailableError, type SafeDetails } from '@/lib/errors';
 import { log } from '@/lib/log';
-import { SharedStateUnavailableError } from '@/lib/redis/connection';
 import type { EventLockResult, EventTaskResult, OrderLocks } from '@/lib/security/order-lock';
 import { PendingRateLimitHit } from '@/lib/security/pending-rate-limit';
 import type { RateLimitDecision, RateLimiter, RateLimitRule } from '@/lib/security/rate-limit';

@@ -19,9 +19,9 @@
  * paid, shippable) and the card webhook checks the processed events there too.
  */
 import { randomInt, randomUUID } from 'node:crypto';
-import { OrderBusyError } from '@/lib/errors';
+import { OrderBusyError, SharedStateUnavailableError } from '@/lib/errors';
 import { log } from '@/lib/log';
-import { KEY_PREFIX, SharedStateUnavailableError, type RedisConnection } from '@/lib/redis/connection';
+import { KEY_PREFIX, type RedisConnection } from '@/lib/redis/connection';
 import { entryCall, fallBackHit, leaveCall, type EntryAnswer } from '@/lib/redis/gate';
 import {
   DEFAULT_LOCK_WAIT,

@@ -9,8 +9,10 @@
  * without a restart. It is knowledge about the store, shared by every instance
  * when Redis is configured (lib/redis/shipped-status.ts).
  */
-export const SHIPPED_STATUS = 'shipped';
-export const FALLBACK_STATUS = 'completed';
+import { ORDER_STATUS } from '@/lib/orders/statuses';
+
+export const SHIPPED_STATUS = ORDER_STATUS.shipped;
+export const FALLBACK_STATUS = ORDER_STATUS.completed;
 export const SHIPPED_MISSING_TTL_MS = 10 * 60 * 1000;
 
 export interface ShippedStatusMemory {

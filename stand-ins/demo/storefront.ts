@@ -35,7 +35,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mintCheckoutToken } from '../../lib/security/checkout-token';
-import { MoneyError } from '../../lib/money';
+import { MoneyError } from '../../lib/errors';
 import {
   closeCardDispute,
   DemoCallError,

@@ -7,8 +7,7 @@
  * wrappers then use this instance's memory and warn at most once a minute.
  */
 import { describe, expect, it } from 'vitest';
-import { SharedStateUnavailableError } from '@/lib/redis/connection';
-import { OrderBusyError } from '@/lib/errors';
+import { OrderBusyError, SharedStateUnavailableError } from '@/lib/errors';
 import { FallbackWarning, OrderLocksWithFallback, OrderLocksWithoutFallback, RateLimiterWithFallback, ShippedStatusWithFallback } from '@/lib/redis/fallback';
 import { RedisOrderLocks } from '@/lib/redis/order-locks';
 import { RedisProcessedEvents } from '@/lib/redis/processed-events';

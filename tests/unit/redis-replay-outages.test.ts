@@ -7,8 +7,8 @@
  * cursor is treated as absent (read) or logged (save, clear).
  */
 import { describe, expect, it } from 'vitest';
+import { SharedStateUnavailableError } from '@/lib/errors';
 import { RedisReconcileCursorStore } from '@/lib/redis/reconcile-cursor';
-import { SharedStateUnavailableError } from '@/lib/redis/connection';
 import { reconcileCursorWithFallback, ShippingReplayQueueWithFallback } from '@/lib/redis/fallback';
 import { RedisShippingReplayQueue } from '@/lib/redis/shipping-replay-queue';
 import { MemoryShippingReplayQueue } from '@/lib/webhooks/shipping/replay-queue';

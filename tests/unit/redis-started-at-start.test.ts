@@ -73,7 +73,7 @@ describe('preloading when the instance starts', () => {
     const { preloadAtStart } = await import('@/lib/preload');
     const { getRedisConnection } = await import('@/lib/redis/connection');
     const { getConfig } = await import('@/lib/config');
-    const { SharedStateUnavailableError } = await import('@/lib/redis/connection');
+    const { SharedStateUnavailableError } = await import('@/lib/errors');
     expect(() => preloadAtStart()).not.toThrow();
     // The request that needs Redis meets the failure itself, as it would have without the preload.
     const failure = await getRedisConnection(getConfig())!.run('ping', (redis) => redis.ping()).catch((e: unknown) => e);
