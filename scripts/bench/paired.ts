@@ -16,7 +16,7 @@ import { commandsBetween, median, rotatedOrder } from './figures';
 import { checkLeftOrders, contextFor, controlOf, send } from './measure';
 import { processTree, threadsCpuMs } from './process-stats';
 import { progress } from './session';
-import type { RedisProcess, ServerProcess, StandInsProcess } from './world';
+import { redisRoundTrips, type RedisProcess, type ServerProcess, type StandInsProcess } from './world';
 
 export interface PairedConfiguration {
   key: string;
@@ -28,6 +28,8 @@ export interface PairedConfiguration {
   redisRoundTripMs?: number;
   /** The round trip the delay proxy was asked for, when its Redis is reached through one. */
   delayedRoundTripMs?: number;
+  /** The port the server reaches its Redis on (the proxy's, when delayed): PINGed between rounds. */
+  redisPort?: number;
 }
 
 export interface Block {
@@ -43,6 +45,12 @@ export interface PairedFlow {
   redisCommands: Map<string, number>;
 }
 
+/** Round trips to each configuration's Redis, by key: PINGs sent between the rounds, so taken as the flows ran. */
+export type RoundTrips = Map<string, number[]>;
+
+/** PINGs per configuration with a Redis after each round. */
+const PINGS_PER_ROUND = 10;
+
 export interface PairedSizes {
   rounds: number;
   blockSize: number;
@@ -55,6 +63,7 @@ export async function pairedRun(
   standIns: StandInsProcess,
   flows: readonly Flow[],
   sizes: PairedSizes,
+  roundTrips: RoundTrips = new Map(),
 ): Promise<PairedFlow[]> {
   const control = controlOf(standIns);
   // The server's process tree is read once: listing /proc at every block would cost more than a block.
@@ -94,6 +103,11 @@ export async function pairedRun(
             if (status !== flow.status) throw new Error(`${flow.name} on ${configuration.key}: expected ${flow.status}, got ${status}`);
           }
           (blocks.get(configuration.key) as Block[]).push({ latencies, cpuMs: threadsCpuMs(tree) - cpuBefore });
+        }
+        for (const configuration of configurations) {
+          if (configuration.redisPort === undefined) continue;
+          const times = await redisRoundTrips(configuration.redisPort, PINGS_PER_ROUND);
+          roundTrips.set(configuration.key, [...(roundTrips.get(configuration.key) ?? []), ...times]);
         }
       }
       const commandsAfter = await Promise.all(configurations.map((c) => c.redis?.commandCounts()));

@@ -41,7 +41,7 @@ export interface RunSizes {
 }
 
 export interface PairedReport {
-  configurations: Omit<PairedConfiguration, 'server' | 'redis'>[];
+  configurations: Omit<PairedConfiguration, 'server' | 'redis' | 'redisPort'>[];
   flows: PairedFlow[];
   rounds: number;
   blockSize: number;
@@ -395,7 +395,7 @@ export function renderPaired(report: PairedReport): string {
       'in turn: whatever the shared machine does during the run falls on all of them alike. Configurations: ' +
       report.configurations.map((c) => `**${c.key}**: ${c.label}`).join('; ') +
       `. A redis-server on loopback answers a PING in ${fixed(report.loopbackRoundTripMs, 3)} ms (median of 200); the round trip of each ` +
-      'configuration is the mean of the medians of 100 PINGs before and 100 after the flows, with every server idle; the delay proxy ' +
+      'configuration is the median of 10 PINGs to its Redis after every round of every flow, so taken under the same load as the flows; the delay proxy ' +
       '(scripts/bench/delay-proxy.ts, a process of its own) adds half the round trip each way, as a managed Redis in the same region would ' +
       `(Upstash, Redis Cloud: about 1 to 2 ms from a serverless function). Each difference is to **${base.key}**, ` +
       'the estimate over all rounds and, in parentheses, the 5th to 95th percentile of the same difference over the rounds drawn again ' +

@@ -34,7 +34,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { fixed, markdownTable, replaceLatest, replaceSection } from './figures';
+import { fixed, markdownTable, median, percentile, replaceLatest, replaceSection } from './figures';
 import { benchFlows, memoryProbe, preflightFlow, trivialFlow, type Flow } from './flows';
 import {
   bareCallCpuMs,
@@ -156,33 +156,26 @@ async function pairedComparisons(standIns: StandInsProcess, tlsCert: string, flo
         key: spec.key,
         label: spec.label,
         server,
-        ...(redis ? { redis } : {}),
+        ...(redis ? { redis, redisPort: redisPort(spec.key) } : {}),
         ...(spec.rtt !== undefined ? { delayedRoundTripMs: spec.rtt } : {}),
       };
     }),
   );
-  // The round trips are measured with every server up and idle, before and after the flows (100 PINGs each
-  // time, one at a time), never while the servers start: the load generator's own busy event loop would count.
-  const roundTrips = async () => {
-    const times = new Map<string, number>();
-    for (const c of configurations) if (c.redis) times.set(c.key, await redisRoundTripMs(redisPort(c.key), 100));
-    return times;
-  };
   const loopbackRoundTripMs = redises.size ? await redisRoundTripMs([...redises.values()][0]?.port as number) : Number.NaN;
-  const before = await roundTrips();
   const sizes = { rounds: PAIRED_ROUNDS, blockSize: SIZES.pairedBlock, warmup: SIZES.pairedWarmup };
-  const results = await pairedRun(configurations, standIns, flows, sizes);
-  const after = await roundTrips();
+  const roundTrips = new Map<string, number[]>();
+  const results = await pairedRun(configurations, standIns, flows, sizes, roundTrips);
   for (const c of configurations) {
-    if (!c.redis) continue;
-    c.redisRoundTripMs = ((before.get(c.key) as number) + (after.get(c.key) as number)) / 2;
-    progress(`  ${c.key}: Redis round trip ${fixed(before.get(c.key) as number, 3)} ms before the flows, ${fixed(after.get(c.key) as number, 3)} ms after (PING, medians of 100)`);
+    const times = roundTrips.get(c.key);
+    if (!times?.length) continue;
+    c.redisRoundTripMs = median(times);
+    progress(`  ${c.key}: Redis round trip ${fixed(c.redisRoundTripMs, 3)} ms (median of ${times.length} PINGs between the rounds), p90 ${fixed(percentile(times, 90), 3)} ms`);
   }
   for (const c of configurations) await c.server.close();
   await proxy?.close();
   for (const redis of redises.values()) await redis.close();
   return {
-    configurations: configurations.map(({ server: _server, redis: _redis, ...rest }) => rest),
+    configurations: configurations.map(({ server: _server, redis: _redis, redisPort: _port, ...rest }) => rest),
     flows: results,
     ...sizes,
     loopbackRoundTripMs,

@@ -199,6 +199,11 @@ export async function startDelayProxy(pairs: { targetPort: number; roundTripMs: 
 
 /** The median round trip of `count` PINGs, one at a time on one connection, to a Redis (or a proxy in front of it). */
 export async function redisRoundTripMs(port: number, count = 200): Promise<number> {
+  return median(await redisRoundTrips(port, count));
+}
+
+/** The round trips of `count` PINGs, one at a time on one connection. */
+export async function redisRoundTrips(port: number, count: number): Promise<number[]> {
   const socket = connect(port, LOOPBACK);
   socket.setNoDelay(true);
   await new Promise<void>((resolve, reject) => {
@@ -227,5 +232,5 @@ export async function redisRoundTripMs(port: number, count = 200): Promise<numbe
   } finally {
     socket.destroy();
   }
-  return median(times);
+  return times;
 }
