@@ -86,6 +86,17 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `);
 
+/**
+ * Loads the scripts every request runs into Redis' script cache, when the
+ * instance starts (lib/preload.ts): the first request's EVALSHA then finds its
+ * script, instead of hearing NOSCRIPT and sending the text again (a second
+ * round trip, and the script compiled, on its path). The same text gives the
+ * same SHA1 in every copy of this module.
+ */
+export function loadRequestScripts(redis: RedisClient): Promise<unknown> {
+  return Promise.all([ENTRY.source, LEAVE.source, COUNT_HIT_LUA].map((source) => redis.scriptLoad(source)));
+}
+
 export interface EntryRequest {
   hit?: ClaimedHit;
   eventKey?: string;
