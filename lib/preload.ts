@@ -32,7 +32,7 @@ export function preloadAtStart(): Promise<unknown> {
   const parts: Promise<unknown>[] = [];
   const redis = getRedisConnection(services.config);
   if (redis) parts.push(redis.run('script_load', loadRequestScripts));
-  if (process.env.NODE_ENV === 'production') parts.push(...preloadRoutes(join(process.cwd(), '.next', 'server')));
+  if (process.env.NODE_ENV === 'production') parts.push(preloadRoutes(join(process.cwd(), '.next', 'server')));
   // Node compiles the IPv6 pattern on its first use: every request's client address passes through it.
   isIP('::1');
   if (services.config.card) parts.push(services.card());
@@ -48,26 +48,26 @@ export function preloadAtStart(): Promise<unknown> {
  * cache), in the build's list of routes (`server`: the build's server
  * directory). Only in a production build: the development server compiles each
  * route on its first request. A deployment that ships each route on its own
- * finds only its own. Answers the loads under way.
+ * finds only its own. Answers when every route is loaded (or failed to).
  */
-export function preloadRoutes(server: string): Promise<void>[] {
+export async function preloadRoutes(server: string): Promise<void> {
   const load = createRequire(join(server, 'preload.js'));
   let routes: Record<string, string>;
   try {
     routes = load('./app-paths-manifest.json') as Record<string, string>;
   } catch {
-    return [];
+    return;
   }
-  const loading: Promise<void>[] = [];
   for (const file of Object.values(routes)) {
     if (!file.startsWith('app/api/')) continue;
+    // One route at a time, and a request that arrived meanwhile goes first: loading a route holds
+    // the thread, and a request for a route already loaded (or for none) need not wait for the rest.
+    await new Promise((resolve) => setImmediate(resolve));
     try {
       const { routeModule } = load(`./${file}`) as { routeModule?: { ensureUserland?: () => Promise<void> } };
-      const loaded = routeModule?.ensureUserland?.();
-      if (loaded) loading.push(loaded);
+      await routeModule?.ensureUserland?.();
     } catch {
       // A route not in this deployment, or one whose module fails: its first request loads it, and says why.
     }
   }
-  return loading;
 }

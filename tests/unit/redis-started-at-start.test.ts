@@ -129,9 +129,9 @@ describe("the routes' own modules", () => {
     writeFileSync(join(dir, 'app', 'api', 'a', 'route.js'), "exports.routeModule = { ensureUserland: async () => { globalThis.__preloadedRoutes.push('a'); } };");
     writeFileSync(join(dir, 'app', 'page.js'), "globalThis.__preloadedRoutes.push('page');");
     const { preloadRoutes } = await import('@/lib/preload');
-    await Promise.all(preloadRoutes(dir));
+    await preloadRoutes(dir);
     expect(loaded).toEqual(['a']);
     // A server directory without a build: nothing to load, and nothing thrown.
-    expect(preloadRoutes(join(dir, 'nothing-here'))).toEqual([]);
+    await expect(preloadRoutes(join(dir, 'nothing-here'))).resolves.toBeUndefined();
   });
 });
