@@ -12,11 +12,11 @@
 import type { ReconcileCursor, ReconcileCursorStore } from '@/lib/cron/reconcile-cursor';
 import { SharedStateUnavailableError, type SafeDetails } from '@/lib/errors';
 import { log } from '@/lib/log';
-import type { EventLockResult, EventTaskResult, OrderLocks } from '@/lib/security/order-lock';
+import type { EventLockResult, EventTaskResult, LockPeek, OrderLocks } from '@/lib/security/order-lock';
 import { PendingRateLimitHit } from '@/lib/security/pending-rate-limit';
 import type { RateLimitDecision, RateLimiter, RateLimitRule } from '@/lib/security/rate-limit';
 import type { ShipStationRateBudget } from '@/lib/shipping/rate-budget';
-import type { ShippedStatusMemory } from '@/lib/store/shipped-status';
+import type { ShippedStatusMemory, ShippedStatusReading } from '@/lib/store/shipped-status';
 import type { SlotLease, SlotRequest, SlotUsage, StoreSlots } from '@/lib/store/slots';
 import type { MemoryShippingReplayQueue, ReplayEntry, ShippingReplayQueue } from '@/lib/webhooks/shipping/replay-queue';
 
@@ -100,18 +100,18 @@ export class OrderLocksWithFallback implements OrderLocks {
     private readonly warning: FallbackWarning,
   ) {}
 
-  withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T> {
-    return this.local.withOrderLock(orderId, () => this.sharedOrAlone(orderId, task));
+  withOrderLock<T>(orderId: number, task: () => Promise<T>, peek?: LockPeek): Promise<T> {
+    return this.local.withOrderLock(orderId, () => this.sharedOrAlone(orderId, task, peek));
   }
 
-  private async sharedOrAlone<T>(orderId: number, task: () => Promise<T>): Promise<T> {
+  private async sharedOrAlone<T>(orderId: number, task: () => Promise<T>, peek: LockPeek | undefined): Promise<T> {
     let started = false;
     const once = () => {
       started = true;
       return task();
     };
     try {
-      return await this.shared.withOrderLock(orderId, once);
+      return await this.shared.withOrderLock(orderId, once, peek);
     } catch (error) {
       // Only a lock that could not be taken falls back; a task that ran is never run twice.
       if (started || !(error instanceof SharedStateUnavailableError)) throw error;
@@ -133,8 +133,8 @@ export class OrderLocksWithoutFallback implements OrderLocks {
     private readonly local: OrderLocks,
   ) {}
 
-  withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T> {
-    return this.local.withOrderLock(orderId, () => this.shared.withOrderLock(orderId, task));
+  withOrderLock<T>(orderId: number, task: () => Promise<T>, peek?: LockPeek): Promise<T> {
+    return this.local.withOrderLock(orderId, () => this.shared.withOrderLock(orderId, task, peek));
   }
 
   withEventLock<T>(orderId: number, eventKey: string, task: () => Promise<EventTaskResult<T>>): Promise<EventLockResult<T>> {
@@ -153,6 +153,14 @@ export class ShippedStatusWithFallback implements ShippedStatusMemory {
 
   statusToWrite(): Promise<string> {
     return eitherOf('shipped_status', this.warning, () => this.shared.statusToWrite(), () => this.local.statusToWrite());
+  }
+
+  reading(): ShippedStatusReading {
+    const shared = this.shared.reading();
+    return {
+      ...(shared.peek ? { peek: shared.peek } : {}),
+      statusToWrite: () => eitherOf('shipped_status', this.warning, () => shared.statusToWrite(), () => this.local.statusToWrite()),
+    };
   }
 
   async rememberShippedMissing(): Promise<void> {

@@ -38,7 +38,7 @@ import { META } from '@/lib/orders/meta-keys';
 import type { StoreOrder } from '@/lib/store/types';
 import { customerSafeNotice } from '@/lib/webhooks/shipping/note-details';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
-import { FALLBACK_STATUS, SHIPPED_STATUS } from '@/lib/store/shipped-status';
+import { FALLBACK_STATUS, SHIPPED_STATUS, type ShippedStatusReading } from '@/lib/store/shipped-status';
 
 export const SHIPPABLE_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.processing, ORDER_STATUS.awaitingShipment]);
 
@@ -110,7 +110,9 @@ export async function markOrderShipped(received: ShipmentNotice, services: Servi
   for (const { field, reason, length } of refused) log.warn('shipping.detail_refused', { orderId, field, reason, length });
 
   try {
-    const result = await services.orderLocks.withOrderLock(orderId, () => shipLocked(orderId, notice, services));
+    // With Redis, the lock's own round trip reads the store's `shipped` status memory (its peek).
+    const reading = services.shippedStatus.reading();
+    const result = await services.orderLocks.withOrderLock(orderId, () => shipLocked(orderId, notice, services, reading), reading.peek);
     return { orderId, ...result };
   } catch (error) {
     if (error instanceof OrderBusyError) return { orderId, outcome: 'order_busy', retryableFailure: 'order_busy' };
@@ -118,12 +120,11 @@ export async function markOrderShipped(received: ShipmentNotice, services: Servi
   }
 }
 
-async function shipLocked(orderId: number, notice: ShipmentNotice, services: Services): Promise<LockedResult> {
+async function shipLocked(orderId: number, notice: ShipmentNotice, services: Services, reading: ShippedStatusReading): Promise<LockedResult> {
   const { shippedStatus } = services;
   const store = services.store();
-  // Read beside the order, not after it: the Redis round trip then costs no time of its own
-  // (the request's critical path keeps two, lib/redis/gate.ts). Wasted on an unshippable order.
-  const statusToWrite = shippedStatus.statusToWrite();
+  // Answered by the lock's peek when it carried one; otherwise read beside the order, not after it.
+  const statusToWrite = reading.statusToWrite();
   statusToWrite.catch(() => undefined);
   let order: StoreOrder;
   try {
