@@ -18,7 +18,7 @@ import { ShipStationError } from '@/lib/shipping/shipstation';
 import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
 import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
-import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs, type ReplayEntry } from '@/lib/webhooks/shipping/replay-queue';
+import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs, type ReplayEntry } from '@/lib/shared-state/shipping-replay/replay-queue';
 
 /** Longer than a run may last, so an entry taken by a run is never taken by an overlapping one. */
 const LEASE_MS = CRON_MAX_DURATION_SECONDS * 1000;

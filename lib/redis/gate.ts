@@ -19,8 +19,8 @@
  * runs, on one shard, which holds a shop's load many times over.
  */
 import { RedisScript, type RedisClient } from '@/lib/redis/connection';
-import type { ClaimedHit } from '@/lib/security/pending-rate-limit';
-import { rateLimitDecision, windowStart, type RateLimitRule } from '@/lib/security/rate-limit';
+import type { ClaimedHit } from '@/lib/shared-state/rate-limit/pending';
+import { rateLimitDecision, windowStart, type RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
 
 /** The hash tag of every key a gate script touches. */
 export const GATE_TAG = '{gate}:';

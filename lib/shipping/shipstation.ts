@@ -21,8 +21,8 @@
  */
 import { z } from 'zod';
 import { ServiceError } from '@/lib/errors';
-import { readStreamText } from '@/lib/http/body';
-import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shipping/rate-budget';
+import { readStreamText } from '@/lib/upstream/read-stream';
+import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shared-state/shipstation-budget/rate-budget';
 import { checkResourceUrl, type ResourceUrlRefusal } from '@/lib/shipping/resource-url';
 import { traceCall } from '@/lib/telemetry';
 import {

@@ -24,7 +24,7 @@ import {
   type StoreRefund,
 } from '@/lib/store/types';
 import { traceCall } from '@/lib/telemetry';
-import type { StoreGate } from '@/lib/store/slots';
+import type { StoreGate } from '@/lib/shared-state/store-slots/store-slots';
 import { attemptTimeoutMs, settleWithin, withOneRetry } from '@/lib/upstream/budget';
 import { nodeHttpAdapter } from '@/lib/upstream/node-http';
 

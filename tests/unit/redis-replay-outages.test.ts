@@ -7,11 +7,12 @@
  * cursor is treated as absent (read) or logged (save, clear).
  */
 import { describe, expect, it } from 'vitest';
-import { RedisReconcileCursorStore } from '@/lib/redis/reconcile-cursor';
+import { RedisReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/redis';
 import { SharedStateUnavailableError } from '@/lib/redis/connection';
-import { reconcileCursorWithFallback, ShippingReplayQueueWithFallback } from '@/lib/redis/fallback';
-import { RedisShippingReplayQueue } from '@/lib/redis/shipping-replay-queue';
-import { MemoryShippingReplayQueue } from '@/lib/webhooks/shipping/replay-queue';
+import { reconcileCursorWithFallback } from '@/lib/shared-state/reconcile-cursor/fallback';
+import { ShippingReplayQueueWithFallback } from '@/lib/shared-state/shipping-replay/fallback';
+import { RedisShippingReplayQueue } from '@/lib/shared-state/shipping-replay/redis';
+import { MemoryShippingReplayQueue } from '@/lib/shared-state/shipping-replay/replay-queue';
 import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
 import { loggedLines } from '../support/setup';
 

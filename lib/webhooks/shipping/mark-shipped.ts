@@ -37,7 +37,7 @@ import { META } from '@/lib/orders/meta-keys';
 import type { StoreOrder } from '@/lib/store/types';
 import { customerSafeNotice } from '@/lib/webhooks/shipping/note-details';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
-import { FALLBACK_STATUS, SHIPPED_STATUS } from '@/lib/store/shipped-status';
+import { FALLBACK_STATUS, SHIPPED_STATUS } from '@/lib/shared-state/shipped-status/shipped-status';
 
 export const SHIPPABLE_STATUSES: ReadonlySet<string> = new Set(['processing', 'awaiting_shipment']);
 

@@ -5,7 +5,7 @@
  * reconciliation window (an older cursor is worthless). One round trip each:
  * SET PX, GET, DEL.
  */
-import type { ReconcileCursor, ReconcileCursorStore } from '@/lib/cron/reconcile-cursor';
+import type { ReconcileCursor, ReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/reconcile-cursor';
 import { KEY_PREFIX, type RedisConnection } from '@/lib/redis/connection';
 
 export class RedisReconcileCursorStore implements ReconcileCursorStore {

@@ -17,7 +17,7 @@ import {
   type RateLimitDecision,
   type RateLimiter,
   type RateLimitRule,
-} from '@/lib/security/rate-limit';
+} from '@/lib/shared-state/rate-limit/rate-limit';
 
 const COUNT_HIT = new RedisScript(COUNT_HIT_LUA);
 

@@ -12,7 +12,7 @@ import {
   SHIPSTATION_REQUESTS_PER_MINUTE,
   throttledForMs,
   type ShipStationRateBudget,
-} from '@/lib/shipping/rate-budget';
+} from '@/lib/shared-state/shipstation-budget/rate-budget';
 
 /** The hash outlives any window it can describe (Reset is capped at 120 s). */
 const STATE_TTL_MS = 5 * 60_000;

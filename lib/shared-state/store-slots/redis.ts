@@ -15,15 +15,15 @@
  * Times are this instance's clock, as the rate limiter's windows are: an
  * instance whose clock runs ahead ends other instances' leases that much early.
  */
+import type { SlotSplit } from '@/lib/config';
 import { KEY_PREFIX, RedisScript, type RedisConnection } from '@/lib/redis/connection';
 import {
   WAITER_TTL_MS,
   type SlotLease,
   type SlotRequest,
-  type SlotSplit,
   type SlotUsage,
   type StoreSlots,
-} from '@/lib/store/slots';
+} from '@/lib/shared-state/store-slots/store-slots';
 
 /** How long a set outlives its last entry: room for instances whose clocks differ. */
 const KEY_SLACK_MS = 60_000;

@@ -30,9 +30,9 @@ import {
   type EventTaskResult,
   type LockWait,
   type OrderLocks,
-} from '@/lib/security/order-lock';
-import { claimPendingRateLimit, type ClaimedHit } from '@/lib/security/pending-rate-limit';
-import { PROCESSED_EVENT_TTL_MS } from '@/lib/security/processed-events';
+} from '@/lib/shared-state/order-locks/order-locks';
+import { claimPendingRateLimit, type ClaimedHit } from '@/lib/shared-state/rate-limit/pending';
+import { PROCESSED_EVENT_TTL_MS } from '@/lib/shared-state/processed-events/processed-events';
 import { REQUEST_BUDGET_TIMEOUTS } from '@/lib/upstream/budget';
 
 /**

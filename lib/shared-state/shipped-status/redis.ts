@@ -4,7 +4,7 @@
  * One GET per notification, one SET when the store refuses `shipped`.
  */
 import { KEY_PREFIX, type RedisConnection } from '@/lib/redis/connection';
-import { FALLBACK_STATUS, SHIPPED_MISSING_TTL_MS, SHIPPED_STATUS, type ShippedStatusMemory } from '@/lib/store/shipped-status';
+import { FALLBACK_STATUS, SHIPPED_MISSING_TTL_MS, SHIPPED_STATUS, type ShippedStatusMemory } from '@/lib/shared-state/shipped-status/shipped-status';
 
 export class RedisShippedStatus implements ShippedStatusMemory {
   private readonly key: string;

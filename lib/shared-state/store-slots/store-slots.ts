@@ -30,28 +30,10 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomInt, randomUUID } from 'node:crypto';
+import { type ReservingCaller, type SlotSplit, type StoreCaller } from '@/lib/config';
 import { StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
-
-/** Who a store call is for: the storefront, the providers' webhooks, or the crons and the health check. */
-export const STORE_CALLERS = ['checkout', 'webhook', 'background'] as const;
-export type StoreCaller = (typeof STORE_CALLERS)[number];
-
-/** The classes that may be guaranteed slots; background work takes what is left. */
-export type ReservingCaller = Exclude<StoreCaller, 'background'>;
-
-export interface SlotSplit {
-  /** STORE_MAX_CONCURRENCY: concurrent store calls across every instance. */
-  limit: number;
-  /** Slots kept for each class's new requests while it uses fewer; at least one slot stays unreserved. */
-  reserved: Record<ReservingCaller, number>;
-}
-
-/** Half the slots for checkout, a quarter for the webhooks, the rest first come first served (always at least one). */
-export function defaultReserve(limit: number): Record<ReservingCaller, number> {
-  return { checkout: Math.floor(limit / 2), webhook: Math.floor(limit / 4) };
-}
 
 export interface SlotRequest {
   caller: StoreCaller;

@@ -9,8 +9,8 @@
  */
 import { KEY_PREFIX, type RedisConnection } from '@/lib/redis/connection';
 import { entryCall, fallBackHit, gateKeys } from '@/lib/redis/gate';
-import { claimPendingRateLimit } from '@/lib/security/pending-rate-limit';
-import { PROCESSED_EVENT_TTL_MS, type ProcessedEvents } from '@/lib/security/processed-events';
+import { claimPendingRateLimit } from '@/lib/shared-state/rate-limit/pending';
+import { PROCESSED_EVENT_TTL_MS, type ProcessedEvents } from '@/lib/shared-state/processed-events/processed-events';
 
 export class RedisProcessedEvents implements ProcessedEvents {
   private readonly prefix: string;

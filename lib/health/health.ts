@@ -10,7 +10,7 @@ import { ServiceError, StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { getRedisConnection } from '@/lib/redis/connection';
 import type { Services } from '@/lib/services';
-import type { SlotUsage } from '@/lib/store/slots';
+import type { SlotUsage } from '@/lib/shared-state/store-slots/store-slots';
 
 export const SERVICE_VERSION: string = packageJson.version;
 

@@ -8,7 +8,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { RateLimitState } from '@/lib/errors';
-import type { PendingRateLimitHit } from '@/lib/security/pending-rate-limit';
+import type { PendingRateLimitHit } from '@/lib/shared-state/rate-limit/pending';
 
 export interface RateLimitRule {
   /** Counter name; each endpoint has its own. */

@@ -6,8 +6,8 @@
  * When Redis fails, the cursor is treated as absent (a new pass, harmless) and
  * a lost save is logged; the run itself goes on, like the payment cursor's.
  */
-import { isShipmentCursor, type ShipmentCursor, type ShipmentCursorStore } from '@/lib/cron/shipment-cursor';
-import { CursorWithFallback } from '@/lib/redis/fallback';
+import { isShipmentCursor, type ShipmentCursor, type ShipmentCursorStore } from '@/lib/shared-state/shipment-cursor/shipment-cursor';
+import { CursorWithFallback } from '@/lib/shared-state/fallback';
 import { KEY_PREFIX, type RedisConnection } from '@/lib/redis/connection';
 
 export class RedisShipmentCursorStore implements ShipmentCursorStore {

@@ -17,7 +17,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { KEY_PREFIX, RedisScript, type RedisConnection } from '@/lib/redis/connection';
-import type { ReplayEntry, ShippingReplayQueue } from '@/lib/webhooks/shipping/replay-queue';
+import type { ReplayEntry, ShippingReplayQueue } from '@/lib/shared-state/shipping-replay/replay-queue';
 
 /**
  * The waiting entry due longest ago, leased by moving its score to now + lease,
