@@ -1,5 +1,5 @@
 /**
- * Service configuration (DECISIONS 2): `process.env` parsed once with zod.
+ * Service configuration (docs/decisions.md#d2): `process.env` parsed once with zod.
  *
  * A bad configuration is reported in one message that names every missing or
  * malformed variable and never prints a value. In production the service
@@ -50,7 +50,7 @@ const tokenSecret = z
   .string()
   .refine((v) => Buffer.byteLength(v, 'utf8') >= 32, { message: 'must be at least 32 bytes long' });
 
-/** Several signing secrets while one is being rolled (DECISIONS 2): a signature valid for any of them counts. */
+/** Several signing secrets while one is being rolled (docs/decisions.md#d2): a signature valid for any of them counts. */
 const webhookSecrets = z
   .string()
   .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
@@ -60,7 +60,7 @@ const webhookSecrets = z
 
 /**
  * SHIPPING_WEBHOOK_SECRET: one secret, or several comma-separated while the
- * one in ShipStation's webhook URL is being changed (README, Rotating secrets);
+ * one in ShipStation's webhook URL is being changed (docs/operations.md, Rotating secrets);
  * a delivery carrying any of them is accepted. A secret cannot hold a comma.
  */
 const sharedSecrets = z
@@ -70,7 +70,7 @@ const sharedSecrets = z
     message: 'must be one or more comma-separated secrets, each at least 16 characters long',
   });
 
-/** CARD_LIFECYCLE_EVENTS words (README, Stripe): what happens to an order after its payment. */
+/** CARD_LIFECYCLE_EVENTS words (docs/integrations/stripe.md): what happens to an order after its payment. */
 export const LIFECYCLE_EVENT_SETTINGS = ['refunds', 'disputes', 'async', 'reviews'] as const;
 export type LifecycleEventSetting = (typeof LIFECYCLE_EVENT_SETTINGS)[number];
 
@@ -96,10 +96,10 @@ const paymentMethodsSetting = z
   )
   .transform((list) => (list[0] === 'automatic' ? ('automatic' as const) : [...new Set(list)]));
 
-/** STRIPE_CAPTURE: when a card payment is captured (README, "From the WooCommerce admin"). */
+/** STRIPE_CAPTURE: when a card payment is captured (docs/integrations/woocommerce-plugin.md, "From the WooCommerce admin"). */
 export const CAPTURE_SETTINGS = ['automatic', 'on_shipment', 'manual'] as const;
 export type CaptureSetting = (typeof CAPTURE_SETTINGS)[number];
-/** AUTHORIZATION_EXPIRY_ACTION: what the expiry cron does with an old authorization (README, "From the WooCommerce admin"). */
+/** AUTHORIZATION_EXPIRY_ACTION: what the expiry cron does with an old authorization (docs/integrations/woocommerce-plugin.md, "From the WooCommerce admin"). */
 export const EXPIRY_ACTIONS = ['report', 'capture'] as const;
 /** STORE_RESERVED_SLOTS: `checkout:<n>,webhook:<n>`; a class not named keeps its default share. */
 const reservedSlotsSetting = z
@@ -143,7 +143,7 @@ const envSchema = z.object({
   SHIPSTATION_API_BASE_URL: optional(baseUrl).transform((v) => v ?? 'https://ssapi.shipstation.com'),
 
   REDIS_URL: optional(z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })),
-  // Short: every request waits at most this long on Redis before falling back or failing (README, Shared state).
+  // Short: every request waits at most this long on Redis before falling back or failing (docs/operations.md, Shared state).
   REDIS_TIMEOUT_MS: optional(positiveInt.max(10_000)).transform((v) => v ?? 500),
   // Lets one Redis serve several shops or environments (staging beside production).
   REDIS_KEY_PREFIX: optional(
@@ -166,7 +166,7 @@ const envSchema = z.object({
   AUTHORIZATION_EXPIRY_ACTION: optional(z.enum(EXPIRY_ACTIONS)).transform((v) => v ?? 'report'),
   AUTHORIZATION_EXPIRY_HOURS: optional(positiveInt.max(167)).transform((v) => v ?? 144),
   SHIPMENT_TRACKING_META: optional(z.enum(['on', 'off'])).transform((v) => v === 'on'),
-  // Signs the companion plugin's calls (DECISIONS 15); as long as a token secret, so it cannot be guessed.
+  // Signs the companion plugin's calls (docs/decisions.md#d15); as long as a token secret, so it cannot be guessed.
   STORE_CALLBACK_SECRET: optional(z.string().min(32, 'must be at least 32 characters long')),
 
   CARD_PAYMENT_METHOD_ID: optional(z.string().max(100)).transform((v) => v ?? 'cardprovider'),
@@ -212,12 +212,12 @@ export interface Config {
   token: TokenSettings | undefined;
   allowedOrigins: readonly string[];
   trustProxyHops: number;
-  /** The header the edge sets with the client's address; only `x-forwarded-for` is read as a list (DECISIONS 5). */
+  /** The header the edge sets with the client's address; only `x-forwarded-for` is read as a list (docs/decisions.md#d5). */
   clientIpHeader: string;
   shipping: {
     /** SHIPPING_WEBHOOK_SECRET: empty when unset; more than one while it is being rotated. */
     webhookSecrets: readonly string[];
-    /** SHIPPING_WEBHOOK_AUTH=off: the operator accepts unauthenticated deliveries (DECISIONS 11). */
+    /** SHIPPING_WEBHOOK_AUTH=off: the operator accepts unauthenticated deliveries (docs/decisions.md#d11). */
     unauthenticatedAllowed: boolean;
     apiKey: string | undefined;
     apiSecret: string | undefined;
@@ -408,7 +408,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
   const isProduction = env.NODE_ENV === 'production';
 
   // An unauthenticated shipping webhook lets anyone mark paid orders shipped and write into
-  // the note the customer reads (DECISIONS 11): production needs the secret or an explicit opt-out.
+  // the note the customer reads (docs/decisions.md#d11): production needs the secret or an explicit opt-out.
   if (isProduction && !env.SHIPPING_WEBHOOK_SECRET && env.SHIPPING_WEBHOOK_AUTH !== 'off') {
     throw new ConfigError(
       'Invalid configuration: missing SHIPPING_WEBHOOK_SECRET (required when NODE_ENV=production; set SHIPPING_WEBHOOK_AUTH=off to accept unauthenticated shipping notifications)',

@@ -1,5 +1,5 @@
 /**
- * Money (DECISIONS 7): WooCommerce's decimal strings become integer minor units
+ * Money (docs/decisions.md#d7): WooCommerce's decimal strings become integer minor units
  * with integer arithmetic only, using Stripe's exponent for each currency.
  */
 

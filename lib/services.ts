@@ -5,7 +5,7 @@
  *
  * This is the one place that chooses where shared state lives: in process
  * memory by default (one instance, the demo), in Redis when REDIS_URL is set
- * (README, "Shared state on Redis"), and what happens when Redis fails:
+ * (docs/operations.md, "Shared state on Redis"), and what happens when Redis fails:
  * checkout and the shipping webhook fall back to this instance's memory, the
  * card webhook fails its request so Stripe retries, the replay cron fails its
  * run, the reconciliation cursor is treated as absent, and the cap on store

@@ -23,7 +23,7 @@ export function validateConfigurationAtStart(): void {
     log.info('service.started', {
       env: config.env,
       allowedOrigins: config.allowedOrigins.length,
-      // Where rate limits, locks and processed events live (README, Shared state on Redis); never the URL.
+      // Where rate limits, locks and processed events live (docs/operations.md, Shared state on Redis); never the URL.
       sharedState: config.redisUrl ? 'redis' : 'memory',
     });
   } catch (error) {

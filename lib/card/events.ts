@@ -1,5 +1,5 @@
 /**
- * The card provider's events in the service's own shape (spec 2.3). The card
+ * The card provider's events in the service's own shape (docs/contract.md#spec-2-3). The card
  * module (lib/card/stripe.ts) turns what Stripe sends or lists into a
  * `CardEvent` here, so the webhook and reconciliation apply the same typed
  * event (lib/webhooks/card/handle-event.ts) and nothing of Stripe's own types
@@ -261,12 +261,12 @@ function positiveId(raw: unknown): number | undefined {
   return value > 0 ? value : undefined;
 }
 
-/** Spec 4.3 step 1: a decimal integer above 0, else undefined ("missing or 0" both mean no order). */
+/** docs/contract.md#spec-4-3 step 1: a decimal integer above 0, else undefined ("missing or 0" both mean no order). */
 export function shopOrderId(metadata: Record<string, unknown> | null | undefined): number | undefined {
   return positiveId(metadata?.shop_order_id);
 }
 
-/** Spec 4.3 step 4: `latest_charge` when a string, its `id` when an object, else an empty string. */
+/** docs/contract.md#spec-4-3 step 4: `latest_charge` when a string, its `id` when an object, else an empty string. */
 export function chargeIdOf(latestCharge: unknown): string {
   if (typeof latestCharge === 'string') return latestCharge;
   if (latestCharge !== null && typeof latestCharge === 'object') {

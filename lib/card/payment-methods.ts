@@ -1,5 +1,5 @@
 /**
- * The payment method title written on a paid order (README, STRIPE_PAYMENT_METHODS):
+ * The payment method title written on a paid order (STRIPE_PAYMENT_METHODS, docs/decisions.md#d37):
  * the configured card title for a card, else the name of the method the
  * customer actually used, so a bank debit is not shown as "Credit Card".
  */

@@ -145,7 +145,7 @@ export class StripeCardProvider implements CardProvider {
     const base = settings.apiBaseUrl ? new URL(settings.apiBaseUrl) : undefined;
     this.stripe = new Stripe(settings.secretKey, {
       // Node's http client on keep-alive agents, the whole call bounded by `timeout` (lib/card/stripe-http.ts):
-      // fetch (undici, under Next.js's patched fetch) cost about 0.5 ms of CPU more per call (issue 14).
+      // fetch (undici, under Next.js's patched fetch) cost about 0.5 ms of CPU more per call (docs/benchmarks.md).
       httpClient: new BoundedNodeHttpClient(),
       timeout: timeoutMs,
       // The SDK's own retries would run past the request's deadline: retries are made in

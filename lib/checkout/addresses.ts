@@ -1,5 +1,5 @@
 /**
- * Which addresses a checkout request writes (spec 4.1 step 10, 4.2).
+ * Which addresses a checkout request writes (docs/contract.md#spec-4-1 step 10, docs/contract.md#spec-4-2).
  */
 import type { CheckoutAddress, ContactInfo } from '@/lib/checkout/schemas';
 import type { OrderAddress } from '@/lib/store/types';

@@ -1,5 +1,5 @@
 /**
- * The first steps both checkout endpoints share (spec 4.1 steps 4-7, 4.2):
+ * The first steps both checkout endpoints share (docs/contract.md#spec-4-1 steps 4-7, docs/contract.md#spec-4-2):
  * token → order id → order → payable check → normalized order.
  */
 import { requireSetting } from '@/lib/config';

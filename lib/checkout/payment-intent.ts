@@ -1,11 +1,11 @@
 /**
- * POST /api/payment-intent (spec 4.1): create a card payment intent for a
+ * POST /api/payment-intent (docs/contract.md#spec-4-1): create a card payment intent for a
  * pending order, or reuse the one stored on it, and write the customer's
  * addresses, all under the order's lock so concurrent calls create one intent.
  *
  * Upstream calls for a new intent with addresses: get order, create intent,
  * one order update carrying both the intent id and the addresses. WooCommerce
- * recalculates taxes when addresses change (DECISIONS 7), so the intent's
+ * recalculates taxes when addresses change (docs/decisions.md#d7), so the intent's
  * amount is then brought to the total that update returned, and its receipt
  * email to the order's email, in one more call when either changed.
  *
@@ -59,7 +59,7 @@ export type ReuseRefusal = 'missing' | 'canceled' | 'other_order' | 'other_curre
 
 /**
  * Why a stored intent may not be handed out again, or undefined when it may
- * (DECISIONS 13): it must exist, not be canceled (it could never be paid),
+ * (docs/decisions.md#d13): it must exist, not be canceled (it could never be paid),
  * name this order in `metadata.shop_order_id` and be in the order's currency.
  */
 export function reuseRefusal(
@@ -118,7 +118,7 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * Creates the order's intent, or finds the one a concurrent call created.
  *
  * The parameters are those of the order as read, before this request writes
- * its addresses (spec 4.1: created with the order's email at step 9, the
+ * its addresses (docs/contract.md#spec-4-1: created with the order's email at step 9, the
  * addresses written at step 10), so every call that read the same order sends
  * the same parameters under the same key, whatever its body: Stripe refuses a
  * key reused with other parameters. The email a request brings reaches the
@@ -205,7 +205,7 @@ export async function preparePaymentIntent(
     }
 
     // The intent follows the order as written: WooCommerce recalculates taxes on an address write
-    // (DECISIONS 7), and the receipt goes to the email the customer just gave.
+    // (docs/decisions.md#d7), and the receipt goes to the email the customer just gave.
     const changes: IntentChanges = {};
     if (intent.amount !== due.amount) changes.amount = due.amount;
     if (due.email !== undefined && intent.receiptEmail !== due.email) changes.receiptEmail = due.email;
@@ -213,7 +213,7 @@ export async function preparePaymentIntent(
       if (intent.status === 'requires_payment_method') {
         intent = await card.updatePaymentIntent(intent.id, changes, orderId);
       } else if (changes.amount !== undefined) {
-        // Spec 4.1 step 8: reused unchanged; the webhook will put a mismatched payment on hold.
+        // docs/contract.md#spec-4-1 step 8: reused unchanged; the webhook will put a mismatched payment on hold.
         log.warn('payment_intent.amount_differs', { orderId, intentAmount: intent.amount, amountDue: due.amount, intentStatus: intent.status });
       }
     }

@@ -1,5 +1,5 @@
 /**
- * Request bodies of the two checkout endpoints (spec 2.2, 4.1, 4.2; DECISIONS 6).
+ * Request bodies of the two checkout endpoints (docs/contract.md#spec-2-2, docs/contract.md#spec-4-1, docs/contract.md#spec-4-2; docs/decisions.md#d6).
  * Unknown keys are dropped at every level, so a client cannot reach any order
  * field but the whitelisted address and contact fields.
  *

@@ -1,5 +1,5 @@
 /**
- * POST /api/submit-order (spec 4.2): submit a pending order for manual
+ * POST /api/submit-order (docs/contract.md#spec-4-2): submit a pending order for manual
  * payment verification. One order read, one order update.
  */
 import { checkoutAddressChange } from '@/lib/checkout/addresses';

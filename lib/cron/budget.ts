@@ -6,7 +6,7 @@
  *
  * The worst cases follow from the upstream timeout T (UPSTREAM_TIMEOUT_MS,
  * 10 s by default) and are what vercel.json's maxDuration values are computed
- * from (README, "Running in production"). A unit that takes an order's lock
+ * from (docs/operations.md, "Running in production"). A unit that takes an order's lock
  * waits for it within its own deadline (lib/security/order-lock.ts), so the
  * wait adds nothing to its worst case.
  */

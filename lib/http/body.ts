@@ -1,5 +1,5 @@
 /**
- * Reading request bodies with a size limit (DECISIONS 6): a body over the limit
+ * Reading request bodies with a size limit (docs/decisions.md#d6): a body over the limit
  * is refused with 413 as soon as it is known to be too large, without reading on.
  */
 import { InvalidRequestError, PayloadTooLargeError, RequestAbortedError } from '@/lib/errors';

@@ -1,5 +1,5 @@
 /**
- * The client's IP address (DECISIONS 5), used only as a rate-limit key.
+ * The client's IP address (docs/decisions.md#d5), used only as a rate-limit key.
  *
  * By default the address comes from X-Forwarded-For: each trusted proxy
  * appends the address it received the request from, so the entry `hops`

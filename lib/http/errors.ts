@@ -1,5 +1,5 @@
 /**
- * The one place where errors become responses (spec section 7).
+ * The one place where errors become responses (docs/contract.md#spec-7).
  *
  * Each endpoint family has a profile: the two checkout endpoints share one
  * shape with their own error code; the webhooks have theirs. Unknown errors
@@ -51,7 +51,7 @@ function invalidRequest(issues: ValidationIssue[]): ErrorResponse {
   return { status: 400, body: { error: 'Invalid request', details: issues } };
 }
 
-/** payment-intent and submit-order (spec 7, first rows). */
+/** payment-intent and submit-order (docs/contract.md#spec-7, first rows). */
 export function checkoutErrorResponse(
   error: unknown,
   profile: CheckoutErrorProfile,
@@ -72,7 +72,7 @@ export function checkoutErrorResponse(
       // Request schemas have string keys only, so no issue path holds a symbol (which JSON could not carry).
       return invalidRequest(error instanceof InvalidRequestError ? (error.issues as ValidationIssue[]) : []);
     case 'request_aborted':
-      // A body that never arrived whole fails validation like a malformed one (spec 7: 400 Invalid request).
+      // A body that never arrived whole fails validation like a malformed one (docs/contract.md#spec-7: 400 Invalid request).
       return invalidRequest([{ code: 'custom', path: [], message: ABORTED_MESSAGE }]);
     case 'order_not_payable':
       if (!(error instanceof OrderNotPayableError)) return checkoutFailure(error, profile, showDetails);
@@ -105,7 +105,7 @@ export function checkoutErrorResponse(
     case 'card':
     case 'shipstation':
     case 'shared_state_unavailable':
-      // Spec 7: every other failure of a checkout endpoint is its 500, with a message saying what failed.
+      // docs/contract.md#spec-7: every other failure of a checkout endpoint is its 500, with a message saying what failed.
       return checkoutFailure(error, profile, showDetails);
     default:
       return unanswered(kind);
@@ -234,7 +234,7 @@ export function cronErrorResponse(error: unknown): ErrorResponse {
 }
 
 /**
- * The store's calls (/api/store/*, DECISIONS 15): the plugin shows `error` to the shop owner. 401 for a
+ * The store's calls (/api/store/*, docs/decisions.md#d15): the plugin shows `error` to the shop owner. 401 for a
  * bad signature, 503 without STORE_CALLBACK_SECRET, 400 for a bad body or a refusal (in plain words),
  * 409 while another request holds the order, 502 when Stripe or the store did not answer (a retry is safe).
  */

@@ -1,5 +1,5 @@
 /**
- * Origin check and CORS for the checkout endpoints (DECISIONS 4).
+ * Origin check and CORS for the checkout endpoints (docs/decisions.md#d4).
  *
  * The request's origin is its Origin header, else the origin of its Referer.
  * It must equal an allowed origin exactly (scheme, host and port); a look-alike

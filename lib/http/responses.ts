@@ -1,5 +1,5 @@
 /**
- * Every response body the service sends (spec 4.1–4.4, section 7), as zod
+ * Every response body the service sends (docs/contract.md#spec-4-1 to docs/contract.md#spec-4-4, docs/contract.md#spec-7), as zod
  * schemas: the OpenAPI document (lib/openapi/document.ts) is generated from
  * them, the storefront client (client/) takes its types from them, and the
  * route tests check real responses against the document, so the three cannot
@@ -20,7 +20,7 @@ export const submitOrderResponseSchema = z.object({
   currency: z.string().min(1),
 });
 
-/** Webhooks acknowledge every accepted delivery this way (spec 4.3, 4.4). */
+/** Webhooks acknowledge every accepted delivery this way (docs/contract.md#spec-4-3, docs/contract.md#spec-4-4). */
 export const receivedResponseSchema = z.object({ received: z.literal(true) });
 
 /** One zod issue, as the 400 `details` lists them; zod adds fields per issue code. */
@@ -80,7 +80,7 @@ export const cardWebhookErrorResponseSchema = z.object({ error: z.string().min(1
 
 export const unauthorizedResponseSchema = z.object({ error: z.literal('Unauthorized') });
 
-/** The store's calls (DECISIONS 15): answers in WooCommerce's terms, amounts as decimal strings in the order's currency. */
+/** The store's calls (docs/decisions.md#d15): answers in WooCommerce's terms, amounts as decimal strings in the order's currency. */
 export const storeRefundResponseSchema = z.object({
   refund_id: z.string().min(1).describe('The Stripe refund (`re_…`).'),
   amount: z.string().min(1).describe('The amount refunded, a decimal string in the order’s currency.'),

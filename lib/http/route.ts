@@ -103,7 +103,7 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
   return response;
 }
 
-/** Every upstream call of one request ends within this (README "Time bounds"). */
+/** Every upstream call of one request ends within this (docs/contract.md "Time bounds"). */
 function requestBudgetMs(): number {
   try {
     return REQUEST_BUDGET_TIMEOUTS * getConfig().upstreamTimeoutMs;

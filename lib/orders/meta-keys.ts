@@ -1,7 +1,7 @@
 /**
  * Every order meta key the service writes, in one place, in the order of
- * spec section 2.1's table, then the keys the card lifecycle events add
- * (CARD_LIFECYCLE_EVENTS, README "Stripe"). Values are strings, but for `_wc_shipment_tracking_items`.
+ * docs/contract.md#spec-2-1's table, then the keys the card lifecycle events add
+ * (CARD_LIFECYCLE_EVENTS, docs/integrations/stripe.md). Values are strings, but for `_wc_shipment_tracking_items`.
  */
 export const META = {
   // payment-intent
@@ -26,7 +26,7 @@ export const META = {
   shippingCarrier: '_shipping_carrier',
   shippedDate: '_shipped_date',
   shipstationWebhookReceivedAt: '_shipstation_webhook_received_at',
-  // Not in spec 2.1: WooCommerce's internal paid date (Unix seconds), see payment-succeeded.ts.
+  // Not in docs/contract.md#spec-2-1: WooCommerce's internal paid date (Unix seconds), see payment-succeeded.ts.
   datePaidInternal: '_date_paid',
   // CARD_LIFECYCLE_EVENTS=async: the payment is on its way (a bank debit), ISO 8601 timestamp.
   paymentProcessingAt: '_payment_processing_at',
@@ -49,7 +49,7 @@ export const META = {
   shipmentPackages: '_shipment_packages',
   // SHIPMENT_TRACKING_META: WooCommerce Shipment Tracking's list (an array value, not a string).
   shipmentTrackingItems: '_wc_shipment_tracking_items',
-  // Not in spec 2.1: the receipts of the card events applied to the order (lib/orders/receipts.ts),
+  // Not in docs/contract.md#spec-2-1: the receipts of the card events applied to the order (lib/orders/receipts.ts),
   // a JSON array of event ids written in the same update as each event's change.
   cardEventIds: '_cardprovider_event_ids',
 } as const;

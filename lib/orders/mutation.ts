@@ -1,8 +1,8 @@
 /**
- * The one order-mutation helper (DECISIONS 9): every WooCommerce order update
+ * The one order-mutation helper (docs/decisions.md#d9): every WooCommerce order update
  * the service sends is built here.
  *
- * Meta is written the two ways spec 2.1 names: checkout writes replace a key's
+ * Meta is written the two ways docs/contract.md#spec-2-1 names: checkout writes replace a key's
  * value (one entry per key), webhooks append their entries to the existing
  * list. Either way the body carries the existing entries plus the new ones.
  *

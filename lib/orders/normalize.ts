@@ -1,6 +1,6 @@
 /**
- * The normalized order (spec 2.1): amounts in integer minor units computed
- * from the order's parts (DECISIONS 7). WooCommerce's own `total` is logged
+ * The normalized order (docs/contract.md#spec-2-1): amounts in integer minor units computed
+ * from the order's parts (docs/decisions.md#d7). WooCommerce's own `total` is logged
  * when it disagrees and is never charged.
  */
 import { log } from '@/lib/log';

@@ -15,7 +15,7 @@ export function manualPaymentAwaitedNote(methodTitle: string): string {
   return `${MANUAL_PAYMENT_AWAITED_START} (${methodTitle}). Please send us a screenshot of your payment; we will confirm your order once the payment is verified.`;
 }
 
-/** Replaces a failure or manual-payment note once a card payment succeeded (DECISIONS 13). */
+/** Replaces a failure or manual-payment note once a card payment succeeded (docs/decisions.md#d13). */
 export const PAYMENT_RECEIVED_NOTE = 'We have received your payment. Thank you for your order!';
 
 /**
@@ -46,7 +46,7 @@ export interface ShipmentDetails {
   shipDate?: string | undefined;
 }
 
-/** Spec 4.4: "Your order has been shipped!" then the present parts joined with " | ". */
+/** docs/contract.md#spec-4-4: "Your order has been shipped!" then the present parts joined with " | ". */
 export function shippedNote(details: ShipmentDetails): string {
   const parts = [
     details.trackingNumber ? `Tracking Number: ${details.trackingNumber}` : undefined,

@@ -1,4 +1,4 @@
-/** Paid and payable (DECISIONS 8). */
+/** Paid and payable (docs/decisions.md#d8). */
 import type { NotPayableReason } from '@/lib/errors';
 import type { StoreOrder } from '@/lib/store/types';
 

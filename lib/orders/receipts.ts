@@ -1,5 +1,5 @@
 /**
- * Receipts on the order (DECISIONS 12): the ids of the card events applied to
+ * Receipts on the order (docs/decisions.md#d12): the ids of the card events applied to
  * an order, kept in its meta under `_cardprovider_event_ids`, written in the
  * same store update as each event's change. The order is the one durable
  * record of what happened to it, so the proof that an event was applied

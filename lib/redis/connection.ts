@@ -1,5 +1,5 @@
 /**
- * The Redis connection behind the shared state (README, "Shared state on
+ * The Redis connection behind the shared state (docs/operations.md, "Shared state on
  * Redis"): one client per process, connected on first use and reused by every
  * request, never a connection per request.
  *
@@ -45,7 +45,7 @@ const ERROR_LOG_INTERVAL_MS = 60_000;
 
 /**
  * The Redis client library, loaded on the first connection: a process without
- * REDIS_URL never loads it, and no route's bundle carries it (issue 14: about
+ * REDIS_URL never loads it, and no route's bundle carries it (it costs about
  * 20 MiB and 180 ms of loading, and 500 kB in every route's chunks).
  */
 let library: Promise<typeof import('redis')> | undefined;
@@ -55,7 +55,7 @@ function buildClient(createClient: (typeof import('redis'))['createClient'], set
   const tls = new URL(settings.url).protocol === 'rediss:';
   return createClient({
     url: settings.url,
-    // RESP2: understood by every Redis the README names (self-hosted 6+, Redis Cloud, Upstash).
+    // RESP2: understood by every Redis docs/operations.md names (self-hosted 6+, Redis Cloud, Upstash).
     RESP: 2,
     // No command timeout of the client's own: runBounded's one timer bounds each call (a
     // client timeout would also reject a command Redis may still apply, whose late answer

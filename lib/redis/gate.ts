@@ -1,5 +1,5 @@
 /**
- * The two scripts on a request's critical path (README, "Round trips per
+ * The two scripts on a request's critical path (docs/operations.md, "Round trips per
  * request"): ENTRY counts the request's rate-limit hit, checks whether its
  * event is remembered and takes the order's lock, in one round trip; LEAVE
  * remembers the event and releases the lock, in another.

@@ -19,7 +19,7 @@ export interface CheckoutRouteOptions<Input> {
 }
 
 /**
- * The storefront endpoints (spec 4.1, 4.2): rate limit → origin → body →
+ * The storefront endpoints (docs/contract.md#spec-4-1, docs/contract.md#spec-4-2): rate limit → origin → body →
  * use case, answering the CORS preflight too.
  */
 export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {

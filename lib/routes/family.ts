@@ -41,7 +41,7 @@ export async function enforceRateLimit(services: Services, rule: RateLimitRule, 
 
 /**
  * A request whose hit no Redis script counted counts it now, whatever the handler answered: over the
- * limit, the answer is 429, as if the hit had been counted first (spec 8). Nothing before the first
+ * limit, the answer is 429, as if the hit had been counted first (docs/contract.md#spec-8). Nothing before the first
  * script reaches an upstream (lib/shared-state/rate-limit/pending.ts says how), so a 429 found here
  * follows CPU work only: origin, body, token or signature checks.
  */

@@ -17,7 +17,7 @@ export interface StoreCallbackRouteOptions<Input> {
 }
 
 /**
- * The store's calls (DECISIONS 15), POST from the companion plugin: 503 and nothing read without
+ * The store's calls (docs/decisions.md#d15), POST from the companion plugin: 503 and nothing read without
  * STORE_CALLBACK_SECRET → raw body (32 KiB at most) → signature of its exact bytes (401) → JSON and
  * schema (400) → use case. No per-IP rate limit: every call is signed by the shop itself, and one
  * that is not costs an HMAC and no upstream call.

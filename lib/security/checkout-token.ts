@@ -1,5 +1,5 @@
 /**
- * Checkout tokens (DECISIONS 3): compact JWTs signed with HS256.
+ * Checkout tokens (docs/decisions.md#d3): compact JWTs signed with HS256.
  *
  * `sub` is the store order id in decimal, `exp` is required, `iss` and `aud`
  * are checked when configured, and no algorithm but HS256 is accepted (never

@@ -1,5 +1,5 @@
 /**
- * The signature of the store's calls to the service (DECISIONS 15), Stripe's
+ * The signature of the store's calls to the service (docs/decisions.md#d15), Stripe's
  * webhook scheme: `X-Store-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of
  * "<t>.<raw body>" keyed with STORE_CALLBACK_SECRET>`. A signature older or
  * newer than five minutes is refused, so a captured request cannot be

@@ -1,5 +1,5 @@
 /**
- * What the service does when Redis fails (README, "When Redis is down"):
+ * What the service does when Redis fails (docs/operations.md, "When Redis is down"):
  * each piece's wrapper (lib/shared-state/<piece>/fallback.ts) puts a shared
  * implementation in front of an in-process one and uses the in-process one
  * whenever the shared one answers SharedStateUnavailableError, logging a

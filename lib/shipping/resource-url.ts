@@ -1,5 +1,5 @@
 /**
- * Which `resource_url` the service will read (DECISIONS 11).
+ * Which `resource_url` the service will read (docs/decisions.md#d11).
  *
  * The URL arrives in an unauthenticated webhook body, and reading it sends
  * the ShipStation credentials along, so it must be on SHIPSTATION_API_BASE_URL's

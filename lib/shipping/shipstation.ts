@@ -1,7 +1,7 @@
 /**
  * The ShipStation client (V1 API): reads the `resource_url` of a real
  * ShipStation webhook delivery, which carries only `{resource_url, resource_type}`
- * (DECISIONS 11).
+ * (docs/decisions.md#d11).
  *
  * - Only URLs on SHIPSTATION_API_BASE_URL's origin are read (lib/shipping/resource-url.ts).
  * - Basic auth with the API key and secret; redirects are refused, so the

@@ -33,7 +33,7 @@ export function checkoutIntentId(order: StoreOrder): string | undefined {
 
 /**
  * The intent as Stripe holds it, only when it is this order's (its metadata names the order, its
- * currency is the order's: DECISIONS 13); a refusal otherwise.
+ * currency is the order's: docs/decisions.md#d13); a refusal otherwise.
  */
 export async function orderIntent(order: StoreOrder, intentId: string, services: Services): Promise<PaymentIntentSummary> {
   const intent = await (await services.card()).retrievePaymentIntent(intentId);

@@ -1,5 +1,5 @@
 /**
- * The bodies of the store's calls (DECISIONS 15), as the companion plugin
+ * The bodies of the store's calls (docs/decisions.md#d15), as the companion plugin
  * sends them: WooCommerce ids as JSON integers, the refund amount as the
  * decimal string WooCommerce holds (in the order's currency, which the
  * service reads from the order itself, never from the body).

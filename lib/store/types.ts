@@ -49,7 +49,7 @@ export const storeOrderSchema = z.object({
 export type StoreOrder = z.infer<typeof storeOrderSchema>;
 export type MetaEntry = z.infer<typeof metaEntrySchema>;
 
-/** Address fields the service writes (DECISIONS 6); every other key is dropped. */
+/** Address fields the service writes (docs/decisions.md#d6); every other key is dropped. */
 export interface OrderAddress {
   first_name?: string;
   last_name?: string;
@@ -100,7 +100,7 @@ export interface RefundRecord {
 export interface Store {
   getOrder(orderId: number): Promise<StoreOrder>;
   updateOrder(orderId: number, update: OrderUpdate): Promise<StoreOrder>;
-  /** Companion plugin (DECISIONS 10): empties a registered customer's persistent cart and session. */
+  /** Companion plugin (docs/decisions.md#d10): empties a registered customer's persistent cart and session. */
   clearCustomerCart(customerId: number): Promise<void>;
   /**
    * Companion plugin: rebuilds a customer's cart from an order's line items; returns the number of items.

@@ -1,6 +1,6 @@
 /**
  * The store client: WooCommerce REST v3 through @woocommerce/woocommerce-rest-api,
- * plus the companion plugin's cart routes (DECISIONS 10).
+ * plus the companion plugin's cart routes (docs/decisions.md#d10).
  *
  * Every attempt has the upstream timeout, cut to what the request has left
  * (lib/upstream/budget.ts); reads are retried once. With STORE_MAX_CONCURRENCY

@@ -1,7 +1,7 @@
 /**
  * Time allowed for upstream calls: every request has one deadline, and every
  * call to WooCommerce, Stripe or ShipStation made while serving it, retries
- * included, ends by then (issue 11 point 6, issue 10 point 7).
+ * included, ends by then (docs/decisions.md#d34), so the host's time limit and the lock TTL can be computed.
  *
  * The deadline is carried by AsyncLocalStorage, so the clients find it without
  * it being threaded through every use case. Each attempt gets at most

@@ -5,7 +5,7 @@
  * `adapter` option, sends it with Node's own http and https clients over one
  * keep-alive agent per protocol.
  *
- * Why (issue 14, docs/benchmarks.md): axios's http adapter costs about 0.35 ms
+ * Why (docs/benchmarks.md): axios's http adapter costs about 0.35 ms
  * of CPU per call more than a plain keep-alive `http.request` (config merging,
  * proxy lookup from the environment on every call, redirect and decompression
  * machinery), on every store call of every flow. What the adapter does not do,

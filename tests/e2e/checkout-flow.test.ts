@@ -259,7 +259,7 @@ describe('rate limit', () => {
   });
 });
 
-// Last: the service may remember that the store lacks `shipped` (DECISIONS 9), so this runs after every other shipment.
+// Last: the service may remember that the store lacks `shipped` (docs/decisions.md#d9), so this runs after every other shipment.
 describe('shipping to a store without the shipped status', () => {
   it('falls back to completed when the store has no shipped status', async () => {
     const woo = world.standIns.woocommerce.model;

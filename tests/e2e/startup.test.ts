@@ -1,8 +1,8 @@
 /**
- * The production server validates its configuration at start (DECISIONS 2):
+ * The production server validates its configuration at start (docs/decisions.md#d2):
  * without the store, card and token settings it refuses to start, naming
  * every missing variable; without a shipping webhook secret it refuses too,
- * unless SHIPPING_WEBHOOK_AUTH=off, which starts with a warning (DECISIONS 11).
+ * unless SHIPPING_WEBHOOK_AUTH=off, which starts with a warning (docs/decisions.md#d11).
  *
  * `npm start` and `npm run dev` check it before anything says ready: a
  * malformed variable stops them with its name and where it is set, and no

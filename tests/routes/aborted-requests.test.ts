@@ -3,7 +3,7 @@
  * stream that fails (a socket closed mid-body, a malformed chunked encoding:
  * Node's parser errors the request) or that ends before its Content-Length is
  * answered 400 and logged below error level, never as `request.unexpected_error`
- * with 500, the lines the README says to alert on. Nothing reaches the store.
+ * with 500, the lines docs/operations.md says to alert on. Nothing reaches the store.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { POST as paymentIntent } from '@/app/api/payment-intent/route';

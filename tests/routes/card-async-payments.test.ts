@@ -1,5 +1,5 @@
 /**
- * CARD_LIFECYCLE_EVENTS=async (issue 12): a delayed payment method (a bank
+ * CARD_LIFECYCLE_EVENTS=async (docs/decisions.md#d24): a delayed payment method (a bank
  * debit) in `processing` at Stripe puts its pending order on hold until the
  * money arrives or fails.
  */

@@ -1,5 +1,5 @@
 /**
- * CARD_LIFECYCLE_EVENTS=disputes (issue 12): a chargeback puts its order on
+ * CARD_LIFECYCLE_EVENTS=disputes (docs/decisions.md#d24): a chargeback puts its order on
  * hold with a private note, and its outcome restores or fails the order.
  */
 import { beforeEach, describe, expect, it } from 'vitest';

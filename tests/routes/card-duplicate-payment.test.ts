@@ -1,6 +1,6 @@
 /**
  * A second successful payment for an order already paid through another
- * intent (DECISIONS 12): answered as the spec says (200, no order write) and
+ * intent (docs/decisions.md#d12): answered as the spec says (200, no order write) and
  * logged at error level as `card.duplicate_payment`; a redelivery of the
  * payment that paid the order raises nothing.
  */

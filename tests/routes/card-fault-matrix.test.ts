@@ -1,5 +1,5 @@
 /**
- * The card webhook under store and Redis faults (DECISIONS 12): a payment
+ * The card webhook under store and Redis faults (docs/decisions.md#d12): a payment
  * fact is applied exactly once whatever goes wrong between the service and
  * the store, followed by the provider's redelivery or by reconciliation.
  *
@@ -323,7 +323,7 @@ describe.skipIf(noRedis || noRedisServerBinary)('with Redis: stopped mid-request
       await withRequestDeadline(REQUEST_BUDGET_TIMEOUTS * TIMEOUT_MS, () => handleCardWebhook(payload, signature, services, {}));
       return 200;
     } catch (error) {
-      // The route answers every failure of the card webhook 400 (spec section 7).
+      // The route answers every failure of the card webhook 400 (docs/contract.md#spec-7).
       expect(error).toBeInstanceOf(ServiceError);
       return 400;
     }

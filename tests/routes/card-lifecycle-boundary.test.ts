@@ -1,5 +1,5 @@
 /**
- * The card boundary for the lifecycle events (issue 12): how a charge,
+ * The card boundary for the lifecycle events (docs/decisions.md#d24): how a charge,
  * refund or dispute event is read and how it finds its order.
  */
 import { beforeEach, describe, expect, it } from 'vitest';

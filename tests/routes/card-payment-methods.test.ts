@@ -1,5 +1,5 @@
 /**
- * STRIPE_PAYMENT_METHODS (issue 12): which methods a new intent offers, and
+ * STRIPE_PAYMENT_METHODS (docs/decisions.md#d37): which methods a new intent offers, and
  * the title a paid order gets when the customer paid with something other
  * than a card.
  */

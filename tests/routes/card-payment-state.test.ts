@@ -1,5 +1,5 @@
 /**
- * What a card payment leaves on the order (DECISIONS 13 and 14): a paid date
+ * What a card payment leaves on the order (docs/decisions.md#d13 and docs/decisions.md#d14): a paid date
  * on every kind of order, and no stale state from an earlier manual
  * submission or failed attempt. The store behind msw is the WooCommerce
  * stand-in, which behaves as WooCommerce 11 does (date_paid read-only, stamped

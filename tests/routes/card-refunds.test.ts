@@ -1,5 +1,5 @@
 /**
- * CARD_LIFECYCLE_EVENTS=refunds (issue 12): a refund made at Stripe becomes a
+ * CARD_LIFECYCLE_EVENTS=refunds (docs/decisions.md#d24): a refund made at Stripe becomes a
  * WooCommerce refund, once per Stripe refund id, in any order and however
  * often it is delivered; with the setting off nothing changes.
  */

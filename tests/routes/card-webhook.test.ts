@@ -1,5 +1,5 @@
 /**
- * POST /api/cardprovider/webhook (spec 4.3, 5, 7, 8; DECISIONS 1, 9, 10, 12).
+ * POST /api/cardprovider/webhook (docs/contract.md#spec-4-3, docs/contract.md#spec-5, docs/contract.md#spec-7, docs/contract.md#spec-8; docs/decisions.md#d1, docs/decisions.md#d9, docs/decisions.md#d10, docs/decisions.md#d12).
  *
  * Every delivery is a real Stripe-shaped event signed with the SDK's
  * generateTestHeaderString; the store behind msw is the WooCommerce model, so
@@ -66,7 +66,7 @@ const succeeded = (orderId: number | string | null, intent: Intent = {}, id?: st
 const failed = (orderId: number | string | null, intent: Intent = {}, id?: string) =>
   intentEvent('payment_intent.payment_failed', orderId, { latest_charge: null, ...intent }, id);
 
-/** The receipt an applied event leaves on its order, in the same write (DECISIONS 12). */
+/** The receipt an applied event leaves on its order, in the same write (docs/decisions.md#d12). */
 const receipt = (...eventIds: string[]) => ({ key: '_cardprovider_event_ids', value: JSON.stringify(eventIds) });
 
 interface DeliveryOptions {

@@ -1,6 +1,6 @@
 /**
  * What both checkout endpoints do before the use case: rate limit, origin,
- * CORS, body limits and validation (spec 4.1/4.2 processing order, 7, 8).
+ * CORS, body limits and validation (docs/contract.md#spec-4-1, docs/contract.md#spec-4-2 processing order, docs/contract.md#spec-7, docs/contract.md#spec-8).
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import * as paymentIntent from '@/app/api/payment-intent/route';

@@ -30,7 +30,7 @@ import { SHIPSTATION_ENV, useShippingProviders } from '../support/shipstation';
 const ctx = useShippingProviders();
 const woo = () => ctx.providers.woo;
 const everything = { fits: () => true };
-/** A failed order read is retried once (README "Time bounds and retries"): a read fails for good after two. */
+/** A failed order read is retried once (docs/contract.md "Time bounds and retries"): a read fails for good after two. */
 const READ_ATTEMPTS = 2;
 
 beforeEach(() => {

@@ -1,5 +1,5 @@
 /**
- * Heavy modules load on first use only (issue 14 point 2): the Stripe SDK
+ * Heavy modules load on first use only, so a cold start pays for none it does not need: the Stripe SDK
  * (through lib/card/stripe.ts) when a request first needs the card provider,
  * and the Redis client library only in a process with REDIS_URL. A route that
  * never calls them (submit-order, the shipping webhook) never loads them.

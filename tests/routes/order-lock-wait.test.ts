@@ -1,5 +1,5 @@
 /**
- * The wait for a busy order counts against the request's bound (README, "Time
+ * The wait for a busy order counts against the request's bound (docs/contract.md, "Time
  * bounds and retries"): a request waits only while its deadline still leaves
  * one UPSTREAM_TIMEOUT_MS for its own work, then answers busy, never a timeout
  * and never past 3 × UPSTREAM_TIMEOUT_MS. The order is held from outside, as

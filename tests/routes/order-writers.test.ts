@@ -1,5 +1,5 @@
 /**
- * Every writer of an order shares one per-order lock (DECISIONS 12): a
+ * Every writer of an order shares one per-order lock (docs/decisions.md#d12): a
  * storefront's submit-order racing a card payment must not put a paid order
  * back to pending.
  */

@@ -65,7 +65,7 @@ describe('POST /api/payment-intent: a new intent', () => {
       currency: 'usd',
       description: 'Order #101',
       metadata: { shop_order_id: '101' },
-      // STRIPE_PAYMENT_METHODS defaults to card (issue 12), so "Credit Card" stays true.
+      // STRIPE_PAYMENT_METHODS defaults to card (docs/decisions.md#d37), so "Credit Card" stays true.
       allowed_payment_method_types: { 0: 'card' },
     });
     expect(create.headers['idempotency-key']).toBe(intentIdempotencyKey({ orderId: 101, amount: 2129, currency: 'USD', replaces: undefined }));

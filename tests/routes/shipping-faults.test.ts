@@ -368,7 +368,7 @@ describe.skipIf(noRedis || noRedisServerBinary)(
       await ship(shipment(852));
       expect(await getServices().shippingReplay.counts()).toEqual({ waiting: 2, parked: 0 });
 
-      // Restarted without persistence: the queue is gone (README: the server must persist its data).
+      // Restarted without persistence: the queue is gone (docs/operations.md: the server must persist its data).
       await server.restart();
       await redisAnswers();
       expect((await retry()).body).toMatchObject({ checked: 0, applied: 0, waiting: 0 });

@@ -1,5 +1,5 @@
 /**
- * POST /api/shipping/webhook with real ShipStation deliveries (DECISIONS 11):
+ * POST /api/shipping/webhook with real ShipStation deliveries (docs/decisions.md#d11):
  * the body is only `{resource_url, resource_type}`; the service reads the
  * shipments from ShipStation and applies each non-voided one.
  */

@@ -1,5 +1,5 @@
 /**
- * POST /api/shipping/webhook with inline payloads (spec 4.4, DECISIONS 9, 11, 12):
+ * POST /api/shipping/webhook with inline payloads (docs/contract.md#spec-4-4, docs/decisions.md#d9, docs/decisions.md#d11, docs/decisions.md#d12):
  * every row of 4.4, the status fallback and its memory, the shared secret,
  * exactly-once delivery, and what reaches the store and the log.
  */

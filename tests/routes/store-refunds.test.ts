@@ -1,5 +1,5 @@
 /**
- * Refunds from the WooCommerce admin (DECISIONS 15): the companion plugin's
+ * Refunds from the WooCommerce admin (docs/decisions.md#d15): the companion plugin's
  * gateway (its stand-in, scripts/stand-ins/store-gateway.ts) calls
  * POST /api/store/refunds from WooCommerce's process_refund; the money moves
  * at Stripe once per WooCommerce refund, and the later `charge.refunded`

@@ -1,6 +1,6 @@
 /**
  * Every endpoint at the cap on concurrent store calls (STORE_MAX_CONCURRENCY,
- * README "Store shielding"): the one slot is taken by a call held open at the
+ * docs/operations.md "Store shielding"): the one slot is taken by a call held open at the
  * store stand-in (it answers when the test releases it), and each endpoint
  * answers as it must without sending anything to the store. Then the same with
  * the slot held by another instance through Redis, and with Redis down.

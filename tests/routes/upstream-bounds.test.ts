@@ -1,5 +1,5 @@
 /**
- * Bounded time and read retries (issue 11 point 6, issue 10 point 7): every
+ * Bounded time and read retries (docs/decisions.md#d34): every
  * endpoint answers within REQUEST_BUDGET_TIMEOUTS × UPSTREAM_TIMEOUT_MS even
  * when an upstream hangs (the Stripe SDK's own retries included), reads are
  * retried once on a network error, a timeout or a 5xx while time remains,

@@ -1,4 +1,4 @@
-/** Configuration of the hardening settings (issue 11): the client-IP header and the shipping webhook's authentication. */
+/** Configuration of the hardening settings (docs/decisions.md#d5, docs/decisions.md#d11): the client-IP header and the shipping webhook's authentication. */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '@/lib/config';
 import { COMPLETE_PRODUCTION_ENV } from '../support/production-env';

@@ -1,4 +1,4 @@
-/** STRIPE_CAPTURE and STORE_CALLBACK_SECRET (README, "From the WooCommerce admin"): parsed once, defaults untouched. */
+/** STRIPE_CAPTURE and STORE_CALLBACK_SECRET (docs/integrations/woocommerce-plugin.md, "From the WooCommerce admin"): parsed once, defaults untouched. */
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '@/lib/config';
 

@@ -1,4 +1,4 @@
-/** STORE_MAX_CONCURRENCY and STORE_RESERVED_SLOTS (README, "Store shielding"). */
+/** STORE_MAX_CONCURRENCY and STORE_RESERVED_SLOTS (docs/operations.md, "Store shielding"). */
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '@/lib/config';
 

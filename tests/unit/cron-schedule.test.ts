@@ -1,7 +1,7 @@
 /**
  * vercel.json against the code: the schedules the issue asks for, and a
  * maxDuration that equals the routes' own and fits each unit of work's worst
- * case at the default upstream timeout (the arithmetic is in the README).
+ * case at the default upstream timeout (the arithmetic is in docs/operations.md).
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The Redis client library loads on the first connection (issue 14). A load
+ * The Redis client library loads on the first connection, so a process without REDIS_URL never pays for it. A load
  * that fails is a Redis failure like any other: the call fails with
  * SharedStateUnavailableError (which each caller already handles: fallback,
  * or a 400 the card provider retries), and the next call loads it again.

@@ -1,5 +1,5 @@
 /**
- * The store's signature (DECISIONS 15): Stripe's scheme with the shared
+ * The store's signature (docs/decisions.md#d15): Stripe's scheme with the shared
  * secret, five minutes either way, and the companion plugin's PHP signing
  * the same bytes the same way (checked with php when it is installed).
  */

@@ -1,6 +1,6 @@
 /**
  * POST /api/payment-intent — creates or reuses the card payment intent of a
- * pending order and writes the customer's addresses (spec 4.1).
+ * pending order and writes the customer's addresses (docs/contract.md#spec-4-1).
  * OPTIONS answers the storefront's CORS preflight.
  */
 import { preparePaymentIntent } from '@/lib/checkout/payment-intent';

@@ -1,6 +1,6 @@
 /**
  * POST /api/submit-order — submits a pending order for manual payment
- * verification and writes the customer's addresses (spec 4.2).
+ * verification and writes the customer's addresses (docs/contract.md#spec-4-2).
  * OPTIONS answers the storefront's CORS preflight.
  */
 import { submitOrderRequestSchema } from '@/lib/checkout/schemas';

@@ -1,5 +1,5 @@
 /**
- * Per-order mutual exclusion (DECISIONS 12): a read-modify-write of one order
+ * Per-order mutual exclusion (docs/decisions.md#d12): a read-modify-write of one order
  * runs alone, so concurrent requests for the same order (a double-clicked
  * checkout, a webhook delivered twice at once) see each other's writes.
  *

@@ -1,5 +1,5 @@
 /**
- * Per-order locks shared by every instance (DECISIONS 12), so a double-click
+ * Per-order locks shared by every instance (docs/decisions.md#d12), so a double-click
  * that lands on two instances, or one event delivered to two, still runs one
  * read-modify-write at a time.
  *

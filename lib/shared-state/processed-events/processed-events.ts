@@ -1,5 +1,5 @@
 /**
- * Remembered webhook event ids (DECISIONS 12), so a delivery that was already
+ * Remembered webhook event ids (docs/decisions.md#d12), so a delivery that was already
  * applied is acknowledged without touching the order again. Entries expire
  * after 7 days, beyond the providers' retry horizon (Stripe retries for up to
  * three days). In process memory here; shared by every instance in Redis

@@ -1,5 +1,5 @@
 /**
- * Processed webhook event ids shared by every instance (DECISIONS 12): an
+ * Processed webhook event ids shared by every instance (docs/decisions.md#d12): an
  * event applied on one instance is answered without effect on every other.
  * One key per event, expiring after PROCESSED_EVENT_TTL_MS (7 days, beyond
  * Stripe's 3 days of retries). The card webhook checks and remembers them in

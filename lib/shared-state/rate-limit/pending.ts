@@ -1,9 +1,9 @@
 /**
  * A request's hit on its endpoint's rate limit, counted by the request's first
- * Redis script instead of a round trip of its own (README, "Round trips per
+ * Redis script instead of a round trip of its own (docs/operations.md, "Round trips per
  * request").
  *
- * The route wrapper still takes the hit first (spec 8: the limit comes before
+ * The route wrapper still takes the hit first (docs/contract.md#spec-8: the limit comes before
  * origin, body and token), but with Redis it only notes it here. The first
  * Redis script of the request (the order's lock, or the event check) counts it
  * in the same round trip and throws RateLimitedError when it is over. What the

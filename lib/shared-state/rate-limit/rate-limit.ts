@@ -1,5 +1,5 @@
 /**
- * Fixed-window rate limiting per client and endpoint (spec section 8).
+ * Fixed-window rate limiting per client and endpoint (docs/contract.md#spec-8).
  *
  * Windows are aligned to the clock (floor(now / window)), so every instance
  * and a shared store agree on when a window ends. The in-process limiter keeps

@@ -1,5 +1,5 @@
 /**
- * The rate limiter shared by every instance (spec section 8): the same fixed,
+ * The rate limiter shared by every instance (docs/contract.md#spec-8): the same fixed,
  * clock-aligned windows, limits and answers as MemoryRateLimiter, counted in
  * Redis so a client spread over many instances meets one limit.
  *

@@ -1,5 +1,5 @@
 /**
- * Whether the store knows the `shipped` order status (DECISIONS 9).
+ * Whether the store knows the `shipped` order status (docs/decisions.md#d9).
  *
  * Stock WooCommerce has no `shipped` status; a plugin adds it. When a write of
  * `shipped` is refused with 400 `rest_invalid_param`, the webhook writes

@@ -4,7 +4,7 @@
  * instance queues an update, the replay cron on any instance applies it.
  *
  * Three keys, none expiring (this is durable state: the server needs
- * persistence, README "Shared state on Redis"):
+ * persistence, docs/operations.md "Shared state on Redis"):
  * - `<prefix>{shipping-replay}:entries`, a hash: entry id → entry as JSON;
  * - `<prefix>{shipping-replay}:due`, a sorted set of the waiting ids scored by
  *   when they may next be taken (ms since the epoch);

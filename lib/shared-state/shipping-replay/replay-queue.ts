@@ -3,7 +3,7 @@
  * failure but an unknown order or a refused update, and a busy order), ShipStation
  * batches or the rest of one that were not read, and shipments the webhook had
  * no time for, kept until GET /api/cron/retry-shipping applies them. The
- * webhook still answers 200 (spec 4.4); this is how its update is not lost.
+ * webhook still answers 200 (docs/contract.md#spec-4-4); this is how its update is not lost.
  *
  * An entry leaves the queue only when it was applied, when a replay reached a
  * final answer (the order was shipped meanwhile, it does not exist), or when it

@@ -13,7 +13,7 @@
  * implementation below serves one instance; lib/redis/store-slots.ts holds the
  * same semaphore in Redis for all of them, and lib/services.ts chooses.
  *
- * How the slots are shared (README, "Store shielding"):
+ * How the slots are shared (docs/operations.md, "Store shielding"):
  * - Each class of caller may be guaranteed some slots (STORE_RESERVED_SLOTS):
  *   by default half for checkout, a quarter for the webhooks, the rest shared.
  *   A new request of one class never takes the last free slots another class

@@ -1,5 +1,5 @@
 /**
- * The customer's cart around a card payment (DECISIONS 10), through the
+ * The customer's cart around a card payment (docs/decisions.md#d10), through the
  * companion plugin's routes. The cart is a convenience: when the plugin is
  * missing (404) or a call fails, the webhook still succeeds and a warning
  * names the failure (an identifier, never the store's answer).

@@ -1,5 +1,5 @@
 /**
- * A second payment for a paid order (DECISIONS 12): a `payment_intent.succeeded`
+ * A second payment for a paid order (docs/decisions.md#d12): a `payment_intent.succeeded`
  * for an order that is already paid is answered as the spec says (200, no
  * write), but when the money came through another intent than the one that paid
  * the order, the customer was charged twice. That must never be silent: it is

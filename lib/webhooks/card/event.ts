@@ -1,10 +1,10 @@
 /**
- * The card webhook's request (spec 4.3): the signature header. The event
+ * The card webhook's request (docs/contract.md#spec-4-3): the signature header. The event
  * itself is read at the card boundary (lib/card/events.ts).
  */
 import { InvalidSignatureError } from '@/lib/errors';
 
-/** Stripe's own header name first (DECISIONS 1), then the spec's neutral one. */
+/** Stripe's own header name first (docs/decisions.md#d1), then the spec's neutral one. */
 export const SIGNATURE_HEADERS = ['stripe-signature', 'cardprovider-signature'] as const;
 
 /** The signature header's value; InvalidSignatureError('Missing signature') when neither header is present. */

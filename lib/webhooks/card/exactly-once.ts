@@ -1,5 +1,5 @@
 /**
- * Exactly once (DECISIONS 12): an event changes its order once, however often
+ * Exactly once (docs/decisions.md#d12): an event changes its order once, however often
  * and however concurrently the provider delivers it.
  *
  * Two records of an applied event, for two different jobs:

@@ -1,5 +1,5 @@
 /**
- * The card provider's events (spec 4.3), in two steps: the webhook verifies
+ * The card provider's events (docs/contract.md#spec-4-3), in two steps: the webhook verifies
  * the raw body against its signature, then applies the verified event; payment
  * reconciliation (lib/cron/reconcile-payments.ts) applies events it listed from
  * the provider through the very same second step. Handled types change their

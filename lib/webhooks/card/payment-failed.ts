@@ -1,5 +1,5 @@
 /**
- * `payment_intent.payment_failed` (spec 4.3, spec 3): the customer's payment
+ * `payment_intent.payment_failed` (docs/contract.md#spec-4-3, docs/contract.md#spec-3): the customer's payment
  * did not go through. A pending order keeps its status (it is not cancelled)
  * and records the failure; a registered customer gets the cart back first so
  * the note can say so. An order in any other status is left alone, except,

@@ -1,13 +1,13 @@
 /**
- * `payment_intent.succeeded` (spec 4.3, spec 3): the card provider says the
+ * `payment_intent.succeeded` (docs/contract.md#spec-4-3, docs/contract.md#spec-3): the card provider says the
  * customer paid. The order becomes `processing` with the payment recorded, or
  * `on-hold` when the amount paid is not what the order asked for.
  *
- * Amounts are compared in the currency's minor units (DECISIONS 7) against
+ * Amounts are compared in the currency's minor units (docs/decisions.md#d7) against
  * `charge_cents`, the amount the intent was created for. A payment in another
  * currency than the order's is a mismatch too: its amount is not the total.
  *
- * The paid date (DECISIONS 14), in the same single write: WooCommerce's REST
+ * The paid date (docs/decisions.md#d14), in the same single write: WooCommerce's REST
  * schema marks `date_paid`/`date_paid_gmt` read-only, so the controller drops
  * them (they are still sent, as the spec says). WooCommerce stamps the date
  * itself (WC_Order::maybe_set_date_paid) only when the status becomes the
@@ -27,7 +27,7 @@
  * order whose `_payment_authorized_at` has no `_provider_payment_intent_id` beside it still
  * gets its payment, and keeps its status.
  *
- * Superseded state (DECISIONS 13): a manual submission's
+ * Superseded state (docs/decisions.md#d13): a manual submission's
  * `_manual_payment_status` becomes `superseded`, and a note the service left
  * for a failure or a manual submission is replaced by a payment-received note.
  * Appended meta without an id replaces WooCommerce's entry with the same key.

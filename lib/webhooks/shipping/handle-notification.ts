@@ -1,6 +1,6 @@
 /**
  * POST /api/shipping/webhook, after the rate limit and the shared secret
- * (spec 4.4 steps 2-5, DECISIONS 11).
+ * (docs/contract.md#spec-4-4 steps 2-5, docs/decisions.md#d11).
  *
  * Shipped notifications name their shipment inline (`order_number`,
  * `tracking_number`, `carrier`, `ship_date`) or, as real ShipStation does,

@@ -1,5 +1,5 @@
 /**
- * One shipment applied to one order (spec 4.4 step 3), exactly once.
+ * One shipment applied to one order (docs/contract.md#spec-4-4 step 3), exactly once.
  *
  * Under the order's lock: fetch the order, act only when it is `processing`
  * or `awaiting_shipment`, then write status `shipped`, the tracking note and
@@ -60,7 +60,7 @@ export type ShipOutcome =
   /** Not tried: the request had no time left for it (a large batch). Queued. */
   | 'no_time';
 
-/** The statuses a shipment leaves an order in (DECISIONS 9): finding one means there is nothing left to do. */
+/** The statuses a shipment leaves an order in (docs/decisions.md#d9): finding one means there is nothing left to do. */
 const SHIPPED_STATUSES: ReadonlySet<string> = new Set([SHIPPED_STATUS, FALLBACK_STATUS]);
 
 export interface ShipResult {
@@ -177,7 +177,7 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
     if (status !== SHIPPED_STATUS || !isUnknownStatus(error)) return updateFailed(orderId, error);
   }
 
-  // The store has no `shipped` status (DECISIONS 9). WordPress validates a request before
+  // The store has no `shipped` status (docs/decisions.md#d9). WordPress validates a request before
   // changing anything, so the refused write left the order as fetched: the same update
   // with `completed` is built from the same snapshot.
   await shippedStatus.rememberShippedMissing();

@@ -1,5 +1,5 @@
 /**
- * Shipment details that reach the note the customer reads (DECISIONS 11):
+ * Shipment details that reach the note the customer reads (docs/decisions.md#d11):
  * tracking number, carrier and ship date.
  *
  * They come from whoever posts to the webhook (or from ShipStation), and the

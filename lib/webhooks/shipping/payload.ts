@@ -1,5 +1,5 @@
 /**
- * The shipping webhook's payload (spec 2.4) and its order number (DECISIONS 11).
+ * The shipping webhook's payload (docs/contract.md#spec-2-4) and its order number (docs/decisions.md#d11).
  *
  * Inline senders post `order_number`, `tracking_number`, `carrier` and
  * `ship_date`; real ShipStation posts only `resource_url` and `resource_type`.
@@ -8,9 +8,9 @@
  */
 import { z } from 'zod';
 
-/** Notifications that mark an order shipped; ITEM_SHIP_NOTIFY is ShipStation's real name for ITEM_SHIPPED (DECISIONS 1). */
+/** Notifications that mark an order shipped; ITEM_SHIP_NOTIFY is ShipStation's real name for ITEM_SHIPPED (docs/decisions.md#d1). */
 export const SHIPPED_EVENT_TYPES: ReadonlySet<string> = new Set(['SHIP_NOTIFY', 'ITEM_SHIPPED', 'ITEM_SHIP_NOTIFY']);
-/** Notifications that are only logged (spec 4.4 step 4). */
+/** Notifications that are only logged (docs/contract.md#spec-4-4 step 4). */
 export const ORDER_EVENT_TYPES: ReadonlySet<string> = new Set(['ORDER_NOTIFY', 'ITEM_ORDER_NOTIFY']);
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The shipping webhook's optional shared secret (DECISIONS 11).
+ * The shipping webhook's optional shared secret (docs/decisions.md#d11).
  *
  * ShipStation's V1 webhooks cannot send custom headers, so the secret usually
  * rides in the subscribed URL as `?secret=…`; other senders may use the

@@ -27,7 +27,7 @@ function checkout_cart_bridge_is_positive_id( $value ) {
 }
 
 /**
- * The X-Store-Signature header the service checks (its DECISIONS 15, Stripe's
+ * The X-Store-Signature header the service checks (its docs/decisions.md#d15, Stripe's
  * webhook scheme): t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">.
  *
  * @param string $secret    STORE_CALLBACK_SECRET, shared with the service.

@@ -1,7 +1,7 @@
 <?php
 /**
  * Checkout Cart Bridge: the calls the shop's admin makes to the checkout
- * service (its DECISIONS 15), POST <service URL>/api/store/<action> with a
+ * service (its docs/decisions.md#d15), POST <service URL>/api/store/<action> with a
  * JSON body signed with the shared secret, and the admin's side of them:
  *
  * - refunds: the gateway's process_refund (class-checkout-cart-bridge-gateway.php);

@@ -1,8 +1,8 @@
 /**
  * POST /api/cardprovider/webhook — receives the card provider's signed events
- * and applies payment results to store orders, exactly once (spec 4.3).
+ * and applies payment results to store orders, exactly once (docs/contract.md#spec-4-3).
  * Rate limit → signature header → raw body (512 KiB at most) → verify and
- * apply. /api/stripe/webhook serves this same handler (DECISIONS 1).
+ * apply. /api/stripe/webhook serves this same handler (docs/decisions.md#d1).
  */
 import { cardWebhookErrorResponse } from '@/lib/http/errors';
 import { webhookRoute } from '@/lib/routes/webhook';

@@ -1,8 +1,8 @@
 /**
  * POST /api/shipping/webhook — shipment notifications from the shipping
- * provider (spec 4.4): marks `processing` / `awaiting_shipment` orders
+ * provider (docs/contract.md#spec-4-4): marks `processing` / `awaiting_shipment` orders
  * `shipped` with tracking details. Real ShipStation deliveries carry only a
- * `resource_url`, which is read from ShipStation (DECISIONS 11).
+ * `resource_url`, which is read from ShipStation (docs/decisions.md#d11).
  *
  * Order of checks: rate limit (429), shared secret when configured (401,
  * before the body is read, so an unauthenticated sender costs no parsing),

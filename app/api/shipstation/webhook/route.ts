@@ -1,6 +1,6 @@
 /**
  * POST /api/shipstation/webhook — the shipping webhook under ShipStation's own
- * name (DECISIONS 1); same handler, same rate-limit counter as /api/shipping/webhook.
+ * name (docs/decisions.md#d1); same handler, same rate-limit counter as /api/shipping/webhook.
  */
 export { POST } from '@/app/api/shipping/webhook/route';
 

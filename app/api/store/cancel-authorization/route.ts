@@ -1,6 +1,6 @@
 /**
  * POST /api/store/cancel-authorization — an order cancelled in the WooCommerce
- * admin, sent by the companion plugin (signed, DECISIONS 15): releases the
+ * admin, sent by the companion plugin (signed, docs/decisions.md#d15): releases the
  * order's card authorization that was not captured, and answers `{canceled}`.
  */
 import { cancelAuthorizationFromStore } from '@/lib/store-callbacks/authorization';

@@ -1,7 +1,7 @@
 /**
  * POST /api/store/capture — the "Capture charge" order action of the WooCommerce
  * admin (STRIPE_CAPTURE=manual), sent by the companion plugin (signed,
- * DECISIONS 15): captures the order's authorized card payment and answers
+ * docs/decisions.md#d15): captures the order's authorized card payment and answers
  * `{captured}`, or 400 `{error}` in words for the shop owner.
  */
 import { captureFromStore } from '@/lib/store-callbacks/authorization';

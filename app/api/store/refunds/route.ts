@@ -1,7 +1,7 @@
 /**
  * POST /api/store/refunds — a refund clicked in the WooCommerce admin, sent by
  * the companion plugin's gateway (signed with STORE_CALLBACK_SECRET,
- * DECISIONS 15): refunds the WooCommerce refund's amount at Stripe, once per
+ * docs/decisions.md#d15): refunds the WooCommerce refund's amount at Stripe, once per
  * WooCommerce refund, and answers `{refund_id, amount}` or 400 `{error}` in
  * words for the shop owner.
  */

@@ -1,6 +1,6 @@
 /**
  * POST /api/stripe/webhook — the URL Stripe's dashboard and CLI are usually
- * pointed at; the same handler as /api/cardprovider/webhook (DECISIONS 1).
+ * pointed at; the same handler as /api/cardprovider/webhook (docs/decisions.md#d1).
  * Next.js reads segment config only from the route file itself, so it is
  * repeated here rather than re-exported.
  */

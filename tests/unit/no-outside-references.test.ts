@@ -1,0 +1,64 @@
+/**
+ * A reader of the repository has the repository only: no comment or page may send them to a tracker's
+ * issue by its number, or to a file beside the clone (a path that climbs out of it). A comment says the
+ * reason itself, or cites the page that does (docs/decisions.md, docs/contract.md); those citations
+ * must resolve too, which docs-links.test.ts checks.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(__dirname, '..', '..');
+const TEXT = /\.(ts|tsx|js|mjs|cjs|php|sh|md|txt|json|ya?ml|css|html)$|^\.ci\/|^\.env\.example$/;
+/** Files whose history is written by issue, on another branch now: remove an entry once its branch is merged clean. */
+const REWRITTEN_ELSEWHERE = [/^docs\/benchmarks\.md$/, /^scripts\/bench\//];
+
+/** The ways a text names what a clone does not hold. Built from parts, so this file does not match itself. */
+const OUTSIDE = [
+  { what: 'an issue number', pattern: new RegExp(['\\bissues?', '#?\\d+'].join(' '), 'i') },
+  { what: 'a path beside the repository', pattern: new RegExp(['\\.\\.', 'shared', ''].join('/')) },
+  { what: 'the spec folder beside the repository', pattern: new RegExp(['shared', 'spec', ''].join('/')) },
+];
+
+export function outsideReferences(path: string, text: string): string[] {
+  const found: string[] = [];
+  text.split('\n').forEach((line, index) => {
+    const hit = OUTSIDE.find(({ pattern }) => pattern.test(line));
+    if (hit) found.push(`${path}:${index + 1} names ${hit.what}: ${line.trim().slice(0, 120)}`);
+  });
+  return found;
+}
+
+function trackedTextFiles(): string[] {
+  return execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\0')
+    .filter((path) => path !== '' && path !== 'package-lock.json' && TEXT.test(path))
+    .filter((path) => !REWRITTEN_ELSEWHERE.some((pattern) => pattern.test(path)));
+}
+
+describe('no reference a clone cannot follow', () => {
+  it('recognises each kind', () => {
+    const issue = 'issue';
+    const shared = ['shared', 'spec'].join('/');
+    const sample = [
+      `// see ${issue} 14 point 2`,
+      ` * (${issue.toUpperCase()} #7): why`,
+      `[spec](../${shared}/checkout-service.md)`,
+      `// as written in ${shared}/DECISIONS.md`,
+      `/* ${issue} 20 points 1, 2 and 4 */`,
+    ].join('\n');
+    expect(outsideReferences('x.ts', sample)).toHaveLength(5);
+    expect(outsideReferences('x.ts', '// docs/decisions.md#d12: receipts; zod issues, an issuer, tissue 4')).toEqual([]);
+  });
+
+  it('scans the tracked source and documentation', () => {
+    const files = trackedTextFiles();
+    expect(files).toEqual(expect.arrayContaining(['README.md', 'lib/config.ts', join('docs', 'decisions.md')]));
+  });
+
+  it('finds none in any tracked text file', () => {
+    const found = trackedTextFiles().flatMap((path) => outsideReferences(path, readFileSync(join(ROOT, path), 'utf8')));
+    expect(found).toEqual([]);
+  });
+});
