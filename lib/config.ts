@@ -230,7 +230,7 @@ export interface Config {
   /** Every key this service writes to Redis starts with it. */
   redisKeyPrefix: string;
   upstreamTimeoutMs: number;
-  /** STORE_MAX_CONCURRENCY and its split between callers (lib/store/slots.ts); undefined: no cap. */
+  /** STORE_MAX_CONCURRENCY and its split between callers (lib/shared-state/store-slots/store-slots.ts); undefined: no cap. */
   storeConcurrency: SlotSplit | undefined;
   /** Bearer token of the cron routes and the deep health check; the cron routes refuse to run without it. */
   cronSecret: string | undefined;

@@ -121,7 +121,7 @@ function redisState(redis: RedisConnection, config: Config, local: ReturnType<ty
   const sharedLocks = new RedisOrderLocks(redis, { prefix, ttlMs: orderLockTtlMs(config.upstreamTimeoutMs), ...lockWait(config) });
   return {
     rateLimiter: new RateLimiterWithFallback(new RedisRateLimiter(redis, { prefix }), local.rateLimiter, warning),
-    // This instance's locks first, always (lib/redis/fallback.ts): its writers never overlap, whatever Redis does.
+    // This instance's locks first, always (lib/shared-state/fallback.ts): its writers never overlap, whatever Redis does.
     orderLocks: new OrderLocksWithFallback(sharedLocks, local.orderLocks, warning),
     cardEventLocks: new OrderLocksWithoutFallback(sharedLocks, local.orderLocks),
     processedEvents: new RedisProcessedEvents(redis, { prefix }),

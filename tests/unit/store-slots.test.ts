@@ -1,5 +1,5 @@
 /**
- * The cap on concurrent store calls (lib/store/slots.ts): the same rules for
+ * The cap on concurrent store calls (lib/shared-state/store-slots/store-slots.ts): the same rules for
  * the in-process semaphore and the one in Redis (the cap, the split between
  * callers, follow-ups first, leases that end by themselves), then what only
  * Redis has (instances sharing one cap, a killed instance's leases, keys in one

@@ -4,8 +4,8 @@
  * checkout, a webhook delivered twice at once) see each other's writes.
  *
  * The in-process implementation serializes callers on one instance; the Redis
- * implementation (lib/redis/order-locks.ts) fills the same interface for many,
- * and lib/redis/fallback.ts takes both, this instance's first.
+ * implementation (lib/shared-state/order-locks/redis.ts) fills the same interface for many,
+ * and lib/shared-state/fallback.ts takes both, this instance's first.
  */
 import { OrderBusyError } from '@/lib/errors';
 import { requestTimeLeftMs } from '@/lib/upstream/budget';

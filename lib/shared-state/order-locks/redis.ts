@@ -10,7 +10,7 @@
  * remembers the applied event), so a holder whose lock expired can never
  * release its successor's.
  * A waiter retries with a short, jittered, growing pause until its wait is
- * over (lib/security/order-lock.ts, `lockWaitMs`: never past its request's
+ * over (lib/shared-state/order-locks/order-locks.ts, `lockWaitMs`: never past its request's
  * deadline), then gives up with OrderBusyError.
  *
  * The TTL frees the order when a holder dies. A holder that outlives it lets

@@ -3,7 +3,7 @@
  * applied is acknowledged without touching the order again. Entries expire
  * after 7 days, beyond the providers' retry horizon (Stripe retries for up to
  * three days). In process memory here; shared by every instance in Redis
- * (lib/redis/processed-events.ts) when REDIS_URL is set.
+ * (lib/shared-state/processed-events/redis.ts) when REDIS_URL is set.
  */
 import { LRUCache } from 'lru-cache';
 

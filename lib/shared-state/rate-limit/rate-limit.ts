@@ -26,7 +26,7 @@ export interface RateLimiter {
   hit(rule: RateLimitRule, client: string): Promise<RateLimitDecision>;
   /**
    * With Redis: the hit, to be counted by the request's first Redis script
-   * (lib/security/pending-rate-limit.ts). Absent in process memory, where a hit costs nothing.
+   * (lib/shared-state/rate-limit/pending.ts). Absent in process memory, where a hit costs nothing.
    */
   defer?(rule: RateLimitRule, client: string): PendingRateLimitHit;
 }

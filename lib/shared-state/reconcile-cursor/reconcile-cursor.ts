@@ -3,7 +3,7 @@
  * finished, in the provider's newest-first order. Shared state, so the next
  * run continues where the last one stopped whichever instance it lands on.
  *
- * With REDIS_URL set it lives in Redis (lib/redis/reconcile-cursor.ts): one
+ * With REDIS_URL set it lives in Redis (lib/shared-state/reconcile-cursor/redis.ts): one
  * JSON value under one key, expiring with the reconciliation window (a cursor
  * older than the window is worthless).
  */

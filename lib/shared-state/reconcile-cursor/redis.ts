@@ -1,5 +1,5 @@
 /**
- * The reconciliation cursor (lib/cron/reconcile-cursor.ts) in Redis, so a run
+ * The reconciliation cursor (lib/shared-state/reconcile-cursor/reconcile-cursor.ts) in Redis, so a run
  * resumes where the last one stopped whichever instance it lands on: one key,
  * `<prefix>reconcile:cursor`, holding the cursor as JSON and expiring with the
  * reconciliation window (an older cursor is worthless). One round trip each:

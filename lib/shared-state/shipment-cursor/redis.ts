@@ -1,5 +1,5 @@
 /**
- * The shipment reconciliation cursor (lib/cron/shipment-cursor.ts) in Redis:
+ * The shipment reconciliation cursor (lib/shared-state/shipment-cursor/shipment-cursor.ts) in Redis:
  * one key, `<prefix>reconcile:shipments:cursor`, holding the cursor as JSON and
  * expiring with the window (SET PX, GET, DEL; one round trip each).
  *

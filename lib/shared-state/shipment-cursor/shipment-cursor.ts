@@ -4,7 +4,7 @@
  * that page's shipments it finished. Shared state, so the next run continues
  * where the last one stopped whichever instance it lands on.
  *
- * With REDIS_URL set it lives in Redis (lib/redis/shipment-cursor.ts), expiring
+ * With REDIS_URL set it lives in Redis (lib/shared-state/shipment-cursor/redis.ts), expiring
  * with the reconciliation window. Losing it (a flush, a restart without Redis)
  * costs only a new pass from the start of the window: applying a shipment
  * again is a no-op at the order's status gate.

@@ -1,5 +1,5 @@
 /**
- * The "store has no `shipped` status" memory (lib/store/shipped-status.ts)
+ * The "store has no `shipped` status" memory (lib/shared-state/shipped-status/shipped-status.ts)
  * shared by every instance: one key that expires after SHIPPED_MISSING_TTL_MS.
  * One GET per notification, one SET when the store refuses `shipped`.
  */

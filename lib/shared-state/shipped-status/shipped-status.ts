@@ -7,7 +7,7 @@
  * notifications go straight to `completed` (one write, not two). The memory
  * expires, so a shop that installs the status plugin is picked up again
  * without a restart. It is knowledge about the store, shared by every instance
- * when Redis is configured (lib/redis/shipped-status.ts).
+ * when Redis is configured (lib/shared-state/shipped-status/redis.ts).
  */
 export const SHIPPED_STATUS = 'shipped';
 export const FALLBACK_STATUS = 'completed';

@@ -1,5 +1,5 @@
 /**
- * The shipping replay queue (lib/webhooks/shipping/replay-queue.ts) in Redis,
+ * The shipping replay queue (lib/shared-state/shipping-replay/replay-queue.ts) in Redis,
  * shared by every instance and kept across restarts: the webhook of one
  * instance queues an update, the replay cron on any instance applies it.
  *

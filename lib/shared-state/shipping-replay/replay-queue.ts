@@ -10,11 +10,11 @@
  * is parked after MAX_REPLAY_ATTEMPTS failed attempts: parked entries are kept,
  * reported by every replay run and logged, never dropped.
  *
- * With REDIS_URL set the queue lives in Redis (lib/redis/shipping-replay-queue.ts:
+ * With REDIS_URL set the queue lives in Redis (lib/shared-state/shipping-replay/redis.ts:
  * bodies in a hash, waiting ids in a sorted set scored by `nextAttemptAt`, parked
  * entries in a second hash; `takeDue` one Lua script, so two overlapping runs on
  * different instances never take the same entry), with this in-process queue as
- * its last resort when Redis cannot take an entry (lib/redis/fallback.ts).
+ * its last resort when Redis cannot take an entry (lib/shared-state/fallback.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { log } from '@/lib/log';
@@ -124,7 +124,7 @@ export class MemoryShippingReplayQueue implements ShippingReplayQueue {
     return this.waiting.has(id);
   }
 
-  /** The waiting entries, for handing them over to the shared queue once Redis answers again (lib/redis/fallback.ts). */
+  /** The waiting entries, for handing them over to the shared queue once Redis answers again (lib/shared-state/fallback.ts). */
   waitingEntries(): ReplayEntry[] {
     return [...this.waiting.values()].map((entry) => structuredClone(entry));
   }

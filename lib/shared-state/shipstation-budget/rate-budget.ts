@@ -7,7 +7,7 @@
  * of each response, so the service stops asking before ShipStation has to
  * answer 429. The in-process budget counts one instance's requests; with
  * Redis every instance draws on one budget per account
- * (lib/redis/shipstation-budget.ts). Either way a 429 is still handled.
+ * (lib/shared-state/shipstation-budget/redis.ts). Either way a 429 is still handled.
  */
 export const SHIPSTATION_REQUESTS_PER_MINUTE = 40;
 export const BUDGET_WINDOW_MS = 60_000;

@@ -1,5 +1,5 @@
 /**
- * ShipStation's request budget (lib/shipping/rate-budget.ts) shared by every
+ * ShipStation's request budget (lib/shared-state/shipstation-budget/rate-budget.ts) shared by every
  * instance that uses one ShipStation account: one Redis hash per account
  * (named by a digest of the API key, never the key), changed by Lua scripts
  * that follow MemoryShipStationRateBudget step for step, one round trip each.

@@ -1,5 +1,5 @@
 /**
- * The store's slots (lib/store/slots.ts) held in Redis, so the cap on
+ * The store's slots (lib/shared-state/store-slots/store-slots.ts) held in Redis, so the cap on
  * concurrent store calls holds across every instance.
  *
  * Two sorted sets in one hash slot (`{store-slots}`): the leases, member

@@ -10,7 +10,7 @@
  *
  * The slots are leases: each lives as long as one attempt may (its timeout plus
  * a margin) and ends by itself when its holder dies mid-call. The in-process
- * implementation below serves one instance; lib/redis/store-slots.ts holds the
+ * implementation below serves one instance; lib/shared-state/store-slots/redis.ts holds the
  * same semaphore in Redis for all of them, and lib/services.ts chooses.
  *
  * How the slots are shared (docs/operations.md, "Store shielding"):
@@ -90,7 +90,7 @@ export const FOLLOW_UP_WAIT_MS = 2_000;
 
 /**
  * Whether `request` may take a slot now. The one rule of both implementations
- * (lib/redis/store-slots.ts runs the same in Lua).
+ * (lib/shared-state/store-slots/redis.ts runs the same in Lua).
  */
 export function admits(split: SlotSplit, inUse: Record<StoreCaller, number>, waiting: number, request: Pick<SlotRequest, 'caller' | 'followUp'>): boolean {
   const total = inUse.checkout + inUse.webhook + inUse.background;
@@ -101,7 +101,7 @@ export function admits(split: SlotSplit, inUse: Record<StoreCaller, number>, wai
   return total + 1 + heldBack <= split.limit;
 }
 
-/** This instance's slots: the semaphore without Redis, and the fallback when Redis is down (lib/redis/fallback.ts). */
+/** This instance's slots: the semaphore without Redis, and the fallback when Redis is down (lib/shared-state/fallback.ts). */
 export class MemoryStoreSlots implements StoreSlots {
   private readonly leases = new Map<string, { caller: StoreCaller; expiresAt: number }>();
   private readonly waiters = new Map<string, number>();

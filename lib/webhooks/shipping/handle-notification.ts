@@ -123,7 +123,7 @@ async function shipmentNotices(
     return undefined;
   }
   // ShipStation is an upstream: the request's rate-limit hit is counted before it is called, not
-  // by the order's lock afterwards (lib/security/pending-rate-limit.ts).
+  // by the order's lock afterwards (lib/shared-state/rate-limit/pending.ts).
   await settlePendingRateLimit();
 
   try {
