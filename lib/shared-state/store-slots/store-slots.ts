@@ -166,7 +166,7 @@ interface CallerScope {
 
 const scopes = new AsyncLocalStorage<CallerScope>();
 
-/** Runs a request's work as `caller`'s (lib/http/route.ts: checkout, webhook, background). */
+/** Runs a request's work as `caller`'s (lib/routes/family.ts: checkout, webhook, background). */
 export function withStoreCaller<T>(caller: StoreCaller, work: () => Promise<T>): Promise<T> {
   return scopes.run({ caller, admitted: false }, work);
 }
