@@ -24,7 +24,9 @@ export interface StoreCallbackRouteOptions<Input> {
  */
 export function storeCallbackRoute<Input>(options: StoreCallbackRouteOptions<Input>) {
   return async function POST(request: Request): Promise<Response> {
-    return runFamilyRoute({ route: options.route, request, toErrorResponse: storeCallbackErrorResponse, storeCaller: 'webhook' }, async (context) => {
+    // The shop's own calls (an admin's refund, a capture) share the webhooks' store slots: neither is a shopper waiting.
+    const run = { route: options.route, request, toErrorResponse: storeCallbackErrorResponse, storeCaller: 'webhook' as const };
+    return runFamilyRoute(run, async (context) => {
       const services = getServices();
       const secret = services.config.storeCallbackSecret;
       if (!secret) throw new ServiceNotConfiguredError(STORE_CALLBACKS_NOT_CONFIGURED);
