@@ -24,7 +24,7 @@ export interface StoreCallbackRouteOptions<Input> {
  */
 export function storeCallbackRoute<Input>(options: StoreCallbackRouteOptions<Input>) {
   return async function POST(request: Request): Promise<Response> {
-    // The shop's own calls (an admin's refund, a capture) share the webhooks' store slots: neither is a shopper waiting.
+    // A refund or a capture records a payment fact, as a webhook does: it shares the webhooks' store slots, kept from a rush of checkouts.
     const run = { route: options.route, request, toErrorResponse: storeCallbackErrorResponse, storeCaller: 'webhook' as const };
     return runFamilyRoute(run, async (context) => {
       const services = getServices();
