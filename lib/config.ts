@@ -10,7 +10,7 @@
  * when no upstream is configured, else a complete configuration, see startMode).
  */
 import { z } from 'zod';
-import { ServiceNotConfiguredError } from '@/lib/errors';
+import { ConfigError, ServiceNotConfiguredError } from '@/lib/errors';
 
 /** Who a store call is for: the storefront, the providers' webhooks, or the crons and the health check. */
 export const STORE_CALLERS = ['checkout', 'webhook', 'background'] as const;
@@ -258,10 +258,6 @@ export interface Config {
   placeholders: readonly string[];
   /** Human-readable warnings to log at start (names and facts only, never values). */
   warnings: readonly string[];
-}
-
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
 }
 
 const STORE_VARS = ['WOOCOMMERCE_URL', 'WOOCOMMERCE_CONSUMER_KEY', 'WOOCOMMERCE_CONSUMER_SECRET'] as const;

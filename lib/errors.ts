@@ -12,11 +12,8 @@ export type SafeDetails = Record<string, string | number | boolean | null>;
 /**
  * Every kind of failure the service knows, the one closed list: an error
  * class's `kind` must be one of these, and lib/http/errors.ts answers each of
- * them for every endpoint family, so a new kind does not compile until it is
- * given its answer. Classes that belong to one module live there
- * (SharedStateUnavailableError in lib/redis/connection.ts, InvalidCardEventError
- * in lib/card/events.ts, ShipStationError in lib/shipping/shipstation.ts,
- * CardEventTooEarlyError in lib/webhooks/card/handler.ts); their kinds are here.
+ * them for every endpoint family in one table, so a new kind does not compile
+ * until it is given its answers. Every error class lives in this file.
  */
 export const ERROR_KINDS = [
   // The caller's request
@@ -44,6 +41,17 @@ export const ERROR_KINDS = [
 
 export type ErrorKind = (typeof ERROR_KINDS)[number];
 
+/**
+ * What a failure was, in identifiers only (`Error:ECONNREFUSED`, `ErrorReply:WRONGPASS`): never the
+ * message, which may carry an address or a reply's text.
+ */
+export function describeFailure(error: unknown): string {
+  if (!(error instanceof Error)) return typeof error;
+  const code = (error as { code?: unknown }).code;
+  const reply = error.name === 'ErrorReply' ? /^[A-Z]+/.exec(error.message)?.[0] : undefined;
+  return [error.name, typeof code === 'string' ? code : undefined, reply].filter(Boolean).join(':');
+}
+
 export abstract class ServiceError extends Error {
   abstract readonly kind: ErrorKind;
   readonly details: SafeDetails | undefined;
@@ -51,6 +59,14 @@ export abstract class ServiceError extends Error {
   constructor(message: string, details?: SafeDetails) {
     super(message);
     this.details = details;
+  }
+
+  /**
+   * What failed, as an identifier for a log line or a run's summary: the kind, with the failure
+   * within it where the class tells failures apart (`store:unavailable`); never a message.
+   */
+  get reasonCode(): string {
+    return this.kind;
   }
 }
 
@@ -141,6 +157,10 @@ export class StoreError extends ServiceError {
       code: code ?? null,
     });
   }
+
+  override get reasonCode(): string {
+    return `${this.kind}:${this.failure}`;
+  }
 }
 
 /** What the storefront may show when the shop is busy; the checkout endpoints answer it with 503 and Retry-After. */
@@ -212,4 +232,91 @@ export class OrderBusyError extends ServiceError {
  */
 export class StoreCallbackRefusedError extends ServiceError {
   readonly kind = 'store_callback_refused';
+}
+
+/** A correctly signed card event the service cannot read (answered 400, changes nothing). */
+export class InvalidCardEventError extends ServiceError {
+  readonly kind = 'invalid_event';
+}
+
+/**
+ * A card event that arrived before the one it follows (a refund or dispute before the payment was
+ * recorded, a dispute closed before it was opened): answered 400 and not remembered, so the
+ * provider delivers it again later, by when the earlier event has been applied.
+ */
+export class CardEventTooEarlyError extends ServiceError {
+  readonly kind = 'event_too_early';
+}
+
+/** Why a shipment's resource URL was not read (lib/shipping/resource-url.ts): the sender's URL, never fetched. */
+export const RESOURCE_URL_REFUSALS = ['malformed', 'foreign_origin', 'credentials_in_url', 'outside_base_path'] as const;
+export type ResourceUrlRefusal = (typeof RESOURCE_URL_REFUSALS)[number];
+
+export type ShipStationFailure =
+  | ResourceUrlRefusal
+  | 'rate_limited'
+  | 'timeout'
+  | 'unavailable'
+  | 'rejected'
+  | 'bad_response';
+
+/** A failed call to ShipStation, or a resource URL refused before any call. */
+export class ShipStationError extends ServiceError {
+  readonly kind = 'shipstation';
+  constructor(
+    readonly failure: ShipStationFailure,
+    readonly status: number | undefined,
+    /** For a refused URL: the origin it pointed at (never its path or query). */
+    readonly origin?: string,
+  ) {
+    super(`ShipStation request failed: ${failure}`, { failure, status: status ?? null });
+  }
+
+  override get reasonCode(): string {
+    return `${this.kind}:${this.failure}`;
+  }
+}
+
+/** Redis could not be reached, answered too slowly, or refused us; what the shared state needs is unknown. */
+export class SharedStateUnavailableError extends ServiceError {
+  readonly kind = 'shared_state_unavailable';
+  constructor(operation: string, cause?: unknown) {
+    super('Shared state is unavailable, try again', { operation, cause: describeFailure(cause) });
+  }
+}
+
+/*
+ * The errors below are not ServiceErrors: none reaches a response as it is.
+ * Each is turned into one of the kinds above where it is caught (a ConfigError
+ * by the route wrapper into `not_configured`, a MoneyError by the refund call
+ * into a refusal, an UpstreamHttpError by the store client into a StoreError,
+ * a RedisTimeoutError is the cause a SharedStateUnavailableError names), or
+ * stops a command-line script.
+ */
+
+/** The environment's settings are missing or invalid; the message names variables, never their values. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** An amount that is not a decimal the currency can hold (lib/money.ts). */
+export class MoneyError extends Error {
+  override readonly name = 'MoneyError';
+}
+
+/** A failed store call as axios shapes it (lib/upstream/node-http.ts): `code`, and `response` when the store answered outside 2xx. */
+export class UpstreamHttpError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly response?: { status: number; data: unknown },
+  ) {
+    super(message);
+    this.name = 'UpstreamHttpError';
+  }
+}
+
+/** A Redis command that outlived REDIS_TIMEOUT_MS (lib/redis/connection.ts). */
+export class RedisTimeoutError extends Error {
+  override readonly name = 'TimeoutError';
 }

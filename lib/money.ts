@@ -2,16 +2,13 @@
  * Money (docs/decisions.md#d7): WooCommerce's decimal strings become integer minor units
  * with integer arithmetic only, using Stripe's exponent for each currency.
  */
+import { MoneyError } from '@/lib/errors';
 
 // https://docs.stripe.com/currencies#zero-decimal and #three-decimal
 const ZERO_DECIMAL = new Set([
   'bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf',
 ]);
 const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
-
-export class MoneyError extends Error {
-  override readonly name = 'MoneyError';
-}
 
 /** Digits after the decimal point in the currency's minor unit, as Stripe counts them. */
 export function currencyExponent(currency: string): 0 | 2 | 3 {

@@ -3,7 +3,8 @@
  * configuration is validated here, so a production deployment with a missing
  * or malformed variable refuses to start instead of failing its first checkout.
  */
-import { ConfigError, getConfig, placeholderMessage } from '@/lib/config';
+import { getConfig, placeholderMessage } from '@/lib/config';
+import { ConfigError } from '@/lib/errors';
 import { log } from '@/lib/log';
 
 export function validateConfigurationAtStart(): void {

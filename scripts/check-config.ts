@@ -8,8 +8,9 @@
  *
  * Exit 1 with the message when the configuration is invalid; names, never values.
  */
-import { ConfigError, parseConfig } from '../lib/config';
+import { parseConfig } from '../lib/config';
 import { nextEnvironment, whereSet } from './configuration';
+import { ConfigError } from '../lib/errors';
 
 const loaded = nextEnvironment(process.cwd(), false);
 try {

@@ -7,8 +7,8 @@
  * with `won` or `lost`, the dispute is then closed and `charge.dispute.closed`
  * posted too.
  */
-import { closeCardDispute, NoCardPaymentError, openCardDispute } from './stand-ins/card-lifecycle';
-import type { Delivery } from './stand-ins/webhooks';
+import { closeCardDispute, NoCardPaymentError, openCardDispute } from '../stand-ins/demo/card-lifecycle';
+import type { Delivery } from '../stand-ins/webhook-deliveries';
 import { printOrder, requireDemo, usageError } from './demo-support';
 
 const USAGE = 'Usage: npm run demo:dispute -- <orderId> [won|lost]';

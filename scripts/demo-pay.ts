@@ -10,8 +10,8 @@
  */
 import { mintCheckoutToken } from '../lib/security/checkout-token';
 import { demoGet, demoPost, printOrder, requireDemo, usageError } from './demo-support';
-import { cardEvent, deliverCardEvent } from './stand-ins/webhooks';
-import type { StripeIntent } from './stand-ins/stripe-model';
+import { cardEvent, deliverCardEvent } from '../stand-ins/webhook-deliveries';
+import type { StripeIntent } from '../stand-ins/stripe/objects';
 
 const USAGE = 'Usage: npm run demo:pay -- <orderId> [succeeded|failed]';
 

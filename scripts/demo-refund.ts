@@ -7,7 +7,7 @@
  * order's currency, e.g. 10.00), then the signed `charge.refunded` event is
  * posted to the service's Stripe webhook, as Stripe would.
  */
-import { NoCardPaymentError, refundCardPayment } from './stand-ins/card-lifecycle';
+import { NoCardPaymentError, refundCardPayment } from '../stand-ins/demo/card-lifecycle';
 import { printOrder, requireDemo, usageError } from './demo-support';
 
 const USAGE = 'Usage: npm run demo:refund -- <orderId> [amount, e.g. 10.00]';

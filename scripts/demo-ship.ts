@@ -7,7 +7,7 @@
  * Only a paid order (processing or awaiting_shipment) becomes shipped.
  */
 import { printOrder, requireDemo, usageError } from './demo-support';
-import { deliverShipNotification, shipNotification } from './stand-ins/webhooks';
+import { deliverShipNotification, shipNotification } from '../stand-ins/webhook-deliveries';
 
 const USAGE = 'Usage: npm run demo:ship -- <orderId> [--tracking <number>] [--carrier <name>]';
 

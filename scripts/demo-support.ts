@@ -1,8 +1,8 @@
 /** What the demo helper scripts share: finding the running demo and reading the stand-ins. */
-import { demoGet } from './stand-ins/card-lifecycle';
-import { readDemoState, type DemoState } from './stand-ins/demo';
+import { demoGet } from '../stand-ins/demo/card-lifecycle';
+import { readDemoState, type DemoState } from '../stand-ins/demo/world';
 
-export { demoGet, demoPost } from './stand-ins/card-lifecycle';
+export { demoGet, demoPost } from '../stand-ins/demo/card-lifecycle';
 
 export function usageError(usage: string): never {
   console.error(usage);

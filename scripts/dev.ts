@@ -22,10 +22,11 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { ConfigError, parseConfig, placeholderMessage, startMode, UPSTREAM_VARIABLES, type Config } from '../lib/config';
+import { parseConfig, placeholderMessage, startMode, UPSTREAM_VARIABLES, type Config } from '../lib/config';
+import { ConfigError } from '../lib/errors';
 import { mintCheckoutToken } from '../lib/security/checkout-token';
 import { namesWithSources, nextEnvironment, whereSet, type LoadedEnvironment } from './configuration';
-import { freePort, LOOPBACK } from './stand-ins/http';
+import { freePort, LOOPBACK } from '../stand-ins/loopback-http';
 import {
   DEMO_ORDERS,
   DEMO_PORTS,
@@ -35,10 +36,10 @@ import {
   removeDemoState,
   startDemoStandIns,
   writeDemoState,
-} from './stand-ins/demo';
-import { startStorefront } from './stand-ins/storefront';
-import { StripeModel } from './stand-ins/stripe-model';
-import { cardEvent, signCardEvent } from './stand-ins/webhooks';
+} from '../stand-ins/demo/world';
+import { startStorefront } from '../stand-ins/demo/storefront';
+import { StripeModel } from '../stand-ins/stripe/model';
+import { cardEvent, signCardEvent } from '../stand-ins/webhook-deliveries';
 import { appRoutes, rehearsePayment, WARM_UP_QUERY, WARM_UP_REQUEST_ID, warmClients, warmRoutes, type PaymentRehearsal } from './warm-up';
 
 const nextBin = createRequire(import.meta.url).resolve('next/dist/bin/next');

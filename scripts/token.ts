@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mintCheckoutToken } from '../lib/security/checkout-token';
-import { readDemoState } from './stand-ins/demo';
+import { readDemoState } from '../stand-ins/demo/world';
 
 function loadDotEnv(): void {
   for (const file of ['.env.local', '.env']) {

@@ -7,12 +7,8 @@
  * the event is trusted or kept.
  */
 import { z } from 'zod';
-import { ServiceError } from '@/lib/errors';
-
-/** A correctly signed event the service cannot read (answered 400, changes nothing). */
-export class InvalidCardEventError extends ServiceError {
-  readonly kind = 'invalid_event';
-}
+import { InvalidCardEventError } from '@/lib/errors';
+import { parseOrderId } from '@/lib/order-id';
 
 export const UNKNOWN_PAYMENT_ERROR = 'Unknown error';
 
@@ -243,7 +239,6 @@ const fraudWarningSchema = z.object({
   payment_intent: expandable,
 });
 
-const ORDER_ID = /^\d{1,15}$/;
 const MAX_ERROR_MESSAGE = 500;
 const MAX_TYPE = 50;
 
@@ -254,16 +249,17 @@ export function readCardEvent(parsed: unknown): CardEventEnvelope {
   return { id: result.data.id, type: result.data.type, created: result.data.created ?? 0, object: result.data.data.object };
 }
 
-/** A metadata value holding a store id: a decimal integer above 0, else undefined. */
-function positiveId(raw: unknown): number | undefined {
-  if (typeof raw !== 'string' || !ORDER_ID.test(raw)) return undefined;
-  const value = Number(raw);
-  return value > 0 ? value : undefined;
+/**
+ * A metadata value holding a store id (an order's, or a refund's: WooCommerce numbers both alike),
+ * else undefined. Metadata can be edited in the provider's dashboard: `0042` still names 42.
+ */
+function storeId(raw: unknown): number | undefined {
+  return parseOrderId(raw, 'zero_padded');
 }
 
 /** docs/contract.md#spec-4-3 step 1: a decimal integer above 0, else undefined ("missing or 0" both mean no order). */
 export function shopOrderId(metadata: Record<string, unknown> | null | undefined): number | undefined {
-  return positiveId(metadata?.shop_order_id);
+  return storeId(metadata?.shop_order_id);
 }
 
 /** docs/contract.md#spec-4-3 step 4: `latest_charge` when a string, its `id` when an object, else an empty string. */
@@ -330,7 +326,7 @@ function refundFacts(refund: z.infer<typeof refundSchema>): RefundFacts {
     currency: refund.currency,
     status: refund.status ?? 'succeeded',
     reason: refund.reason ?? undefined,
-    storeRefundId: positiveId(refund.metadata?.shop_refund_id),
+    storeRefundId: storeId(refund.metadata?.shop_refund_id),
   };
 }
 

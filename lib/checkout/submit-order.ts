@@ -10,6 +10,7 @@ import type { RequestContext } from '@/lib/log';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { normalizeOrder } from '@/lib/orders/normalize';
 import { manualPaymentAwaitedNote } from '@/lib/orders/notes';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 
 export interface SubmitOrderResponse {
@@ -35,7 +36,7 @@ export async function submitOrderForManualPayment(
       orderId,
       buildOrderUpdate(order, {
         ...checkoutAddressChange(input, { shippingFallsBackToBilling: true }),
-        status: 'pending',
+        status: ORDER_STATUS.pending,
         customerNote: manualPaymentAwaitedNote(manualTitle),
         metaMode: 'replace',
         meta: {

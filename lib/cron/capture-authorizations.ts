@@ -48,11 +48,7 @@ export interface AuthorizationSummary {
 
 function reasonOf(error: unknown): string {
   if (error instanceof StoreCallbackRefusedError) return `refused:${typeof error.details?.code === 'string' ? error.details.code : 'order'}`;
-  if (error instanceof ServiceError) {
-    const failure = (error as { failure?: unknown }).failure;
-    return typeof failure === 'string' ? `${error.kind}:${failure}` : error.kind;
-  }
-  return 'unexpected';
+  return error instanceof ServiceError ? error.reasonCode : 'unexpected';
 }
 
 type Intent = PaymentIntentSummary & { created: number };

@@ -20,7 +20,7 @@ import { asUnit, unitDeadlineMs, worstCase, type RunBudget } from '@/lib/cron/bu
 import { CardProviderError, ServiceError, StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { applyCardEvent, changedOrder, handledEventTypes } from '@/lib/webhooks/card/handle-event';
+import { applyCardEvent, handledEventTypes } from '@/lib/webhooks/card/handle-event';
 import { UNVERIFIABLE_EVENT } from '@/lib/webhooks/card/exactly-once';
 
 /** Stripe's largest page. */
@@ -52,11 +52,7 @@ export interface ReconcileSummary {
 export type Budget = Pick<RunBudget, 'fits'>;
 
 function reasonOf(error: unknown): string {
-  if (error instanceof ServiceError) {
-    const failure = (error as { failure?: unknown }).failure;
-    return typeof failure === 'string' ? `${error.kind}:${failure}` : error.kind;
-  }
-  return 'unexpected';
+  return error instanceof ServiceError ? error.reasonCode : 'unexpected';
 }
 
 /**
@@ -132,7 +128,7 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
       const options = { olderThanMemory: olderThanMemory(event, services.processedEvents.remembersSince) };
       try {
         const { outcome } = await asUnit(unitDeadlineMs(timeoutMs), () => applyCardEvent(event, services, context, options));
-        if (outcome === UNVERIFIABLE_EVENT) {
+        if (outcome.name === UNVERIFIABLE_EVENT.name) {
           summary.skipped += 1;
           summary.unverifiable += 1;
           log.warn('reconcile.event_unverifiable', {
@@ -141,10 +137,10 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
             orderId: context.orderId,
             hint: 'the order was written before receipts existed; check its failure note by hand',
           });
-        } else if (changedOrder(outcome)) {
+        } else if (outcome.changedOrder) {
           summary.applied += 1;
           // The webhook never applied this one: worth a look at the endpoint's deliveries.
-          log.warn('reconcile.event_applied', { eventId: event.id, eventType: event.type, orderId: context.orderId, outcome });
+          log.warn('reconcile.event_applied', { eventId: event.id, eventType: event.type, orderId: context.orderId, outcome: outcome.name });
         } else {
           summary.skipped += 1;
         }

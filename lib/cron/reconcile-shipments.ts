@@ -25,10 +25,10 @@
 import { asUnit, unitDeadlineMs, worstCase } from '@/lib/cron/budget';
 import type { Budget } from '@/lib/cron/reconcile-payments';
 import type { ShipmentCursor } from '@/lib/shared-state/shipment-cursor/shipment-cursor';
-import { ServiceNotConfiguredError } from '@/lib/errors';
+import { ServiceNotConfiguredError, ShipStationError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { pageWorstCaseMs, ShipStationError } from '@/lib/shipping/shipstation';
+import { pageWorstCaseMs } from '@/lib/shipping/shipstation';
 import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
 import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
 import { queueForReplay } from '@/lib/shared-state/shipping-replay/replay-queue';
@@ -134,7 +134,7 @@ export async function reconcileShipments(services: Services, budget: Budget, now
       if (result.retryableFailure) {
         await queueForReplay(services.shippingReplay, { kind: 'shipment', notice }, { orderId: result.orderId, reason: result.retryableFailure });
         summary.queued += 1;
-      } else if (result.outcome === 'shipped' || result.outcome === 'completed_fallback' || result.outcome === 'package_added') {
+      } else if (result.applied) {
         summary.applied += 1;
         // The webhook's write never landed and no replay applied it: worth a look at the queue's Redis.
         log.warn('shipping.reconcile_applied', { orderId: result.orderId, outcome: result.outcome });

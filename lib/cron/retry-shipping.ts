@@ -12,9 +12,9 @@
  */
 import { asUnit, CRON_MAX_DURATION_SECONDS, unitDeadlineMs, worstCase } from '@/lib/cron/budget';
 import type { Budget } from '@/lib/cron/reconcile-payments';
+import { ShipStationError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { ShipStationError } from '@/lib/shipping/shipstation';
 import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
 import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
@@ -197,7 +197,7 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
       continue;
     }
     await queue.remove(entry.id);
-    if (result.outcome === 'shipped' || result.outcome === 'completed_fallback' || result.outcome === 'package_added') {
+    if (result.applied) {
       summary.applied += 1;
       log.info('shipping.replay_applied', { entryId: entry.id, orderId: result.orderId, outcome: result.outcome, attempts: entry.attempts });
     } else {

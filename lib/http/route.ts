@@ -9,8 +9,8 @@
  * preflights included, carries the request's `x-request-id`, and every log
  * line written while handling it names it.
  */
-import { ConfigError, getConfig } from '@/lib/config';
-import { ServiceError, ServiceNotConfiguredError, StoreBusyError } from '@/lib/errors';
+import { getConfig } from '@/lib/config';
+import { ConfigError, ServiceError, ServiceNotConfiguredError, StoreBusyError } from '@/lib/errors';
 import type { ErrorResponse } from '@/lib/http/errors';
 import { log, REQUEST_ID_HEADER, requestIdFrom, withLogScope, type RequestContext } from '@/lib/log';
 import { annotateSpan, withSpan } from '@/lib/telemetry';

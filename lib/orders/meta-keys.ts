@@ -53,5 +53,3 @@ export const META = {
   // a JSON array of event ids written in the same update as each event's change.
   cardEventIds: '_cardprovider_event_ids',
 } as const;
-
-export type MetaKey = (typeof META)[keyof typeof META];

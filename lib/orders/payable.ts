@@ -1,8 +1,9 @@
 /** Paid and payable (docs/decisions.md#d8). */
 import type { NotPayableReason } from '@/lib/errors';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { StoreOrder } from '@/lib/store/types';
 
-const PAID_STATUSES = new Set(['processing', 'completed', 'shipped', 'awaiting_shipment']);
+const PAID_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.processing, ORDER_STATUS.completed, ORDER_STATUS.shipped, ORDER_STATUS.awaitingShipment]);
 
 export function isPaid(order: Pick<StoreOrder, 'status' | 'date_paid'>): boolean {
   return Boolean(order.date_paid) || PAID_STATUSES.has(order.status);
@@ -11,6 +12,6 @@ export function isPaid(order: Pick<StoreOrder, 'status' | 'date_paid'>): boolean
 /** Why an order cannot be paid, or undefined when it can: it is pending and not paid. */
 export function notPayableReason(order: Pick<StoreOrder, 'status' | 'date_paid'>): NotPayableReason | undefined {
   if (isPaid(order)) return 'Order is already paid';
-  if (order.status !== 'pending') return 'Order status is not pending';
+  if (order.status !== ORDER_STATUS.pending) return 'Order status is not pending';
   return undefined;
 }

@@ -11,26 +11,14 @@
  * (checkout, shipping) or to fail (the card webhook). The client reconnects
  * by itself, with a capped, jittered backoff.
  *
- * Other modules that need Redis (a replay queue, say) take the same client
- * with `getRedisClient(config)`.
+ * Other modules that need Redis (a replay queue, say) take the same
+ * connection with `getRedisConnection(config)`.
  */
 import { createHash, randomInt } from 'node:crypto';
 import type { Config } from '@/lib/config';
-import { ServiceError } from '@/lib/errors';
+import { describeFailure, RedisTimeoutError, SharedStateUnavailableError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { traceCall } from '@/lib/telemetry';
-
-/** Redis could not be reached, answered too slowly, or refused us; what the shared state needs is unknown. */
-export class SharedStateUnavailableError extends ServiceError {
-  readonly kind = 'shared_state_unavailable';
-  constructor(operation: string, cause?: unknown) {
-    super('Shared state is unavailable, try again', { operation, cause: describeFailure(cause) });
-  }
-}
-
-class RedisTimeoutError extends Error {
-  override readonly name = 'TimeoutError';
-}
 
 export interface RedisSettings {
   url: string;
@@ -73,12 +61,6 @@ function buildClient(createClient: (typeof import('redis'))['createClient'], set
 export type RedisClient = ReturnType<typeof buildClient>;
 
 /** An error as a log-safe identifier: its name and code, never its message (which may quote a host or a reply). */
-function describeFailure(error: unknown): string {
-  if (!(error instanceof Error)) return typeof error;
-  const code = (error as { code?: unknown }).code;
-  const reply = error.name === 'ErrorReply' ? /^[A-Z]+/.exec(error.message)?.[0] : undefined;
-  return [error.name, typeof code === 'string' ? code : undefined, reply].filter(Boolean).join(':');
-}
 
 /**
  * Next.js evaluates instrumentation.ts's imports apart from the routes' (two
@@ -269,17 +251,6 @@ export function getRedisConnection(config: Pick<Config, 'redisUrl' | 'redisTimeo
   void shared?.close();
   shared = new RedisConnection({ url: config.redisUrl, timeoutMs: config.redisTimeoutMs }, { sharedInProcess: true });
   return shared;
-}
-
-/**
- * The process's connected Redis client, for modules that keep their own
- * state in Redis. Throws SharedStateUnavailableError when REDIS_URL is unset
- * or Redis cannot be reached within REDIS_TIMEOUT_MS.
- */
-export async function getRedisClient(config: Pick<Config, 'redisUrl' | 'redisTimeoutMs'>): Promise<RedisClient> {
-  const connection = getRedisConnection(config);
-  if (!connection) throw new SharedStateUnavailableError('not_configured');
-  return connection.client();
 }
 
 /** Closes the process's connection (tests, and resetServices). */

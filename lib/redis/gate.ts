@@ -10,6 +10,10 @@
  * trip). Each part is optional: a retry for a busy order locks only, a
  * reconciliation unit has no rate limit, an event whose order is still
  * unknown checks only.
+ * With the lock taken, ENTRY can also read one key the holder needs (a lock's
+ * `peek`, lib/shared-state/order-locks/order-locks.ts): the shipping webhook learns there
+ * whether the store lacks the `shipped` status, instead of a round trip of its
+ * own under the lock.
  *
  * One hash slot: a script may only touch keys of one slot on a Redis Cluster,
  * and a request's keys are per client (the rate limit), per event and per
@@ -31,6 +35,8 @@ export function gateKeys(prefix: string) {
     rateLimit: (rule: RateLimitRule, start: number, client: string) => `${base}ratelimit:${rule.name}:${start}:${client}`,
     lock: (orderId: number) => `${base}lock:order:${orderId}`,
     event: (eventKey: string) => `${base}event:${eventKey}`,
+    /** Read by the shipping webhook's entry (a peek), so it shares the slot (lib/shared-state/shipped-status/redis.ts). */
+    shippedStatusMissing: `${base}store:shipped-status-missing`,
   };
 }
 
@@ -46,9 +52,10 @@ return count
 
 /**
  * KEYS, in this order, each present when ARGV[1] names it: r the rate counter,
- * e the event, l the lock. ARGV: 1 the parts, 2 the counter's expiry (ms), 3
- * the limit, 4 the lock token, 5 the lock TTL (ms).
- * Answers {count or -1, remembered 0/1, locked 0/1}.
+ * e the event, l the lock, p the key to peek at once the lock is taken. ARGV: 1
+ * the parts, 2 the counter's expiry (ms), 3 the limit, 4 the lock token, 5 the
+ * lock TTL (ms).
+ * Answers {count or -1, remembered 0/1, locked 0/1, peeked key exists 0/1}.
  */
 const ENTRY = new RedisScript(`
 local parts = ARGV[1]
@@ -58,16 +65,18 @@ if string.find(parts, 'r', 1, true) then
   count = redis.call('INCR', KEYS[i])
   if count == 1 then redis.call('PEXPIREAT', KEYS[i], ARGV[2]) end
   i = i + 1
-  if count > tonumber(ARGV[3]) then return {count, 0, 0} end
+  if count > tonumber(ARGV[3]) then return {count, 0, 0, 0} end
 end
 if string.find(parts, 'e', 1, true) then
-  if redis.call('EXISTS', KEYS[i]) == 1 then return {count, 1, 0} end
+  if redis.call('EXISTS', KEYS[i]) == 1 then return {count, 1, 0, 0} end
   i = i + 1
 end
 if string.find(parts, 'l', 1, true) then
-  if redis.call('SET', KEYS[i], ARGV[4], 'NX', 'PX', ARGV[5]) then return {count, 0, 1} end
+  if not redis.call('SET', KEYS[i], ARGV[4], 'NX', 'PX', ARGV[5]) then return {count, 0, 0, 0} end
+  if string.find(parts, 'p', 1, true) then return {count, 0, 1, redis.call('EXISTS', KEYS[i + 1])} end
+  return {count, 0, 1, 0}
 end
-return {count, 0, 0}
+return {count, 0, 0, 0}
 `);
 
 /** KEYS: 1 the lock, 2 the event to remember (optional). ARGV: 1 the token, 2 the event's TTL (ms). */
@@ -77,15 +86,31 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `);
 
+/**
+ * Loads the scripts every request runs into Redis' script cache, when the
+ * instance starts (lib/preload.ts): the first request's EVALSHA then finds its
+ * script, instead of hearing NOSCRIPT and sending the text again (a second
+ * round trip, and the script compiled, on its path). The same text gives the
+ * same SHA1 in every copy of this module.
+ */
+export function loadRequestScripts(redis: RedisClient): Promise<unknown> {
+  return Promise.all([ENTRY.source, LEAVE.source, COUNT_HIT_LUA].map((source) => redis.scriptLoad(source)));
+}
+
 export interface EntryRequest {
   hit?: ClaimedHit;
   eventKey?: string;
-  lock?: { orderId: number; token: string; ttlMs: number };
+  /** `peekKey`: a key read once the lock is taken (a full key, under GATE_TAG). */
+  lock?: { orderId: number; token: string; ttlMs: number; peekKey?: string };
 }
+
+export type EntryReply = [number, number, number, number];
 
 export interface EntryAnswer {
   remembered: boolean;
   locked: boolean;
+  /** Whether the lock's peek key exists; false when there is none or the lock was not taken. */
+  peeked: boolean;
 }
 
 /** The script's call for `request`, and how to read its answer (which may throw RateLimitedError). */
@@ -110,15 +135,19 @@ export function entryCall(prefix: string, request: EntryRequest, now = Date.now(
   if (request.lock) {
     keyList.push(keys.lock(request.lock.orderId));
     parts += 'l';
+    if (request.lock.peekKey !== undefined) {
+      keyList.push(request.lock.peekKey);
+      parts += 'p';
+    }
   }
   const args = [parts, expireAt, limit, request.lock?.token ?? '', String(request.lock?.ttlMs ?? 0)];
   return {
     keys: keyList,
-    send: (redis: RedisClient) => ENTRY.run(redis, keyList, args) as Promise<[number, number, number]>,
+    send: (redis: RedisClient) => ENTRY.run(redis, keyList, args) as Promise<EntryReply>,
     /** Reads the answer: the hit decided (RateLimitedError when over), then what was found. */
-    read: ([count, remembered, locked]: [number, number, number]): EntryAnswer => {
+    read: ([count, remembered, locked, peeked]: EntryReply): EntryAnswer => {
       if (request.hit) request.hit.decided(rateLimitDecision(request.hit.rule, start, Number(count)));
-      return { remembered: Number(remembered) === 1, locked: Number(locked) === 1 };
+      return { remembered: Number(remembered) === 1, locked: Number(locked) === 1, peeked: Number(peeked) === 1 };
     },
   };
 }

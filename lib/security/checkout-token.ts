@@ -8,6 +8,7 @@
  */
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { InvalidTokenError } from '@/lib/errors';
+import { parseOrderId } from '@/lib/order-id';
 
 export interface CheckoutTokenOptions {
   secret: string;
@@ -27,7 +28,6 @@ export interface MintOptions extends CheckoutTokenOptions {
 }
 
 const ALGORITHM = 'HS256';
-const ORDER_ID = /^[1-9]\d{0,15}$/;
 const TTL = /^(\d+)\s*(s|m|h|d)?$/;
 const MAX_TTL_SECONDS = 7 * 24 * 60 * 60;
 
@@ -77,7 +77,8 @@ export function parseTtl(ttl: number | string): number {
 }
 
 export async function mintCheckoutToken(orderId: number, options: MintOptions): Promise<string> {
-  if (!Number.isSafeInteger(orderId) || orderId <= 0) throw new Error('Order id must be a positive integer');
+  // A token is minted only for an id its verification reads back.
+  if (!Number.isSafeInteger(orderId) || parseOrderId(String(orderId)) !== orderId) throw new Error('Order id must be a positive integer of at most 15 digits');
   const issuedAt = Math.floor((options.now ?? new Date()).getTime() / 1000);
   const jwt = new SignJWT({})
     .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
@@ -104,8 +105,9 @@ export async function verifyCheckoutToken(token: string, options: CheckoutTokenO
       throw new InvalidTokenError(tokenFailureReason(previousError));
     }
   }
-  if (subject === undefined || !ORDER_ID.test(subject)) throw new InvalidTokenError('subject is not an order id');
-  return Number(subject);
+  const orderId = parseOrderId(subject);
+  if (orderId === undefined) throw new InvalidTokenError('subject is not an order id');
+  return orderId;
 }
 
 async function verifiedSubject(token: string, secret: string, options: CheckoutTokenOptions): Promise<string | undefined> {

@@ -10,9 +10,8 @@
  * locks and processed events: Stripe retries instead; the replay cron's reads
  * of the queue: the run fails rather than report an empty queue).
  */
-import type { SafeDetails } from '@/lib/errors';
+import { SharedStateUnavailableError, type SafeDetails } from '@/lib/errors';
 import { log } from '@/lib/log';
-import { SharedStateUnavailableError } from '@/lib/redis/connection';
 
 const WARNING_INTERVAL_MS = 60_000;
 

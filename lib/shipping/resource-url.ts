@@ -7,8 +7,7 @@
  * refused before a connection is made: the endpoint cannot be used to make
  * the server fetch arbitrary URLs or hand the API key to another host.
  */
-export const RESOURCE_URL_REFUSALS = ['malformed', 'foreign_origin', 'credentials_in_url', 'outside_base_path'] as const;
-export type ResourceUrlRefusal = (typeof RESOURCE_URL_REFUSALS)[number];
+import { RESOURCE_URL_REFUSALS, type ResourceUrlRefusal } from '@/lib/errors';
 
 export function isResourceUrlRefusal(failure: string): failure is ResourceUrlRefusal {
   return (RESOURCE_URL_REFUSALS as readonly string[]).includes(failure);

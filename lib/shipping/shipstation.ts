@@ -20,10 +20,10 @@
  *   become ShipStationError with the HTTP status only, never a body.
  */
 import { z } from 'zod';
-import { ServiceError } from '@/lib/errors';
+import { ShipStationError } from '@/lib/errors';
 import { readStreamText } from '@/lib/upstream/read-stream';
 import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shared-state/shipstation-budget/rate-budget';
-import { checkResourceUrl, type ResourceUrlRefusal } from '@/lib/shipping/resource-url';
+import { checkResourceUrl } from '@/lib/shipping/resource-url';
 import { traceCall } from '@/lib/telemetry';
 import {
   attemptTimeoutMs,
@@ -50,26 +50,6 @@ export interface ShipmentNotice {
   shipmentId?: string | undefined;
   /** The label was voided: noted on the order, never shipped. */
   voided?: boolean | undefined;
-}
-
-export type ShipStationFailure =
-  | ResourceUrlRefusal
-  | 'rate_limited'
-  | 'timeout'
-  | 'unavailable'
-  | 'rejected'
-  | 'bad_response';
-
-export class ShipStationError extends ServiceError {
-  readonly kind = 'shipstation';
-  constructor(
-    readonly failure: ShipStationFailure,
-    readonly status: number | undefined,
-    /** For a refused URL: the origin it pointed at (never its path or query). */
-    readonly origin?: string,
-  ) {
-    super(`ShipStation request failed: ${failure}`, { failure, status: status ?? null });
-  }
 }
 
 /** Shipments of one response; voided ones are kept, marked, so the order can note them (never ship them). */

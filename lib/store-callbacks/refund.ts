@@ -22,9 +22,9 @@
  * is refused with what to check, instead of paying the customer back twice.
  */
 import type { RefundFacts } from '@/lib/card/events';
-import { StoreCallbackRefusedError } from '@/lib/errors';
+import { MoneyError, StoreCallbackRefusedError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
-import { formatMinorUnits, MoneyError, toMinorUnits } from '@/lib/money';
+import { formatMinorUnits, toMinorUnits } from '@/lib/money';
 import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
 import { orderForCallback, orderIntent, paidIntentId, refusedInPlainWords } from '@/lib/store-callbacks/card-payment';

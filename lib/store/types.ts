@@ -47,7 +47,6 @@ export const storeOrderSchema = z.object({
 });
 
 export type StoreOrder = z.infer<typeof storeOrderSchema>;
-export type MetaEntry = z.infer<typeof metaEntrySchema>;
 
 /** Address fields the service writes (docs/decisions.md#d6); every other key is dropped. */
 export interface OrderAddress {

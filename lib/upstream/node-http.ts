@@ -24,6 +24,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { UpstreamHttpError } from '@/lib/errors';
 
 /**
  * One keep-alive agent per protocol for the whole process, the store's and Stripe's, set as Node's own
@@ -64,18 +65,6 @@ export interface AdapterAnswer {
   headers: http.IncomingHttpHeaders;
   config: AdapterRequest;
   request: http.ClientRequest;
-}
-
-/** A failed call as axios shapes it: `code`, and `response` when the store answered outside 2xx. */
-export class UpstreamHttpError extends Error {
-  constructor(
-    message: string,
-    readonly code: string,
-    readonly response?: { status: number; data: unknown },
-  ) {
-    super(message);
-    this.name = 'UpstreamHttpError';
-  }
 }
 
 function targetOf(request: AdapterRequest): URL {

@@ -10,9 +10,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mintCheckoutToken } from '@/lib/security/checkout-token';
-import { DEMO_SECRETS } from '@/scripts/stand-ins/demo';
-import { cardEvent, shipNotification, signCardEvent, type CardEventType } from '@/scripts/stand-ins/webhooks';
-import type { StripeIntent } from '@/scripts/stand-ins/stripe-model';
+import { DEMO_SECRETS } from '@/stand-ins/demo/world';
+import { cardEvent, shipNotification, signCardEvent, type CardEventType } from '@/stand-ins/webhook-deliveries';
+import type { StripeIntent } from '@/stand-ins/stripe/objects';
 import { BENCH_ORDER_TOTAL_CENTS } from './contract';
 
 export const STOREFRONT_ORIGIN = 'https://storefront.bench.test';

@@ -11,7 +11,7 @@
  * own process: node scripts/.../in-process.cjs '<json: urls, flows, counts>'.
  * Prints one JSON line: [{ name, cpuMsPerRequest }].
  */
-import { demoServiceEnv } from '@/scripts/stand-ins/demo';
+import { demoServiceEnv } from '@/stand-ins/demo/world';
 import type { BenchStandInUrls } from './contract';
 import { aroundFlow, benchFlows, STOREFRONT_ORIGIN, type BenchRequest, type Control, type FlowContext } from './flows';
 

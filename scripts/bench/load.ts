@@ -19,8 +19,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
-import { DEMO_SECRETS } from '@/scripts/stand-ins/demo';
-import { cardEvent, signCardEvent } from '@/scripts/stand-ins/webhooks';
+import { DEMO_SECRETS } from '@/stand-ins/demo/world';
+import { cardEvent, signCardEvent } from '@/stand-ins/webhook-deliveries';
 import { fixed, markdownTable, median, percentile } from './figures';
 import {
   checkoutBody,

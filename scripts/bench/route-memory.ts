@@ -14,7 +14,7 @@
  * Run (the bench does): node --expose-gc --import tsx scripts/bench/route-memory.ts <clients> <checkpoint>
  * Prints one JSON line: [{ clients, heapKb, held }].
  */
-import { demoServiceEnv } from '@/scripts/stand-ins/demo';
+import { demoServiceEnv } from '@/stand-ins/demo/world';
 import { memoryProbe } from './flows';
 
 const clients = Number(process.argv[2] ?? 100_000);

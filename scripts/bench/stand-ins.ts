@@ -11,7 +11,7 @@
  * WooCommerce proxy behind a PHP host's worker pool and audit orders.
  *
  * Latency and logging wrap the stand-ins from outside (plain HTTP proxies)
- * rather than changing scripts/stand-ins/**.
+ * rather than changing stand-ins/**.
  *
  * Run: tsx scripts/bench/stand-ins.ts [--tls-cert file --tls-key file]
  * Prints one JSON line with the URLs, then serves until stdin closes or SIGTERM.
@@ -21,8 +21,8 @@ import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingM
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { DEMO_CUSTOMER_ID, startDemoStandIns } from '@/scripts/stand-ins/demo';
-import { listen, LOOPBACK, sendJson, type RunningServer } from '@/scripts/stand-ins/http';
+import { DEMO_CUSTOMER_ID, startDemoStandIns } from '@/stand-ins/demo/world';
+import { listen, LOOPBACK, sendJson, type RunningServer } from '@/stand-ins/loopback-http';
 import type { BenchStandInUrls, UpstreamCall } from './contract';
 
 const calls: UpstreamCall[] = [];

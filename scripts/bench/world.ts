@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { buildIsCurrent as isBuildCurrent, environmentWithoutServiceVariables, stopGroup } from '@/scripts/service-process';
-import { freePort, LOOPBACK } from '@/scripts/stand-ins/http';
+import { freePort, LOOPBACK } from '@/stand-ins/loopback-http';
 import { parseCommandStats } from './figures';
 import type { BenchStandInUrls } from './contract';
 

@@ -22,7 +22,17 @@ const LAYERS: { name: string; paths: string[] }[] = [
   { name: 'adapters', paths: ['lib/store/', 'lib/card/', 'lib/shipping/', 'lib/shared-state/', 'lib/redis/'] },
   {
     name: 'platform',
-    paths: ['lib/http/', 'lib/log.ts', 'lib/config.ts', 'lib/errors.ts', 'lib/telemetry.ts', 'lib/upstream/', 'lib/security/'],
+    paths: [
+      'lib/http/',
+      'lib/log.ts',
+      'lib/config.ts',
+      'lib/errors.ts',
+      'lib/order-id.ts',
+      'lib/order-statuses.ts',
+      'lib/telemetry.ts',
+      'lib/upstream/',
+      'lib/security/',
+    ],
   },
 ];
 

@@ -28,9 +28,9 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { environmentWithoutServiceVariables, stopGroup } from '@/scripts/service-process';
-import { DEMO_ORDERS, DEMO_SECRETS } from '@/scripts/stand-ins/demo';
-import { freePort, type RunningServer } from '@/scripts/stand-ins/http';
-import { startStorefront } from '@/scripts/stand-ins/storefront';
+import { DEMO_ORDERS, DEMO_SECRETS } from '@/stand-ins/demo/world';
+import { freePort, type RunningServer } from '@/stand-ins/loopback-http';
+import { startStorefront } from '@/stand-ins/demo/storefront';
 import {
   ARTIFACTS,
   CHROMIUM_ARGS,

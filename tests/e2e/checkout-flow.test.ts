@@ -5,8 +5,8 @@
  * the WooCommerce stand-in's read-only view.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_SECRETS } from '@/scripts/stand-ins/demo';
-import { cardEvent, deliverCardEvent, deliverShipNotification, shipNotification, signCardEvent } from '@/scripts/stand-ins/webhooks';
+import { DEMO_SECRETS } from '@/stand-ins/demo/world';
+import { cardEvent, deliverCardEvent, deliverShipNotification, shipNotification, signCardEvent } from '@/stand-ins/webhook-deliveries';
 import { demoToken, e2eIp, startE2eWorld, type E2eWorld } from '../support/e2e';
 import { awayFromWindowEdge } from '../support/requests';
 

@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { environmentWithoutServiceVariables } from '@/scripts/service-process';
-import { freePort, LOOPBACK } from '@/scripts/stand-ins/http';
+import { freePort, LOOPBACK } from '@/stand-ins/loopback-http';
 
 const SERVICE_VARS = /^(WOOCOMMERCE_|STRIPE_|CHECKOUT_TOKEN_|ALLOWED_ORIGINS|TRUST_PROXY_HOPS|SHIPPING_|SHIPSTATION_|CLIENT_IP_HEADER||REDIS_URL|UPSTREAM_|CARD_PAYMENT|MANUAL_PAYMENT|LOG_LEVEL)/;
 

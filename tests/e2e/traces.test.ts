@@ -12,9 +12,9 @@
 import { createServer, type Server } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { DEMO_SECRETS } from '@/scripts/stand-ins/demo';
-import { LOOPBACK } from '@/scripts/stand-ins/http';
-import { cardEvent, deliverCardEvent } from '@/scripts/stand-ins/webhooks';
+import { DEMO_SECRETS } from '@/stand-ins/demo/world';
+import { LOOPBACK } from '@/stand-ins/loopback-http';
+import { cardEvent, deliverCardEvent } from '@/stand-ins/webhook-deliveries';
 import { demoToken, e2eIp, startE2eWorld, type E2eWorld } from '../support/e2e';
 
 const STOREFRONT = 'https://storefront.e2e.test';

@@ -5,7 +5,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { PAYMENT_PROCESSING_NOTE, PAYMENT_RECEIVED_NOTE } from '@/lib/orders/notes';
-import type { StripeIntent } from '@/scripts/stand-ins/stripe-model';
+import type { StripeIntent } from '@/stand-ins/stripe/objects';
 import { deliverEvent } from '../support/card-events';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';

@@ -5,7 +5,7 @@
  * booking a refund of the order's total or failing a paid order.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { StripeIntent } from '@/scripts/stand-ins/stripe-model';
+import type { StripeIntent } from '@/stand-ins/stripe/objects';
 import { deliverEvent, paidOrder } from '../support/card-events';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';

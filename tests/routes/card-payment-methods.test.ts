@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { POST as cardWebhook } from '@/app/api/cardprovider/webhook/route';
 import { POST as paymentIntent } from '@/app/api/payment-intent/route';
 import { resetServices } from '@/lib/services';
-import { cardEvent, signCardEvent } from '@/scripts/stand-ins/webhooks';
+import { cardEvent, signCardEvent } from '@/stand-ins/webhook-deliveries';
 import { TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 import { freshIp, postJson, tokenFor } from '../support/requests';

@@ -12,7 +12,7 @@ import { worstCase } from '@/lib/cron/budget';
 import { reconcilePayments, type Budget } from '@/lib/cron/reconcile-payments';
 import { RedisReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/redis';
 import { getServices, resetServices } from '@/lib/services';
-import type { StripeEvent } from '@/scripts/stand-ins/stripe-events';
+import type { StripeEvent } from '@/stand-ins/stripe/events';
 import { TEST_CRON_SECRET, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 import { freshIp } from '../support/requests';

@@ -17,7 +17,7 @@ import { RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
 import { MemoryOrderLocks } from '@/lib/shared-state/order-locks/order-locks';
 import { getServices, resetServices, type Services } from '@/lib/services';
 import { withRequestDeadline } from '@/lib/upstream/budget';
-import { stripeApiHandler } from '@/scripts/stand-ins/stripe-handler';
+import { stripeApiHandler } from '@/stand-ins/stripe/fetch-handler';
 import { TEST_STRIPE_KEY, useTestEnv } from '../support/env';
 import { createProviders } from '../support/providers';
 import { tokenFor } from '../support/requests';

@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { POST as cardWebhook } from '@/app/api/cardprovider/webhook/route';
 import { POST as paymentIntent } from '@/app/api/payment-intent/route';
 import { POST as shippingWebhook } from '@/app/api/shipping/webhook/route';
+import { POST as shipStationWebhook } from '@/app/api/shipstation/webhook/route';
 import { POST as submitOrder } from '@/app/api/submit-order/route';
 import { getConfig } from '@/lib/config';
 import { RedisConnection } from '@/lib/redis/connection';
@@ -18,7 +19,7 @@ import { RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
 import { RedisProcessedEvents } from '@/lib/shared-state/processed-events/redis';
 import { getServices, resetServices, type Services } from '@/lib/services';
 import { handleCardWebhook } from '@/lib/webhooks/card/handle-event';
-import { freePort } from '@/scripts/stand-ins/http';
+import { freePort } from '@/stand-ins/loopback-http';
 import { TEST_STORE_URL, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { createProviders } from '../support/providers';
 import { freshIp, postJson, tokenFor } from '../support/requests';
@@ -34,6 +35,7 @@ import {
   type DisposableRedis,
 } from '../support/redis';
 import { loggedLines } from '../support/setup';
+import { callStore, TEST_STORE_CALLBACK_SECRET } from '../support/store-callbacks';
 
 const skip = noRedis || noRedisServerBinary;
 const reason = noRedis ? REDIS_SKIP_REASON : 'redis-server is not installed (set REDIS_SERVER_BIN)';
@@ -79,6 +81,22 @@ function succeededEvent(orderId: number, amount = 1000) {
         metadata: { shop_order_id: String(orderId) },
         latest_charge: `ch_redis_${orderId}`,
         last_payment_error: null,
+      },
+    },
+  };
+}
+
+function failedEvent(orderId: number) {
+  const event = succeededEvent(orderId);
+  return {
+    ...event,
+    type: 'payment_intent.payment_failed',
+    data: {
+      object: {
+        ...event.data.object,
+        status: 'requires_payment_method',
+        latest_charge: null,
+        last_payment_error: { code: 'card_declined', message: 'Your card was declined.', type: 'card_error' },
       },
     },
   };
@@ -248,7 +266,7 @@ describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: 
     expect(fallbackWarnings()).toHaveLength(1);
   });
 
-  it('round trips to Redis, seen by MONITOR: 2 per checkout request, 2 per card event, 1 per duplicate, 3 per shipment', async () => {
+  it('round trips to Redis, seen by MONITOR: 2 per checkout request, 2 per card event, 1 per duplicate, 2 per shipment', async () => {
     useRedis(redis.url);
     const monitor = await monitorRedis(redis.url);
     providers.woo.seed({ id: 310, lines: [{ total: '10.00' }] });
@@ -256,6 +274,8 @@ describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: 
     providers.woo.seed({ id: 312, lines: [{ total: '10.00' }] });
     providers.woo.seed({ id: 313, status: 'processing', lines: [{ total: '10.00' }] });
     providers.woo.seed({ id: 314, status: 'processing', lines: [{ total: '10.00' }] });
+    providers.woo.seed({ id: 315, status: 'processing', lines: [{ total: '10.00' }] });
+    providers.woo.seed({ id: 316, lines: [{ total: '10.00' }] });
     // Warm up: the connection's handshake and the first load of each script are not per request.
     await deliver(succeededEvent(310));
     const ship = (orderId: number) =>
@@ -280,11 +300,47 @@ describe.skipIf(skip)(`endpoints with shared state in Redis${skip ? ` (skipped: 
       const duplicate = await monitor.commandsDuring(async () => expect(await deliver(event)).toEqual({ status: 200, body: { received: true } }));
       expect(duplicate).toEqual(['evalsha']);
       expect(await (await redisConnection(redis.url).client()).keys('*lock:order:311')).toEqual([]);
-      // Shipping: the entry, the shipped-status check under the lock, the leave.
-      expect(await monitor.commandsDuring(async () => expect((await ship(314)).status).toBe(200))).toEqual(['evalsha', 'exists', 'evalsha']);
+      // A failed payment: the same two scripts.
+      const failed = await monitor.commandsDuring(async () => expect((await deliver(failedEvent(316))).status).toBe(200));
+      expect(failed).toEqual(['evalsha', 'evalsha']);
+      expect(providers.orderUpdates(316)).toHaveLength(1);
+      // Shipping: the entry (rate limit, lock, and whether the store lacks `shipped`), the leave.
+      expect(await monitor.commandsDuring(async () => expect((await ship(314)).status).toBe(200))).toEqual(['evalsha', 'evalsha']);
+      expect(providers.woo.get(314).status).toBe('completed');
+      // The same shipment again: the order is shipped already, nothing is written, and the count is the same.
+      const updates = providers.orderUpdates(314).length;
+      expect(await monitor.commandsDuring(async () => expect((await ship(314)).status).toBe(200))).toEqual(['evalsha', 'evalsha']);
+      expect(providers.orderUpdates(314)).toHaveLength(updates);
+      // ShipStation's own name for the route: the same handler, the same count.
+      const alias = await monitor.commandsDuring(async () =>
+        expect(
+          (await shipStationWebhook(postJson('/api/shipstation/webhook', { resource_type: 'SHIP_NOTIFY', order_number: '315' }, { origin: null }))).status,
+        ).toBe(200),
+      );
+      expect(alias).toEqual(['evalsha', 'evalsha']);
       // A request with no script to carry its hit (the body is refused before any lock) counts it alone: one trip.
       const refused = await monitor.commandsDuring(async () => expect((await submitOrder(postJson('/api/submit-order', {}))).status).toBe(400));
       expect(refused).toEqual(['evalsha']);
+    } finally {
+      await monitor.close();
+    }
+  });
+
+  it("round trips to Redis for the store's calls (no rate limit): 2 per capture, the lock's entry and leave", async () => {
+    useTestEnv({ REDIS_URL: redis.url, REDIS_KEY_PREFIX: testPrefix('routes'), STORE_CALLBACK_SECRET: TEST_STORE_CALLBACK_SECRET, STRIPE_CAPTURE: 'manual' });
+    const monitor = await monitorRedis(redis.url);
+    const authorized = async (orderId: number) => {
+      providers.woo.seed({ id: orderId, lines: [{ total: '10.00' }] });
+      const response = await paymentIntent(postJson('/api/payment-intent', await checkoutBody(orderId)));
+      providers.stripe.authorize(((await response.json()) as { payment_intent_id: string }).payment_intent_id);
+    };
+    await authorized(330);
+    await authorized(331);
+    // Warm up, as above.
+    expect((await callStore('capture', { order_id: 330 })).status).toBe(200);
+    try {
+      const capture = await monitor.commandsDuring(async () => expect((await callStore('capture', { order_id: 331 })).status).toBe(200));
+      expect(capture).toEqual(['evalsha', 'evalsha']);
     } finally {
       await monitor.close();
     }

@@ -8,9 +8,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { StoreError } from '@/lib/errors';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
-import { wooCommerceHandler } from '@/scripts/stand-ins/woocommerce-handler';
-import { WooCommerceModel } from '@/scripts/stand-ins/woocommerce-model';
-import type { RunningServer } from '@/scripts/stand-ins/http';
+import { wooCommerceApiHandler } from '@/stand-ins/woocommerce/fetch-handler';
+import { WooCommerceModel } from '@/stand-ins/woocommerce/model';
+import type { RunningServer } from '@/stand-ins/loopback-http';
 import { TEST_CONSUMER_KEY, TEST_CONSUMER_SECRET, TEST_STORE_URL, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 import { createStoreFaults, startFaultyServer, STORE_FAULT_KINDS, type StoreFaultKind, type StoreFaults } from '../support/store-faults';
@@ -97,7 +97,7 @@ describe('loopback mount (startFaultyServer)', () => {
   beforeAll(async () => {
     faults = createStoreFaults();
     server = await startFaultyServer(
-      (request) => wooCommerceHandler(model, { consumerKey: TEST_CONSUMER_KEY, consumerSecret: TEST_CONSUMER_SECRET })(request),
+      (request) => wooCommerceApiHandler(model, { consumerKey: TEST_CONSUMER_KEY, consumerSecret: TEST_CONSUMER_SECRET })(request),
       faults,
     );
   });

@@ -1,6 +1,6 @@
 /**
  * Refunds from the WooCommerce admin (docs/decisions.md#d15): the companion plugin's
- * gateway (its stand-in, scripts/stand-ins/store-gateway.ts) calls
+ * gateway (its stand-in, stand-ins/woocommerce/companion-gateway.ts) calls
  * POST /api/store/refunds from WooCommerce's process_refund; the money moves
  * at Stripe once per WooCommerce refund, and the later `charge.refunded`
  * records nothing twice. Without STORE_CALLBACK_SECRET nothing happens.
@@ -8,7 +8,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { POST as refundsPOST } from '@/app/api/store/refunds/route';
 import { refundIdempotencyKey } from '@/lib/store-callbacks/refund';
-import { WooError } from '@/scripts/stand-ins/woocommerce-model';
+import { WooError } from '@/stand-ins/woocommerce/model';
 import { deliverEvent, paidOrder as paidOrderAt } from '../support/card-events';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';

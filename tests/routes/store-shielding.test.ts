@@ -16,7 +16,7 @@ import { POST as shippingWebhook } from '@/app/api/shipping/webhook/route';
 import { POST as submitOrder } from '@/app/api/submit-order/route';
 import { RedisStoreSlots } from '@/lib/shared-state/store-slots/redis';
 import { getServices, resetServices } from '@/lib/services';
-import type { StripeEvent } from '@/scripts/stand-ins/stripe-events';
+import type { StripeEvent } from '@/stand-ins/stripe/events';
 import { TEST_CRON_SECRET, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 import { noRedis, noRedisServerBinary, REDIS_SKIP_REASON, REDIS_URL, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';

@@ -4,10 +4,10 @@
  * stand-in through STRIPE_API_BASE_URL. No msw here: every byte crosses a socket.
  */
 import { afterAll, beforeAll } from 'vitest';
-import { StripeModel } from '@/scripts/stand-ins/stripe-model';
-import { startStripeStandIn, type StripeStandIn } from '@/scripts/stand-ins/stripe-server';
-import { WooCommerceModel } from '@/scripts/stand-ins/woocommerce-model';
-import { startWooCommerceStandIn, type WooStandIn } from '@/scripts/stand-ins/woocommerce-server';
+import { StripeModel } from '@/stand-ins/stripe/model';
+import { startStripeStandIn, type StripeStandIn } from '@/stand-ins/stripe/loopback-server';
+import { WooCommerceModel } from '@/stand-ins/woocommerce/model';
+import { startWooCommerceStandIn, type WooStandIn } from '@/stand-ins/woocommerce/loopback-server';
 import { TEST_CONSUMER_KEY, TEST_CONSUMER_SECRET, TEST_STRIPE_KEY, useTestEnv } from '../support/env';
 import { defineContract } from './contract';
 

@@ -1,7 +1,7 @@
 /**
  * The stand-ins' contract: one scenario, run once with the providers behind
  * msw (tests/support/providers.ts) and once against the local HTTP stand-ins
- * (scripts/stand-ins/*-server.ts). Both variants drive the service's real
+ * (stand-ins/<provider>/loopback-server.ts). Both variants drive the service's real
  * store and card clients and its real route handlers, so the same assertions
  * passing in both files is what "the stand-ins are faithful" means here.
  */
@@ -14,9 +14,9 @@ import { StripeCardProvider } from '@/lib/card/stripe';
 import { paymentIntentRequestSchema } from '@/lib/checkout/schemas';
 import { CardProviderError, StoreError } from '@/lib/errors';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
-import type { StripeModel } from '@/scripts/stand-ins/stripe-model';
-import { cardEvent, shipNotification, signCardEvent } from '@/scripts/stand-ins/webhooks';
-import type { WooCommerceModel } from '@/scripts/stand-ins/woocommerce-model';
+import type { StripeModel } from '@/stand-ins/stripe/model';
+import { cardEvent, shipNotification, signCardEvent } from '@/stand-ins/webhook-deliveries';
+import type { WooCommerceModel } from '@/stand-ins/woocommerce/model';
 import { TEST_CONSUMER_KEY, TEST_CONSUMER_SECRET, TEST_STRIPE_KEY, TEST_WEBHOOK_SECRET } from '../support/env';
 import { freshIp, postJson, tokenFor } from '../support/requests';
 import { EMAIL_CASES } from './email-cases';

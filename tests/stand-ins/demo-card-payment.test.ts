@@ -4,9 +4,9 @@
  * authorized, and as captured once shipping captured it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_SECRETS, startDemoStandIns, type DemoStandIns } from '@/scripts/stand-ins/demo';
-import type { RunningServer } from '@/scripts/stand-ins/http';
-import { startStorefront } from '@/scripts/stand-ins/storefront';
+import { DEMO_SECRETS, startDemoStandIns, type DemoStandIns } from '@/stand-ins/demo/world';
+import type { RunningServer } from '@/stand-ins/loopback-http';
+import { startStorefront } from '@/stand-ins/demo/storefront';
 
 let standIns: DemoStandIns;
 let storefront: RunningServer;

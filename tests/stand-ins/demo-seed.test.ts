@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { toMinorUnits } from '@/lib/money';
-import { createDemoModels, DEMO_ORDERS } from '@/scripts/stand-ins/demo';
+import { createDemoModels, DEMO_ORDERS } from '@/stand-ins/demo/world';
 
 describe('the seeded demo orders', () => {
   const { woocommerce, stripe } = createDemoModels();

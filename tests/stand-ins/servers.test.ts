@@ -4,11 +4,12 @@
  * answers to requests the SDK never makes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StripeModel } from '@/scripts/stand-ins/stripe-model';
-import { startStripeStandIn, type StripeStandIn } from '@/scripts/stand-ins/stripe-server';
-import { WooCommerceModel } from '@/scripts/stand-ins/woocommerce-model';
-import { oauthSignature, startWooCommerceStandIn, type WooStandIn } from '@/scripts/stand-ins/woocommerce-server';
-import { createDemoWooCommerce, DEMO_ORDERS } from '@/scripts/stand-ins/demo';
+import { StripeModel } from '@/stand-ins/stripe/model';
+import { startStripeStandIn, type StripeStandIn } from '@/stand-ins/stripe/loopback-server';
+import { WooCommerceModel } from '@/stand-ins/woocommerce/model';
+import { oauthSignature } from '@/stand-ins/woocommerce/fetch-handler';
+import { startWooCommerceStandIn, type WooStandIn } from '@/stand-ins/woocommerce/loopback-server';
+import { createDemoWooCommerce, DEMO_ORDERS } from '@/stand-ins/demo/world';
 
 const KEY = 'ck_servers_test';
 const SECRET = 'cs_servers_test';

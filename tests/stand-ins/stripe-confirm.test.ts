@@ -10,11 +10,11 @@
 import Stripe from 'stripe';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { POST as cardWebhook } from '@/app/api/cardprovider/webhook/route';
-import { listen, serveFetch, type RunningServer } from '@/scripts/stand-ins/http';
-import { StripeModel } from '@/scripts/stand-ins/stripe-model';
-import { startStripeStandIn, type StripeStandIn } from '@/scripts/stand-ins/stripe-server';
-import { WooCommerceModel } from '@/scripts/stand-ins/woocommerce-model';
-import { startWooCommerceStandIn, type WooStandIn } from '@/scripts/stand-ins/woocommerce-server';
+import { listen, serveFetch, type RunningServer } from '@/stand-ins/loopback-http';
+import { StripeModel } from '@/stand-ins/stripe/model';
+import { startStripeStandIn, type StripeStandIn } from '@/stand-ins/stripe/loopback-server';
+import { WooCommerceModel } from '@/stand-ins/woocommerce/model';
+import { startWooCommerceStandIn, type WooStandIn } from '@/stand-ins/woocommerce/loopback-server';
 import { TEST_CONSUMER_KEY, TEST_CONSUMER_SECRET, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 
 const SECRET_KEY = 'sk_test_confirm_contract';

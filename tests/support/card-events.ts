@@ -1,9 +1,9 @@
 /** Delivering card events to the webhook route handler, signed as Stripe signs them. */
 import { POST as cardWebhook } from '@/app/api/cardprovider/webhook/route';
 import { expect } from 'vitest';
-import type { StripeEvent } from '@/scripts/stand-ins/stripe-events';
-import type { StripeIntent } from '@/scripts/stand-ins/stripe-model';
-import { signCardEvent } from '@/scripts/stand-ins/webhooks';
+import type { StripeEvent } from '@/stand-ins/stripe/events';
+import type { StripeIntent } from '@/stand-ins/stripe/objects';
+import { signCardEvent } from '@/stand-ins/webhook-deliveries';
 import { TEST_WEBHOOK_SECRET } from './env';
 import type { Providers } from './providers';
 import { freshIp } from './requests';

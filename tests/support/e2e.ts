@@ -15,10 +15,10 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { mintCheckoutToken } from '@/lib/security/checkout-token';
 import { environmentWithoutServiceVariables, stopGroup } from '@/scripts/service-process';
-import { DEMO_ORDERS, DEMO_SECRETS, demoServiceEnv, demoWebhookEndpoint, installCompanionGateway, startDemoStandIns, type DemoStandIns } from '@/scripts/stand-ins/demo';
-import { freePort, listen, LOOPBACK, type RunningServer } from '@/scripts/stand-ins/http';
+import { DEMO_ORDERS, DEMO_SECRETS, demoServiceEnv, demoWebhookEndpoint, installCompanionGateway, startDemoStandIns, type DemoStandIns } from '@/stand-ins/demo/world';
+import { freePort, listen, LOOPBACK, type RunningServer } from '@/stand-ins/loopback-http';
 import type { Page } from 'playwright-core';
-import { startStorefront } from '@/scripts/stand-ins/storefront';
+import { startStorefront } from '@/stand-ins/demo/storefront';
 
 export const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 

@@ -1,5 +1,5 @@
 /**
- * msw mounts the stand-ins' own fetch handlers (scripts/stand-ins/*-handler.ts,
+ * msw mounts the stand-ins' own fetch handlers (stand-ins/<provider>/fetch-handler.ts,
  * the same ones the loopback servers serve), so route tests exercise the real
  * store and card clients against one implementation of WooCommerce and Stripe.
  * Around them, test-only controls: every request is recorded for assertions on
@@ -9,11 +9,11 @@
 import { delay, http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import type { FetchHandler } from '@/scripts/stand-ins/http';
-import { stripeApiHandler } from '@/scripts/stand-ins/stripe-handler';
-import { StripeModel, parseFormBody } from '@/scripts/stand-ins/stripe-model';
-import { wooCommerceHandler } from '@/scripts/stand-ins/woocommerce-handler';
-import { WooCommerceModel, type WooModelOptions } from '@/scripts/stand-ins/woocommerce-model';
+import type { FetchHandler } from '@/stand-ins/loopback-http';
+import { stripeApiHandler } from '@/stand-ins/stripe/fetch-handler';
+import { StripeModel, parseFormBody } from '@/stand-ins/stripe/model';
+import { wooCommerceApiHandler } from '@/stand-ins/woocommerce/fetch-handler';
+import { WooCommerceModel, type WooModelOptions } from '@/stand-ins/woocommerce/model';
 import { TEST_CONSUMER_KEY, TEST_CONSUMER_SECRET, TEST_STORE_URL, TEST_STRIPE_KEY } from './env';
 import { createStoreFaults, type StoreFaults } from './store-faults';
 
@@ -77,8 +77,8 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
   const mount = (woo: WooCommerceModel, stripe: StripeModel) => ({
     woo,
     stripe,
-    wooHandler: wooCommerceHandler(woo, { consumerKey: TEST_CONSUMER_KEY, consumerSecret: TEST_CONSUMER_SECRET }),
-    stripeHandler: stripeApiHandler(stripe, TEST_STRIPE_KEY),
+    wooCommerceApi: wooCommerceApiHandler(woo, { consumerKey: TEST_CONSUMER_KEY, consumerSecret: TEST_CONSUMER_SECRET }),
+    stripeApi: stripeApiHandler(stripe, TEST_STRIPE_KEY),
   });
   const state = {
     ...mount(new WooCommerceModel(), new StripeModel()),
@@ -121,8 +121,8 @@ export function createProviders(): { providers: Providers; server: ReturnType<ty
     };
 
   const handlers = [
-    http.all(`${TEST_STORE_URL}/*`, mounted('store', () => state.storeFaults.wrap(state.wooHandler))),
-    http.all(`${STRIPE_HOST}/*`, mounted('card', () => state.stripeHandler)),
+    http.all(`${TEST_STORE_URL}/*`, mounted('store', () => state.storeFaults.wrap(state.wooCommerceApi))),
+    http.all(`${STRIPE_HOST}/*`, mounted('card', () => state.stripeApi)),
   ];
 
   const server = setupServer(...handlers);

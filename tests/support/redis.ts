@@ -14,7 +14,7 @@ import { existsSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { afterAll } from 'vitest';
 import { RedisConnection, type RedisClient } from '@/lib/redis/connection';
-import { freePort } from '@/scripts/stand-ins/http';
+import { freePort } from '@/stand-ins/loopback-http';
 
 /** Read before any test's useTestEnv() clears REDIS_URL from process.env. */
 export const REDIS_URL = process.env.REDIS_URL;

@@ -3,7 +3,7 @@ import { POST as cancelAuthorizationPOST } from '@/app/api/store/cancel-authoriz
 import { POST as capturePOST } from '@/app/api/store/capture/route';
 import { POST as refundsPOST } from '@/app/api/store/refunds/route';
 import { signStoreCallback } from '@/lib/security/store-signature';
-import { companionGateway, type CompanionGatewayOptions } from '@/scripts/stand-ins/store-gateway';
+import { companionGateway, type CompanionGatewayOptions } from '@/stand-ins/woocommerce/companion-gateway';
 
 export const TEST_STORE_CALLBACK_SECRET = 'test-store-callback-secret-0123456789abcdef';
 

@@ -24,8 +24,8 @@
  * a request hangs.
  */
 import { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { FetchHandler, RunningServer } from '@/scripts/stand-ins/http';
-import { listen } from '@/scripts/stand-ins/http';
+import type { FetchHandler, RunningServer } from '@/stand-ins/loopback-http';
+import { listen } from '@/stand-ins/loopback-http';
 
 export const STORE_FAULT_KINDS = [
   'refused',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidSignatureError } from '@/lib/errors';
-import { chargeIdOf, InvalidCardEventError, paymentErrorMessageOf, readCardEvent, readPaymentIntent, shopOrderId } from '@/lib/card/events';
+import { chargeIdOf, paymentErrorMessageOf, readCardEvent, readPaymentIntent, shopOrderId } from '@/lib/card/events';
+import { InvalidCardEventError, InvalidSignatureError } from '@/lib/errors';
 import { signatureFrom } from '@/lib/webhooks/card/event';
 
 describe('card event: the signature header', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '@/lib/config';
+import { parseConfig } from '@/lib/config';
+import { ConfigError } from '@/lib/errors';
 import { handledEventTypes } from '@/lib/webhooks/card/handle-event';
 
 const DELAYED_WARNING = /STRIPE_PAYMENT_METHODS=automatic without async/;

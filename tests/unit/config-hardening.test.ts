@@ -1,7 +1,8 @@
 /** Configuration of the hardening settings (docs/decisions.md#d5, docs/decisions.md#d11): the client-IP header and the shipping webhook's authentication. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '@/lib/config';
+import { parseConfig } from '@/lib/config';
 import { COMPLETE_PRODUCTION_ENV } from '../support/production-env';
+import { ConfigError } from '@/lib/errors';
 
 const complete = COMPLETE_PRODUCTION_ENV;
 

@@ -8,7 +8,8 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, EXAMPLE_PLACEHOLDERS, parseConfig, startMode } from '@/lib/config';
+import { EXAMPLE_PLACEHOLDERS, parseConfig, startMode } from '@/lib/config';
+import { ConfigError } from '@/lib/errors';
 import { validateConfigurationAtStart } from '@/lib/startup';
 import { nextEnvironment, whereSet, type LoadedEnvironment } from '@/scripts/configuration';
 import { SERVICE_VARIABLES } from '@/scripts/service-process';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig, requireSetting } from '@/lib/config';
-import { ServiceNotConfiguredError } from '@/lib/errors';
+import { parseConfig, requireSetting } from '@/lib/config';
 import { COMPLETE_PRODUCTION_ENV } from '../support/production-env';
+import { ConfigError, ServiceNotConfiguredError } from '@/lib/errors';
 
 const complete = COMPLETE_PRODUCTION_ENV;
 

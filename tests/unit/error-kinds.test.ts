@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_KINDS, ServiceError, type ErrorKind } from '@/lib/errors';
 import { cardWebhookErrorResponse, checkoutErrorResponse, cronErrorResponse, shippingWebhookErrorResponse } from '@/lib/http/errors';
@@ -47,5 +49,22 @@ describe('error kinds', () => {
     });
     expect(cardWebhookErrorResponse(error).status).toBe(400);
     expect(shippingWebhookErrorResponse(error).status).toBe(400);
+  });
+});
+
+describe('where errors are declared', () => {
+  function sources(dir: string): string[] {
+    return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+    );
+  }
+
+  it('every error class of lib/ is in lib/errors.ts, so its kind and its answers are found in one place', () => {
+    const elsewhere = sources('lib')
+      .filter((file) => file !== join('lib', 'errors.ts'))
+      .flatMap((file) =>
+        [...readFileSync(file, 'utf8').matchAll(/class\s+(\w+)\s+extends\s+(\w*Error)\b/g)].map((match) => `${file}: ${match[1]}`),
+      );
+    expect(elsewhere).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { chargeableAmount, currencyExponent, formatMinorUnits, MoneyError, toMinorUnits } from '@/lib/money';
+import { MoneyError } from '@/lib/errors';
+import { chargeableAmount, currencyExponent, formatMinorUnits, toMinorUnits } from '@/lib/money';
 
 describe('money in minor units', () => {
   it('parses "4.35" to 435 without floating-point drift', () => {

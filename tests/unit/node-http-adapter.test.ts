@@ -9,9 +9,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { StoreError } from '@/lib/errors';
+import { StoreError, UpstreamHttpError } from '@/lib/errors';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
-import { MAX_ANSWER_BYTES, nodeHttpAdapter, UpstreamHttpError, type AdapterRequest } from '@/lib/upstream/node-http';
+import { MAX_ANSWER_BYTES, nodeHttpAdapter, type AdapterRequest } from '@/lib/upstream/node-http';
 
 interface Seen {
   method: string;

@@ -9,6 +9,7 @@ import { RateLimitedError } from '@/lib/errors';
 import { entryCall, leaveCall } from '@/lib/redis/gate';
 import { RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
 import { RedisProcessedEvents } from '@/lib/shared-state/processed-events/redis';
+import { RedisShippedStatus } from '@/lib/shared-state/shipped-status/redis';
 import { deferRateLimitHit, PendingRateLimitHit, settlePendingRateLimit, withRateLimitScope } from '@/lib/shared-state/rate-limit/pending';
 import { MemoryRateLimiter, type RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
 import { noRedis, REDIS_SKIP_REASON, redisConnection, testPrefix } from '../support/redis';
@@ -31,6 +32,11 @@ describe('the gate scripts keep their keys in one hash slot', () => {
       expect(entry.keys).toHaveLength(3);
       expect(leave.keys).toHaveLength(2);
       expect(new Set([...entry.keys, ...leave.keys].map(hashedPart))).toEqual(new Set(['gate']));
+      // The shipping webhook's entry also reads the store's `shipped` status memory.
+      const peekKey = new RedisShippedStatus(redisConnection('redis://127.0.0.1:1'), { prefix }).reading().peek?.key;
+      const shipping = entryCall(prefix, { hit: claimed, lock: { orderId: 42, token: 't', ttlMs: 1000, peekKey } });
+      expect(shipping.keys).toHaveLength(3);
+      expect(new Set(shipping.keys.map(hashedPart))).toEqual(new Set(['gate']));
     }
   });
 });
@@ -118,5 +124,29 @@ describe.skipIf(noRedis)(`the entry and leave scripts${noRedis ? ` (skipped: ${R
     expect(await events.has('cardprovider:evt_skip')).toBe(false);
     const redis = await redisConnection().client();
     expect(await redis.exists(`${prefix}{gate}:lock:order:61`)).toBe(0);
+  });
+
+  it("the lock's peek reads the store's `shipped` status memory of every instance in the entry, once the lock is taken", async () => {
+    const prefix = testPrefix('gate-peek');
+    const a = redisConnection();
+    const b = redisConnection();
+    const locks = new RedisOrderLocks(b, { prefix, ttlMs: 10_000 });
+    const statusOnB = new RedisShippedStatus(b, { prefix });
+    const statusOf = async () => {
+      const reading = statusOnB.reading();
+      let found: string | undefined;
+      await locks.withOrderLock(62, async () => void (found = await reading.statusToWrite()), reading.peek);
+      return found;
+    };
+    expect(await statusOf()).toBe('shipped');
+    await new RedisShippedStatus(a, { prefix }).rememberShippedMissing();
+    expect(await statusOf()).toBe('completed');
+
+    // A lock that is not taken reads nothing: the waiter learns the memory with the lock it finally takes.
+    const held = entryCall(prefix, { lock: { orderId: 63, token: 'other', ttlMs: 10_000 } });
+    const redis = await a.client();
+    held.read(await held.send(redis));
+    const blocked = entryCall(prefix, { lock: { orderId: 63, token: 'mine', ttlMs: 10_000, peekKey: statusOnB.reading().peek?.key } });
+    expect(blocked.read(await blocked.send(redis))).toEqual({ remembered: false, locked: false, peeked: false });
   });
 });

@@ -5,7 +5,8 @@
  * or a 400 the card provider retries), and the next call loads it again.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { RedisConnection, SharedStateUnavailableError } from '@/lib/redis/connection';
+import { SharedStateUnavailableError } from '@/lib/errors';
+import { RedisConnection } from '@/lib/redis/connection';
 
 const attempts = vi.hoisted(() => ({ count: 0, clients: 0 }));
 vi.mock('redis', async (importOriginal) => {

@@ -7,8 +7,7 @@
  * wrappers then use this instance's memory and warn at most once a minute.
  */
 import { describe, expect, it } from 'vitest';
-import { SharedStateUnavailableError } from '@/lib/redis/connection';
-import { OrderBusyError } from '@/lib/errors';
+import { OrderBusyError, SharedStateUnavailableError } from '@/lib/errors';
 import { FallbackWarning } from '@/lib/shared-state/fallback';
 import { OrderLocksWithFallback, OrderLocksWithoutFallback } from '@/lib/shared-state/order-locks/fallback';
 import { RateLimiterWithFallback } from '@/lib/shared-state/rate-limit/fallback';
@@ -21,7 +20,7 @@ import { MemoryOrderLocks } from '@/lib/shared-state/order-locks/order-locks';
 import { MemoryRateLimiter, type RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
 import { MemoryShippedStatus } from '@/lib/shared-state/shipped-status/shipped-status';
 import { applyEventOnce } from '@/lib/webhooks/card/exactly-once';
-import { freePort } from '@/scripts/stand-ins/http';
+import { freePort } from '@/stand-ins/loopback-http';
 import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, observedConnection, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
 import { loggedLines } from '../support/setup';
 

@@ -7,8 +7,8 @@
  * cursor is treated as absent (read) or logged (save, clear).
  */
 import { describe, expect, it } from 'vitest';
+import { SharedStateUnavailableError } from '@/lib/errors';
 import { RedisReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/redis';
-import { SharedStateUnavailableError } from '@/lib/redis/connection';
 import { reconcileCursorWithFallback } from '@/lib/shared-state/reconcile-cursor/fallback';
 import { ShippingReplayQueueWithFallback } from '@/lib/shared-state/shipping-replay/fallback';
 import { RedisShippingReplayQueue } from '@/lib/shared-state/shipping-replay/redis';

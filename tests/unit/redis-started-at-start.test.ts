@@ -5,8 +5,11 @@
  * connection; here the second copy is the same modules imported again after
  * vi.resetModules(), against a real Redis.
  */
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { noRedis, REDIS_SKIP_REASON, REDIS_URL, redisConnection } from '../support/redis';
+import { monitorRedis, noRedis, REDIS_SKIP_REASON, REDIS_URL, redisConnection, testPrefix } from '../support/redis';
 
 type ConnectionModule = typeof import('@/lib/redis/connection');
 
@@ -73,12 +76,62 @@ describe('preloading when the instance starts', () => {
     const { preloadAtStart } = await import('@/lib/preload');
     const { getRedisConnection } = await import('@/lib/redis/connection');
     const { getConfig } = await import('@/lib/config');
-    const { SharedStateUnavailableError } = await import('@/lib/redis/connection');
+    const { SharedStateUnavailableError } = await import('@/lib/errors');
     expect(() => preloadAtStart()).not.toThrow();
     // The request that needs Redis meets the failure itself, as it would have without the preload.
     const failure = await getRedisConnection(getConfig())!.run('ping', (redis) => redis.ping()).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(SharedStateUnavailableError);
     const { resetServices } = await import('@/lib/services');
     resetServices();
+  });
+});
+
+describe.skipIf(noRedis)(`the scripts a request runs${noRedis ? ` (skipped: ${REDIS_SKIP_REASON})` : ''}`, () => {
+  it("are in Redis' script cache once the instance has started: the first request's entry is one EVALSHA", async () => {
+    vi.resetModules();
+    const { useTestEnv } = await import('../support/env');
+    useTestEnv({ REDIS_URL: REDIS_URL as string });
+    const { preloadAtStart } = await import('@/lib/preload');
+    const { entryCall } = await import('@/lib/redis/gate');
+    const { resetServices } = await import('@/lib/services');
+    const own = await redisConnection().client();
+    await own.scriptFlush();
+    await preloadAtStart();
+    const monitor = await monitorRedis(REDIS_URL as string);
+    try {
+      const entry = entryCall(testPrefix('preloaded-scripts'), { lock: { orderId: 7, token: 't', ttlMs: 1_000 } });
+      const commands = await monitor.commandsDuring(async () => expect(entry.read(await entry.send(own)).locked).toBe(true));
+      expect(commands).toEqual(['evalsha']);
+    } finally {
+      await monitor.close();
+      resetServices();
+    }
+  });
+});
+
+describe("the routes' own modules", () => {
+  let dir: string | undefined;
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  it('are loaded when the instance starts, through the route modules of the build; pages, and routes missing here, are left alone', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'preload-routes-'));
+    const loaded: string[] = [];
+    const holder = globalThis as typeof globalThis & { __preloadedRoutes?: string[] };
+    holder.__preloadedRoutes = loaded;
+    writeFileSync(
+      join(dir, 'app-paths-manifest.json'),
+      JSON.stringify({ '/page': 'app/page.js', '/api/a/route': 'app/api/a/route.js', '/api/gone/route': 'app/api/gone/route.js' }),
+    );
+    mkdirSync(join(dir, 'app', 'api', 'a'), { recursive: true });
+    writeFileSync(join(dir, 'app', 'api', 'a', 'route.js'), "exports.routeModule = { ensureUserland: async () => { globalThis.__preloadedRoutes.push('a'); } };");
+    writeFileSync(join(dir, 'app', 'page.js'), "globalThis.__preloadedRoutes.push('page');");
+    const { preloadRoutes } = await import('@/lib/preload');
+    await preloadRoutes(dir);
+    expect(loaded).toEqual(['a']);
+    // A server directory without a build: nothing to load, and nothing thrown.
+    await expect(preloadRoutes(join(dir, 'nothing-here'))).resolves.toBeUndefined();
   });
 });

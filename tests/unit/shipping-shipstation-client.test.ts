@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseShipmentsResponse, SHIPMENT_PAGES_PER_READ, ShipStationClient, ShipStationError } from '@/lib/shipping/shipstation';
+import { ShipStationError } from '@/lib/errors';
+import { parseShipmentsResponse, SHIPMENT_PAGES_PER_READ, ShipStationClient } from '@/lib/shipping/shipstation';
 import { withRequestDeadline } from '@/lib/upstream/budget';
 
 const BASE = 'https://ssapi.shipstation.com';

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { listen } from '@/scripts/stand-ins/http';
+import { listen } from '@/stand-ins/loopback-http';
 import { appRoutes, WARM_UP_QUERY, warmClients, warmRoutes } from '@/scripts/warm-up';
 
 const dirs: string[] = [];

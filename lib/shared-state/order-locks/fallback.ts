@@ -1,6 +1,6 @@
-import { SharedStateUnavailableError } from '@/lib/redis/connection';
+import { SharedStateUnavailableError } from '@/lib/errors';
 import type { FallbackWarning } from '@/lib/shared-state/fallback';
-import type { EventLockResult, EventTaskResult, OrderLocks } from '@/lib/shared-state/order-locks/order-locks';
+import type { EventLockResult, EventTaskResult, LockPeek, OrderLocks } from '@/lib/shared-state/order-locks/order-locks';
 
 /**
  * The checkout and shipping writers' locks: this instance's lock first, then
@@ -26,18 +26,18 @@ export class OrderLocksWithFallback implements OrderLocks {
     private readonly warning: FallbackWarning,
   ) {}
 
-  withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T> {
-    return this.local.withOrderLock(orderId, () => this.sharedOrAlone(orderId, task));
+  withOrderLock<T>(orderId: number, task: () => Promise<T>, peek?: LockPeek): Promise<T> {
+    return this.local.withOrderLock(orderId, () => this.sharedOrAlone(orderId, task, peek));
   }
 
-  private async sharedOrAlone<T>(orderId: number, task: () => Promise<T>): Promise<T> {
+  private async sharedOrAlone<T>(orderId: number, task: () => Promise<T>, peek: LockPeek | undefined): Promise<T> {
     let started = false;
     const once = () => {
       started = true;
       return task();
     };
     try {
-      return await this.shared.withOrderLock(orderId, once);
+      return await this.shared.withOrderLock(orderId, once, peek);
     } catch (error) {
       // Only a lock that could not be taken falls back; a task that ran is never run twice.
       if (started || !(error instanceof SharedStateUnavailableError)) throw error;
@@ -59,8 +59,8 @@ export class OrderLocksWithoutFallback implements OrderLocks {
     private readonly local: OrderLocks,
   ) {}
 
-  withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T> {
-    return this.local.withOrderLock(orderId, () => this.shared.withOrderLock(orderId, task));
+  withOrderLock<T>(orderId: number, task: () => Promise<T>, peek?: LockPeek): Promise<T> {
+    return this.local.withOrderLock(orderId, () => this.shared.withOrderLock(orderId, task, peek));
   }
 
   withEventLock<T>(orderId: number, eventKey: string, task: () => Promise<EventTaskResult<T>>): Promise<EventLockResult<T>> {

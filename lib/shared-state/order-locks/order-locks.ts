@@ -15,8 +15,10 @@ export interface OrderLocks {
    * Runs `task` while holding `orderId`'s lock, waiting for it at most as long as `lockWaitMs` allows.
    * One lock per order for every writer (checkout, card webhook, shipping webhook): a
    * submit-order writing `pending` must not interleave with a payment marking it paid.
+   * `peek`: a key that locks kept in Redis read in the round trip that takes the lock (lib/redis/gate.ts),
+   * so the task need not read it apart; other locks ignore it, and the task reads it itself.
    */
-  withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T>;
+  withOrderLock<T>(orderId: number, task: () => Promise<T>, peek?: LockPeek): Promise<T>;
   /**
    * For locks that keep the processed events beside them (Redis, lib/redis/gate.ts): checks
    * whether `eventKey` is remembered in the same round trip as the lock, answers a remembered
@@ -25,6 +27,12 @@ export interface OrderLocks {
    * checks and remembers through ProcessedEvents under `withOrderLock`.
    */
   withEventLock?<T>(orderId: number, eventKey: string, task: () => Promise<EventTaskResult<T>>): Promise<EventLockResult<T>>;
+}
+
+/** A key read with the lock, once it is taken: `found` is told whether the key exists, before the task runs. */
+export interface LockPeek {
+  readonly key: string;
+  found(present: boolean): void;
 }
 
 export interface EventTaskResult<T> {

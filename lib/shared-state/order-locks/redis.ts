@@ -19,15 +19,16 @@
  * paid, shippable) and the card webhook checks the processed events there too.
  */
 import { randomInt, randomUUID } from 'node:crypto';
-import { OrderBusyError } from '@/lib/errors';
+import { OrderBusyError, SharedStateUnavailableError } from '@/lib/errors';
 import { log } from '@/lib/log';
-import { KEY_PREFIX, SharedStateUnavailableError, type RedisConnection } from '@/lib/redis/connection';
-import { entryCall, fallBackHit, leaveCall, type EntryAnswer } from '@/lib/redis/gate';
+import { KEY_PREFIX, type RedisConnection } from '@/lib/redis/connection';
+import { entryCall, fallBackHit, leaveCall, type EntryAnswer, type EntryReply } from '@/lib/redis/gate';
 import {
   DEFAULT_LOCK_WAIT,
   lockWaitMs,
   type EventLockResult,
   type EventTaskResult,
+  type LockPeek,
   type LockWait,
   type OrderLocks,
 } from '@/lib/shared-state/order-locks/order-locks';
@@ -103,9 +104,9 @@ export class RedisOrderLocks implements OrderLocks {
     this.wait = { waitMs: options.waitMs ?? DEFAULT_LOCK_WAIT.waitMs, reserveMs: options.reserveMs ?? DEFAULT_LOCK_WAIT.reserveMs };
   }
 
-  async withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T> {
+  async withOrderLock<T>(orderId: number, task: () => Promise<T>, peek?: LockPeek): Promise<T> {
     const token = randomUUID();
-    await this.acquire(orderId, token);
+    await this.acquire(orderId, token, undefined, peek);
     try {
       return await task();
     } finally {
@@ -148,14 +149,14 @@ export class RedisOrderLocks implements OrderLocks {
    * working on the order, and a fallback to this instance's memory would let
    * this one write beside it.
    */
-  private async acquire(orderId: number, token: string, eventKey?: string): Promise<'locked' | 'remembered'> {
+  private async acquire(orderId: number, token: string, eventKey?: string, peek?: LockPeek): Promise<'locked' | 'remembered'> {
     const deadline = Date.now() + lockWaitMs(this.wait);
     let seenHeld = false;
     let hit = claimPendingRateLimit();
     for (let attempt = 0; ; attempt += 1) {
       let answer: EntryAnswer;
       try {
-        answer = await this.enter(orderId, token, eventKey, hit, deadline);
+        answer = await this.enter(orderId, token, { eventKey, peekKey: peek?.key }, hit, deadline);
       } catch (error) {
         if (seenHeld && error instanceof SharedStateUnavailableError) {
           log.warn('redis.lock_lost_while_waiting', { orderId, error: error.kind });
@@ -165,7 +166,10 @@ export class RedisOrderLocks implements OrderLocks {
       }
       hit = undefined;
       if (answer.remembered) return 'remembered';
-      if (answer.locked) return 'locked';
+      if (answer.locked) {
+        peek?.found(answer.peeked);
+        return 'locked';
+      }
       seenHeld = true;
       const pause = Math.min(FIRST_RETRY_MS * 2 ** attempt, MAX_RETRY_MS);
       if (Date.now() + pause > deadline) throw new OrderBusyError(orderId);
@@ -194,13 +198,14 @@ export class RedisOrderLocks implements OrderLocks {
   private async enter(
     orderId: number,
     token: string,
-    eventKey: string | undefined,
+    reads: { eventKey: string | undefined; peekKey: string | undefined },
     hit: ClaimedHit | undefined,
     deadline: number,
   ): Promise<EntryAnswer> {
-    const call = entryCall(this.prefix, { hit, eventKey, lock: { orderId, token, ttlMs: this.ttlMs } });
-    let sent: Promise<[number, number, number]> | undefined;
-    let reply: [number, number, number];
+    const { eventKey, peekKey } = reads;
+    const call = entryCall(this.prefix, { hit, eventKey, lock: { orderId, token, ttlMs: this.ttlMs, peekKey } });
+    let sent: Promise<EntryReply> | undefined;
+    let reply: EntryReply;
     try {
       reply = await this.connection.run('lock_acquire', (redis) => (sent = call.send(redis)));
     } catch (error) {

@@ -23,11 +23,18 @@ export interface ProcessedEvents {
 export const PROCESSED_EVENT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 export class MemoryProcessedEvents implements ProcessedEvents {
-  private readonly seen: LRUCache<string, true>;
+  private cache: LRUCache<string, true> | undefined;
   readonly remembersSince = Date.now();
 
-  constructor(options: { max?: number; ttlMs?: number } = {}) {
-    this.seen = new LRUCache({ max: options.max ?? 100_000, ttl: options.ttlMs ?? PROCESSED_EVENT_TTL_MS });
+  constructor(private readonly options: { max?: number; ttlMs?: number } = {}) {}
+
+  /**
+   * Built on first use: its arrays for 100,000 events cost tens of ms to allocate, which an
+   * instance whose events live in Redis never needs, and which would land on every route's
+   * first request (the services are built then).
+   */
+  private get seen(): LRUCache<string, true> {
+    return (this.cache ??= new LRUCache({ max: this.options.max ?? 100_000, ttl: this.options.ttlMs ?? PROCESSED_EVENT_TTL_MS }));
   }
 
   async has(eventId: string): Promise<boolean> {

@@ -59,12 +59,18 @@ interface Window {
 }
 
 export class MemoryRateLimiter implements RateLimiter {
-  private readonly windows: LRUCache<string, Window>;
+  private cache: LRUCache<string, Window> | undefined;
+  private readonly maxClients: number;
   private readonly now: () => number;
 
   constructor(options: { maxClients?: number; now?: () => number } = {}) {
-    this.windows = new LRUCache({ max: options.maxClients ?? 50_000 });
+    this.maxClients = options.maxClients ?? 50_000;
     this.now = options.now ?? Date.now;
+  }
+
+  /** Built on first use: with Redis it is only the fallback, and its allocation would land on a route's first request. */
+  private get windows(): LRUCache<string, Window> {
+    return (this.cache ??= new LRUCache({ max: this.maxClients }));
   }
 
   async hit(rule: RateLimitRule, client: string): Promise<RateLimitDecision> {

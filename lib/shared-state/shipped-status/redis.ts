@@ -1,10 +1,21 @@
 /**
  * The "store has no `shipped` status" memory (lib/shared-state/shipped-status/shipped-status.ts)
  * shared by every instance: one key that expires after SHIPPED_MISSING_TTL_MS.
- * One GET per notification, one SET when the store refuses `shipped`.
+ * A shipment reads it in the entry script that takes its order's lock (the
+ * lock's peek, lib/redis/gate.ts), so it costs no round trip of its own; it is
+ * under the gate's hash tag for that. One SET when the store refuses `shipped`.
  */
 import { KEY_PREFIX, type RedisConnection } from '@/lib/redis/connection';
-import { FALLBACK_STATUS, SHIPPED_MISSING_TTL_MS, SHIPPED_STATUS, type ShippedStatusMemory } from '@/lib/shared-state/shipped-status/shipped-status';
+import { gateKeys } from '@/lib/redis/gate';
+import {
+  FALLBACK_STATUS,
+  SHIPPED_MISSING_TTL_MS,
+  SHIPPED_STATUS,
+  type ShippedStatusMemory,
+  type ShippedStatusReading,
+} from '@/lib/shared-state/shipped-status/shipped-status';
+
+const statusFor = (missing: boolean) => (missing ? FALLBACK_STATUS : SHIPPED_STATUS);
 
 export class RedisShippedStatus implements ShippedStatusMemory {
   private readonly key: string;
@@ -13,12 +24,25 @@ export class RedisShippedStatus implements ShippedStatusMemory {
     private readonly connection: RedisConnection,
     private readonly options: { prefix?: string; ttlMs?: number } = {},
   ) {
-    this.key = `${options.prefix ?? KEY_PREFIX}store:shipped-status-missing`;
+    this.key = gateKeys(options.prefix ?? KEY_PREFIX).shippedStatusMissing;
   }
 
   async statusToWrite(): Promise<string> {
     const missing = await this.connection.run('shipped_status_read', (redis) => redis.exists(this.key));
-    return missing === 1 ? FALLBACK_STATUS : SHIPPED_STATUS;
+    return statusFor(missing === 1);
+  }
+
+  reading(): ShippedStatusReading {
+    let missing: boolean | undefined;
+    return {
+      peek: {
+        key: this.key,
+        found: (present) => {
+          missing = present;
+        },
+      },
+      statusToWrite: async () => (missing === undefined ? this.statusToWrite() : statusFor(missing)),
+    };
   }
 
   async rememberShippedMissing(): Promise<void> {

@@ -10,43 +10,44 @@
  * and the event's receipt.
  */
 import type { DisputeFacts } from '@/lib/card/events';
+import { CardEventTooEarlyError } from '@/lib/errors';
 import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { metaValue } from '@/lib/orders/normalize';
 import { shopNotes } from '@/lib/orders/notes';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
-import { ON_HOLD } from '@/lib/webhooks/card/dispute';
 import { isPaid } from '@/lib/orders/payable';
 import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { hasReceipt } from '@/lib/orders/receipts';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
-import { cardEventHandler, CardEventTooEarlyError } from '@/lib/webhooks/card/handler';
+import { cardEventHandler, changed, unchanged, type CardOutcome } from '@/lib/webhooks/card/handler';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
-export async function closeDispute(orderId: number, eventId: string, dispute: DisputeFacts, services: Services): Promise<string> {
+export async function closeDispute(orderId: number, eventId: string, dispute: DisputeFacts, services: Services): Promise<CardOutcome> {
   const store = services.store();
   const order = await store.getOrder(orderId);
   // Its opening was left off the order (dispute-created.ts): so is its close.
-  if (isPaid(order) && concernsOtherPayment(orderId, order, dispute, 'dispute')) return OTHER_PAYMENT;
+  if (isPaid(order) && concernsOtherPayment(orderId, order, dispute, 'dispute')) return unchanged(OTHER_PAYMENT);
   if (metaValue(order, META.disputeId) !== dispute.disputeId) {
     throw new CardEventTooEarlyError('Webhook Error: the dispute is not recorded on the order yet');
   }
   const recordedStatus = metaValue(order, META.disputeStatus);
   if (recordedStatus === 'won' || recordedStatus === 'lost' || recordedStatus === 'warning_closed' || recordedStatus === 'prevented') {
-    return 'dispute_already_recorded';
+    return unchanged('dispute_already_recorded');
   }
-  if (hasReceipt(order, eventId)) return DUPLICATE_EVENT;
+  if (hasReceipt(order, eventId)) return unchanged(DUPLICATE_EVENT);
 
   const lost = dispute.status === 'lost';
   const previous = metaValue(order, META.statusBeforeDispute);
   // The shop may have moved the order on while the dispute was open: a win leaves that alone.
-  const restore = !lost && order.status === ON_HOLD ? previous : undefined;
+  const restore = !lost && order.status === ORDER_STATUS.onHold ? previous : undefined;
   await addShopNoteOnce(
     store,
     orderId,
     lost ? shopNotes.disputeLost(dispute.disputeId) : shopNotes.disputeWon(dispute.disputeId, dispute.status, restore),
   );
-  const status = lost ? 'failed' : restore;
+  const status = lost ? ORDER_STATUS.failed : restore;
   await store.updateOrder(
     orderId,
     buildOrderUpdate(order, {
@@ -56,7 +57,7 @@ export async function closeDispute(orderId: number, eventId: string, dispute: Di
       receipt: eventId,
     }),
   );
-  return lost ? 'dispute_lost_failed' : 'dispute_closed_restored';
+  return changed(lost ? 'dispute_lost_failed' : 'dispute_closed_restored');
 }
 
 export const disputeClosed = cardEventHandler({

@@ -11,38 +11,40 @@
  * travel in the status write, so a retry after it landed changes nothing.
  */
 import type { DisputeFacts } from '@/lib/card/events';
+import { CardEventTooEarlyError } from '@/lib/errors';
 import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { metaValue } from '@/lib/orders/normalize';
 import { shopNotes } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
-import { disputeAmount, ON_HOLD } from '@/lib/webhooks/card/dispute';
+import { disputeAmount } from '@/lib/webhooks/card/dispute';
 import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { hasReceipt } from '@/lib/orders/receipts';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
-import { cardEventHandler, CardEventTooEarlyError } from '@/lib/webhooks/card/handler';
+import { cardEventHandler, changed, unchanged, type CardOutcome } from '@/lib/webhooks/card/handler';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
-export async function openDispute(orderId: number, eventId: string, dispute: DisputeFacts, services: Services): Promise<string> {
+export async function openDispute(orderId: number, eventId: string, dispute: DisputeFacts, services: Services): Promise<CardOutcome> {
   const store = services.store();
   const order = await store.getOrder(orderId);
-  if (metaValue(order, META.disputeId) === dispute.disputeId) return 'dispute_already_recorded';
-  if (hasReceipt(order, eventId)) return DUPLICATE_EVENT;
+  if (metaValue(order, META.disputeId) === dispute.disputeId) return unchanged('dispute_already_recorded');
+  if (hasReceipt(order, eventId)) return unchanged(DUPLICATE_EVENT);
   if (!isPaid(order)) throw new CardEventTooEarlyError('Webhook Error: the order is not paid yet; the dispute is recorded once the payment is');
-  if (concernsOtherPayment(orderId, order, dispute, 'dispute')) return OTHER_PAYMENT;
+  if (concernsOtherPayment(orderId, order, dispute, 'dispute')) return unchanged(OTHER_PAYMENT);
 
   await addShopNoteOnce(store, orderId, shopNotes.disputeOpened(dispute.disputeId, dispute.reason, disputeAmount(dispute), order.status));
   await store.updateOrder(
     orderId,
     buildOrderUpdate(order, {
-      status: ON_HOLD,
+      status: ORDER_STATUS.onHold,
       meta: { [META.disputeId]: dispute.disputeId, [META.statusBeforeDispute]: order.status, [META.disputeStatus]: dispute.status },
       metaMode: 'append',
       receipt: eventId,
     }),
   );
-  return 'dispute_on_hold';
+  return changed('dispute_on_hold');
 }
 
 export const disputeCreated = cardEventHandler({

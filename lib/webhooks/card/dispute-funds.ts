@@ -8,12 +8,12 @@ import type { DisputeFacts } from '@/lib/card/events';
 import { shopNotes } from '@/lib/orders/notes';
 import type { Services } from '@/lib/services';
 import { disputeAmount } from '@/lib/webhooks/card/dispute';
-import { cardEventHandler } from '@/lib/webhooks/card/handler';
+import { cardEventHandler, changed, unchanged, type CardOutcome } from '@/lib/webhooks/card/handler';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
-async function noteFunds(orderId: number, dispute: DisputeFacts, movement: 'withdrawn' | 'reinstated', services: Services): Promise<string> {
+async function noteFunds(orderId: number, dispute: DisputeFacts, movement: 'withdrawn' | 'reinstated', services: Services): Promise<CardOutcome> {
   const added = await addShopNoteOnce(services.store(), orderId, shopNotes.disputeFunds(dispute.disputeId, movement, disputeAmount(dispute)));
-  return added ? `dispute_funds_${movement}_noted` : 'dispute_funds_already_noted';
+  return added ? changed(`dispute_funds_${movement}_noted`) : unchanged('dispute_funds_already_noted');
 }
 
 export const disputeFundsWithdrawn = cardEventHandler({

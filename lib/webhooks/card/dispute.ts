@@ -6,8 +6,6 @@
 import type { DisputeFacts } from '@/lib/card/events';
 import { formatMinorUnits } from '@/lib/money';
 
-export const ON_HOLD = 'on-hold';
-
 export function disputeAmount(dispute: DisputeFacts): string {
   return `${formatMinorUnits(dispute.amount, dispute.currency)} ${dispute.currency.toUpperCase()}`;
 }

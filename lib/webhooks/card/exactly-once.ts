@@ -26,6 +26,7 @@
  * writers that read the order at once would both miss the receipt.
  */
 import type { Services } from '@/lib/services';
+import { unchanged } from '@/lib/webhooks/card/handler';
 
 export const DUPLICATE_EVENT = 'duplicate_event';
 
@@ -33,14 +34,14 @@ export const DUPLICATE_EVENT = 'duplicate_event';
  * An event whose order cannot say whether it was applied (an order written before receipts existed,
  * payment-failed.ts): left alone, and not remembered either, since it was not found applied.
  */
-export const UNVERIFIABLE_EVENT = 'unverifiable_event';
+export const UNVERIFIABLE_EVENT = unchanged('unverifiable_event');
 
 /** Namespaced, so a shared store of processed ids can hold other providers' ids too. */
 export function processedEventKey(eventId: string): string {
   return `cardprovider:${eventId}`;
 }
 
-export async function applyEventOnce<Outcome extends string>(
+export async function applyEventOnce<Outcome>(
   services: Pick<Services, 'cardEventLocks' | 'processedEvents'>,
   orderId: number,
   eventId: string,

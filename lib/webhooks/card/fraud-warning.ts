@@ -10,7 +10,7 @@
 import { shopNotes } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';
 import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
-import { cardEventHandler } from '@/lib/webhooks/card/handler';
+import { cardEventHandler, changed, unchanged } from '@/lib/webhooks/card/handler';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
 export const fraudWarningCreated = cardEventHandler({
@@ -20,8 +20,8 @@ export const fraudWarningCreated = cardEventHandler({
     const store = services.store();
     const { warning } = event;
     const order = await store.getOrder(orderId);
-    if (isPaid(order) && concernsOtherPayment(orderId, order, warning, 'fraud warning')) return OTHER_PAYMENT;
+    if (isPaid(order) && concernsOtherPayment(orderId, order, warning, 'fraud warning')) return unchanged(OTHER_PAYMENT);
     const note = shopNotes.earlyFraudWarning(warning.warningId, warning.chargeId, warning.fraudType, warning.actionable);
-    return (await addShopNoteOnce(store, orderId, note)) ? 'fraud_warning_noted' : 'fraud_warning_already_noted';
+    return (await addShopNoteOnce(store, orderId, note)) ? changed('fraud_warning_noted') : unchanged('fraud_warning_already_noted');
   },
 });

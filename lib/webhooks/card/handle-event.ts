@@ -11,17 +11,16 @@
  * turns on, and the authorization (STRIPE_CAPTURE other than automatic). A type switched off is answered as any other type (200, no effect).
  */
 import type { CardEvent } from '@/lib/card/events';
-import { InvalidCardEventError } from '@/lib/card/events';
 import type { Config } from '@/lib/config';
+import { InvalidCardEventError } from '@/lib/errors';
 import type { RequestContext } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { disputeClosed } from '@/lib/webhooks/card/dispute-closed';
 import { disputeCreated } from '@/lib/webhooks/card/dispute-created';
 import { disputeFundsReinstated, disputeFundsWithdrawn } from '@/lib/webhooks/card/dispute-funds';
 import { fraudWarningCreated } from '@/lib/webhooks/card/fraud-warning';
-import { OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
-import { applyEventOnce, DUPLICATE_EVENT, processedEventKey, UNVERIFIABLE_EVENT } from '@/lib/webhooks/card/exactly-once';
-import type { ApplyOptions, CardEventHandler } from '@/lib/webhooks/card/handler';
+import { applyEventOnce, DUPLICATE_EVENT, processedEventKey } from '@/lib/webhooks/card/exactly-once';
+import { unchanged, type ApplyOptions, type CardEventHandler, type CardOutcome } from '@/lib/webhooks/card/handler';
 import { orderIdOfEvent, orderLinkOf } from '@/lib/webhooks/card/order-of-event';
 import { paymentAuthorized } from '@/lib/webhooks/card/payment-authorized';
 import { paymentFailed } from '@/lib/webhooks/card/payment-failed';
@@ -29,7 +28,7 @@ import { paymentProcessing } from '@/lib/webhooks/card/payment-processing';
 import { paymentSucceeded } from '@/lib/webhooks/card/payment-succeeded';
 import { chargeRefunded } from '@/lib/webhooks/card/refund';
 import { refundUpdated } from '@/lib/webhooks/card/refund-updated';
-import { REVIEW_ALREADY_RECORDED, reviewClosed, reviewOpened } from '@/lib/webhooks/card/review';
+import { reviewClosed, reviewOpened } from '@/lib/webhooks/card/review';
 
 export interface CardWebhookResponse {
   received: true;
@@ -73,30 +72,8 @@ export function handledEventTypes(config: HandlerSettings): string[] {
 export const IGNORED_EVENT_TYPE = 'ignored_event_type';
 export const NO_ORDER_ID = 'no_order_id';
 
-/** Outcomes after which the order was left as it was. */
-const UNCHANGED: ReadonlySet<string> = new Set([
-  DUPLICATE_EVENT,
-  IGNORED_EVENT_TYPE,
-  NO_ORDER_ID,
-  'already_paid',
-  'not_pending',
-  'refund_already_recorded',
-  'refund_not_recorded',
-  'dispute_already_recorded',
-  'dispute_funds_already_noted',
-  REVIEW_ALREADY_RECORDED,
-  'fraud_warning_already_noted',
-  OTHER_PAYMENT,
-  UNVERIFIABLE_EVENT,
-]);
-
-/** Whether an outcome of applyCardEvent wrote to the order. */
-export function changedOrder(outcome: string): boolean {
-  return !UNCHANGED.has(outcome);
-}
-
 export interface AppliedCardEvent {
-  outcome: string;
+  outcome: CardOutcome;
   orderId: number | undefined;
 }
 
@@ -110,7 +87,7 @@ export async function handleCardWebhook(
   const event = (await services.card()).verifyWebhookEvent(rawBody, signature);
   context.eventId = event.id;
   context.eventType = event.type;
-  context.outcome = (await applyCardEvent(event, services, context)).outcome;
+  context.outcome = (await applyCardEvent(event, services, context)).outcome.name;
   return { received: true };
 }
 
@@ -126,19 +103,20 @@ export async function applyCardEvent(
   options: ApplyOptions = {},
 ): Promise<AppliedCardEvent> {
   const handler = handlerFor(event.type, services.config);
-  if (!handler) return { outcome: IGNORED_EVENT_TYPE, orderId: undefined };
+  if (!handler) return { outcome: unchanged(IGNORED_EVENT_TYPE), orderId: undefined };
   if (event.kind === 'unreadable') throw new InvalidCardEventError(event.problem);
   if (event.kind !== handler.kind) throw new InvalidCardEventError('Webhook Error: event does not carry its object');
 
   // An event applied already costs no provider call to find its order again (redeliveries of refunds and
   // disputes); the check under the order's lock (applyEventOnce) stays the one that decides.
   if (!('orderId' in orderLinkOf(event)) && (await services.processedEvents.has(processedEventKey(event.id)))) {
-    return { outcome: DUPLICATE_EVENT, orderId: undefined };
+    return { outcome: unchanged(DUPLICATE_EVENT), orderId: undefined };
   }
   const orderId = await orderIdOfEvent(event, services);
-  if (orderId === undefined) return { outcome: NO_ORDER_ID, orderId: undefined };
+  if (orderId === undefined) return { outcome: unchanged(NO_ORDER_ID), orderId: undefined };
   context.orderId = orderId;
   // The kind was checked above: the handler gets the event it reads.
   const outcome = await applyEventOnce(services, orderId, event.id, () => handler.apply(orderId, event as never, services, options));
-  return { outcome, orderId };
+  // Found remembered: the order was not read, let alone written.
+  return { outcome: outcome === DUPLICATE_EVENT ? unchanged(DUPLICATE_EVENT) : outcome, orderId };
 }

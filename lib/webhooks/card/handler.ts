@@ -6,16 +6,29 @@
  */
 import type { CardEventKind, CardEventOf } from '@/lib/card/events';
 import type { LifecycleEventSetting } from '@/lib/config';
-import { ServiceError } from '@/lib/errors';
 import type { Services } from '@/lib/services';
 
 /**
- * An event that arrived before the one it follows (a refund or dispute before the payment was
- * recorded, a dispute closed before it was opened): answered 400 and not remembered, so the
- * provider delivers it again later, by when the earlier event has been applied.
+ * What applying an event did: its name (the request's log line, reconciliation's warning) and
+ * whether it wrote the order. The handler that decides says both, so no list elsewhere has to know
+ * which names leave the order as it was; payment reconciliation counts an event as applied from it.
  */
-export class CardEventTooEarlyError extends ServiceError {
-  readonly kind = 'event_too_early';
+export interface Changed<Name extends string> {
+  readonly name: Name;
+  readonly changedOrder: true;
+}
+export interface Unchanged<Name extends string> {
+  readonly name: Name;
+  readonly changedOrder: false;
+}
+export type CardOutcome = Changed<string> | Unchanged<string>;
+
+export function changed<Name extends string>(name: Name): Changed<Name> {
+  return { name, changedOrder: true };
+}
+
+export function unchanged<Name extends string>(name: Name): Unchanged<Name> {
+  return { name, changedOrder: false };
 }
 
 /** How an event is applied, beyond the event itself. */
@@ -35,9 +48,9 @@ export interface CardEventHandler<K extends CardEventKind = CardEventKind> {
   /**
    * Changes the order, or answers why not. A handler that writes the order checks the order it
    * has just read for the event's receipt (lib/orders/receipts.ts), answers `duplicate_event`
-   * when it is there, and writes the receipt with its change.
+   * (unchanged) when it is there, and writes the receipt with its change.
    */
-  apply(orderId: number, event: CardEventOf<K>, services: Services, options: ApplyOptions): Promise<string>;
+  apply(orderId: number, event: CardEventOf<K>, services: Services, options: ApplyOptions): Promise<CardOutcome>;
 }
 
 export function cardEventHandler<K extends CardEventKind>(handler: CardEventHandler<K>): CardEventHandler<K> {

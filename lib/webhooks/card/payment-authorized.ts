@@ -18,12 +18,13 @@ import { metaValue } from '@/lib/orders/normalize';
 import { PAYMENT_AUTHORIZED_NOTE } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';
 import { hasReceipt } from '@/lib/orders/receipts';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
-import { cardEventHandler } from '@/lib/webhooks/card/handler';
+import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
 
-export type PaymentAuthorizedOutcome = 'authorized_on_hold' | 'not_pending' | 'already_paid' | typeof DUPLICATE_EVENT;
+export type PaymentAuthorizedOutcome = Changed<'authorized_on_hold'> | Unchanged<'not_pending' | 'already_paid' | typeof DUPLICATE_EVENT>;
 
 /**
  * Whether the order holds an authorization whose payment is not recorded yet: authorized by the
@@ -47,7 +48,7 @@ export function underReview(order: StoreOrder): boolean {
  * the shop approves it.
  */
 export function heldForCapture(order: StoreOrder): boolean {
-  return order.status === 'on-hold' && !isPaid(order) && awaitsCapturedPayment(order) && !underReview(order);
+  return order.status === ORDER_STATUS.onHold && !isPaid(order) && awaitsCapturedPayment(order) && !underReview(order);
 }
 
 export const paymentAuthorized = cardEventHandler({
@@ -56,19 +57,19 @@ export const paymentAuthorized = cardEventHandler({
   apply: async (orderId, event, services: Services): Promise<PaymentAuthorizedOutcome> => {
     const store = services.store();
     const order = await store.getOrder(orderId);
-    if (isPaid(order)) return 'already_paid';
-    if (order.status !== 'pending') return 'not_pending';
-    if (hasReceipt(order, event.id)) return DUPLICATE_EVENT;
+    if (isPaid(order)) return unchanged('already_paid');
+    if (order.status !== ORDER_STATUS.pending) return unchanged('not_pending');
+    if (hasReceipt(order, event.id)) return unchanged(DUPLICATE_EVENT);
     await store.updateOrder(
       orderId,
       buildOrderUpdate(order, {
-        status: 'on-hold',
+        status: ORDER_STATUS.onHold,
         customerNote: PAYMENT_AUTHORIZED_NOTE,
         meta: { [META.paymentAuthorizedAt]: new Date().toISOString() },
         metaMode: 'append',
         receipt: event.id,
       }),
     );
-    return 'authorized_on_hold';
+    return changed('authorized_on_hold');
   },
 });

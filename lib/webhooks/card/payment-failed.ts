@@ -24,15 +24,16 @@ import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { metaValue } from '@/lib/orders/normalize';
 import { paymentFailedNote } from '@/lib/orders/notes';
 import { hasReceipt, holdsReceipts } from '@/lib/orders/receipts';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
 import { restoreCartAfterFailure } from '@/lib/webhooks/card/customer-cart';
 import type { PaymentIntentFacts } from '@/lib/card/events';
 import { DUPLICATE_EVENT, UNVERIFIABLE_EVENT } from '@/lib/webhooks/card/exactly-once';
-import { cardEventHandler, type ApplyOptions } from '@/lib/webhooks/card/handler';
+import { cardEventHandler, changed, unchanged, type ApplyOptions, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
 import { awaitsDelayedPayment } from '@/lib/webhooks/card/payment-processing';
 
-export type PaymentFailedOutcome = 'payment_failure_recorded' | 'not_pending' | typeof DUPLICATE_EVENT | typeof UNVERIFIABLE_EVENT;
+export type PaymentFailedOutcome = Changed<'payment_failure_recorded'> | Unchanged<'not_pending' | typeof DUPLICATE_EVENT> | typeof UNVERIFIABLE_EVENT;
 
 export const paymentFailed = cardEventHandler({
   kind: 'payment_intent',
@@ -60,15 +61,15 @@ export async function applyPaymentFailed(
   const order = await store.getOrder(orderId);
   // CARD_LIFECYCLE_EVENTS=async: a delayed payment that failed returns its on-hold order to pending.
   const delayed = services.config.lifecycleEvents.has('async') && awaitsDelayedPayment(order);
-  if (order.status !== 'pending' && !delayed) return 'not_pending';
-  if (hasReceipt(order, eventId)) return DUPLICATE_EVENT;
+  if (order.status !== ORDER_STATUS.pending && !delayed) return unchanged('not_pending');
+  if (hasReceipt(order, eventId)) return unchanged(DUPLICATE_EVENT);
   if (options.olderThanMemory && failureRecordedWithoutReceipts(order)) return UNVERIFIABLE_EVENT;
 
   const restored = order.customer_id > 0 && (await restoreCartAfterFailure(store, order.customer_id, orderId, eventId));
   await store.updateOrder(
     orderId,
     buildOrderUpdate(order, {
-      ...(delayed ? { status: 'pending' } : {}),
+      ...(delayed ? { status: ORDER_STATUS.pending } : {}),
       customerNote: paymentFailedNote(intent.errorMessage, restored),
       meta: {
         [META.paymentFailedAt]: new Date().toISOString(),
@@ -79,5 +80,5 @@ export async function applyPaymentFailed(
       receipt: eventId,
     }),
   );
-  return 'payment_failure_recorded';
+  return changed('payment_failure_recorded');
 }

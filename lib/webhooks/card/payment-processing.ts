@@ -18,17 +18,18 @@ import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { metaValue } from '@/lib/orders/normalize';
 import { PAYMENT_PROCESSING_NOTE } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
 import { hasReceipt } from '@/lib/orders/receipts';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
-import { cardEventHandler } from '@/lib/webhooks/card/handler';
+import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
 
-export type PaymentProcessingOutcome = 'payment_processing_on_hold' | 'not_pending' | typeof DUPLICATE_EVENT;
+export type PaymentProcessingOutcome = Changed<'payment_processing_on_hold'> | Unchanged<'not_pending' | typeof DUPLICATE_EVENT>;
 
 /** Whether the order is on hold because the service put it there for a delayed payment. */
 export function awaitsDelayedPayment(order: StoreOrder): boolean {
-  return order.status === 'on-hold' && !isPaid(order) && metaValue(order, META.paymentProcessingAt) !== undefined;
+  return order.status === ORDER_STATUS.onHold && !isPaid(order) && metaValue(order, META.paymentProcessingAt) !== undefined;
 }
 
 export async function holdForDelayedPayment(
@@ -38,22 +39,22 @@ export async function holdForDelayedPayment(
 ): Promise<PaymentProcessingOutcome> {
   const store = services.store();
   const order = await store.getOrder(orderId);
-  if (order.status !== 'pending' || isPaid(order)) return 'not_pending';
-  if (hasReceipt(order, event.id)) return DUPLICATE_EVENT;
+  if (order.status !== ORDER_STATUS.pending || isPaid(order)) return unchanged('not_pending');
+  if (hasReceipt(order, event.id)) return unchanged(DUPLICATE_EVENT);
   const failedAt = Date.parse(metaValue(order, META.paymentFailedAt) ?? '');
-  if (event.created > 0 && Number.isFinite(failedAt) && failedAt >= event.created * 1000) return 'not_pending';
+  if (event.created > 0 && Number.isFinite(failedAt) && failedAt >= event.created * 1000) return unchanged('not_pending');
 
   await store.updateOrder(
     orderId,
     buildOrderUpdate(order, {
-      status: 'on-hold',
+      status: ORDER_STATUS.onHold,
       customerNote: PAYMENT_PROCESSING_NOTE,
       meta: { [META.paymentProcessingAt]: new Date().toISOString() },
       metaMode: 'append',
       receipt: event.id,
     }),
   );
-  return 'payment_processing_on_hold';
+  return changed('payment_processing_on_hold');
 }
 
 export const paymentProcessing = cardEventHandler({

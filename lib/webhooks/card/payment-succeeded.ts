@@ -41,22 +41,24 @@
  * what the customer added after paying; a cart left full is the lesser harm.
  */
 import { paymentMethodTitle } from '@/lib/card/payment-methods';
+import { InvalidCardEventError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { metaValue, normalizeOrder } from '@/lib/orders/normalize';
 import { AMOUNT_MISMATCH_NOTE, isSupersededByPayment, PAYMENT_RECEIVED_NOTE } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import { clearCartAfterPayment } from '@/lib/webhooks/card/customer-cart';
 import { reportDuplicatePayment } from '@/lib/webhooks/card/duplicate-payment';
-import { InvalidCardEventError, type PaymentIntentFacts } from '@/lib/card/events';
+import type { PaymentIntentFacts } from '@/lib/card/events';
 import { hasReceipt } from '@/lib/orders/receipts';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
-import { cardEventHandler } from '@/lib/webhooks/card/handler';
+import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
 import { awaitsCapturedPayment } from '@/lib/webhooks/card/payment-authorized';
 
-export type PaymentSucceededOutcome = 'paid' | 'amount_mismatch_on_hold' | 'already_paid' | typeof DUPLICATE_EVENT;
+export type PaymentSucceededOutcome = Changed<'paid' | 'amount_mismatch_on_hold'> | Unchanged<'already_paid' | typeof DUPLICATE_EVENT>;
 
 export const paymentSucceeded = cardEventHandler({
   kind: 'payment_intent',
@@ -81,9 +83,9 @@ export async function applyPaymentSucceeded(
   const capturedAuthorization = awaitsCapturedPayment(order);
   if (isPaid(order) && !capturedAuthorization) {
     reportDuplicatePayment(orderId, order, intent);
-    return 'already_paid';
+    return unchanged('already_paid');
   }
-  if (hasReceipt(order, eventId)) return DUPLICATE_EVENT;
+  if (hasReceipt(order, eventId)) return unchanged(DUPLICATE_EVENT);
 
   const normalized = normalizeOrder(order);
   const sameCurrency = intent.currency === undefined || intent.currency === normalized.currency.toLowerCase();
@@ -95,8 +97,8 @@ export async function applyPaymentSucceeded(
       paidAmount,
       expectedAmount: normalized.charge_cents,
     });
-    await store.updateOrder(orderId, buildOrderUpdate(order, { status: 'on-hold', customerNote: AMOUNT_MISMATCH_NOTE, receipt: eventId }));
-    return 'amount_mismatch_on_hold';
+    await store.updateOrder(orderId, buildOrderUpdate(order, { status: ORDER_STATUS.onHold, customerNote: AMOUNT_MISMATCH_NOTE, receipt: eventId }));
+    return changed('amount_mismatch_on_hold');
   }
 
   const paidAt = new Date();
@@ -117,7 +119,7 @@ export async function applyPaymentSucceeded(
     orderId,
     buildOrderUpdate(order, {
       // An order shipped with its capture keeps its status; every other one becomes processing, as the spec says.
-      ...(capturedAuthorization && isPaid(order) ? {} : { status: 'processing' }),
+      ...(capturedAuthorization && isPaid(order) ? {} : { status: ORDER_STATUS.processing }),
       ...(isSupersededByPayment(order.customer_note) ? { customerNote: PAYMENT_RECEIVED_NOTE } : {}),
       meta,
       metaMode: 'append',
@@ -129,5 +131,5 @@ export async function applyPaymentSucceeded(
   );
 
   if (order.customer_id > 0) await clearCartAfterPayment(store, order.customer_id, orderId);
-  return 'paid';
+  return changed('paid');
 }

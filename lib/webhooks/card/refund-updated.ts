@@ -17,22 +17,22 @@
 import type { RefundEventFacts } from '@/lib/card/events';
 import { shopNotes } from '@/lib/orders/notes';
 import type { Services } from '@/lib/services';
-import { cardEventHandler } from '@/lib/webhooks/card/handler';
+import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
 import { providerRefundIdOf } from '@/lib/webhooks/card/refund';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
 const UNDONE_STATUSES: ReadonlySet<string> = new Set(['failed', 'canceled']);
 
-export type RefundUpdatedOutcome = 'refund_removed' | 'refund_not_recorded';
+export type RefundUpdatedOutcome = Changed<'refund_removed'> | Unchanged<'refund_not_recorded'>;
 
 export async function removeUndoneRefund(orderId: number, refund: RefundEventFacts, services: Services): Promise<RefundUpdatedOutcome> {
-  if (!UNDONE_STATUSES.has(refund.status)) return 'refund_not_recorded';
+  if (!UNDONE_STATUSES.has(refund.status)) return unchanged('refund_not_recorded');
   const store = services.store();
   const match = (await store.listRefunds(orderId)).find((recorded) => providerRefundIdOf(recorded) === refund.refundId);
-  if (!match) return 'refund_not_recorded';
+  if (!match) return unchanged('refund_not_recorded');
   await addShopNoteOnce(store, orderId, shopNotes.refundRemoved(refund.refundId, refund.status));
   await store.deleteRefund(orderId, match.id);
-  return 'refund_removed';
+  return changed('refund_removed');
 }
 
 export const refundUpdated = cardEventHandler({

@@ -18,6 +18,7 @@
  * An order not paid yet (the refund arrived before the payment's event):
  * answered 400, so Stripe delivers it again after the payment is recorded.
  */
+import { CardEventTooEarlyError } from '@/lib/errors';
 import { formatMinorUnits, toMinorUnits } from '@/lib/money';
 import { log } from '@/lib/log';
 import type { ChargeFacts } from '@/lib/card/events';
@@ -26,12 +27,12 @@ import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
 import type { StoreRefund } from '@/lib/store/types';
 import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
-import { cardEventHandler, CardEventTooEarlyError } from '@/lib/webhooks/card/handler';
+import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
 
 /** Refund statuses that mean the money is (or is on its way) back with the customer. */
 const RECORDED_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'pending', 'requires_action']);
 
-export type ChargeRefundedOutcome = 'refund_recorded' | 'refund_already_recorded' | typeof OTHER_PAYMENT;
+export type ChargeRefundedOutcome = Changed<'refund_recorded'> | Unchanged<'refund_already_recorded' | typeof OTHER_PAYMENT>;
 
 /** The Stripe refund id a WooCommerce refund records, if the service made it. */
 export function providerRefundIdOf(refund: StoreRefund): string | undefined {
@@ -43,7 +44,7 @@ export async function recordChargeRefunds(orderId: number, charge: ChargeFacts, 
   const store = services.store();
   const order = await store.getOrder(orderId);
   if (!isPaid(order)) throw new CardEventTooEarlyError('Webhook Error: the order is not paid yet; the refund is recorded once the payment is');
-  if (concernsOtherPayment(orderId, order, charge, 'refund')) return OTHER_PAYMENT;
+  if (concernsOtherPayment(orderId, order, charge, 'refund')) return unchanged(OTHER_PAYMENT);
 
   const refunds = await (await services.card()).listChargeRefunds(charge.chargeId);
   const existing = await store.listRefunds(orderId);
@@ -79,7 +80,7 @@ export async function recordChargeRefunds(orderId: number, charge: ChargeFacts, 
     remaining -= refund.amount;
     created += 1;
   }
-  return created > 0 ? 'refund_recorded' : 'refund_already_recorded';
+  return created > 0 ? changed('refund_recorded') : unchanged('refund_already_recorded');
 }
 
 export const chargeRefunded = cardEventHandler({

@@ -16,18 +16,19 @@
  * and a second review of the order must read as that review, not the first.
  */
 import type { ReviewFacts } from '@/lib/card/events';
+import { CardEventTooEarlyError } from '@/lib/errors';
 import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { metaValue } from '@/lib/orders/normalize';
 import { shopNotes } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';
 import { hasReceipt } from '@/lib/orders/receipts';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
-import { ON_HOLD } from '@/lib/webhooks/card/dispute';
 import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
-import { cardEventHandler, CardEventTooEarlyError } from '@/lib/webhooks/card/handler';
+import { cardEventHandler, changed, unchanged, type CardOutcome } from '@/lib/webhooks/card/handler';
 import { awaitsCapturedPayment } from '@/lib/webhooks/card/payment-authorized';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
@@ -40,12 +41,12 @@ function disputeHolds(order: StoreOrder): boolean {
   return metaValue(order, META.disputeId) !== undefined && !CLOSED_DISPUTE_STATUSES.has(metaValue(order, META.disputeStatus) ?? '');
 }
 
-export async function openReview(orderId: number, eventId: string, review: ReviewFacts, services: Services): Promise<string> {
+export async function openReview(orderId: number, eventId: string, review: ReviewFacts, services: Services): Promise<CardOutcome> {
   const store = services.store();
   const order = await store.getOrder(orderId);
   // Opened already, or closed already (a close that came first): either way nothing to hold.
-  if (metaValue(order, META.reviewId) === review.reviewId) return REVIEW_ALREADY_RECORDED;
-  if (hasReceipt(order, eventId)) return DUPLICATE_EVENT;
+  if (metaValue(order, META.reviewId) === review.reviewId) return unchanged(REVIEW_ALREADY_RECORDED);
+  if (hasReceipt(order, eventId)) return unchanged(DUPLICATE_EVENT);
   // Held before the payment is recorded, the order would no longer be pending and the payment would be
   // refused as `not_pending`: the review waits for the payment, as a dispute does. An authorization
   // waiting for its capture (STRIPE_CAPTURE other than automatic) is the payment Radar flags: it is
@@ -56,29 +57,29 @@ export async function openReview(orderId: number, eventId: string, review: Revie
   }
   // An authorization's payment is the intent checkout stored; a paid order's, the one its payment recorded.
   if (authorized ? review.intentId !== metaValue(order, META.paymentIntentId) : concernsOtherPayment(orderId, order, review, 'review')) {
-    return OTHER_PAYMENT;
+    return unchanged(OTHER_PAYMENT);
   }
 
   await addShopNoteOnce(store, orderId, shopNotes.reviewOpened(review.reviewId, review.openedReason, order.status));
   await store.updateOrder(
     orderId,
     buildOrderUpdate(order, {
-      status: ON_HOLD,
+      status: ORDER_STATUS.onHold,
       meta: { [META.reviewId]: review.reviewId, [META.statusBeforeReview]: order.status, [META.reviewClosedReason]: '' },
       metaMode: 'replace',
       receipt: eventId,
     }),
   );
-  return 'review_on_hold';
+  return changed('review_on_hold');
 }
 
-export async function closeReview(orderId: number, eventId: string, review: ReviewFacts, services: Services): Promise<string> {
+export async function closeReview(orderId: number, eventId: string, review: ReviewFacts, services: Services): Promise<CardOutcome> {
   const store = services.store();
   const order = await store.getOrder(orderId);
-  if (isPaid(order) && concernsOtherPayment(orderId, order, review, 'review')) return OTHER_PAYMENT;
+  if (isPaid(order) && concernsOtherPayment(orderId, order, review, 'review')) return unchanged(OTHER_PAYMENT);
   const sameReview = metaValue(order, META.reviewId) === review.reviewId;
-  if (sameReview && metaValue(order, META.reviewClosedReason) !== undefined) return REVIEW_ALREADY_RECORDED;
-  if (hasReceipt(order, eventId)) return DUPLICATE_EVENT;
+  if (sameReview && metaValue(order, META.reviewClosedReason) !== undefined) return unchanged(REVIEW_ALREADY_RECORDED);
+  if (hasReceipt(order, eventId)) return unchanged(DUPLICATE_EVENT);
 
   const reason = review.closedReason ?? 'other';
   if (reason !== 'approved') {
@@ -92,13 +93,13 @@ export async function closeReview(orderId: number, eventId: string, review: Revi
         receipt: eventId,
       }),
     );
-    return 'review_closed_noted';
+    return changed('review_closed_noted');
   }
 
   // An approval restores what the opening remembered: without it there is nothing to restore yet.
   if (!sameReview) throw new CardEventTooEarlyError('Webhook Error: the review is not recorded on the order yet');
   const previous = metaValue(order, META.statusBeforeReview);
-  const restore = order.status === ON_HOLD && !disputeHolds(order) && previous !== ON_HOLD ? previous : undefined;
+  const restore = order.status === ORDER_STATUS.onHold && !disputeHolds(order) && previous !== ORDER_STATUS.onHold ? previous : undefined;
   await addShopNoteOnce(store, orderId, shopNotes.reviewApproved(review.reviewId, restore));
   await store.updateOrder(
     orderId,
@@ -109,7 +110,7 @@ export async function closeReview(orderId: number, eventId: string, review: Revi
       receipt: eventId,
     }),
   );
-  return restore ? 'review_approved_restored' : 'review_approved_noted';
+  return changed(restore ? 'review_approved_restored' : 'review_approved_noted');
 }
 
 export const reviewOpened = cardEventHandler({

@@ -16,11 +16,12 @@
  * left for, a batch ShipStation did not serve, and the pages of a batch this
  * request did not read all go to the replay queue (GET /api/cron/retry-shipping).
  */
+import { ShipStationError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
 import { settlePendingRateLimit } from '@/lib/shared-state/rate-limit/pending';
 import type { Services } from '@/lib/services';
 import { isResourceUrlRefusal } from '@/lib/shipping/resource-url';
-import { ShipStationError, type ShipmentNotice, type UnreadPages } from '@/lib/shipping/shipstation';
+import { type ShipmentNotice, type UnreadPages } from '@/lib/shipping/shipstation';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
 import { markOrderShipped, type ShipResult } from '@/lib/webhooks/shipping/mark-shipped';
 import { queueForReplay } from '@/lib/shared-state/shipping-replay/replay-queue';

@@ -27,6 +27,7 @@ import { CardProviderError, OrderBusyError, StoreCallbackRefusedError, StoreErro
 import { log } from '@/lib/log';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { shippedNote, shopNotes } from '@/lib/orders/notes';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import { captureOrderAuthorization } from '@/lib/store-callbacks/authorization';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 import { awaitsCapturedPayment, heldForCapture } from '@/lib/webhooks/card/payment-authorized';
@@ -37,13 +38,19 @@ import { META } from '@/lib/orders/meta-keys';
 import type { StoreOrder } from '@/lib/store/types';
 import { customerSafeNotice } from '@/lib/webhooks/shipping/note-details';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
-import { FALLBACK_STATUS, SHIPPED_STATUS } from '@/lib/shared-state/shipped-status/shipped-status';
+import { FALLBACK_STATUS, SHIPPED_STATUS, type ShippedStatusReading } from '@/lib/shared-state/shipped-status/shipped-status';
 
-export const SHIPPABLE_STATUSES: ReadonlySet<string> = new Set(['processing', 'awaiting_shipment']);
+export const SHIPPABLE_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.processing, ORDER_STATUS.awaitingShipment]);
 
-export type ShipOutcome =
+/** Outcomes that wrote the shipment on its order: what the replay and reconciliation count as applied. */
+export type AppliedShipOutcome =
   | 'shipped'
   | 'completed_fallback'
+  /** A later package of a shipped order: its tracking added. */
+  | 'package_added';
+
+/** Outcomes that did not write the shipment (a voided one's note is not the shipment). */
+export type UnappliedShipOutcome =
   | 'bad_order_number'
   | 'order_fetch_failed'
   /** The order is already `shipped` or `completed`: this shipment, or another, is on it. Done. */
@@ -53,8 +60,6 @@ export type ShipOutcome =
   | 'order_busy'
   /** STRIPE_CAPTURE=on_shipment: the authorization could not be captured, so the order was not shipped. Queued. */
   | 'capture_failed'
-  /** A later package of a shipped order: its tracking added. */
-  | 'package_added'
   /** A voided shipment: noted on the order (now or before), nothing shipped. */
   | 'voided_noted'
   /** Not tried: the request had no time left for it (a large batch). Queued. */
@@ -63,18 +68,21 @@ export type ShipOutcome =
 /** The statuses a shipment leaves an order in (docs/decisions.md#d9): finding one means there is nothing left to do. */
 const SHIPPED_STATUSES: ReadonlySet<string> = new Set([SHIPPED_STATUS, FALLBACK_STATUS]);
 
-export interface ShipResult {
-  orderId: number | undefined;
-  outcome: ShipOutcome;
-  /**
-   * Set when the shipment is still to be applied and goes to the replay queue: every store
-   * failure but one that settles it (isFinalStoreFailure), and a busy order. An identifier
-   * (`store:<failure>`, `store:<failure>:<status>`, `order_busy`).
-   */
-  retryableFailure?: string;
-}
+/** The outcome says itself whether it wrote the shipment: `applied` is required with the outcomes that did. */
+type LockedResult =
+  | { outcome: AppliedShipOutcome; applied: true; retryableFailure?: undefined }
+  | {
+      outcome: UnappliedShipOutcome;
+      applied?: false;
+      /**
+       * Set when the shipment is still to be applied and goes to the replay queue: every store
+       * failure but one that settles it (isFinalStoreFailure), and a busy order. An identifier
+       * (`store:<failure>`, `store:<failure>:<status>`, `order_busy`).
+       */
+      retryableFailure?: string;
+    };
 
-type LockedResult = Omit<ShipResult, 'orderId'>;
+export type ShipResult = { orderId: number | undefined } & LockedResult;
 
 /**
  * A store answer that settles the shipment: the order does not exist (404, `*_invalid_id`), or the
@@ -102,7 +110,9 @@ export async function markOrderShipped(received: ShipmentNotice, services: Servi
   for (const { field, reason, length } of refused) log.warn('shipping.detail_refused', { orderId, field, reason, length });
 
   try {
-    const result = await services.orderLocks.withOrderLock(orderId, () => shipLocked(orderId, notice, services));
+    // With Redis, the lock's own round trip reads the store's `shipped` status memory (its peek).
+    const reading = services.shippedStatus.reading();
+    const result = await services.orderLocks.withOrderLock(orderId, () => shipLocked(orderId, notice, services, reading), reading.peek);
     return { orderId, ...result };
   } catch (error) {
     if (error instanceof OrderBusyError) return { orderId, outcome: 'order_busy', retryableFailure: 'order_busy' };
@@ -110,12 +120,11 @@ export async function markOrderShipped(received: ShipmentNotice, services: Servi
   }
 }
 
-async function shipLocked(orderId: number, notice: ShipmentNotice, services: Services): Promise<LockedResult> {
+async function shipLocked(orderId: number, notice: ShipmentNotice, services: Services, reading: ShippedStatusReading): Promise<LockedResult> {
   const { shippedStatus } = services;
   const store = services.store();
-  // Read beside the order, not after it: the Redis round trip then costs no time of its own
-  // (the request's critical path keeps two, lib/redis/gate.ts). Wasted on an unshippable order.
-  const statusToWrite = shippedStatus.statusToWrite();
+  // Answered by the lock's peek when it carried one; otherwise read beside the order, not after it.
+  const statusToWrite = reading.statusToWrite();
   statusToWrite.catch(() => undefined);
   let order: StoreOrder;
   try {
@@ -171,7 +180,7 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
   const status = await statusToWrite;
   try {
     await store.updateOrder(orderId, buildOrderUpdate(order, { ...change, status }));
-    return { outcome: status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback' };
+    return { outcome: status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback', applied: true };
   } catch (error) {
     if (!(error instanceof StoreError)) throw error;
     if (status !== SHIPPED_STATUS || !isUnknownStatus(error)) return updateFailed(orderId, error);
@@ -184,7 +193,7 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
   log.warn('shipping.status_fallback', { orderId, from: SHIPPED_STATUS, to: FALLBACK_STATUS });
   try {
     await store.updateOrder(orderId, buildOrderUpdate(order, { ...change, status: FALLBACK_STATUS }));
-    return { outcome: 'completed_fallback' };
+    return { outcome: 'completed_fallback', applied: true };
   } catch (error) {
     if (!(error instanceof StoreError)) throw error;
     return updateFailed(orderId, error);
@@ -242,7 +251,7 @@ async function addPackage(
     buildOrderUpdate(order, { customerNote: note, metaValues: packagesMeta(order, listed, services.config.shipmentTrackingMeta) }),
   );
   log.info('shipping.package_added', { orderId, packages: listed.length });
-  return { outcome: 'package_added' };
+  return { outcome: 'package_added', applied: true };
 }
 
 /**

@@ -7,6 +7,7 @@
  * an invalid payload: logged by field name and answered 200 so it is not retried.
  */
 import { z } from 'zod';
+import { parseOrderId } from '@/lib/order-id';
 
 /** Notifications that mark an order shipped; ITEM_SHIP_NOTIFY is ShipStation's real name for ITEM_SHIPPED (docs/decisions.md#d1). */
 export const SHIPPED_EVENT_TYPES: ReadonlySet<string> = new Set(['SHIP_NOTIFY', 'ITEM_SHIPPED', 'ITEM_SHIP_NOTIFY']);
@@ -57,13 +58,12 @@ export function parseShippingPayload(rawBody: string): PayloadResult {
   return { valid: true, payload: parsed.data };
 }
 
-const ORDER_NUMBER = /^\d{1,15}$/;
-
-/** The store order id an order number names: a string of decimal digits naming a positive integer, else undefined. */
+/**
+ * The store order id an order number names, else undefined. ShipStation's orderNumber is the
+ * store's order id as text, which some store integrations pad with zeros: `0042` is order 42.
+ */
 export function parseOrderNumber(value: unknown): number | undefined {
-  if (typeof value !== 'string' || !ORDER_NUMBER.test(value)) return undefined;
-  const orderId = Number(value);
-  return orderId > 0 ? orderId : undefined;
+  return parseOrderId(value, 'zero_padded');
 }
 
 /** Whether the payload carries an order number at all (a wrong one still counts: it is "not a number", not "missing"). */

@@ -10,7 +10,7 @@
  * 400 `resource_missing`. Not part of the production bundle.
  */
 import { randomBytes } from 'node:crypto';
-import { StripeApiError, type StripeIntent, type StripeObject } from './stripe-model';
+import { StripeApiError, type StripeIntent, type StripeObject } from './objects';
 
 export interface StripeEvent {
   id: string;

@@ -7,7 +7,7 @@
  * Not part of the production bundle.
  */
 import { formatMinorUnits, toMinorUnits } from '../../lib/money';
-import { deliverCardEvent, type Delivery } from './webhooks';
+import { deliverCardEvent, type Delivery } from '../webhook-deliveries';
 
 /** Where the running demo's pieces are, and the secret Stripe signs its events with. */
 export interface CardLifecycleDemo {
@@ -150,7 +150,7 @@ export interface AdminRefundDone {
 /**
  * The shop owner's "Refund via Credit Card" in the WooCommerce admin: a refund of the order through the
  * REST API with `api_refund`, so the WooCommerce stand-in asks the companion plugin's gateway to pay the
- * money back, and the gateway signs `POST /api/store/refunds` to the service (store-gateway.ts). `amount`
+ * money back, and the gateway signs `POST /api/store/refunds` to the service (../woocommerce/companion-gateway.ts). `amount`
  * is a decimal in the order's currency; all that remains when absent (the admin's refund form needs one).
  */
 export async function refundFromShopAdmin(

@@ -1,6 +1,6 @@
 /**
  * An in-memory WooCommerce order store with WooCommerce's own write semantics,
- * mounted (through woocommerce-handler.ts) by the tests' msw handlers and by
+ * mounted (through fetch-handler.ts) by the tests' msw handlers and by
  * the local HTTP stand-in, so that the service's real store client is what
  * runs against it. It is not part of the production bundle.
  *
@@ -12,7 +12,7 @@
  *   status outside the enum (`rest_not_in_enum`), a billing email that
  *   is_email() refuses (`rest_invalid_email`; an empty string too, null is
  *   allowed) answer 400 `rest_invalid_param` with `data.params` and
- *   `data.details`, and nothing changes (woocommerce-rest-validation.ts);
+ *   `data.details`, and nothing changes (rest-validation.ts);
  * - billing and shipping merge field by field;
  * - `meta_data` goes through WC_Data::update_meta_data, entry by entry: an
  *   internal key (WC_Order_Data_Store_CPT::$internal_meta_keys) whose setter
@@ -62,7 +62,7 @@
  *   headers, `_embed`.
  */
 import { randomBytes } from 'node:crypto';
-import { invalidParams, isEmail, type ArgSchema } from './woocommerce-rest-validation';
+import { invalidParams, isEmail, type ArgSchema } from './rest-validation';
 
 export interface WooAddress {
   [field: string]: string;
@@ -262,7 +262,7 @@ export interface Page<T> {
   total: number;
 }
 
-/** The companion plugin's payment gateway (scripts/stand-ins/store-gateway.ts). */
+/** The companion plugin's payment gateway (companion-gateway.ts). */
 export interface RefundGateway {
   id: string;
   processRefund(

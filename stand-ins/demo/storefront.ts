@@ -35,7 +35,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mintCheckoutToken } from '../../lib/security/checkout-token';
-import { MoneyError } from '../../lib/money';
+import { MoneyError } from '../../lib/errors';
 import {
   closeCardDispute,
   DemoCallError,
@@ -51,9 +51,9 @@ import {
   ShopRefundRefusedError,
   type CardLifecycleDemo,
 } from './card-lifecycle';
-import { DEMO_SECRETS } from './demo';
-import { listen, listenPreferring, sendJson, type RunningServer } from './http';
-import { deliverShipNotification, shipNotification } from './webhooks';
+import { DEMO_SECRETS } from './world';
+import { listen, listenPreferring, sendJson, type RunningServer } from '../loopback-http';
+import { deliverShipNotification, shipNotification } from '../webhook-deliveries';
 
 export interface StorefrontOptions {
   /** Base URL of the checkout service, e.g. http://localhost:3000 */

@@ -2,7 +2,7 @@
  * The WooCommerce stand-in as one fetch-style handler, `(Request) => Promise<Response>`:
  * routing, authentication and error shapes written once, mounted both by msw
  * in the route tests (tests/support/providers.ts) and by the loopback HTTP
- * server (woocommerce-server.ts), so a fidelity fix is made in one place.
+ * server (loopback-server.ts), so a fidelity fix is made in one place.
  *
  * Authentication as WooCommerce's WC_REST_Authentication does it: HTTP Basic
  * with the consumer key and secret (what the client uses over https://),
@@ -27,9 +27,9 @@
  * Not part of the production bundle.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { FetchHandler } from './http';
-import { WooCommerceModel, WooError, type WooNote, type WooOrder, type WooRefund } from './woocommerce-model';
-import { hasLoneSurrogate, invalidParams } from './woocommerce-rest-validation';
+import type { FetchHandler } from '../loopback-http';
+import { WooCommerceModel, WooError, type WooNote, type WooOrder, type WooRefund } from './model';
+import { hasLoneSurrogate, invalidParams } from './rest-validation';
 
 export interface WooCredentials {
   consumerKey: string;
@@ -249,7 +249,7 @@ function restoreKeyArgument(payload: Record<string, unknown>): string | undefine
 }
 
 /** WooCommerce (REST v3 plus the companion plugin) over the model, as one fetch handler. */
-export function wooCommerceHandler(model: WooCommerceModel, credentials: WooCredentials): FetchHandler {
+export function wooCommerceApiHandler(model: WooCommerceModel, credentials: WooCredentials): FetchHandler {
   const usedNonces = new Set<string>();
 
   return async (request) => {

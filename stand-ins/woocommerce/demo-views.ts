@@ -1,29 +1,20 @@
 /**
- * The local WooCommerce stand-in over HTTP, on loopback: the one fetch-style
- * handler of woocommerce-handler.ts (the same one msw mounts in the route
- * tests) served by a node http server, so the service's real store client
- * (@woocommerce/woocommerce-rest-api, signing with OAuth 1.0a over http://)
- * is what runs against it.
- *
- * Read-only demo views on top, without authentication:
+ * The WooCommerce stand-in's read-only demo views, beside its REST API, without
+ * authentication:
  *   GET /demo/orders, GET /demo/orders/<id>, GET /demo/customers/<id>/cart
  * An order's view carries its items and a history of the writes made through
  * the REST API (status changes, customer notes, meta entries written, refunds
  * and order notes added or removed), the
  * way a shop owner reads an order's notes in wp-admin, so the demo can show
- * what the service did without a terminal.
+ * what the service did without a terminal. The loopback server
+ * (loopback-server.ts) serves them; msw in the route tests mounts the API
+ * alone (fetch-handler.ts).
  *
  * Not part of the production bundle.
  */
-import { listen, listenPreferring, serveFetch, type FetchHandler, type RunningServer } from './http';
-import { oauthSignature, wooCommerceHandler, wooJson, type WooCredentials } from './woocommerce-handler';
-import { WooCommerceModel, WooError, type WooOrder } from './woocommerce-model';
-
-export { oauthSignature, type WooCredentials };
-
-export interface WooStandIn extends RunningServer {
-  model: WooCommerceModel;
-}
+import type { FetchHandler } from '../loopback-http';
+import { wooCommerceApiHandler, wooJson, type WooCredentials } from './fetch-handler';
+import { WooError, type WooCommerceModel, type WooOrder } from './model';
 
 /** One write to an order through the REST API, as the demo's timeline shows it. */
 export interface OrderWrite {
@@ -114,9 +105,9 @@ function parsed(text: string): Record<string, unknown> {
   }
 }
 
-/** The WooCommerce handler plus the read-only demo views. */
-export function wooHandler(model: WooCommerceModel, credentials: WooCredentials, history = new OrderHistory()): FetchHandler {
-  const api = wooCommerceHandler(model, credentials);
+/** WooCommerce's REST API (fetch-handler.ts) with the read-only demo views beside it and the order history it keeps. */
+export function wooCommerceApiWithDemoViews(model: WooCommerceModel, credentials: WooCredentials, history = new OrderHistory()): FetchHandler {
+  const api = wooCommerceApiHandler(model, credentials);
   return async (request) => {
     const path = new URL(request.url).pathname.replace(/\/+$/, '');
     const written = followedWrite(request.method, path);
@@ -163,18 +154,4 @@ export function wooHandler(model: WooCommerceModel, credentials: WooCredentials,
     }
     return api(request);
   };
-}
-
-/** Starts the WooCommerce stand-in on loopback (port 0: any free port; preferred: that one when free). */
-export async function startWooCommerceStandIn(options: {
-  model: WooCommerceModel;
-  credentials: WooCredentials;
-  port?: number;
-  preferredPort?: number;
-}): Promise<WooStandIn> {
-  const handler = serveFetch(wooHandler(options.model, options.credentials));
-  const server = options.preferredPort
-    ? await listenPreferring(handler, options.preferredPort, 'woocommerce stand-in')
-    : await listen(handler, options.port ?? 0, 'woocommerce stand-in');
-  return { ...server, model: options.model };
 }

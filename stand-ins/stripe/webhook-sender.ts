@@ -9,8 +9,8 @@
  *
  * Not part of the production bundle.
  */
-import type { ConfirmOutcome } from './stripe-model';
-import { cardEvent, signCardEvent } from './webhooks';
+import type { ConfirmOutcome } from './model';
+import { cardEvent, signCardEvent } from '../webhook-deliveries';
 
 export interface WebhookEndpoint {
   /** Where Stripe posts, e.g. http://127.0.0.1:3000/api/stripe/webhook */

@@ -1,19 +1,11 @@
 /**
- * The local Stripe stand-in over HTTP, on loopback: the one fetch-style
- * handler of stripe-handler.ts (the same one msw mounts in the route tests)
- * served by a node http server, so the real `stripe` SDK (pointed here with
- * STRIPE_API_BASE_URL) is what runs.
+ * The Stripe stand-in's demo controls, in front of its API: what a customer's
+ * card, or Stripe's dashboard, would do to a payment intent, without
+ * authentication. The loopback server (loopback-server.ts) serves them; msw in
+ * the route tests mounts the API alone (fetch-handler.ts).
  *
- * Like Stripe, it delivers the signed `payment_intent.succeeded` /
- * `payment_intent.payment_failed` event of each confirmation by itself, to the
- * webhook endpoint set with `deliverEventsTo` (stripe-webhooks.ts), retrying a
- * few times when the endpoint does not answer 2xx.
- *
- * Routes: POST /v1/payment_intents, GET|POST /v1/payment_intents/<id>,
- * POST /v1/payment_intents/<id>/confirm, GET /v1/events (stripe-events.ts).
- *
- * Demo controls on top, without authentication (what a customer's card would
- * do, without an event: `npm run demo:pay` delivers its own):
+ * Routes (succeed and fail change the intent without an event, as a
+ * customer's card would; `npm run demo:pay` delivers its own):
  *   GET  /demo/payment_intents[/<id>]
  *   POST /demo/payment_intents/<id>/succeed
  *   POST /demo/payment_intents/<id>/fail      optional JSON {"message": "..."}
@@ -26,23 +18,13 @@
  *
  * Not part of the production bundle.
  */
-import { listen, listenPreferring, serveFetch, type FetchHandler, type RunningServer } from './http';
-import { stripeApiHandler, stripeJson, type StripeHandlerOptions } from './stripe-handler';
-import { StripeApiError, StripeModel } from './stripe-model';
-import { StripeWebhookSender, type WebhookAttempt, type WebhookEndpoint } from './stripe-webhooks';
+import type { FetchHandler } from '../loopback-http';
+import { stripeApiHandler, stripeJson, type StripeHandlerOptions } from './fetch-handler';
+import type { StripeModel } from './model';
+import { StripeApiError } from './objects';
 
-export interface StripeStandIn extends RunningServer {
-  model: StripeModel;
-  /** Where this stand-in posts its events from now on, signed with the endpoint's secret. */
-  deliverEventsTo(endpoint: WebhookEndpoint): void;
-  /** Every webhook delivery attempt so far. */
-  webhookAttempts: WebhookAttempt[];
-  /** Resolves when every pending delivery has succeeded or given up. */
-  webhooksIdle(): Promise<void>;
-}
-
-/** The Stripe handler plus the demo controls. */
-export function stripeHandler(model: StripeModel, secretKey: string, options: StripeHandlerOptions = {}): FetchHandler {
+/** Stripe's API (fetch-handler.ts) with the demo controls in front of it. */
+export function stripeApiWithDemoControls(model: StripeModel, secretKey: string, options: StripeHandlerOptions = {}): FetchHandler {
   const api = stripeApiHandler(model, secretKey, options);
   return async (request) => {
     const method = request.method.toUpperCase();
@@ -103,42 +85,5 @@ export function stripeHandler(model: StripeModel, secretKey: string, options: St
       }
     }
     return api(request);
-  };
-}
-
-/** Starts the Stripe stand-in on loopback (port 0: any free port; preferred: that one when free). */
-export async function startStripeStandIn(options: {
-  model: StripeModel;
-  secretKey: string;
-  /** The publishable key a storefront page confirms with (pk_test_…). */
-  publishableKey?: string;
-  /** Delays before each webhook retry; its length is the number of retries. */
-  webhookRetryDelaysMs?: number[];
-  port?: number;
-  preferredPort?: number;
-}): Promise<StripeStandIn> {
-  const sender = new StripeWebhookSender(options.webhookRetryDelaysMs);
-  const handler = serveFetch(
-    stripeHandler(options.model, options.secretKey, {
-      publishableKey: options.publishableKey,
-      onConfirmOutcome: (outcome) => sender.publish(outcome),
-    }),
-  );
-  const server = options.preferredPort
-    ? await listenPreferring(handler, options.preferredPort, 'stripe stand-in')
-    : await listen(handler, options.port ?? 0, 'stripe stand-in');
-  return {
-    ...server,
-    model: options.model,
-    deliverEventsTo: (endpoint) => {
-      sender.endpoint = endpoint;
-    },
-    webhookAttempts: sender.attempts,
-    webhooksIdle: () => sender.idle(),
-    close: async () => {
-      sender.stop();
-      await sender.idle();
-      await server.close();
-    },
   };
 }

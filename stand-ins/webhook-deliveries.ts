@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
-import type { StripeIntent } from './stripe-model';
+import type { StripeIntent } from './stripe/objects';
 
 export type CardEventType = 'payment_intent.succeeded' | 'payment_intent.payment_failed' | 'payment_intent.amount_capturable_updated';
 

@@ -7,11 +7,11 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { companionGateway } from './store-gateway';
-import { StripeModel } from './stripe-model';
-import { startStripeStandIn, type StripeStandIn } from './stripe-server';
-import { WooCommerceModel } from './woocommerce-model';
-import { startWooCommerceStandIn, type WooStandIn } from './woocommerce-server';
+import { companionGateway } from '../woocommerce/companion-gateway';
+import { StripeModel } from '../stripe/model';
+import { startStripeStandIn, type StripeStandIn } from '../stripe/loopback-server';
+import { WooCommerceModel } from '../woocommerce/model';
+import { startWooCommerceStandIn, type WooStandIn } from '../woocommerce/loopback-server';
 
 export const DEMO_SECRETS = {
   consumerKey: 'ck_demo_local_stand_in_key',
@@ -142,7 +142,7 @@ export function seedDemoOrders(woo: WooCommerceModel, stripe: StripeModel): void
 
 /**
  * The shop has the companion plugin, configured with the demo's store callback secret: a refund made in
- * its admin asks the service at `serviceUrl` for the money back (store-gateway.ts).
+ * its admin asks the service at `serviceUrl` for the money back (../woocommerce/companion-gateway.ts).
  */
 export function installCompanionGateway(woocommerce: WooCommerceModel, serviceUrl: string): void {
   woocommerce.gateway = companionGateway({ secret: DEMO_SECRETS.storeCallbackSecret, send: (request) => fetch(request), serviceUrl });

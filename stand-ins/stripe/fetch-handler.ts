@@ -3,7 +3,7 @@
  * `(Request) => Promise<Response>`: routing, API-key authentication and
  * idempotency written once, mounted both by msw in the route tests
  * (tests/support/providers.ts, on https://api.stripe.com) and by the loopback
- * HTTP server (stripe-server.ts, reached through STRIPE_API_BASE_URL).
+ * HTTP server (loopback-server.ts, reached through STRIPE_API_BASE_URL).
  *
  * As Stripe: form-encoded requests, `Authorization: Bearer <secret key>` (or
  * Basic with the key as user name), `Idempotency-Key` replaying the first
@@ -24,8 +24,9 @@
  * Not part of the production bundle.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { FetchHandler } from './http';
-import { StripeApiError, StripeModel, parseFormBody, type ConfirmOutcome } from './stripe-model';
+import type { FetchHandler } from '../loopback-http';
+import { StripeModel, parseFormBody, type ConfirmOutcome } from './model';
+import { StripeApiError } from './objects';
 
 function sameText(a: string, b: string): boolean {
   const left = Buffer.from(a);
@@ -61,7 +62,7 @@ export function stripeJson(status: number, body: unknown): Response {
 export interface StripeHandlerOptions {
   /** The publishable key (pk_test_…) the storefront page uses; without it, publishable-key calls are refused. */
   publishableKey?: string;
-  /** Told what each confirmation did, so the events can be delivered (stripe-webhooks.ts). */
+  /** Told what each confirmation did, so the events can be delivered (webhook-sender.ts). */
   onConfirmOutcome?: (outcome: ConfirmOutcome) => void;
 }
 
