@@ -552,7 +552,7 @@ interface LimiterPoint {
   heapKb: number;
 }
 
-/** lib/shared-state/rate-limit/rate-limit.ts's default bound. */
+/** lib/security/rate-limit.ts's default bound. */
 const LIMITER_CLIENTS = 50_000;
 
 /**
@@ -962,7 +962,7 @@ function renderReport(input: {
     '',
     `Three levels. **The rate limiter itself** (scripts/bench/limiter-memory.ts, its own process): the in-process limiter the server uses, ` +
       `fed ${MEMORY_REQUESTS} distinct clients keyed as the route wrapper keys them (client-ip.ts, from X-Forwarded-For), ` +
-      `live heap after a full GC. It keeps at most ${LIMITER_CLIENTS.toLocaleString('en')} clients (lib/shared-state/rate-limit/rate-limit.ts): ` +
+      `live heap after a full GC. It keeps at most ${LIMITER_CLIENTS.toLocaleString('en')} clients (lib/security/rate-limit.ts): ` +
       (fullAt && lastHeap
         ? `the heap grows until it is full, then stays flat: ${fixed((lastHeap.heapKb - fullAt.heapKb) / 1024, 1)} MiB between ${fullAt.clients} and ${lastHeap.clients} clients.`
         : 'it never filled in this run.'),
