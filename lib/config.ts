@@ -11,7 +11,25 @@
  */
 import { z } from 'zod';
 import { ConfigError, ServiceNotConfiguredError } from '@/lib/errors';
-import { defaultReserve, type ReservingCaller, type SlotSplit } from '@/lib/store/slots';
+
+/** Who a store call is for: the storefront, the providers' webhooks, or the crons and the health check. */
+export const STORE_CALLERS = ['checkout', 'webhook', 'background'] as const;
+export type StoreCaller = (typeof STORE_CALLERS)[number];
+
+/** The classes that may be guaranteed slots; background work takes what is left. */
+export type ReservingCaller = Exclude<StoreCaller, 'background'>;
+
+export interface SlotSplit {
+  /** STORE_MAX_CONCURRENCY: concurrent store calls across every instance. */
+  limit: number;
+  /** Slots kept for each class's new requests while it uses fewer; at least one slot stays unreserved. */
+  reserved: Record<ReservingCaller, number>;
+}
+
+/** Half the slots for checkout, a quarter for the webhooks, the rest first come first served (always at least one). */
+export function defaultReserve(limit: number): Record<ReservingCaller, number> {
+  return { checkout: Math.floor(limit / 2), webhook: Math.floor(limit / 4) };
+}
 
 /** An empty variable (`FOO=` in a .env file) counts as unset. */
 const optional = <T extends z.ZodType>(schema: T) =>
@@ -212,7 +230,7 @@ export interface Config {
   /** Every key this service writes to Redis starts with it. */
   redisKeyPrefix: string;
   upstreamTimeoutMs: number;
-  /** STORE_MAX_CONCURRENCY and its split between callers (lib/store/slots.ts); undefined: no cap. */
+  /** STORE_MAX_CONCURRENCY and its split between callers (lib/shared-state/store-slots/store-slots.ts); undefined: no cap. */
   storeConcurrency: SlotSplit | undefined;
   /** Bearer token of the cron routes and the deep health check; the cron routes refuse to run without it. */
   cronSecret: string | undefined;

@@ -138,7 +138,7 @@ export class InvalidTokenError extends ServiceError {
   }
 }
 
-/** `busy`: not sent at all, the cap on concurrent store calls was reached (lib/store/slots.ts). */
+/** `busy`: not sent at all, the cap on concurrent store calls was reached (lib/shared-state/store-slots/store-slots.ts). */
 export type StoreFailure = 'not_found' | 'invalid_param' | 'rejected' | 'unavailable' | 'timeout' | 'bad_response' | 'busy';
 
 /** A failed call to the store backend. `code` is WooCommerce's error code (an identifier, never a body). */
@@ -168,7 +168,7 @@ export const SHOP_BUSY_MESSAGE = 'The shop is busy, try again in a few seconds';
 
 /**
  * A store call that was not sent: every slot of STORE_MAX_CONCURRENCY stayed taken
- * through the short wait (lib/store/slots.ts). A store failure like the others
+ * through the short wait (lib/shared-state/store-slots/store-slots.ts). A store failure like the others
  * (the card webhook answers 400 so Stripe redelivers, the shipping webhook queues
  * the update for the replay), except that nothing reached the store, so it is
  * always safe to try again, and the crons stop their run instead of going on.

@@ -27,6 +27,18 @@ export interface LogScope {
   route: string;
 }
 
+/**
+ * What a handler learns along the way (which order, which event, what came of
+ * it), for the request's log line and span: the route wrapper
+ * (lib/http/route.ts) gives each use case one and writes it out at the end.
+ */
+export interface RequestContext {
+  orderId?: number;
+  eventId?: string;
+  eventType?: string;
+  outcome?: string;
+}
+
 const scopes = new AsyncLocalStorage<LogScope>();
 
 /** Runs `task` with every log line inside it tagged with the scope's request id and route. */

@@ -13,42 +13,39 @@
  */
 import type { CardProvider } from '@/lib/card/stripe';
 import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/config';
-import { MemoryReconcileCursorStore, type ReconcileCursorStore } from '@/lib/cron/reconcile-cursor';
-import { MemoryShipmentCursorStore, type ShipmentCursorStore } from '@/lib/cron/shipment-cursor';
 import { closeRedisConnection, getRedisConnection, type RedisConnection } from '@/lib/redis/connection';
-import {
-  FallbackWarning,
-  OrderLocksWithFallback,
-  OrderLocksWithoutFallback,
-  RateLimiterWithFallback,
-  reconcileCursorWithFallback,
-  ShipStationBudgetWithFallback,
-  ShippedStatusWithFallback,
-  ShippingReplayQueueWithFallback,
-  StoreSlotsWithFallback,
-} from '@/lib/redis/fallback';
-import { orderLockTtlMs, RedisOrderLocks } from '@/lib/redis/order-locks';
-import { RedisProcessedEvents } from '@/lib/redis/processed-events';
-import { RedisRateLimiter } from '@/lib/redis/rate-limiter';
-import { RedisReconcileCursorStore } from '@/lib/redis/reconcile-cursor';
-import { RedisShipmentCursorStore, shipmentCursorWithFallback } from '@/lib/redis/shipment-cursor';
-import { RedisShippingReplayQueue } from '@/lib/redis/shipping-replay-queue';
-import { RedisShipStationRateBudget } from '@/lib/redis/shipstation-budget';
-import { RedisShippedStatus } from '@/lib/redis/shipped-status';
-import { RedisStoreSlots } from '@/lib/redis/store-slots';
-import { MemoryOrderLocks, ORDER_LOCK_WAIT_MS, type LockWait, type OrderLocks } from '@/lib/security/order-lock';
-import { MemoryProcessedEvents, type ProcessedEvents } from '@/lib/security/processed-events';
-import { MemoryRateLimiter, type RateLimiter } from '@/lib/security/rate-limit';
-import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shipping/rate-budget';
+import { FallbackWarning } from '@/lib/shared-state/fallback';
+import { OrderLocksWithFallback, OrderLocksWithoutFallback } from '@/lib/shared-state/order-locks/fallback';
+import { MemoryOrderLocks, ORDER_LOCK_WAIT_MS, type LockWait, type OrderLocks } from '@/lib/shared-state/order-locks/order-locks';
+import { orderLockTtlMs, RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
+import { MemoryProcessedEvents, type ProcessedEvents } from '@/lib/shared-state/processed-events/processed-events';
+import { RedisProcessedEvents } from '@/lib/shared-state/processed-events/redis';
+import { RateLimiterWithFallback } from '@/lib/shared-state/rate-limit/fallback';
+import { MemoryRateLimiter, type RateLimiter } from '@/lib/shared-state/rate-limit/rate-limit';
+import { RedisRateLimiter } from '@/lib/shared-state/rate-limit/redis';
+import { reconcileCursorWithFallback } from '@/lib/shared-state/reconcile-cursor/fallback';
+import { MemoryReconcileCursorStore, type ReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/reconcile-cursor';
+import { RedisReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/redis';
+import { RedisShipmentCursorStore, shipmentCursorWithFallback } from '@/lib/shared-state/shipment-cursor/redis';
+import { MemoryShipmentCursorStore, type ShipmentCursorStore } from '@/lib/shared-state/shipment-cursor/shipment-cursor';
+import { ShippedStatusWithFallback } from '@/lib/shared-state/shipped-status/fallback';
+import { RedisShippedStatus } from '@/lib/shared-state/shipped-status/redis';
+import { MemoryShippedStatus, type ShippedStatusMemory } from '@/lib/shared-state/shipped-status/shipped-status';
+import { ShippingReplayQueueWithFallback } from '@/lib/shared-state/shipping-replay/fallback';
+import { RedisShippingReplayQueue } from '@/lib/shared-state/shipping-replay/redis';
+import { MemoryShippingReplayQueue, type ShippingReplayQueue } from '@/lib/shared-state/shipping-replay/replay-queue';
+import { ShipStationBudgetWithFallback } from '@/lib/shared-state/shipstation-budget/fallback';
+import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shared-state/shipstation-budget/rate-budget';
+import { RedisShipStationRateBudget } from '@/lib/shared-state/shipstation-budget/redis';
+import { StoreSlotsWithFallback } from '@/lib/shared-state/store-slots/fallback';
+import { RedisStoreSlots } from '@/lib/shared-state/store-slots/redis';
+import { MemoryStoreSlots, StoreGate, type StoreSlots } from '@/lib/shared-state/store-slots/store-slots';
 import { ShipStationClient, shipStationSettings } from '@/lib/shipping/shipstation';
-import { MemoryShippedStatus, type ShippedStatusMemory } from '@/lib/store/shipped-status';
-import { MemoryStoreSlots, StoreGate, type StoreSlots } from '@/lib/store/slots';
-import { WooCommerceStore } from '@/lib/store/woocommerce';
 import type { Store } from '@/lib/store/types';
-import { MemoryShippingReplayQueue, type ShippingReplayQueue } from '@/lib/webhooks/shipping/replay-queue';
+import { WooCommerceStore } from '@/lib/store/woocommerce';
 
-export interface Services {
-  config: Config;
+/** Where each piece of shared state lives (lib/shared-state/<piece>/): in this process, or in Redis with its fallback. */
+interface SharedState {
   /** Per endpoint and client; falls back to this instance's counters when Redis fails. */
   rateLimiter: RateLimiter;
   /** Checkout and shipping writers; falls back to this instance's locks when Redis fails. */
@@ -71,6 +68,13 @@ export interface Services {
   shippedStatus: ShippedStatusMemory;
   /** The cap on concurrent store calls (STORE_MAX_CONCURRENCY), or undefined when there is none. */
   storeSlots: StoreSlots | undefined;
+  /** ShipStation's rate budget of one account, shared by every caller of that account. */
+  shipStationBudget: (account: string) => ShipStationRateBudget;
+}
+
+/** The service's collaborators: the shared state (bar the ShipStation budget, which its client holds) and the upstreams. */
+export interface Services extends Omit<SharedState, 'shipStationBudget'> {
+  config: Config;
   /** ShipStation's API, or undefined when SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set. */
   shipStation: ShipStationClient | undefined;
   /** Built on first use, so an unconfigured part fails only the requests that need it. */
@@ -83,19 +87,6 @@ export interface Services {
 }
 
 let current: Services | undefined;
-
-interface SharedState {
-  rateLimiter: RateLimiter;
-  orderLocks: OrderLocks;
-  cardEventLocks: OrderLocks;
-  processedEvents: ProcessedEvents;
-  reconcileCursor: ReconcileCursorStore;
-  shipmentCursor: ShipmentCursorStore;
-  shippingReplay: ShippingReplayQueue;
-  shippedStatus: ShippedStatusMemory;
-  shipStationBudget: (account: string) => ShipStationRateBudget;
-  storeSlots: StoreSlots | undefined;
-}
 
 /** The in-process state; its replay queue is also the Redis queue's last resort. */
 function inProcessState(config: Config): SharedState & { shippingReplay: MemoryShippingReplayQueue } {
@@ -130,7 +121,7 @@ function redisState(redis: RedisConnection, config: Config, local: ReturnType<ty
   const sharedLocks = new RedisOrderLocks(redis, { prefix, ttlMs: orderLockTtlMs(config.upstreamTimeoutMs), ...lockWait(config) });
   return {
     rateLimiter: new RateLimiterWithFallback(new RedisRateLimiter(redis, { prefix }), local.rateLimiter, warning),
-    // This instance's locks first, always (lib/redis/fallback.ts): its writers never overlap, whatever Redis does.
+    // This instance's locks first, always (lib/shared-state/fallback.ts): its writers never overlap, whatever Redis does.
     orderLocks: new OrderLocksWithFallback(sharedLocks, local.orderLocks, warning),
     cardEventLocks: new OrderLocksWithoutFallback(sharedLocks, local.orderLocks),
     processedEvents: new RedisProcessedEvents(redis, { prefix }),
@@ -158,18 +149,12 @@ function build(config: Config): Services {
   const redis = getRedisConnection(config);
   const state = redis ? redisState(redis, config, local) : local;
   const gate = state.storeSlots ? new StoreGate(state.storeSlots) : undefined;
+  // Every piece of shared state but the ShipStation budgets, which the ShipStation client takes.
+  const { shipStationBudget, ...shared } = state;
   return {
     config,
-    rateLimiter: state.rateLimiter,
-    orderLocks: state.orderLocks,
-    cardEventLocks: state.cardEventLocks,
-    processedEvents: state.processedEvents,
-    reconcileCursor: state.reconcileCursor,
-    shipmentCursor: state.shipmentCursor,
-    shippingReplay: state.shippingReplay,
-    shippedStatus: state.shippedStatus,
-    shipStation: shipStationClientFor(config, state),
-    storeSlots: state.storeSlots,
+    ...shared,
+    shipStation: shipStationClientFor(config, shipStationBudget),
     store: () => (store ??= new WooCommerceStore(requireSetting(config, 'store'), config.upstreamTimeoutMs, gate)),
     card: () => {
       const settings = requireSetting(config, 'card');
@@ -186,9 +171,9 @@ function build(config: Config): Services {
   };
 }
 
-function shipStationClientFor(config: Config, state: SharedState): ShipStationClient | undefined {
+function shipStationClientFor(config: Config, budgetOf: SharedState['shipStationBudget']): ShipStationClient | undefined {
   const settings = shipStationSettings(config);
-  return settings ? new ShipStationClient(settings, { budget: state.shipStationBudget(settings.apiKey) }) : undefined;
+  return settings ? new ShipStationClient(settings, { budget: budgetOf(settings.apiKey) }) : undefined;
 }
 
 export function getServices(): Services {

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { InvalidCardEventError } from '@/lib/errors';
-import { parseOrderId } from '@/lib/orders/order-id';
+import { parseOrderId } from '@/lib/order-id';
 
 export const UNKNOWN_PAYMENT_ERROR = 'Unknown error';
 

@@ -4,7 +4,7 @@
  */
 import { requireSetting } from '@/lib/config';
 import { OrderNotPayableError } from '@/lib/errors';
-import type { RequestContext } from '@/lib/http/route';
+import type { RequestContext } from '@/lib/log';
 import { normalizeOrder, type NormalizedOrder } from '@/lib/orders/normalize';
 import { notPayableReason } from '@/lib/orders/payable';
 import { verifyCheckoutToken } from '@/lib/security/checkout-token';

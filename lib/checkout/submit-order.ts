@@ -6,11 +6,11 @@ import { checkoutAddressChange } from '@/lib/checkout/addresses';
 import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
 import { META } from '@/lib/orders/meta-keys';
 import type { SubmitOrderRequest } from '@/lib/checkout/schemas';
-import type { RequestContext } from '@/lib/http/route';
+import type { RequestContext } from '@/lib/log';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { normalizeOrder } from '@/lib/orders/normalize';
 import { manualPaymentAwaitedNote } from '@/lib/orders/notes';
-import { ORDER_STATUS } from '@/lib/orders/statuses';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 
 export interface SubmitOrderResponse {

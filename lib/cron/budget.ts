@@ -7,7 +7,7 @@
  * The worst cases follow from the upstream timeout T (UPSTREAM_TIMEOUT_MS,
  * 10 s by default) and are what vercel.json's maxDuration values are computed
  * from (docs/operations.md, "Running in production"). A unit that takes an order's lock
- * waits for it within its own deadline (lib/security/order-lock.ts), so the
+ * waits for it within its own deadline (lib/shared-state/order-locks/order-locks.ts), so the
  * wait adds nothing to its worst case.
  */
 import { pageWorstCaseMs, SHIPMENT_PAGES_PER_READ } from '@/lib/shipping/shipstation';

@@ -24,14 +24,14 @@
  */
 import { asUnit, unitDeadlineMs, worstCase } from '@/lib/cron/budget';
 import type { Budget } from '@/lib/cron/reconcile-payments';
-import type { ShipmentCursor } from '@/lib/cron/shipment-cursor';
+import type { ShipmentCursor } from '@/lib/shared-state/shipment-cursor/shipment-cursor';
 import { ServiceNotConfiguredError, ShipStationError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { pageWorstCaseMs } from '@/lib/shipping/shipstation';
 import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
 import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
-import { queueForReplay } from '@/lib/webhooks/shipping/replay-queue';
+import { queueForReplay } from '@/lib/shared-state/shipping-replay/replay-queue';
 
 export const SHIPMENT_RECONCILE_NOT_CONFIGURED =
   'Shipment reconciliation needs ShipStation: set SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET';

@@ -1,6 +1,6 @@
 /**
  * Shipping replay (GET /api/cron/retry-shipping): applies the shipping updates
- * the webhook could not write (lib/webhooks/shipping/replay-queue.ts) through
+ * the webhook could not write (lib/shared-state/shipping-replay/replay-queue.ts) through
  * the webhook's own markOrderShipped, so the order's lock and status gate hold:
  * an order shipped meanwhile is not written twice.
  *
@@ -18,11 +18,11 @@ import type { Services } from '@/lib/services';
 import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
 import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
-import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs, type ReplayEntry } from '@/lib/webhooks/shipping/replay-queue';
+import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs, type ReplayEntry } from '@/lib/shared-state/shipping-replay/replay-queue';
 
 /** Longer than a run may last, so an entry taken by a run is never taken by an overlapping one. */
 const LEASE_MS = CRON_MAX_DURATION_SECONDS * 1000;
-/** How markOrderShipped names a store call refused for want of a slot (StoreError `busy`, lib/store/slots.ts). */
+/** How markOrderShipped names a store call refused for want of a slot (StoreError `busy`, lib/shared-state/store-slots/store-slots.ts). */
 const STORE_BUSY = 'store:busy';
 /** The parked entries a summary lists (all are counted). */
 const PARKED_LISTED = 50;

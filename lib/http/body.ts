@@ -3,6 +3,7 @@
  * is refused with 413 as soon as it is known to be too large, without reading on.
  */
 import { InvalidRequestError, PayloadTooLargeError, RequestAbortedError } from '@/lib/errors';
+import { readStreamBytes } from '@/lib/upstream/read-stream';
 
 export const CHECKOUT_BODY_LIMIT = 32 * 1024;
 export const WEBHOOK_BODY_LIMIT = 512 * 1024;
@@ -28,43 +29,6 @@ export async function readBodyText(request: Request, limit: number): Promise<str
   if (bytes === undefined) throw new PayloadTooLargeError();
   if (declared !== undefined && bytes.byteLength < declared) throw new RequestAbortedError('short_body');
   return bytes.toString('utf8');
-}
-
-/**
- * Reads a byte stream as UTF-8 text, or answers undefined (and stops reading)
- * as soon as more than `limit` bytes have arrived. Used for upstream responses
- * (and, through readBodyText, request bodies), so neither can make the service
- * buffer without bound. A failing stream throws its own error.
- */
-export async function readStreamText(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<string | undefined> {
-  return (await readStreamBytes(stream, limit, (error) => error))?.toString('utf8');
-}
-
-async function readStreamBytes(
-  stream: ReadableStream<Uint8Array> | null,
-  limit: number,
-  readFailed: (error: unknown) => unknown,
-): Promise<Buffer | undefined> {
-  if (!stream) return Buffer.alloc(0);
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    let next: ReadableStreamReadResult<Uint8Array>;
-    try {
-      next = await reader.read();
-    } catch (error) {
-      throw readFailed(error);
-    }
-    if (next.done) break;
-    size += next.value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      return undefined;
-    }
-    chunks.push(next.value);
-  }
-  return Buffer.concat(chunks);
 }
 
 /** Parses JSON text; malformed JSON is an invalid request with a zod-shaped issue, never a 500. */

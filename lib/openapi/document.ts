@@ -27,7 +27,7 @@ import {
   validationIssueSchema,
   webhookRateLimitedResponseSchema,
 } from '@/lib/http/responses';
-import { RATE_LIMITS } from '@/lib/security/rate-limit';
+import { RATE_LIMITS } from '@/lib/shared-state/rate-limit/rate-limit';
 import { STORE_SIGNATURE_HEADER, STORE_SIGNATURE_TOLERANCE_SECONDS } from '@/lib/security/store-signature';
 import { storeOrderRequestSchema, storeRefundRequestSchema } from '@/lib/store-callbacks/schemas';
 import { SIGNATURE_HEADERS } from '@/lib/webhooks/card/event';

@@ -1,6 +1,6 @@
 /** Paid and payable (docs/decisions.md#d8). */
 import type { NotPayableReason } from '@/lib/errors';
-import { ORDER_STATUS } from '@/lib/orders/statuses';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { StoreOrder } from '@/lib/store/types';
 
 const PAID_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.processing, ORDER_STATUS.completed, ORDER_STATUS.shipped, ORDER_STATUS.awaitingShipment]);

@@ -11,7 +11,7 @@
  * reconciliation unit has no rate limit, an event whose order is still
  * unknown checks only.
  * With the lock taken, ENTRY can also read one key the holder needs (a lock's
- * `peek`, lib/security/order-lock.ts): the shipping webhook learns there
+ * `peek`, lib/shared-state/order-locks/order-locks.ts): the shipping webhook learns there
  * whether the store lacks the `shipped` status, instead of a round trip of its
  * own under the lock.
  *
@@ -23,8 +23,8 @@
  * runs, on one shard, which holds a shop's load many times over.
  */
 import { RedisScript, type RedisClient } from '@/lib/redis/connection';
-import type { ClaimedHit } from '@/lib/security/pending-rate-limit';
-import { rateLimitDecision, windowStart, type RateLimitRule } from '@/lib/security/rate-limit';
+import type { ClaimedHit } from '@/lib/shared-state/rate-limit/pending';
+import { rateLimitDecision, windowStart, type RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
 
 /** The hash tag of every key a gate script touches. */
 export const GATE_TAG = '{gate}:';
@@ -35,7 +35,7 @@ export function gateKeys(prefix: string) {
     rateLimit: (rule: RateLimitRule, start: number, client: string) => `${base}ratelimit:${rule.name}:${start}:${client}`,
     lock: (orderId: number) => `${base}lock:order:${orderId}`,
     event: (eventKey: string) => `${base}event:${eventKey}`,
-    /** Read by the shipping webhook's entry (a peek), so it shares the slot (lib/redis/shipped-status.ts). */
+    /** Read by the shipping webhook's entry (a peek), so it shares the slot (lib/shared-state/shipped-status/redis.ts). */
     shippedStatusMissing: `${base}store:shipped-status-missing`,
   };
 }

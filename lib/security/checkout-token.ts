@@ -8,7 +8,7 @@
  */
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { InvalidTokenError } from '@/lib/errors';
-import { parseOrderId } from '@/lib/orders/order-id';
+import { parseOrderId } from '@/lib/order-id';
 
 export interface CheckoutTokenOptions {
   secret: string;

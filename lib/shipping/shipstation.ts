@@ -9,7 +9,7 @@
  * - Every attempt has the upstream timeout, cut to what the webhook request has
  *   left (lib/upstream/budget.ts); a page is read again once after a network
  *   error, a timeout or a 5xx when time remains. Requests stay within ShipStation's
- *   40 requests per minute (lib/shipping/rate-budget.ts); a 429 is waited out
+ *   40 requests per minute (lib/shared-state/shipstation-budget/rate-budget.ts); a 429 is waited out
  *   once when the wait fits in the timeout.
  * - A batch is read page by page (`page` and `pages` of the answer) to its last
  *   page. One read stops after SHIPMENT_PAGES_PER_READ pages, when the request
@@ -21,8 +21,8 @@
  */
 import { z } from 'zod';
 import { ShipStationError } from '@/lib/errors';
-import { readStreamText } from '@/lib/http/body';
-import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shipping/rate-budget';
+import { readStreamText } from '@/lib/upstream/read-stream';
+import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shared-state/shipstation-budget/rate-budget';
 import { checkResourceUrl } from '@/lib/shipping/resource-url';
 import { traceCall } from '@/lib/telemetry';
 import {

@@ -18,8 +18,7 @@
  */
 import type { PaymentIntentSummary } from '@/lib/card/stripe';
 import { StoreCallbackRefusedError } from '@/lib/errors';
-import type { RequestContext } from '@/lib/http/route';
-import { log } from '@/lib/log';
+import { log, type RequestContext } from '@/lib/log';
 import { formatMinorUnits } from '@/lib/money';
 import { normalizeOrder } from '@/lib/orders/normalize';
 import type { Services } from '@/lib/services';

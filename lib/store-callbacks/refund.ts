@@ -23,10 +23,9 @@
  */
 import type { RefundFacts } from '@/lib/card/events';
 import { MoneyError, StoreCallbackRefusedError } from '@/lib/errors';
-import { log } from '@/lib/log';
+import { log, type RequestContext } from '@/lib/log';
 import { formatMinorUnits, toMinorUnits } from '@/lib/money';
 import { isPaid } from '@/lib/orders/payable';
-import type { RequestContext } from '@/lib/http/route';
 import type { Services } from '@/lib/services';
 import { orderForCallback, orderIntent, paidIntentId, refusedInPlainWords } from '@/lib/store-callbacks/card-payment';
 import type { StoreRefundRequest } from '@/lib/store-callbacks/schemas';

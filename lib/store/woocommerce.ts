@@ -4,7 +4,7 @@
  *
  * Every attempt has the upstream timeout, cut to what the request has left
  * (lib/upstream/budget.ts); reads are retried once. With STORE_MAX_CONCURRENCY
- * set, every attempt first takes one of the store's slots (lib/store/slots.ts),
+ * set, every attempt first takes one of the store's slots (lib/shared-state/store-slots/store-slots.ts),
  * or is not sent at all (StoreBusyError). Failures become StoreError with the
  * HTTP status and WooCommerce's error code only: the library's error objects
  * carry the request configuration (including the consumer keys) and the
@@ -24,7 +24,7 @@ import {
   type StoreRefund,
 } from '@/lib/store/types';
 import { traceCall } from '@/lib/telemetry';
-import type { StoreGate } from '@/lib/store/slots';
+import type { StoreGate } from '@/lib/shared-state/store-slots/store-slots';
 import { attemptTimeoutMs, settleWithin, withOneRetry } from '@/lib/upstream/budget';
 import { nodeHttpAdapter } from '@/lib/upstream/node-http';
 

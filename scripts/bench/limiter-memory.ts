@@ -14,7 +14,7 @@
  * Prints one JSON line: [{ clients, heapKb, held }].
  */
 import { clientIp } from '@/lib/http/client-ip';
-import { MemoryRateLimiter, RATE_LIMITS } from '@/lib/security/rate-limit';
+import { MemoryRateLimiter, RATE_LIMITS } from '@/lib/shared-state/rate-limit/rate-limit';
 import { nextClientIp } from './flows';
 
 const clients = Number(process.argv[2] ?? 100_000);

@@ -10,7 +10,7 @@ import { POST as CARD_WEBHOOK } from '@/app/api/cardprovider/webhook/route';
 import { GET } from '@/app/api/cron/reconcile-payments/route';
 import { worstCase } from '@/lib/cron/budget';
 import { reconcilePayments, type Budget } from '@/lib/cron/reconcile-payments';
-import { RedisReconcileCursorStore } from '@/lib/redis/reconcile-cursor';
+import { RedisReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/redis';
 import { getServices, resetServices } from '@/lib/services';
 import type { StripeEvent } from '@/stand-ins/stripe/events';
 import { TEST_CRON_SECRET, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';

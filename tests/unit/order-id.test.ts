@@ -2,7 +2,7 @@ import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { shopOrderId } from '@/lib/card/events';
 import { InvalidTokenError } from '@/lib/errors';
-import { parseOrderId } from '@/lib/orders/order-id';
+import { parseOrderId } from '@/lib/order-id';
 import { mintCheckoutToken, verifyCheckoutToken } from '@/lib/security/checkout-token';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
 

@@ -7,11 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { RateLimitedError } from '@/lib/errors';
 import { entryCall, leaveCall } from '@/lib/redis/gate';
-import { RedisOrderLocks } from '@/lib/redis/order-locks';
-import { RedisProcessedEvents } from '@/lib/redis/processed-events';
-import { RedisShippedStatus } from '@/lib/redis/shipped-status';
-import { deferRateLimitHit, PendingRateLimitHit, settlePendingRateLimit, withRateLimitScope } from '@/lib/security/pending-rate-limit';
-import { MemoryRateLimiter, type RateLimitRule } from '@/lib/security/rate-limit';
+import { RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
+import { RedisProcessedEvents } from '@/lib/shared-state/processed-events/redis';
+import { RedisShippedStatus } from '@/lib/shared-state/shipped-status/redis';
+import { deferRateLimitHit, PendingRateLimitHit, settlePendingRateLimit, withRateLimitScope } from '@/lib/shared-state/rate-limit/pending';
+import { MemoryRateLimiter, type RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
 import { noRedis, REDIS_SKIP_REASON, redisConnection, testPrefix } from '../support/redis';
 
 const RULE: RateLimitRule = { name: 'payment-intent', limit: 2, windowMs: 60_000 };

@@ -8,14 +8,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { OrderBusyError, SharedStateUnavailableError } from '@/lib/errors';
-import { FallbackWarning, OrderLocksWithFallback, OrderLocksWithoutFallback, RateLimiterWithFallback, ShippedStatusWithFallback } from '@/lib/redis/fallback';
-import { RedisOrderLocks } from '@/lib/redis/order-locks';
-import { RedisProcessedEvents } from '@/lib/redis/processed-events';
-import { RedisRateLimiter } from '@/lib/redis/rate-limiter';
-import { RedisShippedStatus } from '@/lib/redis/shipped-status';
-import { MemoryOrderLocks } from '@/lib/security/order-lock';
-import { MemoryRateLimiter, type RateLimitRule } from '@/lib/security/rate-limit';
-import { MemoryShippedStatus } from '@/lib/store/shipped-status';
+import { FallbackWarning } from '@/lib/shared-state/fallback';
+import { OrderLocksWithFallback, OrderLocksWithoutFallback } from '@/lib/shared-state/order-locks/fallback';
+import { RateLimiterWithFallback } from '@/lib/shared-state/rate-limit/fallback';
+import { ShippedStatusWithFallback } from '@/lib/shared-state/shipped-status/fallback';
+import { RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
+import { RedisProcessedEvents } from '@/lib/shared-state/processed-events/redis';
+import { RedisRateLimiter } from '@/lib/shared-state/rate-limit/redis';
+import { RedisShippedStatus } from '@/lib/shared-state/shipped-status/redis';
+import { MemoryOrderLocks } from '@/lib/shared-state/order-locks/order-locks';
+import { MemoryRateLimiter, type RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
+import { MemoryShippedStatus } from '@/lib/shared-state/shipped-status/shipped-status';
 import { applyEventOnce } from '@/lib/webhooks/card/exactly-once';
 import { freePort } from '@/stand-ins/loopback-http';
 import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, observedConnection, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';

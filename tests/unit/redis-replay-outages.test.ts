@@ -8,10 +8,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SharedStateUnavailableError } from '@/lib/errors';
-import { RedisReconcileCursorStore } from '@/lib/redis/reconcile-cursor';
-import { reconcileCursorWithFallback, ShippingReplayQueueWithFallback } from '@/lib/redis/fallback';
-import { RedisShippingReplayQueue } from '@/lib/redis/shipping-replay-queue';
-import { MemoryShippingReplayQueue } from '@/lib/webhooks/shipping/replay-queue';
+import { RedisReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/redis';
+import { reconcileCursorWithFallback } from '@/lib/shared-state/reconcile-cursor/fallback';
+import { ShippingReplayQueueWithFallback } from '@/lib/shared-state/shipping-replay/fallback';
+import { RedisShippingReplayQueue } from '@/lib/shared-state/shipping-replay/redis';
+import { MemoryShippingReplayQueue } from '@/lib/shared-state/shipping-replay/replay-queue';
 import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
 import { loggedLines } from '../support/setup';
 

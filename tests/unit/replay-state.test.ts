@@ -5,16 +5,16 @@
  * the same behavioural tests.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryReconcileCursorStore } from '@/lib/cron/reconcile-cursor';
-import { RedisReconcileCursorStore } from '@/lib/redis/reconcile-cursor';
-import { RedisShippingReplayQueue } from '@/lib/redis/shipping-replay-queue';
+import { MemoryReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/reconcile-cursor';
+import { RedisReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/redis';
+import { RedisShippingReplayQueue } from '@/lib/shared-state/shipping-replay/redis';
 import {
   MAX_REPLAY_ATTEMPTS,
   MemoryShippingReplayQueue,
   nextAttemptDelayMs,
   type ReplayEntry,
   type ShippingReplayQueue,
-} from '@/lib/webhooks/shipping/replay-queue';
+} from '@/lib/shared-state/shipping-replay/replay-queue';
 import { noRedis, REDIS_SKIP_REASON, redisConnection, testPrefix } from '../support/redis';
 
 const notice = { orderNumber: '7', trackingNumber: 'T', carrier: 'UPS', shipDate: undefined };

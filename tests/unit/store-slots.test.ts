@@ -1,5 +1,5 @@
 /**
- * The cap on concurrent store calls (lib/store/slots.ts): the same rules for
+ * The cap on concurrent store calls (lib/shared-state/store-slots/store-slots.ts): the same rules for
  * the in-process semaphore and the one in Redis (the cap, the split between
  * callers, follow-ups first, leases that end by themselves), then what only
  * Redis has (instances sharing one cap, a killed instance's leases, keys in one
@@ -8,19 +8,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { defaultReserve, type SlotSplit, type StoreCaller } from '@/lib/config';
 import { StoreBusyError } from '@/lib/errors';
-import { FallbackWarning, StoreSlotsWithFallback } from '@/lib/redis/fallback';
-import { RedisStoreSlots } from '@/lib/redis/store-slots';
+import { FallbackWarning } from '@/lib/shared-state/fallback';
+import { StoreSlotsWithFallback } from '@/lib/shared-state/store-slots/fallback';
+import { RedisStoreSlots } from '@/lib/shared-state/store-slots/redis';
 import {
   MemoryStoreSlots,
   StoreGate,
   WAITER_TTL_MS,
-  defaultReserve,
   withStoreCaller,
-  type SlotSplit,
-  type StoreCaller,
   type StoreSlots,
-} from '@/lib/store/slots';
+} from '@/lib/shared-state/store-slots/store-slots';
 import { MIN_ATTEMPT_MS, withRequestDeadline } from '@/lib/upstream/budget';
 import {
   noRedis,

@@ -5,8 +5,8 @@
  */
 import { submitOrderRequestSchema } from '@/lib/checkout/schemas';
 import { submitOrderForManualPayment } from '@/lib/checkout/submit-order';
-import { checkoutRoute } from '@/lib/http/route';
-import { RATE_LIMITS } from '@/lib/security/rate-limit';
+import { checkoutRoute } from '@/lib/routes/checkout';
+import { RATE_LIMITS } from '@/lib/shared-state/rate-limit/rate-limit';
 
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';

@@ -13,7 +13,7 @@
 import type { CardEvent } from '@/lib/card/events';
 import type { Config } from '@/lib/config';
 import { InvalidCardEventError } from '@/lib/errors';
-import type { RequestContext } from '@/lib/http/route';
+import type { RequestContext } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { disputeClosed } from '@/lib/webhooks/card/dispute-closed';
 import { disputeCreated } from '@/lib/webhooks/card/dispute-created';

@@ -18,7 +18,7 @@ import { metaValue } from '@/lib/orders/normalize';
 import { PAYMENT_AUTHORIZED_NOTE } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';
 import { hasReceipt } from '@/lib/orders/receipts';
-import { ORDER_STATUS } from '@/lib/orders/statuses';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';

@@ -24,7 +24,7 @@ import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { metaValue } from '@/lib/orders/normalize';
 import { paymentFailedNote } from '@/lib/orders/notes';
 import { hasReceipt, holdsReceipts } from '@/lib/orders/receipts';
-import { ORDER_STATUS } from '@/lib/orders/statuses';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
 import { restoreCartAfterFailure } from '@/lib/webhooks/card/customer-cart';

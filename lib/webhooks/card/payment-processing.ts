@@ -18,7 +18,7 @@ import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { metaValue } from '@/lib/orders/normalize';
 import { PAYMENT_PROCESSING_NOTE } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';
-import { ORDER_STATUS } from '@/lib/orders/statuses';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
 import { hasReceipt } from '@/lib/orders/receipts';

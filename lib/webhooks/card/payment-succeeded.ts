@@ -48,7 +48,7 @@ import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { metaValue, normalizeOrder } from '@/lib/orders/normalize';
 import { AMOUNT_MISMATCH_NOTE, isSupersededByPayment, PAYMENT_RECEIVED_NOTE } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';
-import { ORDER_STATUS } from '@/lib/orders/statuses';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import { clearCartAfterPayment } from '@/lib/webhooks/card/customer-cart';
 import { reportDuplicatePayment } from '@/lib/webhooks/card/duplicate-payment';

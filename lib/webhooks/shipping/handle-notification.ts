@@ -17,15 +17,14 @@
  * request did not read all go to the replay queue (GET /api/cron/retry-shipping).
  */
 import { ShipStationError } from '@/lib/errors';
-import type { RequestContext } from '@/lib/http/route';
-import { log } from '@/lib/log';
-import { settlePendingRateLimit } from '@/lib/security/pending-rate-limit';
+import { log, type RequestContext } from '@/lib/log';
+import { settlePendingRateLimit } from '@/lib/shared-state/rate-limit/pending';
 import type { Services } from '@/lib/services';
 import { isResourceUrlRefusal } from '@/lib/shipping/resource-url';
 import { type ShipmentNotice, type UnreadPages } from '@/lib/shipping/shipstation';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
 import { markOrderShipped, type ShipResult } from '@/lib/webhooks/shipping/mark-shipped';
-import { queueForReplay } from '@/lib/webhooks/shipping/replay-queue';
+import { queueForReplay } from '@/lib/shared-state/shipping-replay/replay-queue';
 import {
   hasOrderNumber,
   ORDER_EVENT_TYPES,
@@ -125,7 +124,7 @@ async function shipmentNotices(
     return undefined;
   }
   // ShipStation is an upstream: the request's rate-limit hit is counted before it is called, not
-  // by the order's lock afterwards (lib/security/pending-rate-limit.ts).
+  // by the order's lock afterwards (lib/shared-state/rate-limit/pending.ts).
   await settlePendingRateLimit();
 
   try {

@@ -27,7 +27,7 @@ import { CardProviderError, OrderBusyError, StoreCallbackRefusedError, StoreErro
 import { log } from '@/lib/log';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { shippedNote, shopNotes } from '@/lib/orders/notes';
-import { ORDER_STATUS } from '@/lib/orders/statuses';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import { captureOrderAuthorization } from '@/lib/store-callbacks/authorization';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 import { awaitsCapturedPayment, heldForCapture } from '@/lib/webhooks/card/payment-authorized';
@@ -38,7 +38,7 @@ import { META } from '@/lib/orders/meta-keys';
 import type { StoreOrder } from '@/lib/store/types';
 import { customerSafeNotice } from '@/lib/webhooks/shipping/note-details';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
-import { FALLBACK_STATUS, SHIPPED_STATUS, type ShippedStatusReading } from '@/lib/store/shipped-status';
+import { FALLBACK_STATUS, SHIPPED_STATUS, type ShippedStatusReading } from '@/lib/shared-state/shipped-status/shipped-status';
 
 export const SHIPPABLE_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.processing, ORDER_STATUS.awaitingShipment]);
 

@@ -7,7 +7,7 @@
  * an invalid payload: logged by field name and answered 200 so it is not retried.
  */
 import { z } from 'zod';
-import { parseOrderId } from '@/lib/orders/order-id';
+import { parseOrderId } from '@/lib/order-id';
 
 /** Notifications that mark an order shipped; ITEM_SHIP_NOTIFY is ShipStation's real name for ITEM_SHIPPED (docs/decisions.md#d1). */
 export const SHIPPED_EVENT_TYPES: ReadonlySet<string> = new Set(['SHIP_NOTIFY', 'ITEM_SHIPPED', 'ITEM_SHIP_NOTIFY']);

@@ -5,7 +5,7 @@
  */
 import { cancelAuthorizationFromStore } from '@/lib/store-callbacks/authorization';
 import { storeOrderRequestSchema } from '@/lib/store-callbacks/schemas';
-import { storeCallbackRoute } from '@/lib/http/route';
+import { storeCallbackRoute } from '@/lib/routes/store-callback';
 
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';

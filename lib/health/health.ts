@@ -1,0 +1,87 @@
+/**
+ * GET /api/health. Without credentials: `{status: 'ok', version}`, from
+ * memory, no upstream call, so a load balancer or uptime monitor may poll it
+ * as often as it likes. With the cron bearer token: each upstream the service
+ * depends on is tried with its cheapest authenticated call, and reported as
+ * ok or failed with its latency; never a URL, a key or an upstream message.
+ */
+import packageJson from '@/package.json';
+import { ServiceError, StoreBusyError } from '@/lib/errors';
+import { log } from '@/lib/log';
+import { getRedisConnection } from '@/lib/redis/connection';
+import type { Services } from '@/lib/services';
+import type { SlotUsage } from '@/lib/shared-state/store-slots/store-slots';
+
+export const SERVICE_VERSION: string = packageJson.version;
+
+export interface CheckResult {
+  ok: boolean;
+  latencyMs: number;
+  /** The store probe was not sent: every slot of STORE_MAX_CONCURRENCY was taken (see `storeSlots`). */
+  busy?: true;
+}
+
+export interface ShallowHealth {
+  status: 'ok';
+  version: string;
+}
+
+export interface DeepHealth {
+  status: 'ok' | 'degraded';
+  version: string;
+  checks: Record<string, CheckResult>;
+  /** With STORE_MAX_CONCURRENCY set: the cap, its split and the slots in use now, by class. */
+  storeSlots?: SlotUsage;
+}
+
+type Probe = () => Promise<unknown>;
+
+/** What the deep check tries: the store, the card provider, and Redis when REDIS_URL is set. */
+function probes(services: Services): Record<string, Probe> {
+  // The process's own connection, the one every request uses: a PING through it proves that one works.
+  const redis = getRedisConnection(services.config);
+  return {
+    store: () => services.store().checkReachable(),
+    // The call reconciliation depends on, for one event of the last minute: cheap, and proves the key can read events.
+    card: async () =>
+      (await services.card()).listEvents({ types: ['payment_intent.succeeded'], createdFrom: Math.floor(Date.now() / 1000) - 60, limit: 1 }),
+    ...(redis ? { redis: () => redis.run('ping', (client) => client.ping()) } : {}),
+  };
+}
+
+async function run(name: string, probe: Probe): Promise<CheckResult> {
+  const started = performance.now();
+  try {
+    await probe();
+    return { ok: true, latencyMs: Math.round(performance.now() - started) };
+  } catch (error) {
+    const latencyMs = Math.round(performance.now() - started);
+    // The reason goes to the log as an identifier only; the answer says failed.
+    const busy = error instanceof StoreBusyError;
+    const reason = busy ? 'store_busy' : error instanceof ServiceError ? error.kind : 'unexpected';
+    log.warn('health.check_failed', { check: name, reason, latencyMs });
+    return busy ? { ok: false, latencyMs, busy } : { ok: false, latencyMs };
+  }
+}
+
+export function shallowHealth(): ShallowHealth {
+  return { status: 'ok', version: SERVICE_VERSION };
+}
+
+/** Read before the probes, so the store probe's own slot is not counted. */
+async function storeSlotUsage(services: Services): Promise<SlotUsage | undefined> {
+  try {
+    return await services.storeSlots?.usage();
+  } catch (error) {
+    log.warn('health.store_slots_unreadable', { reason: error instanceof ServiceError ? error.kind : 'unexpected' });
+    return undefined;
+  }
+}
+
+export async function deepHealth(services: Services): Promise<DeepHealth> {
+  const storeSlots = await storeSlotUsage(services);
+  const entries = await Promise.all(Object.entries(probes(services)).map(async ([name, probe]) => [name, await run(name, probe)] as const));
+  const checks = Object.fromEntries(entries);
+  const healthy = entries.every(([, result]) => result.ok);
+  return { status: healthy ? 'ok' : 'degraded', version: SERVICE_VERSION, checks, ...(storeSlots ? { storeSlots } : {}) };
+}

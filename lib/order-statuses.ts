@@ -1,0 +1,17 @@
+/**
+ * The WooCommerce order statuses the service reads or writes, in one place (the REST API spells
+ * them without WooCommerce's `wc-` prefix).
+ */
+export const ORDER_STATUS = {
+  pending: 'pending',
+  processing: 'processing',
+  onHold: 'on-hold',
+  completed: 'completed',
+  failed: 'failed',
+  /** Not in stock WooCommerce: a plugin adds it; without it a shipment writes `completed` (lib/shared-state/shipped-status/shipped-status.ts). */
+  shipped: 'shipped',
+  /** Not in stock WooCommerce: a status some shops add for paid orders waiting to ship. */
+  awaitingShipment: 'awaiting_shipment',
+} as const;
+
+export type OrderStatus = (typeof ORDER_STATUS)[keyof typeof ORDER_STATUS];

@@ -1,0 +1,36 @@
+/**
+ * The providers' route family: POST /api/cardprovider/webhook (Stripe) and
+ * POST /api/shipping/webhook (ShipStation). Rate limit → the headers' check (a
+ * signature read, a shared secret compared) before a byte of the body is read,
+ * so an unauthenticated sender costs no parsing → raw body (512 KiB at most),
+ * kept as bytes for the signature → use case.
+ */
+import { readBodyText, WEBHOOK_BODY_LIMIT } from '@/lib/http/body';
+import type { ErrorResponse } from '@/lib/http/errors';
+import type { RequestContext } from '@/lib/log';
+import { enforceRateLimit, runFamilyRoute } from '@/lib/routes/family';
+import { getServices, type Services } from '@/lib/services';
+import type { RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
+
+export interface WebhookRouteOptions<Checked> {
+  route: string;
+  rule: RateLimitRule;
+  /** The provider's answers to errors (lib/http/errors.ts): each provider retries on different statuses. */
+  toErrorResponse: (error: unknown, showDetails: boolean) => ErrorResponse;
+  /** What the headers must carry, checked before the body is read; its result is handed to `handle`. */
+  check: (request: Request, services: Services) => Checked;
+  handle: (rawBody: string, checked: Checked, services: Services, context: RequestContext) => Promise<unknown>;
+}
+
+export function webhookRoute<Checked>(options: WebhookRouteOptions<Checked>) {
+  return async function POST(request: Request): Promise<Response> {
+    const run = { route: options.route, request, toErrorResponse: options.toErrorResponse, storeCaller: 'webhook' as const };
+    return runFamilyRoute(run, async (context) => {
+      const services = getServices();
+      await enforceRateLimit(services, options.rule, request.headers);
+      const checked = options.check(request, services);
+      const rawBody = await readBodyText(request, WEBHOOK_BODY_LIMIT);
+      return { body: await options.handle(rawBody, checked, services, context) };
+    });
+  };
+}
