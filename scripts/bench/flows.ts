@@ -218,7 +218,7 @@ function shippingFlow(name: string, options: { shippedStatusMissing: boolean }):
     },
   };
   if (options.shippedStatusMissing) {
-    // The store lacks `shipped` (DECISIONS 9): the service falls back to `completed` and then
+    // The store lacks `shipped` (docs/decisions.md#d9): the service falls back to `completed` and then
     // remembers the refusal for a while, so this flow runs last among the shipping ones.
     flow.before = (context) => context.control.setStatusRegistered('shipped', false);
     flow.after = (context) => context.control.setStatusRegistered('shipped', true);

@@ -78,7 +78,7 @@ export function controlApi(controlUrl: string) {
 export function commitOf(): string {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'app', 'lib', 'scripts'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'app', 'lib', 'scripts', 'stand-ins'], { cwd: ROOT, encoding: 'utf8' }).trim();
     return dirty ? `${head} (app/, lib/ or scripts/ modified)` : head;
   } catch {
     return 'unknown';
