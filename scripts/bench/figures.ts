@@ -73,12 +73,20 @@ export function parseCommandStats(text: string): Map<string, number> {
   return counts;
 }
 
-/** Commands run between two readings, leaving out the bench's own INFO. */
-export function commandsBetween(before: Map<string, number>, after: Map<string, number>): number {
+/**
+ * Commands run between two readings, leaving out the bench's own INFO and the
+ * commands it sent itself in between (`benchOwn`, e.g. the PINGs that measure
+ * the round trip), so only the service's commands are counted.
+ */
+export function commandsBetween(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  benchOwn: ReadonlyMap<string, number> = new Map(),
+): number {
   let total = 0;
   for (const [command, calls] of after) {
     if (command === 'info') continue;
-    total += calls - (before.get(command) ?? 0);
+    total += calls - (before.get(command) ?? 0) - (benchOwn.get(command) ?? 0);
   }
   return total;
 }

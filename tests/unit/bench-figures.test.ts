@@ -91,6 +91,12 @@ describe('Redis command counts', () => {
     expect(after.get('client|setinfo')).toBe(1);
     expect(commandsBetween(before, after)).toBe(3 + 2 + 1);
   });
+
+  it('leaves out the commands the bench sent itself between the readings (the PINGs that time the round trip)', () => {
+    const before = parseCommandStats('cmdstat_ping:calls=1,usec=1\r\ncmdstat_evalsha:calls=10,usec=9\r\n');
+    const after = parseCommandStats('cmdstat_ping:calls=22,usec=9\r\ncmdstat_evalsha:calls=14,usec=13\r\n');
+    expect(commandsBetween(before, after, new Map([['ping', 20]]))).toBe(1 + 4);
+  });
 });
 
 describe('the document', () => {
