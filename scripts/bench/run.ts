@@ -20,7 +20,8 @@
  *   --paired-rounds N              rounds of the paired comparisons (default 10, quick 3)
  *   npm run bench -- --paired [--quick] [--flows NAME]   only the paired comparisons (without and with Redis,
  *                                  Redis at 1 and 2 ms RTT, the https store), printed; writes nothing
- *   npm run bench -- --profile [--quick] [--flows NAME]   the server under node --cpu-prof: CPU per flow and where it went
+ *   npm run bench -- --profile [--quick] [--flows NAME] [--redis]   the server under node --cpu-prof: CPU per flow and
+ *                                  where it went (with --redis: REDIS_URL set, a redis-server of its own on loopback)
  *   npm run bench -- --load [--quick] [--write]   the store shielding under 1×, 2× and 4× the store's capacity
  *                                  (scripts/bench/load.ts, a few minutes); writes its own section of docs/benchmarks.md
  *   npm run bench -- --cold [--cold-repeats N]   only the cold starts, without and with REDIS_URL; writes nothing
@@ -86,6 +87,7 @@ const { values: options } = parseArgs({
     flows: { type: 'string' },
     load: { type: 'boolean', default: false },
     cold: { type: 'boolean', default: false },
+    redis: { type: 'boolean', default: false },
   },
 });
 const QUICK = options.quick === true;
@@ -187,10 +189,12 @@ async function pairedComparisons(standIns: StandInsProcess, tlsCert: string, flo
 /**
  * `--profile`: one server under `node --cpu-prof`, the sequential CPU figure of
  * each flow (or of those whose name contains `--flows`), then where the
- * server's CPU went, from the profiles it wrote on exit. Writes nothing to docs/.
+ * server's CPU went, from the profiles it wrote on exit. With `--redis` the
+ * server has REDIS_URL, a redis-server of its own on loopback: the Redis
+ * path's CPU. Writes nothing to docs/.
  */
 async function profileRun(): Promise<void> {
-  progress(`profile run on ${machineLine()}`);
+  progress(`profile run${options.redis ? ' with REDIS_URL' : ''} on ${machineLine()}`);
   buildApp(progress);
   const tls = await makeCertificate(join(ARTIFACTS, 'tls'));
   const standIns = keep(await startStandIns(tls));
@@ -199,7 +203,9 @@ async function profileRun(): Promise<void> {
   mkdirSync(dir, { recursive: true });
   try {
     // --cpu-prof is refused in NODE_OPTIONS, so a child `next start` forks would run unprofiled: Next.js 16 serves from this process.
-    const server = keep(await startReady('profile', standIns, serviceEnv(standIns), ['--cpu-prof', `--cpu-prof-dir=${dir}`], SIZES.serverWarmup));
+    const redis = options.redis ? keep(await startRedis()) : undefined;
+    const env = redis ? serviceEnv(standIns, { REDIS_URL: redis.url }) : serviceEnv(standIns);
+    const server = keep(await startReady('profile', standIns, env, ['--cpu-prof', `--cpu-prof-dir=${dir}`], SIZES.serverWarmup));
     const trivialCpu = (await sequential(server, standIns, trivialFlow, SIZES.cpu * 2, undefined, SIZES.warmup)).cpuMsPerRequest;
     progress(`  trivial 404: ${fixed(trivialCpu)} ms CPU/request`);
     for (const flow of selectedFlows()) {
