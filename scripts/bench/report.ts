@@ -8,6 +8,7 @@ import { fixed, formatDifference, markdownTable, median, pairedDifference, perce
 import { CONNECTIONS, LIMITER_CLIENTS, UPSTREAM_LATENCY_MS, type ColdStart, type LimiterPoint, type Latency, type Sequential, type Throughput } from './measure';
 import type { Block, PairedConfiguration, PairedFlow } from './paired';
 import { commitOf, loadAtStart, machineLine, nowUtc, secondsSinceStart } from './session';
+import { PING_SPACING_MS } from './world';
 
 /** The limits the bench holds the service to; each is printed with its figure and met or not met. */
 export const TARGETS = {
@@ -395,7 +396,9 @@ export function renderPaired(report: PairedReport): string {
       'in turn: whatever the shared machine does during the run falls on all of them alike. Configurations: ' +
       report.configurations.map((c) => `**${c.key}**: ${c.label}`).join('; ') +
       `. A redis-server on loopback answers a PING in ${fixed(report.loopbackRoundTripMs, 3)} ms (median of 200); the round trip of each ` +
-      'configuration is the median of 10 PINGs to its Redis after every round of every flow, so taken under the same load as the flows; the delay proxy ' +
+      'configuration is the median of 10 PINGs to its Redis after every round of every flow, so taken under the same load as the flows. Every PING ' +
+      `comes ${PING_SPACING_MS} ms after the one before, as \`redis-cli --latency\` samples: a request's call meets the processes on its way idle, ` +
+      'and their waking is part of its round trip (PINGs back to back read it shorter by 0.15 to 0.35 ms on this machine). The delay proxy ' +
       '(scripts/bench/delay-proxy.ts, a process of its own) adds half the round trip each way, as a managed Redis in the same region would ' +
       `(Upstash, Redis Cloud: about 1 to 2 ms from a serverless function). Each difference is to **${base.key}**, ` +
       'the estimate over all rounds and, in parentheses, the 5th to 95th percentile of the same difference over the rounds drawn again ' +

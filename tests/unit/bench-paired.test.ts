@@ -10,6 +10,7 @@ import { formatDifference, pairedDifference, rotatedOrder, verdict } from '@/scr
 import { parseSchedstat } from '@/scripts/bench/process-stats';
 import { delayListener, type DelayListener } from '@/scripts/bench/delay-proxy';
 import { redisBudgetMs, TARGETS } from '@/scripts/bench/report';
+import { PING_SPACING_MS, redisRoundTrips } from '@/scripts/bench/world';
 
 describe('rotating block order', () => {
   it('puts every configuration in every position equally often over two laps', () => {
@@ -131,5 +132,30 @@ describe('the delay proxy', () => {
     for (let at = 0; at < sent.length; at += 1000) client.write(sent.subarray(at, at + 1000));
     await all;
     expect(Buffer.concat(received).equals(Buffer.concat([Buffer.from('x'), sent]))).toBe(true);
+  });
+});
+
+describe('the round trip the bench reports for a Redis', () => {
+  let server: Server | undefined;
+
+  afterEach(async () => {
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    server = undefined;
+  });
+
+  it('is sampled as redis-cli --latency does, one PING at a time with a pause before each', async () => {
+    const arrivals: number[] = [];
+    server = createServer((socket: Socket) =>
+      socket.on('data', () => {
+        arrivals.push(performance.now());
+        socket.write('+PONG\r\n');
+      }),
+    );
+    const port = await new Promise<number>((resolve) => server?.listen(0, '127.0.0.1', () => resolve((server?.address() as { port: number }).port)));
+    const times = await redisRoundTrips(port, 4);
+    expect(times).toHaveLength(4);
+    expect(arrivals).toHaveLength(4);
+    // A timer may fire up to a millisecond early by the clock it is measured with; never sooner.
+    for (let i = 1; i < arrivals.length; i += 1) expect((arrivals[i] as number) - (arrivals[i - 1] as number)).toBeGreaterThanOrEqual(PING_SPACING_MS - 1);
   });
 });
