@@ -7,7 +7,7 @@
  * fake clock given to the semaphores; no test sleeps.
  */
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defaultReserve, type SlotSplit, type StoreCaller } from '@/lib/config';
 import { StoreBusyError } from '@/lib/errors';
 import { FallbackWarning } from '@/lib/shared-state/fallback';
@@ -257,7 +257,8 @@ describe('the gate every store call passes', () => {
   });
 
   it("a slot given back goes to a waiting follow-up first, then to a new request of the giver's class; another class asks again", async () => {
-    const gate = new StoreGate(new MemoryStoreSlots(split(1)), { firstCallWaitMs: 60_000, followUpWaitMs: 60_000 });
+    // Nothing kept between a request's calls here: this is about slots given back.
+    const gate = new StoreGate(new MemoryStoreSlots(split(1)), { firstCallWaitMs: 60_000, followUpWaitMs: 60_000, keepForNextCallMs: 0 });
     /** Yields to the event loop until `count` calls wait here: no timer, no sleep. */
     const waitersAre = async (count: number) => {
       while (gate.waiters < count) await new Promise((resolve) => setImmediate(resolve));
@@ -341,6 +342,138 @@ describe('the gate every store call passes', () => {
     await withStoreCaller('background', async () => {
       await gate.enter('get order', 1_000);
       await expect(gate.enter('update order', 1_000)).rejects.toBeInstanceOf(StoreBusyError);
+    });
+  });
+
+  describe("a request's slot kept for its next call", () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    /** Yields to the event loop until `count` calls wait at `gate`: no timer, no sleep. */
+    const waitersAre = async (gate: StoreGate, count: number) => {
+      while (gate.waiters < count) await new Promise((resolve) => setImmediate(resolve));
+    };
+
+    it('the next call of the request gets the slot at once, ahead of a new request already waiting for it', async () => {
+      const slots = new MemoryStoreSlots(split(1));
+      const gate = new StoreGate(slots, { firstCallWaitMs: 60_000, followUpWaitMs: 0, keepForNextCallMs: 60_000 });
+      const order: string[] = [];
+      let firstCallDone!: () => void;
+      let goOn!: () => void;
+      const afterFirstCall = new Promise<void>((resolve) => (firstCallDone = resolve));
+      const secondCall = new Promise<void>((resolve) => (goOn = resolve));
+      const admitted = withStoreCaller('checkout', async () => {
+        (await gate.enter('get order', 1_000)).leave(false);
+        firstCallDone();
+        await secondCall;
+        // A follow-up that may not wait at all: it goes only on the slot kept for it.
+        const slot = await gate.enter('update order', 1_000);
+        order.push('admitted, second call');
+        slot.leave(false);
+      });
+      await afterFirstCall;
+      const newRequest = withStoreCaller('checkout', async () => {
+        const slot = await gate.enter('get order', 1_000);
+        order.push('new request');
+        slot.leave(false);
+      });
+      await waitersAre(gate, 1);
+      goOn();
+      await Promise.all([admitted, newRequest]);
+      expect(order).toEqual(['admitted, second call', 'new request']);
+    });
+
+    it('the end of the request gives the slot back at once', async () => {
+      const slots = new MemoryStoreSlots(split(1));
+      const gate = new StoreGate(slots, { keepForNextCallMs: 60_000 });
+      let kept!: () => void;
+      let end!: () => void;
+      const keeping = new Promise<void>((resolve) => (kept = resolve));
+      const ending = new Promise<void>((resolve) => (end = resolve));
+      const request = withStoreCaller('webhook', async () => {
+        (await gate.enter('get order', 1_000)).leave(false);
+        kept();
+        await ending;
+      });
+      await keeping;
+      expect((await slots.usage()).inUse.webhook).toBe(1);
+      end();
+      await request;
+      expect((await slots.usage()).inUse.webhook).toBe(0);
+      expect(await take(slots, 'checkout')).toBeDefined();
+    });
+
+    it('a slot not asked for within the wait goes back: to a waiter here, else to the semaphore', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      const slots = new MemoryStoreSlots(split(1));
+      const gate = new StoreGate(slots, { firstCallWaitMs: 60_000, keepForNextCallMs: 100 });
+      let kept!: () => void;
+      const keeping = new Promise<void>((resolve) => (kept = resolve));
+      const request = withStoreCaller('checkout', async () => {
+        (await gate.enter('get order', 1_000)).leave(false);
+        kept();
+        await new Promise(() => undefined); // a request that never makes its next call, nor ends
+      });
+      void request;
+      await keeping;
+      let waiterGot = false;
+      const waiter = withStoreCaller('checkout', async () => {
+        const slot = await gate.enter('get order', 1_000);
+        waiterGot = true;
+        return slot;
+      });
+      await vi.advanceTimersByTimeAsync(99);
+      expect(waiterGot).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(waiterGot).toBe(true);
+      (await waiter).leave(false);
+      expect((await slots.usage()).inUse.checkout).toBe(0);
+    });
+
+    it('never for the crons: a cron unit is a new request', async () => {
+      const slots = new MemoryStoreSlots(split(1));
+      const gate = new StoreGate(slots, { keepForNextCallMs: 60_000 });
+      await withStoreCaller('background', async () => {
+        (await gate.enter('get order', 1_000)).leave(false);
+        expect((await slots.usage()).inUse.background).toBe(0);
+      });
+    });
+
+    it('not while a follow-up of another request waits here: it goes first', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      const slots = new MemoryStoreSlots(split(1));
+      const gate = new StoreGate(slots, { firstCallWaitMs: 0, followUpWaitMs: 60_000, keepForNextCallMs: 100 });
+      let firstCallDone!: () => void;
+      let goOn!: () => void;
+      const afterFirstCall = new Promise<void>((resolve) => (firstCallDone = resolve));
+      const secondCall = new Promise<void>((resolve) => (goOn = resolve));
+      let secondWent = false;
+      const admitted = withStoreCaller('checkout', async () => {
+        (await gate.enter('get order', 1_000)).leave(false);
+        firstCallDone();
+        await secondCall;
+        const slot = await gate.enter('update order', 1_000);
+        secondWent = true;
+        slot.leave(false);
+      });
+      await afterFirstCall;
+      // Its slot kept past the wait goes back to the semaphore; another request takes it.
+      await vi.advanceTimersByTimeAsync(100);
+      let endOther!: () => void;
+      const other = withStoreCaller('checkout', async () => {
+        const slot = await gate.enter('get order', 1_000);
+        await new Promise<void>((resolve) => (endOther = resolve));
+        slot.leave(false);
+        // Handed to the waiting follow-up at once, not kept for this request's next call.
+        expect(gate.waiters).toBe(0);
+      });
+      while (!endOther) await vi.advanceTimersByTimeAsync(0);
+      goOn();
+      await waitersAre(gate, 1);
+      endOther();
+      await Promise.all([admitted, other]);
+      expect(secondWent).toBe(true);
     });
   });
 });
