@@ -195,7 +195,9 @@ const ANSWERS: Record<ErrorKind, Answers> = {
   },
   store: {
     checkout: (error, context) =>
-      // Nothing reached the store: the storefront shows the message and may send the same call again.
+      // The refused call was not sent: the storefront shows the message and may send the same call again
+      // (a later call refused after an earlier one landed is safe to repeat too: the same order, the same
+      // idempotency key, the same intent).
       error instanceof StoreBusyError
         ? {
             status: 503,

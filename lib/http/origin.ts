@@ -42,11 +42,12 @@ export function assertAllowedOrigin(headers: Headers, allowed: readonly string[]
 /** Headers granting an allowed origin; none for any other origin. */
 export function corsHeaders(origin: string | undefined): Record<string, string> {
   if (origin === undefined) return { Vary: 'Origin' };
-  // Exposed so a browser storefront can read when a 429's window ends (client/RateLimited.resetAt), and
-  // quote an answer's request id to the shop owner, who finds it on the service's log lines.
+  // Exposed so a browser storefront can read when a 429's window ends (client/RateLimited.resetAt), how
+  // long a 503 SHOP_BUSY asks it to wait, and quote an answer's request id to the shop owner, who finds it
+  // on the service's log lines.
   return {
     'Access-Control-Allow-Origin': origin,
-    'Access-Control-Expose-Headers': 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Request-Id',
+    'Access-Control-Expose-Headers': 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-Id',
     Vary: 'Origin',
   };
 }

@@ -61,7 +61,7 @@ export const checkoutFailureResponseSchema = z.object({
   }),
 });
 
-/** 503 when every slot of the store is taken (STORE_MAX_CONCURRENCY): nothing was done, the same call may be sent again. */
+/** 503 when every slot of the store is taken (STORE_MAX_CONCURRENCY): the refused store call was not sent, and the same call may be sent again. */
 export const checkoutBusyResponseSchema = z.object({
   success: z.literal(false),
   error: z.object({

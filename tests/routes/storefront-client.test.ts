@@ -243,6 +243,9 @@ describe('a busy shop (503 SHOP_BUSY)', () => {
     expect(outcome.error).toMatchObject({ status: 503, message: 'The shop is busy, try again in a few seconds' });
     const { retryAfterSeconds } = outcome.error as ClientModule.ShopBusy;
     expect(retryAfterSeconds).toBe(Number(outcome.responses[1]!.headers.get('retry-after')));
+    // A browser storefront reads Retry-After across origins only with this grant.
+    const exposed = outcome.responses[1]!.headers.get('access-control-expose-headers')!.toLowerCase();
+    expect(exposed.split(/\s*,\s*/)).toContain('retry-after');
   });
 
   it('with retryWhenBusy: false, ShopBusy comes at once', async () => {
