@@ -116,9 +116,9 @@ export async function captureAuthorizations(
       } catch (error) {
         const reason = reasonOf(error);
         summary.failed.push({ intentId: intent.id, orderId, reason });
-        log.error('authorization.expiring', { orderId, intentId: intent.id, amount: intent.amountCapturable, currency: intent.currency, why: reason });
-        // A refused capture still leaves the shop a note to act on; a store that did not answer is tried next run.
+        // A refused capture still leaves the shop a note to act on (report logs the line); a store that did not answer is tried next run.
         if (error instanceof StoreCallbackRefusedError) await report(intent, orderId, reason).catch(() => undefined);
+        else log.error('authorization.expiring', { orderId, intentId: intent.id, amount: intent.amountCapturable, currency: intent.currency, why: reason });
       }
     }
     if (outOfTime) break;
