@@ -25,6 +25,7 @@ import { ServiceError, StoreCallbackRefusedError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { formatMinorUnits } from '@/lib/money';
 import { shopNotes } from '@/lib/orders/notes';
+import { shopOrderId } from '@/lib/card/events';
 import type { PaymentIntentSummary } from '@/lib/card/stripe';
 import type { Services } from '@/lib/services';
 import { captureOrderAuthorization } from '@/lib/store-callbacks/authorization';
@@ -102,8 +103,9 @@ export async function captureAuthorizations(
     let outOfTime = false;
     for (const intent of page.intents) {
       startingAfter = intent.id;
-      const orderId = Number(intent.orderId);
-      if (intent.status !== 'requires_capture' || !Number.isSafeInteger(orderId) || orderId <= 0) continue;
+      // Read as the webhook reads it: `Number` would take '0x1A' or '1e3' for another order.
+      const orderId = shopOrderId({ shop_order_id: intent.orderId });
+      if (intent.status !== 'requires_capture' || orderId === undefined) continue;
       if (!budget.fits(2 * worstCase.cardEvent(timeoutMs))) {
         outOfTime = true;
         break;
@@ -114,9 +116,9 @@ export async function captureAuthorizations(
       } catch (error) {
         const reason = reasonOf(error);
         summary.failed.push({ intentId: intent.id, orderId, reason });
-        log.error('authorization.expiring', { orderId, intentId: intent.id, amount: intent.amountCapturable, currency: intent.currency, why: reason });
-        // A refused capture still leaves the shop a note to act on; a store that did not answer is tried next run.
+        // A refused capture still leaves the shop a note to act on (report logs the line); a store that did not answer is tried next run.
         if (error instanceof StoreCallbackRefusedError) await report(intent, orderId, reason).catch(() => undefined);
+        else log.error('authorization.expiring', { orderId, intentId: intent.id, amount: intent.amountCapturable, currency: intent.currency, why: reason });
       }
     }
     if (outOfTime) break;

@@ -106,6 +106,34 @@ describe('capture-authorizations', () => {
     expect(providers.callsTo('card', 'GET', /^\/v1\/payment_intents$/)).toHaveLength(1);
   });
 
+  it('capture refused (the total rose above the authorization): one error line a run, and the note for the shop', async () => {
+    useTestEnv({ STRIPE_CAPTURE: 'on_shipment', CRON_SECRET: TEST_CRON_SECRET, AUTHORIZATION_EXPIRY_ACTION: 'capture' });
+    const intentId = await authorizedOrder(3325, 150);
+    const order = providers.woo.orders.get(3325)!;
+    order.line_items[0]!.total = '40.00';
+    order.total = '40.00';
+
+    expect((await run()).body).toMatchObject({ checked: 1, captured: 0, reported: 1, failed: [expect.objectContaining({ orderId: 3325 })] });
+    expect(captureCalls()).toHaveLength(0);
+    expect(expiringLines()).toEqual([expect.objectContaining({ level: 'error', orderId: 3325, intentId, why: expect.stringMatching(/^refused:/) })]);
+    expect(providers.woo.listNotes(3325)).toEqual([expect.objectContaining({ customer_note: false })]);
+  });
+
+  it('reads shop_order_id as the webhook does: a hex or exponent form names no order', async () => {
+    useTestEnv({ STRIPE_CAPTURE: 'on_shipment', CRON_SECRET: TEST_CRON_SECRET, AUTHORIZATION_EXPIRY_ACTION: 'capture' });
+    await authorizedOrder(3320, 150);
+    // Set by another integration on the same Stripe account: Number() reads 3320 from both.
+    for (const form of ['0xCF8', '3.32e3']) {
+      const other = providers.stripe.create({ amount: '3000', currency: 'usd', metadata: { shop_order_id: form } });
+      providers.stripe.authorize(other.id);
+      providers.stripe.backdate(other.id, 150 * HOUR);
+    }
+
+    expect((await run()).body).toMatchObject({ checked: 1, captured: 1, reported: 0, failed: [], complete: true });
+    expect(captureCalls()).toHaveLength(1);
+    expect(expiringLines()).toEqual([]);
+  });
+
   it('is refused unless AUTHORIZATION_EXPIRY_ACTION and AUTHORIZATION_EXPIRY_HOURS are valid', async () => {
     const { parseConfig } = await import('@/lib/config');
     expect(() => parseConfig({ AUTHORIZATION_EXPIRY_ACTION: 'lapse' })).toThrow(/AUTHORIZATION_EXPIRY_ACTION must be report or capture/);
