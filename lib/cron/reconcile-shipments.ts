@@ -10,8 +10,8 @@
  * could not write waits in the queue, in Redis; when Redis comes back empty
  * (flushed, restarted without persistence) the entry is gone, and ShipStation
  * never redelivers (the webhook answered 200). ShipStation itself still lists
- * the shipment, and this pass finds it. Voided shipments are dropped when the
- * page is parsed (lib/shipping/shipstation.ts), as for the webhook.
+ * the shipment, and this pass finds it. A voided shipment is noted on its
+ * order and never shipped, as for the webhook (lib/webhooks/shipping/mark-shipped.ts).
  *
  * A pass fixes its window when it begins (createDateStart/createDateEnd) and
  * reads it page by page, oldest ship date first, so the pages keep their

@@ -200,6 +200,18 @@ describe('shipping replay', () => {
     expect(woo().get(409).status).toBe('shipped');
   });
 
+  it.each([404, 410])('does not queue a batch ShipStation says does not exist (HTTP %i): no later read can find it', async (status) => {
+    woo().seed({ id: 411, status: 'processing' });
+    const resourceUrl = ctx.shipStation.addBatch(`411${status}`, [{ orderNumber: '411', trackingNumber: 'T411', carrierCode: 'ups', shipDate: '2026-05-01' }]);
+    ctx.shipStation.answerNext({ status });
+
+    await ship({ resource_type: 'SHIP_NOTIFY', resource_url: resourceUrl });
+
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.resource_read_failed', failure: 'rejected', status }));
+    expect((await getServices().shippingReplay.counts()).waiting).toBe(0);
+    expect(woo().get(411).status).toBe('processing');
+  });
+
   it('stops before its time is up and leaves the rest queued', async () => {
     for (const id of [407, 408]) {
       woo().seed({ id, status: 'processing' });
