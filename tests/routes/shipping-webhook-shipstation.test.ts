@@ -271,7 +271,8 @@ describe('ShipStation failures are answered 200 and logged without the body', ()
     const response = await deliver(`${SHIPSTATION_BASE_URL}/shipments?batchId=34`);
 
     expect(response.status).toBe(200);
-    expect(Date.now() - started).toBeLessThan(1200);
+    // Not a speed target: the request did not wait for even one slow answer (1500 ms), so the timeout cut it.
+    expect(Date.now() - started).toBeLessThan(1500);
     expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.resource_read_failed', failure: 'timeout' }));
   });
 
