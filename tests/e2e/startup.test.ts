@@ -15,13 +15,11 @@ import { describe, expect, it } from 'vitest';
 import { environmentWithoutServiceVariables } from '@/scripts/service-process';
 import { freePort, LOOPBACK } from '@/stand-ins/loopback-http';
 
-const SERVICE_VARS = /^(WOOCOMMERCE_|STRIPE_|CHECKOUT_TOKEN_|ALLOWED_ORIGINS|TRUST_PROXY_HOPS|SHIPPING_|SHIPSTATION_|CLIENT_IP_HEADER||REDIS_URL|UPSTREAM_|CARD_PAYMENT|MANUAL_PAYMENT|LOG_LEVEL)/;
-
 /** Runs `next start` until it exits or `untilOutput` appears; returns its output and exit code (null if still running). */
 async function runServer(env: Record<string, string>, untilOutput: RegExp): Promise<{ output: string; code: number | null }> {
   const port = await freePort();
   const nextBin = createRequire(join(process.cwd(), 'package.json')).resolve('next/dist/bin/next');
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !SERVICE_VARS.test(key)));
+  const inherited = environmentWithoutServiceVariables();
   const child = spawn(process.execPath, [nextBin, 'start', '--port', String(port), '--hostname', LOOPBACK], {
     env: { ...inherited, ...env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
