@@ -8,38 +8,44 @@
  * malformed variable stops them with its name and where it is set, and no
  * "Ready" line comes first.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { environmentWithoutServiceVariables } from '@/scripts/service-process';
 import { freePort, LOOPBACK } from '@/stand-ins/loopback-http';
 
-const SERVICE_VARS = /^(WOOCOMMERCE_|STRIPE_|CHECKOUT_TOKEN_|ALLOWED_ORIGINS|TRUST_PROXY_HOPS|SHIPPING_|SHIPSTATION_|CLIENT_IP_HEADER||REDIS_URL|UPSTREAM_|CARD_PAYMENT|MANUAL_PAYMENT|LOG_LEVEL)/;
-
 /** Runs `next start` until it exits or `untilOutput` appears; returns its output and exit code (null if still running). */
 async function runServer(env: Record<string, string>, untilOutput: RegExp): Promise<{ output: string; code: number | null }> {
   const port = await freePort();
   const nextBin = createRequire(join(process.cwd(), 'package.json')).resolve('next/dist/bin/next');
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !SERVICE_VARS.test(key)));
+  const inherited = environmentWithoutServiceVariables();
   const child = spawn(process.execPath, [nextBin, 'start', '--port', String(port), '--hostname', LOOPBACK], {
     env: { ...inherited, ...env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return outputUntil(child, untilOutput, 45_000, () => child.kill('SIGKILL'));
+}
+
+/** A child's output until it exits, `untilOutput` appears or `timeoutMs` passes (code null); then `stop` ends it. */
+function outputUntil(child: ChildProcess, untilOutput: RegExp, timeoutMs: number, stop: () => void): Promise<{ output: string; code: number | null }> {
   let output = '';
   return new Promise((resolve) => {
+    let done = false;
     const finish = (code: number | null) => {
+      if (done) return;
+      done = true;
       clearTimeout(timer);
-      child.kill('SIGKILL');
+      stop();
       resolve({ output, code });
     };
-    const timer = setTimeout(() => finish(null), 45_000);
+    const timer = setTimeout(() => finish(null), timeoutMs);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       if (untilOutput.test(output)) finish(child.exitCode);
     };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
     child.once('exit', (code) => finish(code));
   });
 }
@@ -88,28 +94,13 @@ async function runScript(script: 'start' | 'dev', env: Record<string, string>, u
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  let output = '';
-  return new Promise((resolve) => {
-    let done = false;
-    const finish = (code: number | null) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-      resolve({ output, code });
-    };
-    const timer = setTimeout(() => finish(null), 60_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (untilOutput.test(output)) finish(child.exitCode);
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => finish(code));
+  return outputUntil(child, untilOutput, 60_000, () => {
+    try {
+      // npm's children (next and its workers) are in the group, not only npm.
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
   });
 }
 

@@ -14,7 +14,6 @@
  * "Applied" is counted at the store: the order writes the stand-in took
  * (every PUT sent, less those a fault stopped before the store committed).
  */
-import { createConnection } from 'node:net';
 import { http } from 'msw';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GET as reconcileRoute } from '@/app/api/cron/reconcile-payments/route';
@@ -36,6 +35,7 @@ import { TEST_CONSUMER_KEY, TEST_CONSUMER_SECRET, TEST_CRON_SECRET, TEST_STORE_U
 import { createProviders } from '../support/providers';
 import {
   eventually,
+  listening,
   noRedis,
   noRedisServerBinary,
   redisConnection,
@@ -143,17 +143,6 @@ function expectAppliedOnce(fact: Fact, { orderId, customerId, event }: Scenario)
   // Restored once, for this failure; the customer's later edit is what the cart holds.
   expect([...(providers.woo.cartRestoreKeys.get(customerId)?.keys() ?? [])]).toEqual([event.id]);
   expect(providers.woo.carts.get(customerId)).toEqual(CUSTOMERS_EDIT);
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 const COMMITS = (kind: StoreFaultKind): StoreFaultCommit[] => (kind === 'refused' ? ['before'] : ['before', 'after']);

@@ -92,7 +92,8 @@ export function observedConnection(url = REDIS_URL as string, timeoutMs = 500): 
   return connection;
 }
 
-function answers(port: number): Promise<boolean> {
+/** Whether something accepts a connection on this loopback port. */
+export function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = createConnection({ host: '127.0.0.1', port });
     socket.once('connect', () => {
@@ -125,7 +126,7 @@ export async function startDisposableRedis(options: { password?: string; port?: 
     if (options.password) args.push('--requirepass', options.password);
     child = spawn(REDIS_SERVER_BIN, args, { stdio: 'ignore' });
     const deadline = Date.now() + 5000;
-    while (!(await answers(port))) {
+    while (!(await listening(port))) {
       if (Date.now() > deadline) throw new Error(`redis-server did not start on port ${port}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }

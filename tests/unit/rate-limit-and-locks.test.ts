@@ -40,17 +40,26 @@ describe('per-order lock', () => {
   it('runs tasks for one order one at a time, in arrival order', async () => {
     const locks = new MemoryOrderLocks();
     const events: string[] = [];
-    const task = (name: string, ms: number) => async () => {
+    let releaseA!: () => void;
+    let aHolds!: () => void;
+    const aHolding = new Promise<void>((resolve) => (aHolds = resolve));
+    const task = (name: string, held?: Promise<void>) => async () => {
       events.push(`start ${name}`);
-      await new Promise((resolve) => setTimeout(resolve, ms));
+      await held;
       events.push(`end ${name}`);
       return name;
     };
-    const results = await Promise.all([
-      locks.withOrderLock(1, task('a', 20)),
-      locks.withOrderLock(1, task('b', 1)),
-      locks.withOrderLock(1, task('c', 1)),
-    ]);
+    const aHeld = new Promise<void>((resolve) => (releaseA = resolve));
+    const a = locks.withOrderLock(1, async () => {
+      aHolds();
+      return task('a', aHeld)();
+    });
+    const b = locks.withOrderLock(1, task('b'));
+    const c = locks.withOrderLock(1, task('c'));
+    // b and c arrive while a holds the lock; a lock that let them in would see them end before a.
+    await aHolding;
+    releaseA();
+    const results = await Promise.all([a, b, c]);
     expect(results).toEqual(['a', 'b', 'c']);
     expect(events).toEqual(['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
     expect(locks.activeKeys).toBe(0);
@@ -58,24 +67,27 @@ describe('per-order lock', () => {
 
   it('lets different orders run at the same time and releases after a failure', async () => {
     const locks = new MemoryOrderLocks();
-    let running = 0;
-    let peak = 0;
+    // Each task waits until both are inside their lock: if one order's lock held the other back, this never ends.
+    let inside = 0;
+    let bothInside!: () => void;
+    const together = new Promise<void>((resolve) => (bothInside = resolve));
     const task = async () => {
-      running += 1;
-      peak = Math.max(peak, running);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      running -= 1;
+      inside += 1;
+      if (inside === 2) bothInside();
+      await together;
     };
     await Promise.all([locks.withOrderLock(1, task), locks.withOrderLock(2, task)]);
-    expect(peak).toBe(2);
+    expect(inside).toBe(2);
     await expect(locks.withOrderLock(3, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     await expect(locks.withOrderLock(3, async () => 'after')).resolves.toBe('after');
   });
 
   it('gives up waiting with OrderBusyError', async () => {
     const locks = new MemoryOrderLocks({ waitMs: 20 });
-    const holder = locks.withOrderLock(1, () => new Promise((resolve) => setTimeout(resolve, 100)));
+    let finish!: () => void;
+    const holder = locks.withOrderLock(1, () => new Promise<void>((resolve) => (finish = resolve)));
     await expect(locks.withOrderLock(1, async () => 'never')).rejects.toBeInstanceOf(OrderBusyError);
+    finish();
     await holder;
   });
 
