@@ -475,5 +475,27 @@ describe('the gate every store call passes', () => {
       await Promise.all([admitted, other]);
       expect(secondWent).toBe(true);
     });
+
+    it('one slot kept per request: of two calls that end together, the second gives its slot back at once', async () => {
+      const slots = new MemoryStoreSlots(split(2));
+      const gate = new StoreGate(slots, { keepForNextCallMs: 60_000 });
+      let bothEnded!: () => void;
+      let end!: () => void;
+      const ended = new Promise<void>((resolve) => (bothEnded = resolve));
+      const ending = new Promise<void>((resolve) => (end = resolve));
+      const request = withStoreCaller('checkout', async () => {
+        const [first, second] = await Promise.all([gate.enter('get order', 1_000), gate.enter('get customer', 1_000)]);
+        first.leave(false);
+        second.leave(false);
+        bothEnded();
+        await ending;
+      });
+      await ended;
+      expect((await slots.usage()).inUse.checkout).toBe(1);
+      end();
+      await request;
+      // The end of the request gives back the one it kept; none is left behind until its lease ends.
+      expect((await slots.usage()).inUse.checkout).toBe(0);
+    });
   });
 });
