@@ -9,7 +9,11 @@ export async function register(): Promise<void> {
   const { validateConfigurationAtStart } = await import('@/lib/startup');
   validateConfigurationAtStart();
   // Not awaited: the server answers at once, and a first request waits only for what it needs and is not ready yet.
-  void import('@/lib/preload').then(({ preloadAtStart }) => preloadAtStart());
+  // A preload that fails, even to load, is only a head start lost: never an unhandled rejection, which would
+  // stop the process or print a stack trace.
+  void import('@/lib/preload')
+    .then(({ preloadAtStart }) => preloadAtStart())
+    .catch(() => undefined);
   if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) {
     const { registerOTel } = await import('@vercel/otel');
     // The exporter follows the standard OTEL_EXPORTER_OTLP_* variables (http/protobuf unless OTEL_EXPORTER_OTLP_PROTOCOL says otherwise).

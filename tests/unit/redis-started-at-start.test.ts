@@ -86,6 +86,35 @@ describe('preloading when the instance starts', () => {
   });
 });
 
+describe('the instance start', () => {
+  afterEach(() => {
+    vi.doUnmock('@/lib/preload');
+    vi.unstubAllEnvs();
+  });
+
+  it('a preload that cannot even be loaded is only a head start lost: no unhandled rejection to crash or log a stack', async () => {
+    vi.resetModules();
+    const { useTestEnv } = await import('../support/env');
+    useTestEnv({});
+    vi.stubEnv('NEXT_RUNTIME', 'nodejs');
+    vi.doMock('@/lib/preload', () => {
+      throw new Error('a module of the preload failed to load');
+    });
+    const unhandled: unknown[] = [];
+    const note = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', note);
+    try {
+      const { register } = await import('@/instrumentation');
+      await register();
+      // Node reports an unhandled rejection after the microtasks of the turn that left it: two turns of the loop.
+      for (let turn = 0; turn < 2; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', note);
+    }
+  });
+});
+
 describe.skipIf(noRedis)(`the scripts a request runs${noRedis ? ` (skipped: ${REDIS_SKIP_REASON})` : ''}`, () => {
   it("are in Redis' script cache once the instance has started: the first request's entry is one EVALSHA", async () => {
     vi.resetModules();
