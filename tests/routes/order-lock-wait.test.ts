@@ -7,7 +7,7 @@
  * is the documented bound, with a generous margin.
  */
 import Stripe from 'stripe';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as cardWebhook from '@/app/api/cardprovider/webhook/route';
 import * as submitOrder from '@/app/api/submit-order/route';
 import { RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
@@ -101,11 +101,25 @@ describe('a request waiting for a busy order answers busy within its bound', () 
   it('a holder that finishes in time lets the waiter in, and it succeeds', async () => {
     providers.woo.seed({ id: 932 });
     const release = await holdOrder(932);
-    setTimeout(() => void release(), 100);
-    const { status } = await timed(async () =>
-      submitOrder.POST(postJson('/api/submit-order', { token: await tokenFor(932), billing_address: { city: 'Leeds' } })),
-    );
-    expect(status).toBe(200);
+    // The holder finishes once the request is queued behind it: contended, and ordered without a timer.
+    const locks = getServices().orderLocks;
+    const take = locks.withOrderLock.bind(locks);
+    let queued = false;
+    const spy = vi.spyOn(locks, 'withOrderLock').mockImplementation((orderId, task, peek) => {
+      const waiting = take(orderId, task, peek);
+      queued = true;
+      void release();
+      return waiting;
+    });
+    try {
+      const { status } = await timed(async () =>
+        submitOrder.POST(postJson('/api/submit-order', { token: await tokenFor(932), billing_address: { city: 'Leeds' } })),
+      );
+      expect(queued).toBe(true);
+      expect(status).toBe(200);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 
