@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { inspect } from 'node:util';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { StoreError, UpstreamHttpError } from '@/lib/errors';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
 import { MAX_ANSWER_BYTES, nodeHttpAdapter, type AdapterRequest } from '@/lib/upstream/node-http';
@@ -186,16 +186,33 @@ describe('how an attempt fails', () => {
 
   it('the timeout ends the whole attempt, even while the answer drips, and closes the socket', async () => {
     let dripSocket: Socket | undefined;
+    let dripped!: () => void;
+    const dripping = new Promise<void>((resolve) => (dripped = resolve));
     handler = (request, response) => {
       dripSocket = request.socket;
       response.writeHead(200, { 'content-type': 'application/json' });
-      const drip = setInterval(() => response.write(' '), 50);
+      let drops = 0;
+      // The drip runs on a real interval; only the adapter's timer below is in the test's hands.
+      const drip = setInterval(() => {
+        response.write(' ');
+        if ((drops += 1) === 3) dripped();
+      }, 20);
       response.on('close', () => clearInterval(drip));
     };
-    const started = Date.now();
-    const error = await failureOf(nodeHttpAdapter({ url: `${base}/x`, method: 'get', timeout: 300 }));
-    expect(error).toMatchObject({ code: 'ECONNABORTED' });
-    expect(Date.now() - started).toBeLessThan(1500);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let settled = false;
+      const attempt = failureOf(nodeHttpAdapter({ url: `${base}/x`, method: 'get', timeout: 300 })).finally(() => (settled = true));
+      // The answer has started and keeps arriving: socket idleness alone would never end this call.
+      await dripping;
+      await vi.advanceTimersByTimeAsync(299);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(await attempt).toMatchObject({ code: 'ECONNABORTED' });
+    } finally {
+      vi.useRealTimers();
+    }
     await expect.poll(() => dripSocket?.destroyed).toBe(true);
   });
 
