@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { inspect } from 'node:util';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { StoreError, UpstreamHttpError } from '@/lib/errors';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
 import { MAX_ANSWER_BYTES, nodeHttpAdapter, type AdapterRequest } from '@/lib/upstream/node-http';
@@ -186,16 +186,33 @@ describe('how an attempt fails', () => {
 
   it('the timeout ends the whole attempt, even while the answer drips, and closes the socket', async () => {
     let dripSocket: Socket | undefined;
+    let dripped!: () => void;
+    const dripping = new Promise<void>((resolve) => (dripped = resolve));
     handler = (request, response) => {
       dripSocket = request.socket;
       response.writeHead(200, { 'content-type': 'application/json' });
-      const drip = setInterval(() => response.write(' '), 50);
+      let drops = 0;
+      // The drip runs on a real interval; only the adapter's timer below is in the test's hands.
+      const drip = setInterval(() => {
+        response.write(' ');
+        if ((drops += 1) === 3) dripped();
+      }, 20);
       response.on('close', () => clearInterval(drip));
     };
-    const started = Date.now();
-    const error = await failureOf(nodeHttpAdapter({ url: `${base}/x`, method: 'get', timeout: 300 }));
-    expect(error).toMatchObject({ code: 'ECONNABORTED' });
-    expect(Date.now() - started).toBeLessThan(1500);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let settled = false;
+      const attempt = failureOf(nodeHttpAdapter({ url: `${base}/x`, method: 'get', timeout: 300 })).finally(() => (settled = true));
+      // The answer has started and keeps arriving: socket idleness alone would never end this call.
+      await dripping;
+      await vi.advanceTimersByTimeAsync(299);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(await attempt).toMatchObject({ code: 'ECONNABORTED' });
+    } finally {
+      vi.useRealTimers();
+    }
     await expect.poll(() => dripSocket?.destroyed).toBe(true);
   });
 
@@ -235,23 +252,40 @@ describe('the store client goes through it', () => {
 });
 
 describe('idle connections', () => {
-  it("drops an idle socket a second before the server's Keep-Alive hint runs out, so a write never goes out on a closed one", async () => {
-    // A server that says `Keep-Alive: timeout=2` (Node's server sends the hint from keepAliveTimeout).
-    let socket: Socket | undefined;
-    const short = createServer((request, response) => {
-      socket = request.socket;
-      request.resume();
-      request.on('end', () => response.end('{}'));
-    });
-    short.keepAliveTimeout = 2_000;
-    await new Promise<void>((resolve) => short.listen(0, '127.0.0.1', resolve));
-    try {
-      await nodeHttpAdapter({ url: `http://127.0.0.1:${(short.address() as AddressInfo).port}/x`, method: 'get', timeout: 2000 });
-      // The client closes it after about 1 s; the server itself would only at 2 s.
-      await new Promise((resolve) => setTimeout(resolve, 1_600));
-      expect(socket?.destroyed).toBe(true);
-    } finally {
-      await new Promise((resolve) => short.close(resolve));
-    }
-  });
+  it(
+    "drops an idle socket a second before the server's Keep-Alive hint runs out, so a write never goes out on a closed one",
+    async () => {
+      // The server hints `Keep-Alive: timeout=2` but itself keeps an idle socket for a minute, so the only
+      // thing that can end the connection within this test is the client acting on the hint (the agent's
+      // own 5 s idle limit lies beyond the test's time limit).
+      const short = createServer((request, response) => {
+        request.resume();
+        request.on('end', () => {
+          response.setHeader('Keep-Alive', 'timeout=2');
+          response.end('{}');
+        });
+      });
+      short.keepAliveTimeout = 60_000;
+      let closedFirstByClient = false;
+      const closed = new Promise<void>((resolve) => {
+        short.on('connection', (accepted: Socket) => {
+          // 'end' is the peer's FIN; the server's side still open then means the client closed first (ahead
+          // of the server's own listener, which answers a FIN by ending its side).
+          accepted.prependListener('end', () => (closedFirstByClient = !accepted.writableEnded));
+          accepted.on('close', () => resolve());
+        });
+      });
+      await new Promise<void>((resolve) => short.listen(0, '127.0.0.1', resolve));
+      try {
+        const answer = await nodeHttpAdapter({ url: `http://127.0.0.1:${(short.address() as AddressInfo).port}/x`, method: 'get', timeout: 2000 });
+        expect(answer.headers['keep-alive']).toBe('timeout=2');
+        await closed;
+        expect(closedFirstByClient).toBe(true);
+      } finally {
+        short.closeAllConnections();
+        await new Promise((resolve) => short.close(resolve));
+      }
+    },
+    4_000,
+  );
 });

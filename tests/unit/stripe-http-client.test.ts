@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import Stripe from 'stripe';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { StripeCardProvider } from '@/lib/card/stripe';
 import { BoundedNodeHttpClient } from '@/lib/card/stripe-http';
 
@@ -41,18 +41,52 @@ afterAll(async () => {
 
 /** The sockets the current test's dripping answers went out on. */
 let dripSockets: Socket[];
+/** Resolved once the current test's call has reached the server (and, for a drip, a few drops have gone out). */
+let arrived: Promise<void>;
+let arrive: () => void;
 
 beforeEach(() => {
   seen = [];
   dripSockets = [];
+  arrived = new Promise((resolve) => (arrive = resolve));
 });
 
-/** Headers at once, then one space every 50 ms, for ever: never idle, never done. */
+/** Headers at once, then one space every 20 ms, for ever: never idle, never done. */
 function dripping(request: IncomingMessage, response: ServerResponse): void {
   dripSockets.push(request.socket);
   response.writeHead(200, { 'content-type': 'application/json' });
-  const drip = setInterval(() => response.write(' '), 50);
+  let drops = 0;
+  const drip = setInterval(() => {
+    response.write(' ');
+    if ((drops += 1) === 3) arrive();
+  }, 20);
   response.on('close', () => clearInterval(drip));
+}
+
+/**
+ * Runs a call with a 300 ms timeout on a fake clock (only setTimeout: the loopback server's drip keeps its real
+ * interval), once the call is on the server: not settled at 299 ms, failed at 300 ms. The answer never ends, so
+ * nothing but the timer can end the call.
+ */
+async function failureAtTimeout(call: () => Promise<unknown>): Promise<unknown> {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  try {
+    let settled = false;
+    const attempt = call()
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+      .finally(() => (settled = true));
+    await arrived;
+    await vi.advanceTimersByTimeAsync(299);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    return await attempt;
+  } finally {
+    vi.useRealTimers();
+  }
 }
 
 const INTENT = {
@@ -99,19 +133,17 @@ describe('the bounded Stripe client', () => {
 
   it('ends a call whose answer drips, however long each pause is, at its timeout, and closes the socket', async () => {
     handler = dripping;
-    const started = Date.now();
-    const error = await sdk(300).paymentIntents.retrieve('pi_drip').catch((e: unknown) => e);
+    const error = await failureAtTimeout(() => sdk(300).paymentIntents.retrieve('pi_drip'));
     expect(error).toBeInstanceOf(Stripe.errors.StripeConnectionError);
-    expect(Date.now() - started).toBeLessThan(1500);
+    expect(error).toMatchObject({ message: 'Request aborted due to timeout being reached (300ms)' });
     await expect.poll(() => dripSockets.length > 0 && dripSockets.every((socket) => socket.destroyed), { timeout: 3000 }).toBe(true);
   });
 
   it('ends a call whose answer never starts at its timeout', async () => {
-    handler = () => undefined;
-    const started = Date.now();
-    const error = await sdk(300).paymentIntents.retrieve('pi_silent').catch((e: unknown) => e);
+    handler = () => arrive();
+    const error = await failureAtTimeout(() => sdk(300).paymentIntents.retrieve('pi_silent'));
     expect(error).toBeInstanceOf(Stripe.errors.StripeConnectionError);
-    expect(Date.now() - started).toBeLessThan(1500);
+    expect(error).toMatchObject({ message: 'Request aborted due to timeout being reached (300ms)' });
   });
 
   it('is the client the card provider uses', async () => {
