@@ -170,9 +170,10 @@ describe('every endpoint answers within its bound when an upstream hangs', () =>
 describe('the request deadline covers all its calls together', () => {
   it('slow answers that each fit the per-call timeout cannot add up past the deadline', async () => {
     // Each answer takes a tenth of a generous per-call timeout, so none is cut by it; twenty of them would
-    // take 6 s, against a deadline of 2.5 answers: only the deadline can end the loop within the bound.
+    // take 6 s, against a deadline of 3.5 answers: only the deadline can end the loop within the bound,
+    // and the first two answers fit it with room to spare on a busy machine.
     const latencyMs = 300;
-    const deadlineMs = latencyMs * 2.5;
+    const deadlineMs = latencyMs * 3.5;
     const reads = 20;
     useTestEnv({ ...SHIPSTATION_ENV, UPSTREAM_TIMEOUT_MS: String(latencyMs * 10) });
     providers.woo.seed({ id: 907 });
@@ -188,7 +189,7 @@ describe('the request deadline covers all its calls together', () => {
       return outcomes;
     });
 
-    expect(results[0]).toBe('ok');
+    expect(results.slice(0, 2)).toEqual(['ok', 'ok']);
     expect(results.at(-1)).toBe('timeout');
     expect(Date.now() - started).toBeLessThan(deadlineMs + MARGIN_MS);
   });
