@@ -12,6 +12,8 @@ export const ORDER_STATUS = {
   shipped: 'shipped',
   /** Not in stock WooCommerce: a status some shops add for paid orders waiting to ship. */
   awaitingShipment: 'awaiting_shipment',
+  /** Registered by the companion plugin: a card authorization waits for its capture at shipping (STRIPE_CAPTURE=on_shipment). */
+  authorized: 'authorized',
 } as const;
 
 export type OrderStatus = (typeof ORDER_STATUS)[keyof typeof ORDER_STATUS];
