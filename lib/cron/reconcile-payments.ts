@@ -21,7 +21,6 @@ import { CardProviderError, ServiceError, StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { applyCardEvent, handledEventTypes } from '@/lib/webhooks/card/handle-event';
-import { UNVERIFIABLE_EVENT } from '@/lib/webhooks/card/exactly-once';
 
 /** Stripe's largest page. */
 const PAGE_SIZE = 100;
@@ -36,11 +35,6 @@ export interface ReconcileSummary {
   checked: number;
   applied: number;
   skipped: number;
-  /**
-   * Of `skipped`: failed payments that neither the memory of applied events nor
-   * the order can vouch for (see olderThanMemory), left alone.
-   */
-  unverifiable: number;
   failed: FailedEvent[];
   /** True when the run reached the end of the window; false when it stopped for time and left a cursor. */
   complete: boolean;
@@ -53,19 +47,6 @@ export type Budget = Pick<RunBudget, 'fits'>;
 
 function reasonOf(error: unknown): string {
   return error instanceof ServiceError ? error.reasonCode : 'unexpected';
-}
-
-/**
- * Whether `event` was created before this instance's memory of applied events
- * began (no REDIS_URL, and the process restarted since). The order's receipts
- * decide for every order written since receipts exist; an order written
- * before them that records a failure cannot say whether this failure was it,
- * so the failure handler leaves such an event alone (payment-failed.ts)
- * rather than write a second note and restore an old cart.
- */
-function olderThanMemory(event: { created: number }, remembersSince: number | undefined): boolean {
-  // `created` is in whole seconds: an event of the second the memory began counts as remembered.
-  return remembersSince !== undefined && event.created < Math.floor(remembersSince / 1000);
 }
 
 export async function reconcilePayments(services: Services, budget: Budget, now: () => number = Date.now): Promise<ReconcileSummary> {
@@ -81,7 +62,6 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
     checked: 0,
     applied: 0,
     skipped: 0,
-    unverifiable: 0,
     failed: [],
     complete: false,
     resumed: saved !== undefined,
@@ -125,19 +105,9 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
       }
       summary.checked += 1;
       const context: { orderId?: number } = {};
-      const options = { olderThanMemory: olderThanMemory(event, services.processedEvents.remembersSince) };
       try {
-        const { outcome } = await asUnit(unitDeadlineMs(timeoutMs), () => applyCardEvent(event, services, context, options));
-        if (outcome.name === UNVERIFIABLE_EVENT.name) {
-          summary.skipped += 1;
-          summary.unverifiable += 1;
-          log.warn('reconcile.event_unverifiable', {
-            eventId: event.id,
-            eventType: event.type,
-            orderId: context.orderId,
-            hint: 'the order was written before receipts existed; check its failure note by hand',
-          });
-        } else if (outcome.changedOrder) {
+        const { outcome } = await asUnit(unitDeadlineMs(timeoutMs), () => applyCardEvent(event, services, context));
+        if (outcome.changedOrder) {
           summary.applied += 1;
           // The webhook never applied this one: worth a look at the endpoint's deliveries.
           log.warn('reconcile.event_applied', { eventId: event.id, eventType: event.type, orderId: context.orderId, outcome: outcome.name });
@@ -178,7 +148,6 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
     checked: summary.checked,
     applied: summary.applied,
     skipped: summary.skipped,
-    unverifiable: summary.unverifiable || undefined,
     failed: summary.failed.length,
     complete: summary.complete,
     resumed: summary.resumed,

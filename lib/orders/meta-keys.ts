@@ -49,7 +49,6 @@ export const META = {
   shipmentPackages: '_shipment_packages',
   // SHIPMENT_TRACKING_META: WooCommerce Shipment Tracking's list (an array value, not a string).
   shipmentTrackingItems: '_wc_shipment_tracking_items',
-  // Not in docs/contract.md#spec-2-1: the receipts of the card events applied to the order (lib/orders/receipts.ts),
-  // a JSON array of event ids written in the same update as each event's change.
-  cardEventIds: '_cardprovider_event_ids',
+  // Not in docs/contract.md#spec-2-1: the order's payment facts (lib/orders/payment-state.ts), JSON, written with each card event's change.
+  paymentState: '_cardprovider_payment',
 } as const;

@@ -5,13 +5,7 @@
  * Meta is written the two ways docs/contract.md#spec-2-1 names: checkout writes replace a key's
  * value (one entry per key), webhooks append their entries to the existing
  * list. Either way the body carries the existing entries plus the new ones.
- *
- * A card event's change carries its receipt (lib/orders/receipts.ts): the
- * event's id added to `_cardprovider_event_ids`, in this same update, so the
- * store commits the change and its proof together or neither.
  */
-import { META } from '@/lib/orders/meta-keys';
-import { receiptsWith } from '@/lib/orders/receipts';
 import type { OrderAddress, OrderUpdate, StoreOrder } from '@/lib/store/types';
 
 export const ADDRESS_FIELDS = [
@@ -43,8 +37,6 @@ export interface OrderChange {
   customerId?: number;
   /** Meta replaced by key whose values need not be strings (`_wc_shipment_tracking_items` is an array). */
   metaValues?: Record<string, unknown>;
-  /** The id of the card event this change applies: its receipt is written with it, replaced by key. */
-  receipt?: string;
 }
 
 /** Only the address fields the service writes; anything else a client sent is dropped here too. */
@@ -75,15 +67,13 @@ export function buildOrderUpdate(order: StoreOrder, change: OrderChange): OrderU
     update.date_paid = change.datePaid;
     update.date_paid_gmt = change.datePaid;
   }
-  if (change.meta !== undefined || change.receipt !== undefined || change.metaValues !== undefined) {
+  if (change.meta !== undefined || change.metaValues !== undefined) {
     let meta: MetaList = order.meta_data.map(({ id, key, value }) => (id === undefined ? { key, value } : { id, key, value }));
     if (change.meta !== undefined) {
       if (change.metaMode === undefined) throw new TypeError('metaMode is required when writing meta');
       meta = mergeMeta(meta, change.meta, change.metaMode);
     }
     if (change.metaValues !== undefined) meta = mergeMeta(meta, change.metaValues, 'replace');
-    // Replaced by key whatever the mode: WooCommerce keeps one entry per key anyway.
-    if (change.receipt !== undefined) meta = mergeMeta(meta, { [META.cardEventIds]: receiptsWith(order, change.receipt) }, 'replace');
     update.meta_data = meta;
   }
   return update;

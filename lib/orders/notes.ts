@@ -7,9 +7,14 @@ const PAYMENT_FAILED_START = 'Your payment could not be completed:';
 export const PAYMENT_PROCESSING_NOTE =
   'We have received your payment details and your payment is being processed. This can take a few business days; we will confirm your order once it has arrived.';
 
-/** STRIPE_CAPTURE other than automatic: the card is authorized, the money not taken yet. */
-export const PAYMENT_AUTHORIZED_NOTE =
-  'Your card payment has been authorized. The amount is reserved on your card and will be charged when your order ships.';
+const PAYMENT_AUTHORIZED_START = 'Your card payment has been authorized. The amount is reserved on your card';
+
+/** STRIPE_CAPTURE other than automatic: the card is authorized, the money not taken yet; each mode says when it is. */
+export function paymentAuthorizedNote(capture: 'automatic' | 'on_shipment' | 'manual' | undefined): string {
+  return capture === 'on_shipment'
+    ? `${PAYMENT_AUTHORIZED_START} and will be charged when your order ships.`
+    : `${PAYMENT_AUTHORIZED_START} and will be charged once we have confirmed your order.`;
+}
 
 export function manualPaymentAwaitedNote(methodTitle: string): string {
   return `${MANUAL_PAYMENT_AWAITED_START} (${methodTitle}). Please send us a screenshot of your payment; we will confirm your order once the payment is verified.`;
@@ -25,7 +30,7 @@ export const PAYMENT_RECEIVED_NOTE = 'We have received your payment. Thank you f
  * checkout is never replaced.
  */
 export function isSupersededByPayment(note: string): boolean {
-  return note.startsWith(PAYMENT_FAILED_START) || note.startsWith(MANUAL_PAYMENT_AWAITED_START) || note === PAYMENT_PROCESSING_NOTE || note === PAYMENT_AUTHORIZED_NOTE;
+  return note.startsWith(PAYMENT_FAILED_START) || note.startsWith(MANUAL_PAYMENT_AWAITED_START) || note === PAYMENT_PROCESSING_NOTE || note.startsWith(PAYMENT_AUTHORIZED_START);
 }
 
 export const AMOUNT_MISMATCH_NOTE =

@@ -13,7 +13,7 @@ import { POST as paymentIntentPOST } from '@/app/api/payment-intent/route';
 import { POST as shippingPOST } from '@/app/api/shipping/webhook/route';
 import { handledEventTypes } from '@/lib/webhooks/card/handle-event';
 import { parseConfig } from '@/lib/config';
-import { PAYMENT_AUTHORIZED_NOTE } from '@/lib/orders/notes';
+import { paymentAuthorizedNote } from '@/lib/orders/notes';
 import { deliverEvent } from '../support/card-events';
 import { TEST_CRON_SECRET, useTestEnv } from '../support/env';
 import { postJson, tokenFor } from '../support/requests';
@@ -62,7 +62,7 @@ describe('the authorization (payment_intent.amount_capturable_updated)', () => {
   it('puts the pending order on hold with a note, not paid', async () => {
     await authorizedOrder(3101);
     const order = woo().get(3101);
-    expect(order).toMatchObject({ status: 'on-hold', customer_note: PAYMENT_AUTHORIZED_NOTE, date_paid: null, transaction_id: '' });
+    expect(order).toMatchObject({ status: 'on-hold', customer_note: paymentAuthorizedNote('on_shipment'), date_paid: null, transaction_id: '' });
     expect(meta(3101, '_payment_authorized_at')).toEqual(expect.any(String));
     expect(meta(3101, '_provider_payment_intent_id')).toBeUndefined();
   });

@@ -131,8 +131,10 @@ function customerEditsCart(scenario: Scenario): void {
 function expectAppliedOnce(fact: Fact, { orderId, customerId, event }: Scenario): void {
   const order = providers.woo.get(orderId);
   expect(appliedOrderWrites(orderId)).toBe(1);
-  const receipts = order.meta_data.filter((m: { key: string }) => m.key === '_cardprovider_event_ids');
-  expect(receipts.map((m: { value: unknown }) => JSON.parse(String(m.value)))).toEqual([[event.id]]);
+  const facts = order.meta_data.filter((m: { key: string }) => m.key === '_cardprovider_payment').map((m: { value: unknown }) => JSON.parse(String(m.value)));
+  expect(facts).toHaveLength(1);
+  if (fact === 'success') expect(facts[0].paid).toMatchObject({ intentId: event.data.object.id });
+  else expect(facts[0].attempt).toMatchObject({ kind: 'failed', at: event.created });
   if (fact === 'success') {
     expect(order.status).toBe('processing');
     expect(order.transaction_id).toBeTruthy();

@@ -10,22 +10,12 @@ import { LRUCache } from 'lru-cache';
 export interface ProcessedEvents {
   has(eventId: string): Promise<boolean>;
   remember(eventId: string): Promise<void>;
-  /**
-   * Since when (ms) every applied event is known to this memory: the start of the
-   * process for the in-process memory, which a restart empties; undefined for a
-   * durable memory (Redis) that outlives instances. The order's receipts say
-   * whether an older event was applied; payment reconciliation tells the handlers
-   * when an event is older than this, for orders written before receipts existed.
-   */
-  readonly remembersSince: number | undefined;
 }
 
 export const PROCESSED_EVENT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 export class MemoryProcessedEvents implements ProcessedEvents {
   private cache: LRUCache<string, true> | undefined;
-  readonly remembersSince = Date.now();
-
   constructor(private readonly options: { max?: number; ttlMs?: number } = {}) {}
 
   /**

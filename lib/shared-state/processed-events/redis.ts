@@ -15,9 +15,6 @@ import { PROCESSED_EVENT_TTL_MS, type ProcessedEvents } from '@/lib/shared-state
 export class RedisProcessedEvents implements ProcessedEvents {
   private readonly prefix: string;
   private readonly ttlMs: number;
-  /** Shared and durable: it outlives every instance, for PROCESSED_EVENT_TTL_MS. */
-  readonly remembersSince = undefined;
-
   constructor(
     private readonly connection: RedisConnection,
     options: { prefix?: string; ttlMs?: number } = {},

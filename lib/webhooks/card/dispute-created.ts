@@ -1,55 +1,54 @@
 /**
- * `charge.dispute.created` (CARD_LIFECYCLE_EVENTS=disputes): a cardholder's
- * chargeback. The order goes `on-hold`, remembering the status it had
- * (`_status_before_dispute`) and the dispute (`_dispute_id`), with a private
- * note for the shop (not a customer note: the customer is not told).
- *
- * On an order whose payment is not recorded yet: 400, for Stripe to retry. The
- * same dispute under another event id changes nothing. The note is written
- * before the status, once (shop-note.ts): a failed status write is retried,
- * finds the note and writes the status. `_dispute_id` and the event's receipt
- * travel in the status write, so a retry after it landed changes nothing.
+ * `charge.dispute.created` and `charge.dispute.closed` (CARD_LIFECYCLE_EVENTS=disputes): a cardholder's
+ * chargeback. Transitions of the payment model: an open dispute is a hold, recorded whenever it arrives
+ * (a dispute of a payment the order does not show yet, or of the one captured at shipping, is the
+ * order's); closed `lost`, the order is marked failed; closed otherwise, its hold ends and the order goes
+ * where its other holds and its payment put it. A private note for the shop each time (the customer is not told).
  */
 import type { DisputeFacts } from '@/lib/card/events';
-import { CardEventTooEarlyError } from '@/lib/errors';
-import { META } from '@/lib/orders/meta-keys';
-import { buildOrderUpdate } from '@/lib/orders/mutation';
-import { metaValue } from '@/lib/orders/normalize';
 import { shopNotes } from '@/lib/orders/notes';
-import { isPaid } from '@/lib/orders/payable';
-import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import { disputeAmount } from '@/lib/webhooks/card/dispute';
-import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
-import { hasReceipt } from '@/lib/orders/receipts';
-import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
+import { OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { cardEventHandler, changed, unchanged, type CardOutcome } from '@/lib/webhooks/card/handler';
-import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
+import { applyTransition, currentPaymentState, isOtherPayment } from '@/lib/webhooks/card/transition';
+import { META } from '@/lib/orders/meta-keys';
 
-export async function openDispute(orderId: number, eventId: string, dispute: DisputeFacts, services: Services): Promise<CardOutcome> {
-  const store = services.store();
-  const order = await store.getOrder(orderId);
-  if (metaValue(order, META.disputeId) === dispute.disputeId) return unchanged('dispute_already_recorded');
-  if (hasReceipt(order, eventId)) return unchanged(DUPLICATE_EVENT);
-  if (!isPaid(order)) throw new CardEventTooEarlyError('Webhook Error: the order is not paid yet; the dispute is recorded once the payment is');
-  if (concernsOtherPayment(orderId, order, dispute, 'dispute')) return unchanged(OTHER_PAYMENT);
-
-  await addShopNoteOnce(store, orderId, shopNotes.disputeOpened(dispute.disputeId, dispute.reason, disputeAmount(dispute), order.status));
-  await store.updateOrder(
-    orderId,
-    buildOrderUpdate(order, {
-      status: ORDER_STATUS.onHold,
-      meta: { [META.disputeId]: dispute.disputeId, [META.statusBeforeDispute]: order.status, [META.disputeStatus]: dispute.status },
-      metaMode: 'append',
-      receipt: eventId,
-    }),
-  );
-  return changed('dispute_on_hold');
+async function recordDispute(orderId: number, dispute: DisputeFacts, services: Services, closed: boolean): Promise<CardOutcome> {
+  const order = await services.store().getOrder(orderId);
+  const state = currentPaymentState(order);
+  if (isOtherPayment(order, state, dispute, 'dispute')) return unchanged(OTHER_PAYMENT);
+  const lost = dispute.status === 'lost';
+  const fact = {
+    kind: closed ? ('dispute_closed' as const) : ('dispute_opened' as const),
+    disputeId: dispute.disputeId,
+    intentId: dispute.intentId ?? '',
+    chargeId: dispute.chargeId,
+    status: dispute.status,
+  };
+  const recorded = await applyTransition(order, fact, services, ({ status }) => ({
+    shopNote: !closed
+      ? shopNotes.disputeOpened(dispute.disputeId, dispute.reason, disputeAmount(dispute), order.status)
+      : lost
+        ? shopNotes.disputeLost(dispute.disputeId)
+        : shopNotes.disputeWon(dispute.disputeId, dispute.status, status),
+    // Shown in the admin's custom fields: the dispute last heard of and its status.
+    meta: { [META.disputeId]: dispute.disputeId, [META.disputeStatus]: dispute.status },
+    metaMode: 'replace',
+  }));
+  if (recorded.outcome !== 'applied') return unchanged('dispute_already_recorded');
+  if (!closed) return changed('dispute_on_hold');
+  return changed(lost ? 'dispute_lost_failed' : 'dispute_closed_restored');
 }
 
 export const disputeCreated = cardEventHandler({
   kind: 'dispute',
   setting: 'disputes',
-  apply: (orderId, event, services) => openDispute(orderId, event.id, event.dispute, services),
+  apply: (orderId, event, services) => recordDispute(orderId, event.dispute, services, false),
 });
 
+export const disputeClosed = cardEventHandler({
+  kind: 'dispute',
+  setting: 'disputes',
+  apply: (orderId, event, services) => recordDispute(orderId, event.dispute, services, true),
+});

@@ -26,15 +26,8 @@
  * writers that read the order at once would both miss the receipt.
  */
 import type { Services } from '@/lib/services';
-import { unchanged } from '@/lib/webhooks/card/handler';
 
 export const DUPLICATE_EVENT = 'duplicate_event';
-
-/**
- * An event whose order cannot say whether it was applied (an order written before receipts existed,
- * payment-failed.ts): left alone, and not remembered either, since it was not found applied.
- */
-export const UNVERIFIABLE_EVENT = unchanged('unverifiable_event');
 
 /** Namespaced, so a shared store of processed ids can hold other providers' ids too. */
 export function processedEventKey(eventId: string): string {
@@ -53,14 +46,14 @@ export async function applyEventOnce<Outcome>(
     // Redis: the check rides in the lock's round trip, the remembering in the release's.
     const done = await locks.withEventLock(orderId, key, async () => {
       const outcome = await apply();
-      return { result: outcome, remember: outcome !== UNVERIFIABLE_EVENT };
+      return { result: outcome, remember: true };
     });
     return done.duplicate ? DUPLICATE_EVENT : done.result;
   }
   return locks.withOrderLock(orderId, async () => {
     if (await services.processedEvents.has(key)) return DUPLICATE_EVENT;
     const outcome = await apply();
-    if (outcome !== UNVERIFIABLE_EVENT) await services.processedEvents.remember(key);
+    await services.processedEvents.remember(key);
     return outcome;
   });
 }

@@ -15,12 +15,11 @@ import type { Config } from '@/lib/config';
 import { InvalidCardEventError } from '@/lib/errors';
 import type { RequestContext } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { disputeClosed } from '@/lib/webhooks/card/dispute-closed';
-import { disputeCreated } from '@/lib/webhooks/card/dispute-created';
+import { disputeClosed, disputeCreated } from '@/lib/webhooks/card/dispute-created';
 import { disputeFundsReinstated, disputeFundsWithdrawn } from '@/lib/webhooks/card/dispute-funds';
 import { fraudWarningCreated } from '@/lib/webhooks/card/fraud-warning';
 import { applyEventOnce, DUPLICATE_EVENT, processedEventKey } from '@/lib/webhooks/card/exactly-once';
-import { unchanged, type ApplyOptions, type CardEventHandler, type CardOutcome } from '@/lib/webhooks/card/handler';
+import { unchanged, type CardEventHandler, type CardOutcome } from '@/lib/webhooks/card/handler';
 import { orderIdOfEvent, orderLinkOf } from '@/lib/webhooks/card/order-of-event';
 import { paymentAuthorized } from '@/lib/webhooks/card/payment-authorized';
 import { paymentFailed } from '@/lib/webhooks/card/payment-failed';
@@ -100,7 +99,6 @@ export async function applyCardEvent(
   event: CardEvent,
   services: Services,
   context: Pick<RequestContext, 'orderId'> = {},
-  options: ApplyOptions = {},
 ): Promise<AppliedCardEvent> {
   const handler = handlerFor(event.type, services.config);
   if (!handler) return { outcome: unchanged(IGNORED_EVENT_TYPE), orderId: undefined };
@@ -116,7 +114,7 @@ export async function applyCardEvent(
   if (orderId === undefined) return { outcome: unchanged(NO_ORDER_ID), orderId: undefined };
   context.orderId = orderId;
   // The kind was checked above: the handler gets the event it reads.
-  const outcome = await applyEventOnce(services, orderId, event.id, () => handler.apply(orderId, event as never, services, options));
+  const outcome = await applyEventOnce(services, orderId, event.id, () => handler.apply(orderId, event as never, services));
   // Found remembered: the order was not read, let alone written.
   return { outcome: outcome === DUPLICATE_EVENT ? unchanged(DUPLICATE_EVENT) : outcome, orderId };
 }

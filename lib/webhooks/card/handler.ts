@@ -31,26 +31,12 @@ export function unchanged<Name extends string>(name: Name): Unchanged<Name> {
   return { name, changedOrder: false };
 }
 
-/** How an event is applied, beyond the event itself. */
-export interface ApplyOptions {
-  /**
-   * Payment reconciliation sets this for an event created before this instance's memory of applied
-   * events began (no REDIS_URL, and the process restarted since): an order written before receipts
-   * existed cannot say whether such an event was applied (payment-failed.ts).
-   */
-  olderThanMemory?: boolean;
-}
-
 export interface CardEventHandler<K extends CardEventKind = CardEventKind> {
   kind: K;
   /** `manual_capture`: on when STRIPE_CAPTURE is not `automatic` (the intents are created for manual capture). */
   setting: 'spec' | 'manual_capture' | LifecycleEventSetting;
-  /**
-   * Changes the order, or answers why not. A handler that writes the order checks the order it
-   * has just read for the event's receipt (lib/orders/receipts.ts), answers `duplicate_event`
-   * (unchanged) when it is there, and writes the receipt with its change.
-   */
-  apply(orderId: number, event: CardEventOf<K>, services: Services, options: ApplyOptions): Promise<CardOutcome>;
+  /** Changes the order, or answers why not: a transition of the payment model (transition.ts) for the payment's facts. */
+  apply(orderId: number, event: CardEventOf<K>, services: Services): Promise<CardOutcome>;
 }
 
 export function cardEventHandler<K extends CardEventKind>(handler: CardEventHandler<K>): CardEventHandler<K> {

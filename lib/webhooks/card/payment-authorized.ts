@@ -1,75 +1,66 @@
 /**
- * `payment_intent.amount_capturable_updated` (STRIPE_CAPTURE other than
- * `automatic`): the customer's card was authorized for a manual-capture
- * intent; the money is reserved, not taken. A pending order goes `on-hold`
- * with a customer note saying so and `_payment_authorized_at`. It is not paid:
- * no paid date, no transaction id. The payment is recorded later by
- * `payment_intent.succeeded`, once the authorization is captured (at shipping
- * with `on_shipment`, by the shop's "Capture charge" with `manual`, or by the
- * expiry cron), through the spec's success path.
- *
- * An order in any other status than pending, or already paid, is left as it
- * is: the event came late (the capture's success was recorded first) or the
- * shop moved the order. The write carries the event's receipt (exactly-once.ts).
+ * `payment_intent.amount_capturable_updated` (STRIPE_CAPTURE other than `automatic`): the card was
+ * authorized; the money is reserved, not taken. A transition of the payment model: the authorization is a
+ * hold ("awaiting capture") with its own deadline (`capture_before`, read from the charge), a customer
+ * note saying what the capture mode does, and `_payment_authorized_at`. Not paid: `payment_intent.succeeded`
+ * records the payment once it is captured (at shipping, from the admin or by the expiry cron).
  */
+import type { PaymentIntentFacts } from '@/lib/card/events';
 import { META } from '@/lib/orders/meta-keys';
-import { buildOrderUpdate } from '@/lib/orders/mutation';
-import { metaValue } from '@/lib/orders/normalize';
-import { PAYMENT_AUTHORIZED_NOTE } from '@/lib/orders/notes';
+import { paymentAuthorizedNote } from '@/lib/orders/notes';
+import { holdsOf } from '@/lib/orders/payment-state';
 import { isPaid } from '@/lib/orders/payable';
-import { hasReceipt } from '@/lib/orders/receipts';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
+import { applyTransition, currentPaymentState } from '@/lib/webhooks/card/transition';
 
 export type PaymentAuthorizedOutcome = Changed<'authorized_on_hold'> | Unchanged<'not_pending' | 'already_paid' | typeof DUPLICATE_EVENT>;
 
-/**
- * Whether the order holds an authorization whose payment is not recorded yet: authorized by the
- * service's own write, and no payment written since (`_provider_payment_intent_id` is the service's
- * record of one that the store shows back, unlike `_paid_date`, which WooCommerce hides; WooCommerce
- * may stamp `date_paid` itself when a shipped order becomes `completed`, so that says nothing).
- */
+/** Whether the order holds an authorization whose payment is not recorded yet. */
 export function awaitsCapturedPayment(order: StoreOrder): boolean {
-  return metaValue(order, META.paymentAuthorizedAt) !== undefined && metaValue(order, META.providerPaymentIntentId) === undefined;
+  return holdsOf(currentPaymentState(order)).has('capture');
 }
 
-/** A Radar review opened on the order's payment and not closed yet (review.ts). */
+/** A Radar review of the order's payment is open. */
 export function underReview(order: StoreOrder): boolean {
-  // An open review's closed reason is written empty, which metaValue reads as absent.
-  return metaValue(order, META.reviewId) !== undefined && metaValue(order, META.reviewClosedReason) === undefined;
+  return holdsOf(currentPaymentState(order)).has('review');
 }
 
-/**
- * Whether the order is on hold for nothing but its authorization: what shipping may capture under
- * on_shipment. An open Radar review holds it too: a payment Stripe flagged is not captured until
- * the shop approves it.
- */
+/** Whether nothing but its authorization holds the order: what shipping (on_shipment) and the expiry cron may capture. */
 export function heldForCapture(order: StoreOrder): boolean {
-  return order.status === ORDER_STATUS.onHold && !isPaid(order) && awaitsCapturedPayment(order) && !underReview(order);
+  if (order.status !== ORDER_STATUS.onHold && order.status !== ORDER_STATUS.authorized) return false;
+  const holds = holdsOf(currentPaymentState(order));
+  return !isPaid(order) && holds.size === 1 && holds.has('capture');
+}
+
+export async function recordAuthorization(
+  orderId: number,
+  event: { id: string; created: number },
+  intent: PaymentIntentFacts,
+  services: Services,
+): Promise<PaymentAuthorizedOutcome> {
+  const order = await services.store().getOrder(orderId);
+  if (isPaid(order)) return unchanged('already_paid');
+  // A review may hold the order already (it can arrive first); any other status is the shop's.
+  if (order.status !== ORDER_STATUS.pending && order.status !== ORDER_STATUS.onHold) return unchanged('not_pending');
+  const recorded = await applyTransition(
+    order,
+    { kind: 'authorized', at: event.created, intentId: intent.intentId, chargeId: intent.chargeId, },
+    services,
+    () => ({
+      customerNote: paymentAuthorizedNote(services.config.capture),
+      meta: { [META.paymentAuthorizedAt]: new Date().toISOString() },
+      metaMode: 'append',
+    }),
+  );
+  return recorded.outcome === 'applied' ? changed('authorized_on_hold') : unchanged(DUPLICATE_EVENT);
 }
 
 export const paymentAuthorized = cardEventHandler({
   kind: 'payment_intent',
   setting: 'manual_capture',
-  apply: async (orderId, event, services: Services): Promise<PaymentAuthorizedOutcome> => {
-    const store = services.store();
-    const order = await store.getOrder(orderId);
-    if (isPaid(order)) return unchanged('already_paid');
-    if (order.status !== ORDER_STATUS.pending) return unchanged('not_pending');
-    if (hasReceipt(order, event.id)) return unchanged(DUPLICATE_EVENT);
-    await store.updateOrder(
-      orderId,
-      buildOrderUpdate(order, {
-        status: ORDER_STATUS.onHold,
-        customerNote: PAYMENT_AUTHORIZED_NOTE,
-        meta: { [META.paymentAuthorizedAt]: new Date().toISOString() },
-        metaMode: 'append',
-        receipt: event.id,
-      }),
-    );
-    return changed('authorized_on_hold');
-  },
+  apply: (orderId, event, services) => recordAuthorization(orderId, event, event.intent, services),
 });

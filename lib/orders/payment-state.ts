@@ -1,0 +1,290 @@
+/**
+ * One model of an order's payment life (docs/contract.md#payment-life): the facts the order holds about its
+ * payments, the holds they put on it, and the status both give it. Pure: handlers read the order, apply a
+ * fact here and write what comes out, with the facts, in one update.
+ */
+import { ORDER_STATUS } from '@/lib/order-statuses';
+
+export const PAYMENT_STATE_META = '_cardprovider_payment';
+
+/** Closed dispute statuses: a dispute in any other status still holds its order. */
+export const CLOSED_DISPUTE_STATUSES: ReadonlySet<string> = new Set(['won', 'lost', 'warning_closed', 'prevented']);
+
+export type Hold = 'review' | 'dispute' | 'capture' | 'mismatch' | 'delayed';
+
+/** The newest fact of the payment attempts (failed, processing, authorized, succeeded, canceled), by the event's creation time. */
+export interface AttemptFact {
+  kind: 'failed' | 'processing' | 'authorized' | 'succeeded' | 'canceled';
+  /** Seconds since the epoch, when Stripe created the event (0 when unknown). */
+  at: number;
+  intentId: string;
+  /** The charges (or, without one, the intents) recorded at `at`: what makes a same-second redelivery known. */
+  ids: string[];
+}
+
+export interface PaymentState {
+  attempt?: AttemptFact;
+  authorization?: { intentId: string; chargeId: string; captureBefore?: number; released?: boolean };
+  paid?: { intentId: string; chargeId: string };
+  mismatch?: { intentId: string; chargeId: string; released?: boolean };
+  /** A review closed for another reason than `approved` (refunded, disputed…) holds until the shop moves the order on. */
+  reviews: Record<string, { intentId: string; open: boolean; closedReason?: string; released?: boolean }>;
+  disputes: Record<string, { intentId: string; chargeId: string; status: string }>;
+  /** The status the order had when its first hold began: where it returns when the last one ends. */
+  resume?: string;
+}
+
+export type PaymentFact =
+  /** `eventId` names an attempt that made no charge (a failed authentication): the event is all there is. */
+  | { kind: 'failed' | 'processing'; at: number; intentId: string; chargeId: string; eventId?: string }
+  | { kind: 'authorized'; at: number; intentId: string; chargeId: string; captureBefore?: number | undefined }
+  | { kind: 'succeeded'; at: number; intentId: string; chargeId: string; amountMatches: boolean }
+  | { kind: 'canceled'; at: number; intentId: string }
+  | { kind: 'review_opened' | 'review_closed'; reviewId: string; intentId: string; closedReason?: string | undefined }
+  | { kind: 'dispute_opened' | 'dispute_closed'; disputeId: string; intentId: string; chargeId: string; status: string };
+
+export type FactOutcome = 'applied' | 'duplicate' | 'stale';
+
+export const emptyPaymentState = (): PaymentState => ({ reviews: {}, disputes: {} });
+
+const reviewHolds = (review: PaymentState['reviews'][string]) => review.open || (review.closedReason !== 'approved' && !review.released);
+
+export function holdsOf(state: PaymentState): Set<Hold> {
+  const holds = new Set<Hold>();
+  if (Object.values(state.reviews).some(reviewHolds)) holds.add('review');
+  if (Object.values(state.disputes).some((dispute) => !CLOSED_DISPUTE_STATUSES.has(dispute.status))) holds.add('dispute');
+  if (state.authorization && !state.authorization.released && !state.paid) holds.add('capture');
+  if (state.mismatch && !state.mismatch.released && !state.paid) holds.add('mismatch');
+  if (state.attempt?.kind === 'processing' && !state.paid) holds.add('delayed');
+  return holds;
+}
+
+/** The intents that are this order's own payments: a review or dispute of one of them is the order's. */
+export function paymentsOf(state: PaymentState, checkoutIntentId: string | undefined): Set<string> {
+  const ids = new Set<string>();
+  if (checkoutIntentId) ids.add(checkoutIntentId);
+  if (state.paid) ids.add(state.paid.intentId);
+  if (state.authorization) ids.add(state.authorization.intentId);
+  if (state.attempt) ids.add(state.attempt.intentId);
+  return ids;
+}
+
+function attemptIdentity(fact: { intentId: string; chargeId?: string; eventId?: string }): string {
+  return fact.chargeId || fact.eventId || fact.intentId;
+}
+
+/**
+ * The attempt line moves forward only: a failure or processing older than the newest attempt fact is
+ * stale (an old failure never takes back a newer debit in progress), and one already recorded is a duplicate.
+ */
+function applyAttempt(state: PaymentState, fact: Extract<PaymentFact, { at: number }>): FactOutcome {
+  const id = attemptIdentity(fact);
+  const newest = state.attempt;
+  if (newest && newest.at === fact.at && newest.ids.includes(id) && newest.kind === fact.kind) return 'duplicate';
+  const older = newest !== undefined && (fact.at < newest.at || (fact.at === newest.at && newest.ids.includes(id)));
+  const movesMoney = fact.kind === 'succeeded' || fact.kind === 'authorized' || fact.kind === 'canceled';
+  if (older && !movesMoney) return 'stale';
+  if (!older) {
+    state.attempt = newest && newest.at === fact.at && newest.kind === fact.kind
+      ? { ...newest, ids: [...newest.ids, id] }
+      : { kind: fact.kind, at: fact.at, intentId: fact.intentId, ids: [id] };
+  }
+  return 'applied';
+}
+
+/** Applies one fact to a copy of the state: the new state and whether the fact was new. */
+export function applyFact(current: PaymentState, fact: PaymentFact): { state: PaymentState; outcome: FactOutcome } {
+  const state: PaymentState = structuredClone(current);
+  switch (fact.kind) {
+    case 'failed':
+    case 'processing': {
+      if (state.paid) return { state: current, outcome: 'stale' };
+      const outcome = applyAttempt(state, fact);
+      return outcome === 'applied' ? { state, outcome } : { state: current, outcome };
+    }
+    case 'authorized': {
+      const known = state.authorization;
+      if (known && known.intentId === fact.intentId && known.chargeId === fact.chargeId) return { state: current, outcome: 'duplicate' };
+      if (state.paid) return { state: current, outcome: 'stale' };
+      applyAttempt(state, fact);
+      state.authorization = { intentId: fact.intentId, chargeId: fact.chargeId, ...(fact.captureBefore ? { captureBefore: fact.captureBefore } : {}) };
+      return { state, outcome: 'applied' };
+    }
+    case 'succeeded': {
+      if (state.paid?.intentId === fact.intentId) return { state: current, outcome: 'duplicate' };
+      if (state.paid) return { state: current, outcome: 'stale' };
+      if (!fact.amountMatches) {
+        if (state.mismatch?.intentId === fact.intentId && state.mismatch.chargeId === fact.chargeId) return { state: current, outcome: 'duplicate' };
+        applyAttempt(state, fact);
+        state.mismatch = { intentId: fact.intentId, chargeId: fact.chargeId };
+        return { state, outcome: 'applied' };
+      }
+      applyAttempt(state, fact);
+      state.paid = { intentId: fact.intentId, chargeId: fact.chargeId };
+      return { state, outcome: 'applied' };
+    }
+    case 'canceled': {
+      const authorization = state.authorization;
+      if (!authorization || authorization.intentId !== fact.intentId) return { state: current, outcome: 'stale' };
+      if (authorization.released) return { state: current, outcome: 'duplicate' };
+      authorization.released = true;
+      return { state, outcome: 'applied' };
+    }
+    case 'review_opened':
+    case 'review_closed': {
+      const known = state.reviews[fact.reviewId];
+      // A review closes once and never reopens: an opening delivered after its close is stale.
+      if (known && (!known.open || fact.kind === 'review_opened')) return { state: current, outcome: known.open || fact.kind === 'review_closed' ? 'duplicate' : 'stale' };
+      state.reviews[fact.reviewId] =
+        fact.kind === 'review_opened'
+          ? { intentId: fact.intentId, open: true }
+          : { intentId: fact.intentId, open: false, closedReason: fact.closedReason ?? 'other' };
+      return { state, outcome: 'applied' };
+    }
+    case 'dispute_opened':
+    case 'dispute_closed': {
+      const known = state.disputes[fact.disputeId];
+      if (known && CLOSED_DISPUTE_STATUSES.has(known.status)) return { state: current, outcome: 'duplicate' };
+      if (known && fact.kind === 'dispute_opened') return { state: current, outcome: 'duplicate' };
+      state.disputes[fact.disputeId] = { intentId: fact.intentId, chargeId: fact.chargeId, status: fact.status };
+      return { state, outcome: 'applied' };
+    }
+  }
+}
+
+/** Statuses the model sets for holds; the statuses it may move into a hold; the statuses of a paid order on its way. */
+const HOLD_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.onHold, ORDER_STATUS.authorized]);
+const PAID_PROGRESS: ReadonlySet<string> = new Set([ORDER_STATUS.processing, ORDER_STATUS.completed, ORDER_STATUS.shipped, ORDER_STATUS.awaitingShipment]);
+const HOLDABLE: ReadonlySet<string> = new Set([ORDER_STATUS.pending, ...HOLD_STATUSES, ...PAID_PROGRESS]);
+
+export interface StatusSettings {
+  /** STRIPE_CAPTURE=on_shipment with the companion plugin's `authorized` status: an authorization alone is not "on hold". */
+  authorizedStatus: boolean;
+}
+
+/** The status an order holding these holds shows. */
+export function holdStatus(holds: ReadonlySet<Hold>, settings: StatusSettings): string {
+  return settings.authorizedStatus && holds.size === 1 && holds.has('capture') ? ORDER_STATUS.authorized : ORDER_STATUS.onHold;
+}
+
+/** Whether the status is one the model puts an order in for its holds. */
+export function isHoldStatus(status: string): boolean {
+  return HOLD_STATUSES.has(status);
+}
+
+/**
+ * The shop's hand on a held order: facts that say "held" on an order the shop moved out of its hold
+ * status. The shop's move answers the holds only it can end (an amount mismatch), and is where the order
+ * returns once holds set later end.
+ */
+export function observeShop(state: PaymentState, currentStatus: string): PaymentState {
+  if (holdsOf(state).size === 0 || HOLD_STATUSES.has(currentStatus)) return state;
+  const next = structuredClone(state);
+  if (next.mismatch) next.mismatch.released = true;
+  for (const review of Object.values(next.reviews)) if (!review.open) review.released = true;
+  if (HOLDABLE.has(currentStatus)) next.resume = currentStatus;
+  else delete next.resume;
+  return next;
+}
+
+/** Where the payment facts put an order once no hold is left. */
+function settledStatus(state: PaymentState): string {
+  if (!state.paid) return ORDER_STATUS.pending;
+  return state.resume !== undefined && PAID_PROGRESS.has(state.resume) ? state.resume : ORDER_STATUS.processing;
+}
+
+/**
+ * The status after a fact (undefined: unchanged), and the state to store with it. Holds are a set: the order
+ * is on hold while any is active, and only when the last one ends does it go where its payment facts put
+ * it, whatever order the holds came and went in. A status the model does not hold (cancelled, refunded,
+ * failed) is left as it is, but for a payment newly recorded, which the spec takes to `processing`.
+ */
+export function nextStatus(
+  currentStatus: string,
+  before: PaymentState,
+  after: PaymentState,
+  settings: StatusSettings,
+): { status: string | undefined; state: PaymentState } {
+  const state = structuredClone(after);
+  const holds = holdsOf(after);
+  const heldNow = HOLD_STATUSES.has(currentStatus);
+  const change = (status: string) => ({ status: status === currentStatus ? undefined : status, state });
+  if (Object.values(after.disputes).some((dispute) => dispute.status === 'lost')) {
+    delete state.resume;
+    return HOLDABLE.has(currentStatus) ? change(ORDER_STATUS.failed) : { status: undefined, state };
+  }
+  if (holds.size > 0) {
+    if (!HOLDABLE.has(currentStatus)) return { status: undefined, state };
+    if (!heldNow) state.resume = currentStatus;
+    return change(holdStatus(holds, settings));
+  }
+  delete state.resume;
+  if (heldNow) return change(settledStatus(after));
+  if (!before.paid && after.paid && !PAID_PROGRESS.has(currentStatus)) return change(ORDER_STATUS.processing);
+  return { status: undefined, state };
+}
+
+/** Reads the facts from their meta value: undefined when absent, 'unreadable' when present but not a state. */
+export function parsePaymentState(raw: unknown): PaymentState | undefined | 'unreadable' {
+  if (raw === undefined || raw === null || raw === '') return undefined;
+  if (typeof raw !== 'string') return 'unreadable';
+  try {
+    const parsed = JSON.parse(raw) as Partial<PaymentState> | null;
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return 'unreadable';
+    if (typeof parsed.reviews !== 'object' || typeof parsed.disputes !== 'object' || !parsed.reviews || !parsed.disputes) return 'unreadable';
+    return parsed as PaymentState;
+  } catch {
+    return 'unreadable';
+  }
+}
+
+export function serializePaymentState(state: PaymentState): string {
+  return JSON.stringify(state);
+}
+
+/** The facts an order written before this model shows in its meta: how an absent or unreadable state is rebuilt. */
+export interface LegacyPaymentMeta {
+  status: string;
+  checkoutIntentId?: string | undefined;
+  paidIntentId?: string | undefined;
+  paidChargeId?: string | undefined;
+  authorizedAt?: string | undefined;
+  processingAt?: string | undefined;
+  failedAt?: string | undefined;
+  mismatchNote: boolean;
+  reviewId?: string | undefined;
+  reviewClosedReason?: string | undefined;
+  disputeId?: string | undefined;
+  disputeStatus?: string | undefined;
+  statusBeforeHold?: string | undefined;
+}
+
+const seconds = (iso: string | undefined): number | undefined => {
+  const ms = Date.parse(iso ?? '');
+  return Number.isFinite(ms) ? Math.floor(ms / 1000) : undefined;
+};
+
+/**
+ * Rebuilds the facts from what the order shows. Conservative where it must be: a failure or processing is
+ * dated when it was written (never before its event), so no event it recorded can apply again.
+ */
+export function rebuildPaymentState(meta: LegacyPaymentMeta): PaymentState {
+  const state = emptyPaymentState();
+  const intentId = meta.checkoutIntentId ?? meta.paidIntentId ?? '';
+  if (meta.paidIntentId) state.paid = { intentId: meta.paidIntentId, chargeId: meta.paidChargeId ?? '' };
+  if (meta.authorizedAt) state.authorization = { intentId, chargeId: '' };
+  if (meta.mismatchNote && !state.paid && meta.status === ORDER_STATUS.onHold) state.mismatch = { intentId, chargeId: '' };
+  const attempts = [
+    { kind: 'failed' as const, at: seconds(meta.failedAt) },
+    { kind: 'processing' as const, at: seconds(meta.processingAt) },
+  ].filter((attempt): attempt is { kind: 'failed' | 'processing'; at: number } => attempt.at !== undefined);
+  const newest = attempts.sort((a, b) => b.at - a.at)[0];
+  if (newest && !state.paid) state.attempt = { kind: newest.kind, at: newest.at, intentId, ids: [] };
+  if (meta.reviewId) {
+    const closed = meta.reviewClosedReason;
+    state.reviews[meta.reviewId] = closed ? { intentId, open: false, closedReason: closed } : { intentId, open: true };
+  }
+  if (meta.disputeId) state.disputes[meta.disputeId] = { intentId, chargeId: meta.paidChargeId ?? '', status: meta.disputeStatus ?? 'needs_response' };
+  if (meta.statusBeforeHold && holdsOf(state).size > 0) state.resume = meta.statusBeforeHold;
+  return state;
+}

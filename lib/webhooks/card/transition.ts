@@ -1,0 +1,130 @@
+/**
+ * A card event as a transition of the payment model (lib/orders/payment-state.ts): read the order's facts,
+ * apply the event's fact, write the status the model gives with the facts and the event's own changes in
+ * one update. The facts are the receipt: a fact already there, or older than a newer one, changes nothing.
+ */
+import { log } from '@/lib/log';
+import { META } from '@/lib/orders/meta-keys';
+import { buildOrderUpdate, type OrderChange } from '@/lib/orders/mutation';
+import { metaValue } from '@/lib/orders/normalize';
+import { AMOUNT_MISMATCH_NOTE } from '@/lib/orders/notes';
+import {
+  applyFact,
+  nextStatus,
+  observeShop,
+  parsePaymentState,
+  PAYMENT_STATE_META,
+  rebuildPaymentState,
+  serializePaymentState,
+  type FactOutcome,
+  type PaymentFact,
+  type PaymentState,
+  paymentsOf,
+} from '@/lib/orders/payment-state';
+import { isPaid } from '@/lib/orders/payable';
+import { concernsOtherPayment } from '@/lib/webhooks/card/duplicate-payment';
+import { ORDER_STATUS } from '@/lib/order-statuses';
+import type { Services } from '@/lib/services';
+import { StoreError } from '@/lib/errors';
+import type { StoreOrder } from '@/lib/store/types';
+import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
+
+/** The order's payment facts: as stored, or rebuilt from its meta when absent (an order from before them) or unreadable. */
+export function paymentStateOf(order: StoreOrder): PaymentState {
+  const stored = parsePaymentState(order.meta_data.find((m) => m.key === PAYMENT_STATE_META)?.value);
+  if (stored !== undefined && stored !== 'unreadable') return stored;
+  if (stored === 'unreadable') {
+    // Never read as "nothing happened": rebuilt from what the order shows, and written back with the next change.
+    log.warn('card.payment_state_repaired', { orderId: order.id, action: 'rebuilt from the order meta; check the order if it was edited by hand' });
+  }
+  return rebuildPaymentState({
+    status: order.status,
+    checkoutIntentId: metaValue(order, META.paymentIntentId),
+    paidIntentId: order.meta_data.filter((m) => m.key === META.providerPaymentIntentId && typeof m.value === 'string' && m.value).at(-1)?.value as string | undefined,
+    paidChargeId: metaValue(order, META.providerChargeId),
+    authorizedAt: metaValue(order, META.paymentAuthorizedAt),
+    processingAt: metaValue(order, META.paymentProcessingAt),
+    failedAt: metaValue(order, META.paymentFailedAt),
+    mismatchNote: order.customer_note === AMOUNT_MISMATCH_NOTE,
+    reviewId: metaValue(order, META.reviewId),
+    reviewClosedReason: metaValue(order, META.reviewClosedReason),
+    disputeId: metaValue(order, META.disputeId),
+    disputeStatus: metaValue(order, META.disputeStatus),
+    statusBeforeHold: metaValue(order, META.statusBeforeDispute) ?? metaValue(order, META.statusBeforeReview),
+  });
+}
+
+/** The facts as the shop's hand left them: what every transition starts from. */
+export function currentPaymentState(order: StoreOrder): PaymentState {
+  return observeShop(paymentStateOf(order), order.status);
+}
+
+export interface Transition {
+  outcome: FactOutcome;
+  before: PaymentState;
+  after: PaymentState;
+  /** The status written, when it changed. */
+  status: string | undefined;
+}
+
+export interface TransitionEffects extends Omit<OrderChange, 'status'> {
+  /** A private note for the shop, written once before the order (shop-note.ts). */
+  shopNote?: string | undefined;
+}
+
+/**
+ * Applies the fact to the order just read. Nothing is written when the fact is known or stale; otherwise
+ * the status the model gives, the facts and the effects go in one update. `effects` may depend on the
+ * transition (the status it leads to), so it is a function of it.
+ */
+export async function applyTransition(
+  order: StoreOrder,
+  fact: PaymentFact,
+  services: Services,
+  effects: (transition: Omit<Transition, 'outcome'>) => TransitionEffects = () => ({}),
+): Promise<Transition> {
+  const before = currentPaymentState(order);
+  const applied = applyFact(before, fact);
+  if (applied.outcome !== 'applied') return { outcome: applied.outcome, before, after: before, status: undefined };
+  const settings = { authorizedStatus: services.config.capture === 'on_shipment' };
+  const next = nextStatus(order.status, before, applied.state, settings);
+  const transition = { before, after: next.state, status: next.status };
+  const { shopNote, ...change } = effects(transition);
+  const store = services.store();
+  if (shopNote) await addShopNoteOnce(store, order.id, shopNote);
+  const write = (status: string | undefined) =>
+    store.updateOrder(
+      order.id,
+      buildOrderUpdate(order, {
+        ...change,
+        ...(status ? { status } : {}),
+        metaValues: { ...change.metaValues, [PAYMENT_STATE_META]: serializePaymentState(next.state) },
+      }),
+    );
+  try {
+    await write(next.status);
+  } catch (error) {
+    // A store without the companion plugin's `authorized` status refuses it before changing anything.
+    if (next.status !== ORDER_STATUS.authorized || !(error instanceof StoreError) || error.code !== 'rest_invalid_param') throw error;
+    log.warn('store.authorized_status_missing', { orderId: order.id, action: 'update the companion plugin (1.3 or later) so authorized orders reach ShipStation' });
+    await write(ORDER_STATUS.onHold);
+    return { outcome: 'applied', ...transition, status: ORDER_STATUS.onHold };
+  }
+  return { outcome: 'applied', ...transition };
+}
+
+/**
+ * Whether a review, dispute or refund concerns another payment than the order's own: never one of the intents
+ * the order's facts name (its checkout intent, an authorization captured at shipping whose payment is not
+ * recorded yet), never on an order not paid yet (a payment it does not show yet is still its own).
+ */
+export function isOtherPayment(
+  order: StoreOrder,
+  state: PaymentState,
+  payment: { intentId: string | undefined; chargeId: string },
+  what: 'refund' | 'dispute' | 'review' | 'fraud warning',
+): boolean {
+  if (payment.intentId && paymentsOf(state, metaValue(order, META.paymentIntentId)).has(payment.intentId)) return false;
+  if (!isPaid(order) && !state.paid) return false;
+  return concernsOtherPayment(order.id, order, payment, what);
+}
