@@ -187,10 +187,10 @@ export function observeShop(state: PaymentState, currentStatus: string): Payment
   return next;
 }
 
-/** Where the payment facts put an order once no hold is left. */
+/** Where an order goes once no hold is left: back on its way when it was paid-like, else where its payment puts it. */
 function settledStatus(state: PaymentState): string {
-  if (!state.paid) return ORDER_STATUS.pending;
-  return state.resume !== undefined && PAID_PROGRESS.has(state.resume) ? state.resume : ORDER_STATUS.processing;
+  if (state.resume !== undefined && PAID_PROGRESS.has(state.resume)) return state.resume;
+  return state.paid ? ORDER_STATUS.processing : ORDER_STATUS.pending;
 }
 
 /**
