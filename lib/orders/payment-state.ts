@@ -18,8 +18,10 @@ export interface AttemptFact {
   /** Seconds since the epoch, when Stripe created the event (0 when unknown). */
   at: number;
   intentId: string;
-  /** The charges (or, without one, the intents) recorded at `at`: what makes a same-second redelivery known. */
+  /** The charges (or, without one, the events) recorded at `at`: what makes a same-second redelivery known. */
   ids: string[];
+  /** Rebuilt from meta that does not name them: every attempt of that second counts as recorded. */
+  wholeSecond?: true;
 }
 
 export interface PaymentState {
@@ -81,7 +83,7 @@ function applyAttempt(state: PaymentState, fact: Extract<PaymentFact, { at: numb
   const id = attemptIdentity(fact);
   const newest = state.attempt;
   if (newest && newest.at === fact.at && newest.ids.includes(id) && newest.kind === fact.kind) return 'duplicate';
-  const older = newest !== undefined && (fact.at < newest.at || (fact.at === newest.at && newest.ids.includes(id)));
+  const older = newest !== undefined && (fact.at < newest.at || (fact.at === newest.at && (newest.wholeSecond || newest.ids.includes(id))));
   const movesMoney = fact.kind === 'succeeded' || fact.kind === 'authorized' || fact.kind === 'canceled';
   if (older && !movesMoney) return 'stale';
   if (!older) {
@@ -279,7 +281,7 @@ export function rebuildPaymentState(meta: LegacyPaymentMeta): PaymentState {
     { kind: 'processing' as const, at: seconds(meta.processingAt) },
   ].filter((attempt): attempt is { kind: 'failed' | 'processing'; at: number } => attempt.at !== undefined);
   const newest = attempts.sort((a, b) => b.at - a.at)[0];
-  if (newest && !state.paid) state.attempt = { kind: newest.kind, at: newest.at, intentId, ids: [] };
+  if (newest && !state.paid) state.attempt = { kind: newest.kind, at: newest.at, intentId, ids: [], wholeSecond: true };
   if (meta.reviewId) {
     const closed = meta.reviewClosedReason;
     state.reviews[meta.reviewId] = closed ? { intentId, open: false, closedReason: closed } : { intentId, open: true };

@@ -166,6 +166,7 @@ describe('reading the facts', () => {
     const written = Date.parse('2026-11-20T10:00:00.000Z') / 1000;
     const unpaid = rebuildPaymentState({ status: 'pending', checkoutIntentId: PI, failedAt: '2026-11-20T10:00:00.000Z', mismatchNote: false });
     expect(applyFact(unpaid, failure(written - 5)).outcome).toBe('stale');
+    expect(applyFact(unpaid, failure(written)).outcome).toBe('stale');
     expect(applyFact(unpaid, failure(written + 5)).outcome).toBe('applied');
   });
 });
