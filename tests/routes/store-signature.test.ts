@@ -5,6 +5,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { POST as paymentIntentPOST } from '@/app/api/payment-intent/route';
+import { signStoreCallback } from '@/lib/security/store-signature';
 import { paidOrder } from '../support/card-events';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
@@ -95,6 +96,26 @@ describe('issue 26 scenario 3: a signed body works only for the action it was si
 
     expect(await callStore('capture', { order_id: 2603 }, { header: v1Only })).toEqual(UNAUTHORIZED);
     expect(providers.calls).toEqual([]);
+  });
+});
+
+describe('the path signed is the one the request came to', () => {
+  it('under a prefix the service sees, the prefixed path is what must be signed; the query string is not', async () => {
+    await authorizedOrder(2641);
+    const rawBody = JSON.stringify({ order_id: 2641 });
+    const at = (path: string, signedPath: string) =>
+      STORE_ROUTES.capture.POST(
+        new Request(`http://localhost:3000${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-store-signature': signStoreCallback({ method: 'POST', path: signedPath, rawBody }, TEST_STORE_CALLBACK_SECRET) },
+          body: rawBody,
+        }),
+      );
+
+    expect((await at('/checkout/api/store/capture', '/api/store/capture')).status).toBe(401);
+    expect(captureCalls()).toEqual([]);
+    expect((await at('/checkout/api/store/capture?attempt=2', '/checkout/api/store/capture')).status).toBe(200);
+    expect(captureCalls()).toHaveLength(1);
   });
 });
 

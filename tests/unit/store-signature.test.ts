@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { signStoreCallback, storeSignatureProblem, storeSignedPayload, type StoreCall } from '@/lib/security/store-signature';
@@ -136,5 +137,17 @@ describe.skipIf(!hasPhp)('the companion plugin (php)', () => {
     const script = cases.map(([value]) => `echo checkout_cart_bridge_is_positive_id(${JSON.stringify(value)}) ? '1' : '0';`).join('');
     expect(php(script)).toBe(cases.map(([, ok]) => (ok ? '1' : '0')).join(''));
     expect(php("echo checkout_cart_bridge_is_positive_id(7) ? '1' : '0', checkout_cart_bridge_is_positive_id(-7) ? '1' : '0', checkout_cart_bridge_is_positive_id(7.5) ? '1' : '0';")).toBe('100');
+  });
+});
+
+describe('the companion plugin’s version', () => {
+  it('is the readme’s stable tag, with a changelog entry (the v2 signature came with 1.3.0)', () => {
+    const plugin = readFileSync(new URL('../../wordpress/checkout-cart-bridge/checkout-cart-bridge.php', import.meta.url), 'utf8');
+    const readme = readFileSync(new URL('../../wordpress/checkout-cart-bridge/readme.txt', import.meta.url), 'utf8');
+    const version = /^ \* Version:\s+(\S+)$/m.exec(plugin)?.[1];
+    expect(version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(/^Stable tag: (\S+)$/m.exec(readme)?.[1]).toBe(version);
+    expect(readme).toContain(`= ${version} =`);
+    expect(readme).toMatch(/= 1\.3\.0 =\n[^=]*`v2`/);
   });
 });
