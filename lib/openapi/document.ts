@@ -223,10 +223,10 @@ function storeCallbackOperation(options: {
     responses: {
       '200': { description: 'Done, or done before (the call is idempotent).', ...json(options.success) },
       '400': {
-        description: 'The body fails validation (`Invalid request`), or the service will not do it: `error` says why, in words for the shop owner.',
+        description: 'The body fails validation, an unknown key included (`Invalid request`), or the service will not do it: `error` says why, in words for the shop owner.',
         ...oneOfJson('InvalidRequest', 'StoreCallbackError'),
       },
-      '401': { description: 'The signature is missing, wrong, or more than five minutes old or ahead.', ...json('Unauthorized') },
+      '401': { description: 'The signature is missing, wrong (another action’s, another body’s), or more than five minutes old or ahead.', ...json('Unauthorized') },
       '409': { description: 'Another request is changing the order: try again.', ...json('StoreCallbackError') },
       '413': { description: `The body is larger than ${CHECKOUT_BODY_LIMIT / 1024} KiB.`, ...json('PayloadTooLarge') },
       '502': { description: 'Stripe or the store did not answer: try again (a retry never does it twice).', ...json('StoreCallbackError') },
@@ -347,8 +347,10 @@ export function buildOpenApiDocument(): JsonObject {
           in: 'header',
           name: STORE_SIGNATURE_HEADER,
           description:
-            '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with STORE_CALLBACK_SECRET>`, ' +
-            `accepted within ${STORE_SIGNATURE_TOLERANCE_SECONDS / 60} minutes of the service’s clock.`,
+            '`t=<unix seconds>,v2=<hex HMAC-SHA256 of "<t>.<METHOD> <path>.<raw body>" keyed with STORE_CALLBACK_SECRET>`, ' +
+            'the path the request is sent to without its query string (`1764150000.POST /api/store/capture.{"order_id":42}`), ' +
+            `accepted within ${STORE_SIGNATURE_TOLERANCE_SECONDS / 60} minutes of the service’s clock. Several \`v2\` are accepted ` +
+            '(one per secret while it changes); other keys are ignored, and a header without a valid `v2` (the body-only `v1`) is refused.',
         },
       },
     },

@@ -18,8 +18,8 @@ export interface StoreCallbackRouteOptions<Input> {
 
 /**
  * The store's calls (docs/decisions.md#d15), POST from the companion plugin: 503 and nothing read without
- * STORE_CALLBACK_SECRET → raw body (32 KiB at most) → signature of its exact bytes (401) → JSON and
- * schema (400) → use case. No per-IP rate limit: every call is signed by the shop itself, and one
+ * STORE_CALLBACK_SECRET → raw body (32 KiB at most) → signature of the method, the path the request
+ * came to and the body's exact bytes (401) → JSON and strict schema (400) → use case. No per-IP rate limit: every call is signed by the shop itself, and one
  * that is not costs an HMAC and no upstream call.
  */
 export function storeCallbackRoute<Input>(options: StoreCallbackRouteOptions<Input>) {
@@ -31,7 +31,9 @@ export function storeCallbackRoute<Input>(options: StoreCallbackRouteOptions<Inp
       const secret = services.config.storeCallbackSecret;
       if (!secret) throw new ServiceNotConfiguredError(STORE_CALLBACKS_NOT_CONFIGURED);
       const rawBody = await readBodyText(request, CHECKOUT_BODY_LIMIT);
-      const problem = storeSignatureProblem(request.headers.get(STORE_SIGNATURE_HEADER), rawBody, secret);
+      // The path the request came to, not a name the route declares: the signature names what this handler does.
+      const call = { method: request.method, path: new URL(request.url).pathname, rawBody };
+      const problem = storeSignatureProblem(request.headers.get(STORE_SIGNATURE_HEADER), call, secret);
       if (problem !== undefined) {
         context.outcome = `signature_${problem}`;
         throw new UnauthorizedError();

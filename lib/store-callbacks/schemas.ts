@@ -2,17 +2,18 @@
  * The bodies of the store's calls (docs/decisions.md#d15), as the companion plugin
  * sends them: WooCommerce ids as JSON integers, the refund amount as the
  * decimal string WooCommerce holds (in the order's currency, which the
- * service reads from the order itself, never from the body).
+ * service reads from the order itself, never from the body). Strict: an unknown key is a 400, so
+ * a body written for one action is never read as another's with its extra keys dropped.
  */
 import { z } from 'zod';
 
 const storeId = z.int().positive().max(Number.MAX_SAFE_INTEGER);
 
-export const storeOrderRequestSchema = z.object({
+export const storeOrderRequestSchema = z.strictObject({
   order_id: storeId.describe('The WooCommerce order.'),
 });
 
-export const storeRefundRequestSchema = z.object({
+export const storeRefundRequestSchema = z.strictObject({
   order_id: storeId.describe('The WooCommerce order.'),
   refund_id: storeId.describe('The WooCommerce refund WooCommerce created for this refund; a retry with the same id refunds once.'),
   amount: z

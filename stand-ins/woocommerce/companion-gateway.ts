@@ -46,7 +46,7 @@ export function companionGateway(options: CompanionGatewayOptions): StoreGateway
           response = await options.send(
             new Request(url, {
               method: 'POST',
-              headers: { 'content-type': 'application/json', 'x-store-signature': signStoreCallback(body, options.secret) },
+              headers: { 'content-type': 'application/json', 'x-store-signature': signStoreCallback({ method: 'POST', path: url, rawBody: body }, options.secret) },
               body,
             }),
           );

@@ -21,11 +21,19 @@ export interface SignOptions {
   at?: number;
   /** A header value to send instead of a signature (null: no header). */
   header?: string | null;
+  /** The route whose path is signed, when it is not the one called (a body signed for another action). */
+  signedFor?: StoreRoute;
+}
+
+/** The header the plugin would send for `body` to `route`'s path (signed as of `at`). */
+export function storeSignatureFor(route: StoreRoute, body: unknown, options: Pick<SignOptions, 'secret' | 'at'> = {}): string {
+  const rawBody = typeof body === 'string' ? body : JSON.stringify(body);
+  return signStoreCallback({ method: 'POST', path: STORE_ROUTES[route].path, rawBody }, options.secret ?? TEST_STORE_CALLBACK_SECRET, options.at);
 }
 
 export function storeRequest(route: StoreRoute, body: unknown, options: SignOptions = {}): Request {
   const raw = typeof body === 'string' ? body : JSON.stringify(body);
-  const header = options.header !== undefined ? options.header : signStoreCallback(raw, options.secret ?? TEST_STORE_CALLBACK_SECRET, options.at);
+  const header = options.header !== undefined ? options.header : storeSignatureFor(options.signedFor ?? route, raw, options);
   return new Request(`http://localhost:3000${STORE_ROUTES[route].path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(header === null ? {} : { 'x-store-signature': header }) },

@@ -2,7 +2,7 @@
 /**
  * Checkout Cart Bridge: the calls the shop's admin makes to the checkout
  * service (its docs/decisions.md#d15), POST <service URL>/api/store/<action> with a
- * JSON body signed with the shared secret, and the admin's side of them:
+ * JSON body signed with the shared secret (with the method and path), and the admin's side of them:
  *
  * - refunds: the gateway's process_refund (class-checkout-cart-bridge-gateway.php);
  * - capture: the "Capture charge" order action, offered when the capture
@@ -90,7 +90,7 @@ function checkout_cart_bridge_call_service( $action, array $data ) {
 				'headers'     => array(
 					'Content-Type'      => 'application/json',
 					// Signed again on each attempt: the signature's time is part of what the service checks.
-					'X-Store-Signature' => checkout_cart_bridge_signature( $secret, time(), $body ),
+					'X-Store-Signature' => checkout_cart_bridge_signature( $secret, time(), 'POST', checkout_cart_bridge_signed_path( $url ), $body ),
 				),
 				'body'        => $body,
 			),
