@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AMOUNT_MISMATCH_NOTE, isSupersededByPayment, manualPaymentAwaitedNote, paymentFailedNote, PAYMENT_RECEIVED_NOTE, shippedNote } from '@/lib/orders/notes';
+import { AMOUNT_MISMATCH_NOTE, isSupersededByPayment, manualPaymentAwaitedNote, paymentAuthorizedNote, paymentFailedNote, PAYMENT_RECEIVED_NOTE, shippedNote } from '@/lib/orders/notes';
 
 describe('customer notes', () => {
   it('states the provider message once, with one full stop, and what happens next', () => {
@@ -38,5 +38,18 @@ describe('customer notes', () => {
     expect(shippedNote({ trackingNumber: '9400', shipDate: '2026-11-21' })).toBe(
       'Your order has been shipped! Tracking Number: 9400 | Ship Date: 2026-11-21',
     );
+  });
+});
+
+describe('scenario 13: the authorization note says what the capture mode does', () => {
+  it('on_shipment: charged when the order ships; manual: charged once the shop confirms, never "when it ships"', () => {
+    expect(paymentAuthorizedNote('on_shipment')).toMatch(/charged when your order ships\.$/);
+    expect(paymentAuthorizedNote('manual')).not.toMatch(/ships/);
+    expect(paymentAuthorizedNote('manual')).toMatch(/charged once we have confirmed your order\.$/);
+  });
+
+  it('either note is superseded by the payment-received note once the payment is recorded', () => {
+    expect(isSupersededByPayment(paymentAuthorizedNote('on_shipment'))).toBe(true);
+    expect(isSupersededByPayment(paymentAuthorizedNote('manual'))).toBe(true);
   });
 });

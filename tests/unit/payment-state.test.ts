@@ -170,3 +170,11 @@ describe('reading the facts', () => {
     expect(applyFact(unpaid, failure(written + 5)).outcome).toBe('applied');
   });
 });
+
+describe('the transition table', () => {
+  it('docs/contract.md quotes the table the code keeps', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { paymentTransitionsMarkdown } = await import('@/lib/orders/payment-transitions');
+    expect(readFileSync('docs/contract.md', 'utf8')).toContain(paymentTransitionsMarkdown());
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * The payment model's transition table (lib/orders/payment-state.ts), as docs/contract.md#payment-life shows
+ * it: a test holds the two as one (tests/unit/payment-state.test.ts).
+ */
+export interface TransitionRow {
+  event: string;
+  fact: string;
+  applies: string;
+  once: string;
+  holds: string;
+  status: string;
+}
+
+export const PAYMENT_TRANSITIONS: readonly TransitionRow[] = [
+  {
+    event: '`payment_intent.payment_failed`',
+    fact: 'a failed attempt',
+    applies: 'order `pending`, or held only for a delayed payment; newer than the newest attempt fact (older: stale; same second while a debit is held: Stripe\'s intent as it is now decides)',
+    once: 'its charge (or event) within its second',
+    holds: 'ends `delayed`',
+    status: '`pending`, with the failure note',
+  },
+  {
+    event: '`payment_intent.processing`',
+    fact: 'a delayed payment on its way',
+    applies: 'order `pending`, not paid; newer than the newest attempt fact',
+    once: 'its charge within its second',
+    holds: 'sets `delayed`',
+    status: '`on-hold`',
+  },
+  {
+    event: '`payment_intent.amount_capturable_updated`',
+    fact: 'an authorization, with its `capture_before`',
+    applies: 'order `pending` or `on-hold`, not paid',
+    once: 'intent and charge',
+    holds: 'sets `capture`',
+    status: '`authorized` (on_shipment, nothing else holding) or `on-hold`',
+  },
+  {
+    event: '`payment_intent.succeeded`, amount matches',
+    fact: 'the payment',
+    applies: 'not paid; a paid order receiving another intent\'s payment logs `card.duplicate_payment`',
+    once: 'intent',
+    holds: 'ends `capture`, `delayed`, `mismatch`',
+    status: '`processing`; a shipped order keeps its status; `on-hold` while another hold is active',
+  },
+  {
+    event: '`payment_intent.succeeded`, amount differs',
+    fact: 'an amount mismatch',
+    applies: 'not paid',
+    once: 'intent and charge',
+    holds: 'sets `mismatch`',
+    status: '`on-hold`',
+  },
+  {
+    event: '`payment_intent.canceled`',
+    fact: 'the authorization released',
+    applies: 'an authorization of that intent is recorded',
+    once: 'intent',
+    holds: 'ends `capture`',
+    status: 'where the other holds and the payment put it',
+  },
+  {
+    event: '`review.opened`',
+    fact: 'a Radar review, open',
+    applies: 'any time, before or after the payment it is about',
+    once: 'review id',
+    holds: 'sets `review`',
+    status: '`on-hold`',
+  },
+  {
+    event: '`review.closed`',
+    fact: 'the review, closed',
+    applies: 'any time; an opening delivered after it is stale',
+    once: 'review id',
+    holds: '`approved` ends `review`; another reason holds until the shop moves the order on',
+    status: 'where the other holds and the payment put it',
+  },
+  {
+    event: '`charge.dispute.created`',
+    fact: 'a dispute, open',
+    applies: 'any time, the payment captured at shipping included',
+    once: 'dispute id',
+    holds: 'sets `dispute`',
+    status: '`on-hold`',
+  },
+  {
+    event: '`charge.dispute.closed`',
+    fact: 'the dispute, closed',
+    applies: 'any time; closed statuses are final',
+    once: 'dispute id',
+    holds: 'ends `dispute`',
+    status: '`lost`: `failed`; otherwise where the other holds and the payment put it',
+  },
+  {
+    event: 'the shop moves a held order out of its hold status',
+    fact: 'the shop\'s answer',
+    applies: 'seen with the next event',
+    once: '-',
+    holds: 'ends `mismatch` and closed reviews\' holds',
+    status: 'the shop\'s status becomes where later holds return',
+  },
+];
+
+export function paymentTransitionsMarkdown(): string {
+  const head = '| Event | Fact | Applies when | Once by | Holds | Status |\n|---|---|---|---|---|---|';
+  const rows = PAYMENT_TRANSITIONS.map((r) => `| ${r.event} | ${r.fact} | ${r.applies} | ${r.once} | ${r.holds} | ${r.status} |`);
+  return [head, ...rows].join('\n');
+}
