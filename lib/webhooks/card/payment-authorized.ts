@@ -20,11 +20,13 @@ import { isPaid } from '@/lib/orders/payable';
 import { hasReceipt } from '@/lib/orders/receipts';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
+import { releaseAuthorization } from '@/lib/store-callbacks/authorization';
+import { checkoutIntentId } from '@/lib/store-callbacks/card-payment';
 import type { StoreOrder } from '@/lib/store/types';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
 
-export type PaymentAuthorizedOutcome = Changed<'authorized_on_hold'> | Unchanged<'not_pending' | 'already_paid' | typeof DUPLICATE_EVENT>;
+export type PaymentAuthorizedOutcome = Changed<'authorized_on_hold' | 'released_cancelled_order'> | Unchanged<'not_pending' | 'already_paid' | typeof DUPLICATE_EVENT>;
 
 /**
  * Whether the order holds an authorization whose payment is not recorded yet: authorized by the
@@ -57,6 +59,13 @@ export const paymentAuthorized = cardEventHandler({
   apply: async (orderId, event, services: Services): Promise<PaymentAuthorizedOutcome> => {
     const store = services.store();
     const order = await store.getOrder(orderId);
+    // Authorized after the order was cancelled (it was paid in another tab): the hold is released at once.
+    if (order.status === 'cancelled' && event.intent.intentId === checkoutIntentId(order)) {
+      if (hasReceipt(order, event.id)) return unchanged(DUPLICATE_EVENT);
+      await releaseAuthorization(order, event.intent.intentId, services, 'authorized after the order was cancelled');
+      await store.updateOrder(orderId, buildOrderUpdate(order, { receipt: event.id }));
+      return changed('released_cancelled_order');
+    }
     if (isPaid(order)) return unchanged('already_paid');
     if (order.status !== ORDER_STATUS.pending) return unchanged('not_pending');
     if (hasReceipt(order, event.id)) return unchanged(DUPLICATE_EVENT);
