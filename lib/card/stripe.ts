@@ -57,20 +57,6 @@ export interface IntentChanges {
   receiptEmail?: string;
 }
 
-/** A page of intents created in a time range (GET /v1/payment_intents: it filters by `created`, not by status). */
-export interface IntentListQuery {
-  /** Seconds since the epoch, both inclusive. */
-  createdFrom: number;
-  createdTo: number;
-  startingAfter?: string | undefined;
-  limit: number;
-}
-
-export interface IntentPage {
-  intents: (PaymentIntentSummary & { created: number })[];
-  hasMore: boolean;
-}
-
 /** A charge as Stripe holds it now: what a capture checks before money moves. */
 export interface ChargeSummary {
   chargeId: string;
@@ -117,8 +103,6 @@ export interface CardProvider {
   listChargeRefunds(chargeId: string): Promise<RefundFacts[]>;
   /** Refunds part or all of a paid intent; a repeat with the same key answers the refund already made. */
   createRefund(input: CreateRefundInput): Promise<RefundFacts>;
-  /** One page of intents created in the range, newest first (the expiry cron). */
-  listPaymentIntents(query: IntentListQuery): Promise<IntentPage>;
   /** The charge with its review (expanded), or undefined when Stripe does not know the id. */
   retrieveCharge(chargeId: string): Promise<ChargeSummary | undefined>;
   /** One page of charges made since `createdFrom`, newest first, each with its intent (the expiry cron). */
@@ -308,20 +292,6 @@ export class StripeCardProvider implements CardProvider {
       ),
       hasMore: page.has_more,
     };
-  }
-
-  async listPaymentIntents(query: IntentListQuery): Promise<IntentPage> {
-    const page = await this.attempt('list payment intents', true, (options) =>
-      this.stripe.paymentIntents.list(
-        {
-          created: { gte: query.createdFrom, lte: query.createdTo },
-          limit: query.limit,
-          ...(query.startingAfter ? { starting_after: query.startingAfter } : {}),
-        },
-        options,
-      ),
-    );
-    return { intents: page.data.map((intent) => ({ ...summarize(intent), created: intent.created })), hasMore: page.has_more };
   }
 
   async retrieveCharge(chargeId: string): Promise<ChargeSummary | undefined> {

@@ -11,7 +11,7 @@
  * other parameters and 409 while the first is still executing, and errors shaped `{error: {type, code, message, param}}`.
  *
  * Routes: POST /v1/payment_intents, GET /v1/payment_intents/<id>, POST /v1/payment_intents/<id>,
- * POST /v1/payment_intents/<id>/confirm, POST /v1/payment_intents/<id>/capture | cancel, GET /v1/payment_intents,
+ * POST /v1/payment_intents/<id>/confirm, POST /v1/payment_intents/<id>/capture | cancel,
  * GET | POST /v1/refunds, GET /v1/events, GET /v1/charges, GET /v1/charges/<id>, GET /v1/reviews/<id>.
  *
  * The browser side, as Stripe.js calls it: with the publishable key in the
@@ -150,7 +150,6 @@ export function stripeApiHandler(model: StripeModel, secretKey: string, options:
         const result = await model.idempotent(idempotencyKey, path, `POST ${path} ${JSON.stringify(params)}`, act);
         return stripeJson(result.status, result.body);
       }
-      if (path === '/v1/payment_intents' && method === 'GET') return stripeJson(200, model.listIntents(url.searchParams));
       if (path === '/v1/payment_intents' && method === 'POST') {
         const result = await model.idempotent(idempotencyKey, path, `POST ${path} ${JSON.stringify(params)}`, () => model.create(params));
         return stripeJson(result.status, result.body);

@@ -630,43 +630,13 @@ export class StripeModel {
     return this.events.record('charge.refund.updated', structuredClone(refund));
   }
 
-  /** `GET /v1/refunds?charge=…`: newest first, `limit` and `starting_after` as Stripe pages. */
-  /**
-   * GET /v1/payment_intents: newest first, filtered by `created` (integer or gt/gte/lt/lte) only, as
-   * Stripe's list is (it has no status filter); `limit` 1 to 100, `starting_after` pages on.
-   */
-  listIntents(query: URLSearchParams): { object: 'list'; url: string; has_more: boolean; data: StripeIntent[] } {
-    const number = (name: string) => (query.get(name) === null ? undefined : Number(query.get(name)));
-    const limit = number('limit') ?? 10;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalid('Invalid limit: must be between 1 and 100', 'limit');
-    const [gt, gte, lt, lte, exactly] = ['created[gt]', 'created[gte]', 'created[lt]', 'created[lte]', 'created'].map(number);
-    let list = [...this.intents.values()]
-      .map((intent, index) => ({ intent, index }))
-      .sort((a, b) => b.intent.created - a.intent.created || b.index - a.index)
-      .map(({ intent }) => intent)
-      .filter(
-        (i) =>
-          (gt === undefined || i.created > gt) &&
-          (gte === undefined || i.created >= gte) &&
-          (lt === undefined || i.created < lt) &&
-          (lte === undefined || i.created <= lte) &&
-          (exactly === undefined || i.created === exactly),
-      );
-    const after = query.get('starting_after');
-    if (after) {
-      const at = list.findIndex((i) => i.id === after);
-      if (at < 0) throw new StripeApiError(400, 'invalid_request_error', 'resource_missing', `No such payment_intent: '${after}'`, 'starting_after');
-      list = list.slice(at + 1);
-    }
-    return { object: 'list', url: '/v1/payment_intents', has_more: list.length > limit, data: structuredClone(list.slice(0, limit)) };
-  }
-
   /** Moves an intent's creation back in time (tests of the authorization expiry). */
   backdate(id: string, seconds: number): void {
     const intent = this.intents.get(id);
     if (intent) intent.created -= seconds;
   }
 
+  /** `GET /v1/refunds?charge=…`: newest first, `limit` and `starting_after` as Stripe pages. */
   listRefunds(query: URLSearchParams): { object: 'list'; url: string; has_more: boolean; data: StripeObject[] } {
     const chargeId = query.get('charge');
     const limit = Number(query.get('limit') ?? '10');
