@@ -172,6 +172,29 @@ describe('issue 26 scenario 5: an order cancelled while its customer is still pa
     expect(cancelCalls()).toHaveLength(1);
   });
 
+  it('the customer authorizing while the cancel is on its way: the authorization is released all the same', async () => {
+    const waiting = await checkedOutOrder(2244);
+    providers.woo.orders.get(2244)!.status = 'cancelled';
+    providers.stripe.beforeExecute = async ({ path }) => {
+      if (path.endsWith('/cancel')) providers.stripe.authorize(waiting);
+    };
+
+    expect(await callStore('cancelAuthorization', { order_id: 2244 })).toEqual({ status: 200, body: { canceled: true } });
+    expect(providers.stripe.retrieve(waiting)).toMatchObject({ status: 'canceled', amount_capturable: 0 });
+  });
+
+  it('a payment captured at once while the cancel is on its way (automatic capture) is refused in words: refund it', async () => {
+    useTestEnv({ STORE_CALLBACK_SECRET: TEST_STORE_CALLBACK_SECRET });
+    const waiting = await checkedOutOrder(2245);
+    providers.woo.orders.get(2245)!.status = 'cancelled';
+    providers.stripe.beforeExecute = async ({ path }) => {
+      if (path.endsWith('/cancel')) providers.stripe.succeed(waiting);
+    };
+
+    expect((await callStore('cancelAuthorization', { order_id: 2245 })).body.error).toMatch(/already captured: refund it instead/);
+    expect(providers.stripe.retrieve(waiting).status).toBe('succeeded');
+  });
+
   it('an order reopened afterwards is handed a new intent, never the canceled one', async () => {
     const waiting = await checkedOutOrder(2242);
     providers.woo.orders.get(2242)!.status = 'cancelled';
