@@ -8,6 +8,8 @@ export const ORDER_STATUS = {
   onHold: 'on-hold',
   completed: 'completed',
   failed: 'failed',
+  cancelled: 'cancelled',
+  refunded: 'refunded',
   /** Not in stock WooCommerce: a plugin adds it; without it a shipment writes `completed` (lib/shared-state/shipped-status/shipped-status.ts). */
   shipped: 'shipped',
   /** Not in stock WooCommerce: a status some shops add for paid orders waiting to ship. */

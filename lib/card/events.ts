@@ -39,6 +39,8 @@ export interface PaymentIntentFacts {
    * `latest_charge` or `payment_method`, or an intent that allowed one type only; else undefined.
    */
   paymentMethodType: string | undefined;
+  /** `cancellation_reason` of a canceled intent: Stripe's own (`automatic`, `expired`, …) or the one a cancel asked for. */
+  cancellationReason: string | undefined;
 }
 
 /** What links a charge-level object (charge, refund, dispute) to its order: the intent, never the object's own fields. */
@@ -117,6 +119,7 @@ export const PAYMENT_INTENT_EVENTS = [
   'payment_intent.payment_failed',
   'payment_intent.processing',
   'payment_intent.amount_capturable_updated',
+  'payment_intent.canceled',
 ] as const;
 export const CHARGE_EVENTS = ['charge.refunded'] as const;
 /** Stripe sends `charge.refund.updated` for some payment methods only, `refund.updated` for every refund (2024-10-28). */
@@ -309,6 +312,7 @@ export function readPaymentIntent(object: Record<string, unknown>): PaymentInten
     errorMessage: paymentErrorMessageOf(intent.last_payment_error),
     paymentMethodType:
       typeField(intent.latest_charge, ['payment_method_details', 'type']) ?? typeField(intent.payment_method, ['type']) ?? allowed,
+    cancellationReason: typeField(object, ['cancellation_reason']),
   };
 }
 

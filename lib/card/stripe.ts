@@ -57,17 +57,38 @@ export interface IntentChanges {
   receiptEmail?: string;
 }
 
-/** A page of intents created in a time range (GET /v1/payment_intents: it filters by `created`, not by status). */
-export interface IntentListQuery {
-  /** Seconds since the epoch, both inclusive. */
+/** A charge as Stripe holds it now: what a capture checks before money moves. */
+export interface ChargeSummary {
+  chargeId: string;
+  intentId: string | undefined;
+  /** `succeeded` once authorized or paid; `pending`, `failed`. */
+  status: string;
+  captured: boolean;
+  /** Refunded in full: a released authorization is. */
+  refunded: boolean;
+  /** Minor units: authorized (or charged), and captured. */
+  amount: number;
+  amountCaptured: number;
+  currency: string;
+  /** When the charge was made (Unix seconds): for an authorization, when it was authorized. */
+  created: number;
+  /** When an uncaptured authorization lapses (Unix seconds, `payment_method_details.card.capture_before`); absent otherwise. */
+  captureBefore: number | undefined;
+  /** The Radar review of the charge, if any, and whether it is still open. */
+  reviewId: string | undefined;
+  reviewOpen: boolean | undefined;
+}
+
+/** A page of charges made in a time range (GET /v1/charges, newest first), each with its intent. */
+export interface ChargeListQuery {
+  /** Seconds since the epoch, inclusive. */
   createdFrom: number;
-  createdTo: number;
   startingAfter?: string | undefined;
   limit: number;
 }
 
-export interface IntentPage {
-  intents: (PaymentIntentSummary & { created: number })[];
+export interface ChargePage {
+  charges: (ChargeSummary & { intent: PaymentIntentSummary | undefined })[];
   hasMore: boolean;
 }
 
@@ -82,8 +103,10 @@ export interface CardProvider {
   listChargeRefunds(chargeId: string): Promise<RefundFacts[]>;
   /** Refunds part or all of a paid intent; a repeat with the same key answers the refund already made. */
   createRefund(input: CreateRefundInput): Promise<RefundFacts>;
-  /** One page of intents created in the range, newest first (the expiry cron). */
-  listPaymentIntents(query: IntentListQuery): Promise<IntentPage>;
+  /** The charge with its review (expanded), or undefined when Stripe does not know the id. */
+  retrieveCharge(chargeId: string): Promise<ChargeSummary | undefined>;
+  /** One page of charges made since `createdFrom`, newest first, each with its intent (the expiry cron). */
+  listCharges(query: ChargeListQuery): Promise<ChargePage>;
   /** Captures a `requires_capture` intent: the whole authorization, or `amount` when given. */
   capturePaymentIntent(id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentIntentSummary>;
   /** Cancels an intent, releasing an authorization that was not captured. */
@@ -104,6 +127,24 @@ function summarize(intent: Stripe.PaymentIntent): PaymentIntentSummary {
     amountReceived: intent.amount_received ?? 0,
     chargeId: chargeIdOf(intent.latest_charge),
     receiptEmail: intent.receipt_email ?? undefined,
+  };
+}
+
+function summarizeCharge(charge: Stripe.Charge): ChargeSummary {
+  const review = charge.review;
+  return {
+    chargeId: charge.id,
+    intentId: chargeIdOf(charge.payment_intent) || undefined,
+    status: charge.status,
+    captured: charge.captured,
+    refunded: charge.refunded,
+    amount: charge.amount,
+    amountCaptured: charge.amount_captured,
+    currency: charge.currency,
+    created: charge.created,
+    captureBefore: charge.payment_method_details?.card?.capture_before ?? undefined,
+    reviewId: chargeIdOf(review) || undefined,
+    reviewOpen: review && typeof review === 'object' ? review.open : undefined,
   };
 }
 
@@ -253,18 +294,35 @@ export class StripeCardProvider implements CardProvider {
     };
   }
 
-  async listPaymentIntents(query: IntentListQuery): Promise<IntentPage> {
-    const page = await this.attempt('list payment intents', true, (options) =>
-      this.stripe.paymentIntents.list(
+  async retrieveCharge(chargeId: string): Promise<ChargeSummary | undefined> {
+    try {
+      const charge = await this.attempt('retrieve charge', true, (options) => this.stripe.charges.retrieve(chargeId, { expand: ['review'] }, options));
+      return summarizeCharge(charge);
+    } catch (error) {
+      if (error instanceof Stripe.errors.StripeError && error.code === 'resource_missing') return undefined;
+      throw error;
+    }
+  }
+
+  async listCharges(query: ChargeListQuery): Promise<ChargePage> {
+    const page = await this.attempt('list charges', true, (options) =>
+      this.stripe.charges.list(
         {
-          created: { gte: query.createdFrom, lte: query.createdTo },
+          created: { gte: query.createdFrom },
           limit: query.limit,
+          expand: ['data.payment_intent'],
           ...(query.startingAfter ? { starting_after: query.startingAfter } : {}),
         },
         options,
       ),
     );
-    return { intents: page.data.map((intent) => ({ ...summarize(intent), created: intent.created })), hasMore: page.has_more };
+    return {
+      charges: page.data.map((charge) => {
+        const intent = charge.payment_intent;
+        return { ...summarizeCharge(charge), intent: intent && typeof intent === 'object' ? summarize(intent) : undefined };
+      }),
+      hasMore: page.has_more,
+    };
   }
 
   async listChargeRefunds(chargeId: string): Promise<RefundFacts[]> {

@@ -1,45 +1,36 @@
 /**
- * GET /api/cron/capture-authorizations: card authorizations lapse 7 days after
- * they were made, and a lapsed one can never be charged. Every run lists the
- * intents created between 7 days and AUTHORIZATION_EXPIRY_HOURS (144 by
- * default) ago, and for each one still `requires_capture` that names an order:
- *
- * - AUTHORIZATION_EXPIRY_ACTION=capture: captures it, under the order's lock,
- *   for the order's total as the store holds it (the same capture as shipping
- *   and the shop's "Capture charge"), when the order still waits for it
- *   (on hold for its authorization alone); `payment_intent.succeeded` then
- *   records the payment and the order ships as any paid order.
- * - `report` (the default), and every authorization the capture could not
- *   take (an order cancelled meanwhile, a refusal, Stripe down): an error-level
- *   log line `authorization.expiring` and a private order note telling the
- *   shop to capture or cancel, written once (shop-note.ts), logged on every run
- *   until the authorization is settled. Nothing lapses silently.
- *
- * Stripe's list of payment intents filters by creation time only (no status
- * filter), newest first, 100 a page, paged with `starting_after`. The window is
- * one day wide at the defaults, so a run stopped for time starts over on the next
- * (hourly, vercel.json) instead of keeping a cursor.
+ * GET /api/cron/capture-authorizations: an uncaptured card authorization lapses at its charge's
+ * `capture_before`. Every run lists the charges made in the last 7 days (an authorization is a
+ * charge made when the card was authorized, whatever the age of its intent), keeps those still held
+ * (uncaptured, not released, their intent `requires_capture`), and acts on each one due: within
+ * `168 - AUTHORIZATION_EXPIRY_HOURS` hours of its own `capture_before` (a day at the defaults).
+ * `capture` captures it for an order still waiting for it (captureOrderAuthorization checks Stripe's
+ * review and the order first); `report`, and anything not captured, is an error line every run and a
+ * private note once. docs/operations.md ("Authorization expiry") says why charges, not intents.
  */
 import { asUnit, unitDeadlineMs, worstCase, type RunBudget } from '@/lib/cron/budget';
 import { ServiceError, StoreCallbackRefusedError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { formatMinorUnits } from '@/lib/money';
 import { shopNotes } from '@/lib/orders/notes';
+import { isPaid } from '@/lib/orders/payable';
+import { ORDER_STATUS } from '@/lib/order-statuses';
 import { shopOrderId } from '@/lib/card/events';
-import type { PaymentIntentSummary } from '@/lib/card/stripe';
+import type { ChargePage } from '@/lib/card/stripe';
 import type { Services } from '@/lib/services';
+import type { StoreOrder } from '@/lib/store/types';
 import { captureOrderAuthorization } from '@/lib/store-callbacks/authorization';
-import { heldForCapture } from '@/lib/webhooks/card/payment-authorized';
+import { awaitsCapturedPayment } from '@/lib/orders/order-payment';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
-/** Authorizations lapse after 7 days. */
+/** How long an online card authorization lasts (docs.stripe.com/payments/place-a-hold-on-a-payment-method): the listing window. */
 export const AUTHORIZATION_LIFETIME_HOURS = 168;
 const PAGE_SIZE = 100;
 
 export interface AuthorizationSummary {
   action: 'capture' | 'report';
   ageHours: number;
-  /** Uncaptured authorizations found in the window. */
+  /** Held authorizations found due. */
   checked: number;
   captured: number;
   reported: number;
@@ -47,12 +38,44 @@ export interface AuthorizationSummary {
   complete: boolean;
 }
 
+/** One held authorization, as the run reads it from its charge. */
+interface Held {
+  intentId: string;
+  orderId: number;
+  amount: number;
+  currency: string;
+  /** Hours since the card was authorized. */
+  ageHours: number;
+}
+
 function reasonOf(error: unknown): string {
   if (error instanceof StoreCallbackRefusedError) return `refused:${typeof error.details?.code === 'string' ? error.details.code : 'order'}`;
   return error instanceof ServiceError ? error.reasonCode : 'unexpected';
 }
 
-type Intent = PaymentIntentSummary & { created: number };
+/** The order still waits for this authorization: on hold (or `authorized`) for it, not paid. */
+function waitsForCapture(order: StoreOrder): boolean {
+  const held = order.status === ORDER_STATUS.onHold || order.status === ORDER_STATUS.authorized;
+  return held && !isPaid(order) && awaitsCapturedPayment(order);
+}
+
+/** The held authorizations of a page that are due now, by their own deadline. */
+function dueAuthorizations(page: ChargePage, nowSeconds: number, leadSeconds: number): Held[] {
+  const due: Held[] = [];
+  for (const charge of page.charges) {
+    const intent = charge.intent;
+    const held = charge.status === 'succeeded' && !charge.captured && !charge.refunded && intent?.status === 'requires_capture' && intent.chargeId === charge.chargeId;
+    // Read as the webhook reads it: `Number` would take '0x1A' or '1e3' for another order.
+    const orderId = held ? shopOrderId({ shop_order_id: intent.orderId }) : undefined;
+    if (!held || orderId === undefined) continue;
+    // Without a deadline from Stripe, the standard 7 days from the authorization.
+    const captureBefore = charge.captureBefore ?? charge.created + AUTHORIZATION_LIFETIME_HOURS * 3600;
+    if (nowSeconds < captureBefore - leadSeconds) continue;
+    const ageHours = Math.floor((nowSeconds - charge.created) / 3600);
+    due.push({ intentId: intent.id, orderId, amount: intent.amountCapturable, currency: intent.currency, ageHours });
+  }
+  return due;
+}
 
 export async function captureAuthorizations(
   services: Services,
@@ -62,30 +85,31 @@ export async function captureAuthorizations(
   const { action, ageHours } = services.config.authorizationExpiry;
   const timeoutMs = services.config.upstreamTimeoutMs;
   const nowSeconds = Math.floor(now() / 1000);
+  const leadSeconds = (AUTHORIZATION_LIFETIME_HOURS - ageHours) * 3600;
   const card = await services.card();
   const summary: AuthorizationSummary = { action, ageHours, checked: 0, captured: 0, reported: 0, failed: [], complete: false };
 
   /** The shop decides: an error line on every run, a private note once. */
-  const report = async (intent: Intent, orderId: number, why: string) => {
-    const hours = Math.floor((nowSeconds - intent.created) / 3600);
-    log.error('authorization.expiring', { orderId, intentId: intent.id, ageHours: hours, amount: intent.amountCapturable, currency: intent.currency, why });
-    const amount = `${formatMinorUnits(intent.amountCapturable, intent.currency.toUpperCase())} ${intent.currency.toUpperCase()}`;
-    await addShopNoteOnce(services.store(), orderId, shopNotes.authorizationExpiring(intent.id, amount, hours));
+  const report = async (held: Held, why: string) => {
+    const { intentId, orderId, amount, currency } = held;
+    log.error('authorization.expiring', { orderId, intentId, ageHours: held.ageHours, amount, currency, why });
+    const shown = `${formatMinorUnits(amount, currency.toUpperCase())} ${currency.toUpperCase()}`;
+    await addShopNoteOnce(services.store(), orderId, shopNotes.authorizationExpiring(intentId, shown, held.ageHours));
     summary.reported += 1;
   };
 
-  const settle = async (intent: Intent, orderId: number) => {
-    if (action === 'report') return report(intent, orderId, 'setting');
-    const outcome = await services.orderLocks.withOrderLock(orderId, async () => {
-      const order = await services.store().getOrder(orderId);
-      if (!heldForCapture(order)) return 'not_held' as const;
-      const captured = await captureOrderAuthorization(order, services, 'expiry-capture');
-      log.warn('authorization.captured_before_expiry', { orderId, intentId: intent.id, amount: captured.amount, outcome: captured.outcome });
+  const settle = async (held: Held) => {
+    if (action === 'report') return report(held, 'setting');
+    const outcome = await services.orderLocks.withOrderLock(held.orderId, async () => {
+      const order = await services.store().getOrder(held.orderId);
+      if (!waitsForCapture(order)) return 'not_held' as const;
+      const captured = await captureOrderAuthorization(order, services, 'expiry-capture', now);
+      log.warn('authorization.captured_before_expiry', { orderId: held.orderId, intentId: held.intentId, amount: captured.amount, outcome: captured.outcome });
       return 'captured' as const;
     });
     if (outcome === 'captured') summary.captured += 1;
     // Cancelled, refunded or moved by the shop meanwhile: capturing would charge an order the shop let go.
-    else await report(intent, orderId, 'order_not_waiting');
+    else await report(held, 'order_not_waiting');
   };
 
   let startingAfter: string | undefined;
@@ -93,36 +117,28 @@ export async function captureAuthorizations(
     if (!budget.fits(worstCase.eventPage(timeoutMs))) break;
     const after = startingAfter;
     const page = await asUnit(worstCase.eventPage(timeoutMs), () =>
-      card.listPaymentIntents({
-        createdFrom: nowSeconds - AUTHORIZATION_LIFETIME_HOURS * 3600,
-        createdTo: nowSeconds - ageHours * 3600,
-        limit: PAGE_SIZE,
-        startingAfter: after,
-      }),
+      card.listCharges({ createdFrom: nowSeconds - AUTHORIZATION_LIFETIME_HOURS * 3600, limit: PAGE_SIZE, startingAfter: after }),
     );
+    startingAfter = page.charges.at(-1)?.chargeId;
     let outOfTime = false;
-    for (const intent of page.intents) {
-      startingAfter = intent.id;
-      // Read as the webhook reads it: `Number` would take '0x1A' or '1e3' for another order.
-      const orderId = shopOrderId({ shop_order_id: intent.orderId });
-      if (intent.status !== 'requires_capture' || orderId === undefined) continue;
+    for (const held of dueAuthorizations(page, nowSeconds, leadSeconds)) {
       if (!budget.fits(2 * worstCase.cardEvent(timeoutMs))) {
         outOfTime = true;
         break;
       }
       summary.checked += 1;
       try {
-        await asUnit(unitDeadlineMs(timeoutMs), () => settle(intent, orderId));
+        await asUnit(unitDeadlineMs(timeoutMs), () => settle(held));
       } catch (error) {
         const reason = reasonOf(error);
-        summary.failed.push({ intentId: intent.id, orderId, reason });
+        summary.failed.push({ intentId: held.intentId, orderId: held.orderId, reason });
         // A refused capture still leaves the shop a note to act on (report logs the line); a store that did not answer is tried next run.
-        if (error instanceof StoreCallbackRefusedError) await report(intent, orderId, reason).catch(() => undefined);
-        else log.error('authorization.expiring', { orderId, intentId: intent.id, amount: intent.amountCapturable, currency: intent.currency, why: reason });
+        if (error instanceof StoreCallbackRefusedError) await report(held, reason).catch(() => undefined);
+        else log.error('authorization.expiring', { orderId: held.orderId, intentId: held.intentId, amount: held.amount, currency: held.currency, why: reason });
       }
     }
     if (outOfTime) break;
-    if (!page.hasMore) {
+    if (!page.hasMore || startingAfter === undefined) {
       summary.complete = true;
       break;
     }

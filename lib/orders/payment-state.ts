@@ -26,7 +26,7 @@ export interface AttemptFact {
 
 export interface PaymentState {
   attempt?: AttemptFact;
-  authorization?: { intentId: string; chargeId: string; captureBefore?: number; released?: boolean };
+  authorization?: { intentId: string; chargeId: string; captureBefore?: number; released?: boolean; lapsed?: boolean };
   paid?: { intentId: string; chargeId: string };
   mismatch?: { intentId: string; chargeId: string; released?: boolean };
   /** A review closed for another reason than `approved` (refunded, disputed…) holds until the shop moves the order on. */
@@ -39,9 +39,11 @@ export interface PaymentState {
 export type PaymentFact =
   /** `eventId` names an attempt that made no charge (a failed authentication): the event is all there is. */
   | { kind: 'failed' | 'processing'; at: number; intentId: string; chargeId: string; eventId?: string }
-  | { kind: 'authorized'; at: number; intentId: string; chargeId: string; captureBefore?: number | undefined }
+  /** `released`: authorized on an order already cancelled, and released at once. */
+  | { kind: 'authorized'; at: number; intentId: string; chargeId: string; captureBefore?: number | undefined; released?: boolean }
   | { kind: 'succeeded'; at: number; intentId: string; chargeId: string; amountMatches: boolean }
-  | { kind: 'canceled'; at: number; intentId: string }
+  /** The intent cancelled at Stripe; `lapsed` when Stripe itself cancelled an authorization nobody captured. */
+  | { kind: 'canceled'; at: number; intentId: string; lapsed: boolean }
   | { kind: 'review_opened' | 'review_closed'; reviewId: string; intentId: string; closedReason?: string | undefined }
   | { kind: 'dispute_opened' | 'dispute_closed'; disputeId: string; intentId: string; chargeId: string; status: string };
 
@@ -109,7 +111,12 @@ export function applyFact(current: PaymentState, fact: PaymentFact): { state: Pa
       if (known && known.intentId === fact.intentId && known.chargeId === fact.chargeId) return { state: current, outcome: 'duplicate' };
       if (state.paid) return { state: current, outcome: 'stale' };
       applyAttempt(state, fact);
-      state.authorization = { intentId: fact.intentId, chargeId: fact.chargeId, ...(fact.captureBefore ? { captureBefore: fact.captureBefore } : {}) };
+      state.authorization = {
+        intentId: fact.intentId,
+        chargeId: fact.chargeId,
+        ...(fact.captureBefore ? { captureBefore: fact.captureBefore } : {}),
+        ...(fact.released ? { released: true } : {}),
+      };
       return { state, outcome: 'applied' };
     }
     case 'succeeded': {
@@ -127,9 +134,10 @@ export function applyFact(current: PaymentState, fact: PaymentFact): { state: Pa
     }
     case 'canceled': {
       const authorization = state.authorization;
-      if (!authorization || authorization.intentId !== fact.intentId) return { state: current, outcome: 'stale' };
+      if (!authorization || authorization.intentId !== fact.intentId || state.paid) return { state: current, outcome: 'stale' };
       if (authorization.released) return { state: current, outcome: 'duplicate' };
       authorization.released = true;
+      if (fact.lapsed) authorization.lapsed = true;
       return { state, outcome: 'applied' };
     }
     case 'review_opened':
@@ -192,7 +200,9 @@ export function observeShop(state: PaymentState, currentStatus: string): Payment
 /** Where an order goes once no hold is left: back on its way when it was paid-like, else where its payment puts it. */
 function settledStatus(state: PaymentState): string {
   if (state.resume !== undefined && PAID_PROGRESS.has(state.resume)) return state.resume;
-  return state.paid ? ORDER_STATUS.processing : ORDER_STATUS.pending;
+  if (state.paid) return ORDER_STATUS.processing;
+  // An authorization that ended uncaptured (lapsed, or cancelled at Stripe): unpaid, and it can no longer be paid.
+  return state.authorization?.released ? ORDER_STATUS.failed : ORDER_STATUS.pending;
 }
 
 /**

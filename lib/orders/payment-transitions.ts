@@ -31,10 +31,10 @@ export const PAYMENT_TRANSITIONS: readonly TransitionRow[] = [
   {
     event: '`payment_intent.amount_capturable_updated`',
     fact: 'an authorization, with its `capture_before`',
-    applies: 'order `pending` or `on-hold`, not paid',
+    applies: 'order `pending` or `on-hold`, not paid; on a `cancelled` order it is released at Stripe at once',
     once: 'intent and charge',
-    holds: 'sets `capture`',
-    status: '`authorized` (on_shipment, nothing else holding) or `on-hold`',
+    holds: 'sets `capture` (none when released)',
+    status: '`authorized` (on_shipment, nothing else holding) or `on-hold`; a cancelled order stays cancelled',
   },
   {
     event: '`payment_intent.succeeded`, amount matches',
@@ -54,11 +54,11 @@ export const PAYMENT_TRANSITIONS: readonly TransitionRow[] = [
   },
   {
     event: '`payment_intent.canceled`',
-    fact: 'the authorization released',
-    applies: 'an authorization of that intent is recorded',
+    fact: 'the authorization released (lapsed when Stripe cancelled it itself)',
+    applies: 'an authorization of the order\'s checkout intent is recorded and not paid',
     once: 'intent',
     holds: 'ends `capture`',
-    status: 'where the other holds and the payment put it',
+    status: '`failed` (unpaid, and no longer payable with it) when nothing else holds it; a private note either way',
   },
   {
     event: '`review.opened`',

@@ -7,9 +7,11 @@
  *   order's total as the store holds it now: the whole authorization, or less
  *   when the order's total dropped (an item removed); never more than was
  *   authorized. The payment is then recorded by `payment_intent.succeeded`,
- *   as any payment is.
+ *   as any payment is. Checked when the money would move: never for an order
+ *   cancelled, refunded or failed, nor while Stripe shows a Radar review open.
  * - POST /api/store/cancel-authorization: an order cancelled in the admin
- *   releases the customer's authorization at once instead of letting it lapse.
+ *   releases the customer's authorization at once instead of letting it lapse,
+ *   and cancels an attempt still open (3-D Secure, another tab) so it never becomes one.
  *
  * Both act on the intent checkout handed out for the order, checked to be the
  * order's, and are idempotent by the order: a capture or cancellation already
@@ -17,14 +19,18 @@
  * answer was lost.
  */
 import type { PaymentIntentSummary } from '@/lib/card/stripe';
-import { StoreCallbackRefusedError } from '@/lib/errors';
+import { CardProviderError, StoreCallbackRefusedError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
 import { formatMinorUnits } from '@/lib/money';
 import { normalizeOrder } from '@/lib/orders/normalize';
+import { currentPaymentState } from '@/lib/orders/order-payment';
+import { holdsOf } from '@/lib/orders/payment-state';
 import type { Services } from '@/lib/services';
-import { checkoutIntentId, orderForCallback, orderIntent, refusedInPlainWords } from '@/lib/store-callbacks/card-payment';
+import { ORDER_STATUS } from '@/lib/order-statuses';
+import { checkoutIntentId, orderForCallback, orderIntent, PLAIN_WORDS, refusedInPlainWords } from '@/lib/store-callbacks/card-payment';
 import type { StoreOrderRequest } from '@/lib/store-callbacks/schemas';
 import type { StoreOrder } from '@/lib/store/types';
+import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
 export interface CaptureAnswer {
   /** The amount captured, a decimal string in the order's currency. */
@@ -58,15 +64,52 @@ export interface CapturedAuthorization {
   authorized: number;
 }
 
+/** Orders the shop let go or whose payment ended: nothing is captured for them. */
+const NOT_CAPTURABLE_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.cancelled, ORDER_STATUS.refunded, ORDER_STATUS.failed]);
+
+/**
+ * Stripe's current word on the authorization, read when the money would move (not from an event or
+ * the order's meta, which may be behind): a Radar review still open, or a deadline passed, refuses.
+ */
+async function checkChargeAtStripe(intent: PaymentIntentSummary, services: Services, nowSeconds: number): Promise<void> {
+  const charge = intent.chargeId ? await (await services.card()).retrieveCharge(intent.chargeId) : undefined;
+  if (!charge || charge.intentId !== intent.id) throw new StoreCallbackRefusedError(NOT_AUTHORIZED);
+  if (charge.reviewOpen) {
+    throw new StoreCallbackRefusedError(
+      `Stripe Radar is reviewing this payment (${charge.reviewId}): approve it in the Stripe Dashboard before capturing, or refund it.`,
+      { code: 'review_open' },
+    );
+  }
+  if (charge.captureBefore !== undefined && nowSeconds >= charge.captureBefore) {
+    throw new StoreCallbackRefusedError(PLAIN_WORDS.charge_expired_for_capture!, { code: 'charge_expired_for_capture' });
+  }
+}
+
 /**
  * Captures the order's authorization as the store holds the order now (the caller holds the order's
  * lock): the whole amount, or the order's lower total. An intent captured before answers what it
- * collected. Refusals (nothing authorized, cancelled or expired, a total above the authorization,
- * Stripe's own) throw StoreCallbackRefusedError in words for the shop owner; Stripe not answering
- * throws CardProviderError. `keyPrefix` names the caller in Stripe's idempotency key.
+ * collected. Refusals (an order cancelled, refunded or failed, nothing authorized, cancelled or expired,
+ * a Radar review open, a total above the authorization, Stripe's own) throw StoreCallbackRefusedError
+ * in words for the shop owner; Stripe not answering throws CardProviderError. `keyPrefix` names the
+ * caller in Stripe's idempotency key.
  */
-export async function captureOrderAuthorization(order: StoreOrder, services: Services, keyPrefix: string): Promise<CapturedAuthorization> {
+export async function captureOrderAuthorization(
+  order: StoreOrder,
+  services: Services,
+  keyPrefix: string,
+  now: () => number = Date.now,
+): Promise<CapturedAuthorization> {
   const orderId = order.id;
+  if (NOT_CAPTURABLE_STATUSES.has(order.status)) {
+    throw new StoreCallbackRefusedError(`The order is ${order.status}: its payment is not captured.`, { code: `order_${order.status}` });
+  }
+  // The order's own facts must agree too: a review, a mismatch or a debit it holds is not Stripe's to overrule.
+  const otherHolds = [...holdsOf(currentPaymentState(order))].filter((hold) => hold !== 'capture');
+  if (otherHolds.length > 0) {
+    throw new StoreCallbackRefusedError(`The order is on hold (${otherHolds.join(', ')}): its payment is not captured until that is settled.`, {
+      code: 'order_held',
+    });
+  }
   const intentId = checkoutIntentId(order);
   if (intentId === undefined) throw new StoreCallbackRefusedError(NOT_AUTHORIZED);
   const intent = await orderIntent(order, intentId, services);
@@ -78,11 +121,58 @@ export async function captureOrderAuthorization(order: StoreOrder, services: Ser
   if (intent.status !== 'requires_capture') throw new StoreCallbackRefusedError(NOT_AUTHORIZED);
 
   const amount = amountToCapture(intent, normalizeOrder(order).charge_cents, currency);
+  await checkChargeAtStripe(intent, services, Math.floor(now() / 1000));
   const card = await services.card();
   const captured = await refusedInPlainWords('capture', () =>
     card.capturePaymentIntent(intentId, amount, `${keyPrefix}-${orderId}-${intentId}-${amount ?? 'all'}`),
   );
   return { outcome: 'captured', amount: captured.amountReceived, intentId, authorized: intent.amountCapturable };
+}
+
+/** Intent statuses a cancel can still end: an authorization, or an attempt that could still become one. */
+const RELEASABLE_STATUSES: ReadonlySet<string> = new Set(['requires_capture', 'requires_payment_method', 'requires_confirmation', 'requires_action']);
+
+export interface ReleasedAuthorization {
+  /** `released`: cancelled now; `already_released`: cancelled before; `captured`: too late, the money was taken; `not_releasable`: processing. */
+  outcome: 'released' | 'already_released' | 'captured' | 'not_releasable';
+  /** What was held on the card when it was released (minor units), 0 for an attempt not yet authorized. */
+  held: number;
+}
+
+/** Cancels the intent at Stripe, whatever it is waiting for, once (Stripe's idempotency key covers a lost answer). */
+async function cancelAtStripe(order: StoreOrder, intentId: string, services: Services, keyPrefix: string): Promise<ReleasedAuthorization> {
+  const intent = await orderIntent(order, intentId, services);
+  if (intent.status === 'canceled') return { outcome: 'already_released', held: 0 };
+  if (intent.status === 'succeeded') return { outcome: 'captured', held: 0 };
+  if (!RELEASABLE_STATUSES.has(intent.status)) return { outcome: 'not_releasable', held: 0 };
+  const card = await services.card();
+  try {
+    await card.cancelPaymentIntent(intentId, `${keyPrefix}-${order.id}-${intentId}`);
+  } catch (error) {
+    // The customer finished paying between the read and the cancel: say what the intent is now.
+    if (!(error instanceof CardProviderError) || error.code !== 'payment_intent_unexpected_state') throw error;
+    const now = await orderIntent(order, intentId, services);
+    return { outcome: now.status === 'canceled' ? 'already_released' : now.status === 'succeeded' ? 'captured' : 'not_releasable', held: 0 };
+  }
+  return { outcome: 'released', held: intent.amountCapturable };
+}
+
+/** The shop's note when the service released an authorization on its own (not asked from the admin, which notes it itself). */
+export const releasedNote = (intentId: string, why: string) =>
+  `The card payment ${intentId} was released at Stripe (${why}): the order is cancelled, so the customer is not charged.`;
+
+/**
+ * Releases what the order's intent holds or could still hold (an authorization, or a payment the
+ * customer may still complete in another tab): for an order that is cancelled. Cancelled at Stripe
+ * with an idempotency key, and told to the shop in a private note written once.
+ */
+export async function releaseAuthorization(order: StoreOrder, intentId: string, services: Services, why: string): Promise<ReleasedAuthorization> {
+  const released = await cancelAtStripe(order, intentId, services, 'release');
+  if (released.outcome === 'released' || released.outcome === 'already_released') {
+    await addShopNoteOnce(services.store(), order.id, releasedNote(intentId, why));
+  }
+  log[released.outcome === 'captured' ? 'error' : 'info']('authorization.released', { orderId: order.id, intentId, outcome: released.outcome, held: released.held, why });
+  return released;
 }
 
 export async function captureFromStore(input: StoreOrderRequest, services: Services, context: RequestContext): Promise<CaptureAnswer> {
@@ -114,23 +204,14 @@ export async function cancelAuthorizationFromStore(
       context.outcome = 'no_authorization';
       return { canceled: false };
     }
-    const intent = await orderIntent(order, intentId, services);
-    if (intent.status === 'canceled') {
-      context.outcome = 'already_canceled';
-      return { canceled: true };
-    }
-    if (intent.status === 'succeeded') {
+    // A cancelled order cannot be paid: an attempt still open (3-D Secure, another tab) is cancelled too.
+    const released = await cancelAtStripe(order, intentId, services, 'store-cancel');
+    if (released.outcome === 'captured') {
       throw new StoreCallbackRefusedError('The payment was already captured: refund it instead of cancelling the authorization.');
     }
-    // An intent still waiting for the customer is left alone: the order may be reopened and paid with it.
-    if (intent.status !== 'requires_capture') {
-      context.outcome = 'no_authorization';
-      return { canceled: false };
-    }
-    const card = await services.card();
-    await refusedInPlainWords('cancellation', () => card.cancelPaymentIntent(intentId, `store-cancel-${orderId}-${intentId}`));
-    context.outcome = 'authorization_canceled';
-    log.info('store_callback.authorization_canceled', { orderId, intentId, amount: intent.amountCapturable });
+    context.outcome = released.outcome === 'released' ? 'authorization_canceled' : released.outcome === 'already_released' ? 'already_canceled' : 'processing';
+    if (released.outcome === 'not_releasable') return { canceled: false };
+    if (released.outcome === 'released') log.info('store_callback.authorization_canceled', { orderId, intentId, amount: released.held });
     return { canceled: true };
   });
 }

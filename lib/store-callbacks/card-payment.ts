@@ -49,7 +49,7 @@ function isRefusal(error: unknown): error is CardProviderError {
 }
 
 /** What Stripe's error codes (docs.stripe.com/error-codes) mean for the shop owner. */
-const PLAIN_WORDS: Record<string, string> = {
+export const PLAIN_WORDS: Record<string, string> = {
   charge_already_refunded: 'Stripe has already refunded this payment in full.',
   amount_too_large: 'The amount is more than what remains of this payment at Stripe.',
   amount_too_small: 'The amount is below the smallest amount Stripe can move in this currency.',

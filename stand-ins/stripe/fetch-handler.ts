@@ -11,8 +11,8 @@
  * other parameters and 409 while the first is still executing, and errors shaped `{error: {type, code, message, param}}`.
  *
  * Routes: POST /v1/payment_intents, GET /v1/payment_intents/<id>, POST /v1/payment_intents/<id>,
- * POST /v1/payment_intents/<id>/confirm, POST /v1/payment_intents/<id>/capture | cancel, GET /v1/payment_intents,
- * GET | POST /v1/refunds, GET /v1/events.
+ * POST /v1/payment_intents/<id>/confirm, POST /v1/payment_intents/<id>/capture | cancel,
+ * GET | POST /v1/refunds, GET /v1/events, GET /v1/charges, GET /v1/charges/<id>, GET /v1/reviews/<id>.
  *
  * The browser side, as Stripe.js calls it: with the publishable key in the
  * form body (`key=pk_…`, or the query string of a GET) instead of an
@@ -133,6 +133,13 @@ export function stripeApiHandler(model: StripeModel, secretKey: string, options:
         return stripeJson(result.status, result.body);
       }
       if (path === '/v1/refunds' && method === 'GET') return stripeJson(200, model.listRefunds(url.searchParams));
+      if (path === '/v1/charges' && method === 'GET') return stripeJson(200, model.listCharges(url.searchParams));
+      const objectRoute = /^\/v1\/(charges|reviews)\/([^/]+)$/.exec(path);
+      if (objectRoute && method === 'GET') {
+        const id = decodeURIComponent(objectRoute[2] ?? '');
+        const expand = [...url.searchParams.entries()].filter(([key]) => /^expand\[\d*\]$/.test(key)).map(([, value]) => value);
+        return stripeJson(200, objectRoute[1] === 'charges' ? model.retrieveCharge(id, expand) : model.retrieveReview(id));
+      }
       if (path === '/v1/refunds' && method === 'POST') {
         const result = await model.idempotent(idempotencyKey, path, `POST ${path} ${JSON.stringify(params)}`, () => model.createRefund(params));
         return stripeJson(result.status, result.body);
@@ -143,7 +150,6 @@ export function stripeApiHandler(model: StripeModel, secretKey: string, options:
         const result = await model.idempotent(idempotencyKey, path, `POST ${path} ${JSON.stringify(params)}`, act);
         return stripeJson(result.status, result.body);
       }
-      if (path === '/v1/payment_intents' && method === 'GET') return stripeJson(200, model.listIntents(url.searchParams));
       if (path === '/v1/payment_intents' && method === 'POST') {
         const result = await model.idempotent(idempotencyKey, path, `POST ${path} ${JSON.stringify(params)}`, () => model.create(params));
         return stripeJson(result.status, result.body);

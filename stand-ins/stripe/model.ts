@@ -64,6 +64,24 @@ export function parseFormBody(body: string): Params {
 /** The methods the stand-in's "dashboard" has turned on: what an intent without a list may use. */
 const DASHBOARD_METHODS = ['card', 'link', 'sepa_debit'];
 
+/** How long Stripe holds an online card authorization (docs.stripe.com/payments/place-a-hold-on-a-payment-method). */
+const AUTHORIZATION_SECONDS = 7 * 24 * 3600;
+
+/** A charge as the stand-in keeps it. */
+export interface StripeChargeRecord {
+  id: string;
+  intent: string;
+  amount: number;
+  amount_captured: number;
+  amount_refunded: number;
+  captured: boolean;
+  refunded: boolean;
+  currency: string;
+  created: number;
+  /** An uncaptured card authorization's deadline (Unix seconds). */
+  capture_before?: number;
+}
+
 const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
 const UPDATABLE: StripeIntent['status'][] = ['requires_payment_method', 'requires_confirmation', 'requires_action'];
 
@@ -286,6 +304,7 @@ export class StripeModel {
     target.status = 'succeeded';
     target.amount_received = target.amount;
     target.last_payment_error = null;
+    this.recordCharge(target, { captured: true });
     const paid = structuredClone(target);
     const paidEvent = this.events.record('payment_intent.succeeded', target);
     onOutcome?.({ type: 'payment_intent.succeeded', intent: paid, eventId: paidEvent.id });
@@ -307,6 +326,7 @@ export class StripeModel {
     intent.latest_charge = this.newId('ch');
     // Stripe clears the previous attempt's error once a payment succeeds.
     intent.last_payment_error = null;
+    this.recordCharge(intent, { captured: true });
     this.events.record('payment_intent.succeeded', intent);
     return structuredClone(intent);
   }
@@ -316,6 +336,7 @@ export class StripeModel {
     intent.status = 'requires_capture';
     intent.amount_capturable = intent.amount;
     intent.last_payment_error = null;
+    this.recordCharge(intent, { captured: false });
     const event = this.events.record('payment_intent.amount_capturable_updated', intent);
     onOutcome?.({ type: 'payment_intent.amount_capturable_updated', intent: structuredClone(intent), eventId: event.id });
   }
@@ -347,9 +368,15 @@ export class StripeModel {
     if (amount > target.amount_capturable) {
       throw invalid(`The amount_to_capture (${amount}) cannot be more than the amount_capturable (${target.amount_capturable}).`, 'amount_to_capture', 'amount_too_large');
     }
+    const charge = target.latest_charge ? this.charges.get(target.latest_charge) : undefined;
+    // Stripe refuses a capture after `capture_before`: the authorization lapsed (Stripe then cancels the intent).
+    if (charge?.capture_before !== undefined && Math.floor(Date.now() / 1000) >= charge.capture_before) {
+      throw new StripeApiError(400, 'invalid_request_error', 'charge_expired_for_capture', `Charge ${charge.id} has expired for capture.`);
+    }
     target.status = 'succeeded';
     target.amount_received = amount;
     target.amount_capturable = 0;
+    if (charge) Object.assign(charge, { captured: true, amount_captured: amount });
     const event = this.events.record('payment_intent.succeeded', target);
     onOutcome?.({ type: 'payment_intent.succeeded', intent: structuredClone(target), eventId: event.id });
     return structuredClone(target);
@@ -366,11 +393,29 @@ export class StripeModel {
         `You cannot cancel this PaymentIntent because it has a status of ${target.status}.`,
       );
     }
+    return this.cancelAs(target, typeof params.cancellation_reason === 'string' ? params.cancellation_reason : null);
+  }
+
+  /** Stripe's cancel, by request or its own: an authorized charge is refunded whole (released); records `payment_intent.canceled`. */
+  private cancelAs(target: StripeIntent, reason: string | null): StripeIntent {
+    const charge = target.latest_charge ? this.charges.get(target.latest_charge) : undefined;
+    if (charge && !charge.captured) Object.assign(charge, { amount_refunded: charge.amount, refunded: true });
     target.status = 'canceled';
     target.amount_capturable = 0;
-    target.cancellation_reason = typeof params.cancellation_reason === 'string' ? params.cancellation_reason : null;
+    target.cancellation_reason = reason;
     this.events.record('payment_intent.canceled', target);
     return structuredClone(target);
+  }
+
+  /**
+   * Stripe cancels an authorization nobody captured by its `capture_before` (the funds are released).
+   * `cancellation_reason` is one Stripe generates itself (`automatic` or `expired`, not a user-provided one).
+   */
+  lapseAuthorization(id: string, reason: 'automatic' | 'expired' = 'automatic'): StripeEvent {
+    const target = this.intents.get(id) ?? this.retrieve(id);
+    if (target.status !== 'requires_capture') throw new Error(`${id} holds no authorization (${target.status})`);
+    this.cancelAs(target, reason);
+    return this.events.events.at(-1)!;
   }
 
   /**
@@ -382,6 +427,7 @@ export class StripeModel {
     const { id } = this.create(params);
     const intent = this.intents.get(id) as StripeIntent;
     Object.assign(intent, { status: 'succeeded', amount_received: intent.amount, latest_charge: this.newId('ch'), created });
+    this.recordCharge(intent, { captured: true, created });
     return structuredClone(intent);
   }
 
@@ -396,7 +442,7 @@ export class StripeModel {
   }
 
   /** Charges by id (one per succeeded intent), refunds and disputes: what the lifecycle events carry. */
-  readonly charges = new Map<string, { id: string; intent: string; amount: number; amount_refunded: number; currency: string; created: number }>();
+  readonly charges = new Map<string, StripeChargeRecord>();
   readonly refunds = new Map<string, StripeObject & { charge: string; amount: number; status: string; created: number; metadata: Record<string, string> }>();
   readonly disputes = new Map<string, StripeObject & { charge: string; status: string }>();
   /** Radar reviews (`prv_…`), open until closed. */
@@ -409,12 +455,106 @@ export class StripeModel {
     if (!intent.latest_charge || !charged) {
       throw new StripeApiError(400, 'invalid_request_error', 'charge_not_refundable', `PaymentIntent ${intentId} has no successful charge.`);
     }
-    let charge = this.charges.get(intent.latest_charge);
-    if (!charge) {
-      charge = { id: intent.latest_charge, intent: intent.id, amount: intent.amount_received || intent.amount, amount_refunded: 0, currency: intent.currency, created: intent.created };
-      this.charges.set(charge.id, charge);
-    }
+    const charge = this.charges.get(intent.latest_charge) ?? this.recordCharge(this.intents.get(intentId)!, { captured: intent.status === 'succeeded' });
+    // What a refund or dispute works on is what was captured.
+    if (charge.captured) charge.amount = charge.amount_captured;
     return charge;
+  }
+
+  /** The intent's latest charge, made now (an authorization or a payment). Card authorizations last 7 days (`capture_before`). */
+  private recordCharge(intent: StripeIntent, how: { captured: boolean; created?: number }): StripeChargeRecord {
+    const created = how.created ?? Math.floor(Date.now() / 1000);
+    const amount = intent.amount_received || intent.amount;
+    const charge: StripeChargeRecord = {
+      id: intent.latest_charge as string,
+      intent: intent.id,
+      amount,
+      amount_captured: how.captured ? amount : 0,
+      amount_refunded: 0,
+      captured: how.captured,
+      refunded: false,
+      currency: intent.currency,
+      created,
+      ...(intent.capture_method === 'manual' && !how.captured ? { capture_before: created + AUTHORIZATION_SECONDS } : {}),
+    };
+    this.charges.set(charge.id, charge);
+    return charge;
+  }
+
+  /**
+   * GET /v1/charges/<id> as Stripe shapes the fields the service reads: `captured`, `amount_captured`,
+   * `payment_method_details.card.capture_before` (an uncaptured authorization) and `review` (an id, or
+   * the review object with `expand[]=review`).
+   */
+  retrieveCharge(id: string, expand: string[] = []): StripeObject {
+    const charge = this.charges.get(id);
+    if (!charge) throw new StripeApiError(404, 'invalid_request_error', 'resource_missing', `No such charge: '${id}'`, 'id');
+    const review = [...this.reviews.values()].filter((r) => r.charge === id).at(-1);
+    const intent = this.intents.get(charge.intent);
+    return {
+      id,
+      object: 'charge',
+      amount: charge.amount,
+      amount_captured: charge.amount_captured,
+      amount_refunded: charge.amount_refunded,
+      captured: charge.captured,
+      refunded: charge.refunded || (charge.amount_refunded >= charge.amount && charge.amount > 0),
+      currency: charge.currency,
+      created: charge.created,
+      status: 'succeeded',
+      payment_intent: expand.includes('payment_intent') && intent ? structuredClone(intent) : charge.intent,
+      review: review ? (expand.includes('review') ? structuredClone(review) : review.id) : null,
+      payment_method_details: {
+        type: 'card',
+        card: { brand: 'visa', last4: '4242', ...(charge.capture_before !== undefined ? { capture_before: charge.capture_before } : {}) },
+      },
+    };
+  }
+
+  /** GET /v1/charges: newest first, filtered by `created` (integer or gt/gte/lt/lte) and `payment_intent`; `expand[]=data.<field>`. */
+  listCharges(query: URLSearchParams): { object: 'list'; url: string; has_more: boolean; data: StripeObject[] } {
+    const number = (name: string) => (query.get(name) === null ? undefined : Number(query.get(name)));
+    const limit = number('limit') ?? 10;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalid('Invalid limit: must be between 1 and 100', 'limit');
+    const [gt, gte, lt, lte, exactly] = ['created[gt]', 'created[gte]', 'created[lt]', 'created[lte]', 'created'].map(number);
+    const intent = query.get('payment_intent');
+    let list = [...this.charges.values()]
+      .map((charge, index) => ({ charge, index }))
+      .sort((a, b) => b.charge.created - a.charge.created || b.index - a.index)
+      .map(({ charge }) => charge)
+      .filter(
+        (c) =>
+          (gt === undefined || c.created > gt) &&
+          (gte === undefined || c.created >= gte) &&
+          (lt === undefined || c.created < lt) &&
+          (lte === undefined || c.created <= lte) &&
+          (exactly === undefined || c.created === exactly) &&
+          (intent === null || c.intent === intent),
+      );
+    const after = query.get('starting_after');
+    if (after) {
+      const at = list.findIndex((c) => c.id === after);
+      if (at < 0) throw new StripeApiError(400, 'invalid_request_error', 'resource_missing', `No such charge: '${after}'`, 'starting_after');
+      list = list.slice(at + 1);
+    }
+    const expand = [...query.entries()].filter(([key]) => /^expand\[\d*\]$/.test(key)).map(([, value]) => value.replace(/^data\./, ''));
+    const data = list.slice(0, limit).map((c) => this.retrieveCharge(c.id, expand));
+    return { object: 'list', url: '/v1/charges', has_more: list.length > limit, data };
+  }
+
+  /** GET /v1/reviews/<id>. */
+  retrieveReview(id: string): StripeObject {
+    const review = this.reviews.get(id);
+    if (!review) throw new StripeApiError(404, 'invalid_request_error', 'resource_missing', `No such review: '${id}'`, 'id');
+    return structuredClone(review);
+  }
+
+  /** Moves an authorization back in time: its charge's creation and `capture_before` (tests of the expiry cron). */
+  backdateAuthorization(intentId: string, seconds: number): void {
+    const charge = this.charges.get(this.intents.get(intentId)?.latest_charge ?? '');
+    if (!charge) return;
+    charge.created -= seconds;
+    if (charge.capture_before !== undefined) charge.capture_before -= seconds;
   }
 
   /** The charge object of `charge.refunded`: without `refunds`, which API 2022-11-15 and later no longer include. */
@@ -490,43 +630,13 @@ export class StripeModel {
     return this.events.record('charge.refund.updated', structuredClone(refund));
   }
 
-  /** `GET /v1/refunds?charge=…`: newest first, `limit` and `starting_after` as Stripe pages. */
-  /**
-   * GET /v1/payment_intents: newest first, filtered by `created` (integer or gt/gte/lt/lte) only, as
-   * Stripe's list is (it has no status filter); `limit` 1 to 100, `starting_after` pages on.
-   */
-  listIntents(query: URLSearchParams): { object: 'list'; url: string; has_more: boolean; data: StripeIntent[] } {
-    const number = (name: string) => (query.get(name) === null ? undefined : Number(query.get(name)));
-    const limit = number('limit') ?? 10;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalid('Invalid limit: must be between 1 and 100', 'limit');
-    const [gt, gte, lt, lte, exactly] = ['created[gt]', 'created[gte]', 'created[lt]', 'created[lte]', 'created'].map(number);
-    let list = [...this.intents.values()]
-      .map((intent, index) => ({ intent, index }))
-      .sort((a, b) => b.intent.created - a.intent.created || b.index - a.index)
-      .map(({ intent }) => intent)
-      .filter(
-        (i) =>
-          (gt === undefined || i.created > gt) &&
-          (gte === undefined || i.created >= gte) &&
-          (lt === undefined || i.created < lt) &&
-          (lte === undefined || i.created <= lte) &&
-          (exactly === undefined || i.created === exactly),
-      );
-    const after = query.get('starting_after');
-    if (after) {
-      const at = list.findIndex((i) => i.id === after);
-      if (at < 0) throw new StripeApiError(400, 'invalid_request_error', 'resource_missing', `No such payment_intent: '${after}'`, 'starting_after');
-      list = list.slice(at + 1);
-    }
-    return { object: 'list', url: '/v1/payment_intents', has_more: list.length > limit, data: structuredClone(list.slice(0, limit)) };
-  }
-
   /** Moves an intent's creation back in time (tests of the authorization expiry). */
   backdate(id: string, seconds: number): void {
     const intent = this.intents.get(id);
     if (intent) intent.created -= seconds;
   }
 
+  /** `GET /v1/refunds?charge=…`: newest first, `limit` and `starting_after` as Stripe pages. */
   listRefunds(query: URLSearchParams): { object: 'list'; url: string; has_more: boolean; data: StripeObject[] } {
     const chargeId = query.get('charge');
     const limit = Number(query.get('limit') ?? '10');

@@ -185,6 +185,22 @@ describe('shipping captures, then ships', () => {
     expect(woo().get(3118).status).toBe('shipped');
   });
 
+  it('a Radar review open at Stripe whose event has not reached the order: not captured nor shipped, queued until approved', async () => {
+    const intentId = await authorizedOrder(3119);
+    // review.opened not applied yet (delivered late, or answered "too early"): Stripe's current state decides.
+    const { review } = providers().stripe.openReview(intentId);
+
+    await ship(3119);
+    expect(captureCalls()).toHaveLength(0);
+    expect(woo().get(3119).status).toBe('on-hold');
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.replay_queued', orderId: 3119, failure: 'capture:review_open' }));
+
+    providers().stripe.closeReview(review.id, 'approved');
+    expect(await replay()).toMatchObject({ applied: 1 });
+    expect(captureCalls()).toHaveLength(1);
+    expect(woo().get(3119).status).toBe('shipped');
+  });
+
   it.each([undefined, 'manual'])('with STRIPE_CAPTURE=%s an authorized order on hold is not shipped by the shipping webhook', async (setting) => {
     await authorizedOrder(3117);
     useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, ...(setting ? { STRIPE_CAPTURE: setting } : {}) });

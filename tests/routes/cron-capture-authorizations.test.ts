@@ -1,9 +1,10 @@
 /**
- * GET /api/cron/capture-authorizations: an authorization older than
- * AUTHORIZATION_EXPIRY_HOURS (144 by default) that is still uncaptured is
- * reported (the default: an error-level log line every run, a private note
- * once) or captured (AUTHORIZATION_EXPIRY_ACTION=capture); a younger one, and
- * one already captured, are left alone; an order the shop let go is reported,
+ * GET /api/cron/capture-authorizations: an uncaptured authorization within
+ * 168 - AUTHORIZATION_EXPIRY_HOURS hours (24 by default) of its own
+ * `capture_before` is reported (the default: an error-level log line every run,
+ * a private note once) or captured (AUTHORIZATION_EXPIRY_ACTION=capture),
+ * whatever the age of its intent; a younger one, and one already captured, are
+ * left alone; an order the shop let go, or one Radar is reviewing, is reported,
  * never charged.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -26,16 +27,20 @@ beforeEach(() => {
 const lastEvent = (type: string) => providers.stripe.events.events.filter((e) => e.type === type).at(-1)!;
 const captureCalls = () => providers.callsTo('card', 'POST', /\/capture$/);
 
-/** A 30.00 order authorized `ageHours` ago, on hold for it. */
-async function authorizedOrder(orderId: number, ageHours: number): Promise<string> {
+/** A 30.00 order authorized `ageHours` ago, on hold for it; its intent created `intentAgeHours` ago (by default when it was authorized). */
+async function authorizedOrder(orderId: number, ageHours: number, intentAgeHours = ageHours): Promise<string> {
   providers.woo.seed({ id: orderId, lines: [{ total: '30.00' }] });
   const response = await paymentIntentPOST(postJson('/api/payment-intent', { token: await tokenFor(orderId) }));
   const intentId = ((await response.json()) as { payment_intent_id: string }).payment_intent_id;
   providers.stripe.authorize(intentId);
   expect((await deliverEvent(lastEvent('payment_intent.amount_capturable_updated'))).status).toBe(200);
-  providers.stripe.backdate(intentId, ageHours * HOUR);
+  providers.stripe.backdate(intentId, intentAgeHours * HOUR);
+  providers.stripe.backdateAuthorization(intentId, ageHours * HOUR);
   return intentId;
 }
+
+const chargeOf = (intentId: string) => providers.stripe.charges.get(providers.stripe.retrieve(intentId).latest_charge!)!;
+const useCapture = () => useTestEnv({ STRIPE_CAPTURE: 'on_shipment', CRON_SECRET: TEST_CRON_SECRET, AUTHORIZATION_EXPIRY_ACTION: 'capture' });
 
 async function run(authorization: string | null = `Bearer ${TEST_CRON_SECRET}`) {
   const headers: Record<string, string> = authorization ? { authorization } : {};
@@ -49,7 +54,7 @@ describe('capture-authorizations', () => {
   it('answers 401 without the bearer token and touches nothing', async () => {
     await authorizedOrder(3301, 150);
     expect((await run(null)).status).toBe(401);
-    expect(providers.callsTo('card', 'GET', /^\/v1\/payment_intents$/)).toHaveLength(0);
+    expect(providers.callsTo('card', 'GET', /^\/v1\/charges$/)).toHaveLength(0);
   });
 
   it('report (the default): an error line on every run, a private note once, nothing captured', async () => {
@@ -94,16 +99,19 @@ describe('capture-authorizations', () => {
     expect(expiringLines()).toEqual([expect.objectContaining({ level: 'error', orderId: 3305, why: 'order_not_waiting' })]);
   });
 
-  it('checks only intents still waiting for capture, among all those Stripe lists by creation time', async () => {
+  it('checks only authorizations still held, among all the charges Stripe lists', async () => {
     for (let i = 0; i < 3; i += 1) await authorizedOrder(3310 + i, 150);
     // Paid at once (automatic capture) in the same window: listed by Stripe, not an authorization.
     providers.woo.seed({ id: 3313, lines: [{ total: '30.00' }] });
     const paid = providers.stripe.create({ amount: '3000', currency: 'usd', metadata: { shop_order_id: '3313' } });
     providers.stripe.succeed(paid.id);
-    providers.stripe.backdate(paid.id, 150 * HOUR);
+    providers.stripe.backdateAuthorization(paid.id, 150 * HOUR);
+    // Released by the shop: its charge is listed, refunded.
+    const released = await authorizedOrder(3314, 150);
+    providers.stripe.cancel(released, {});
 
     expect((await run()).body).toMatchObject({ checked: 3, reported: 3, complete: true });
-    expect(providers.callsTo('card', 'GET', /^\/v1\/payment_intents$/)).toHaveLength(1);
+    expect(providers.callsTo('card', 'GET', /^\/v1\/charges$/)).toHaveLength(1);
   });
 
   it('capture refused (the total rose above the authorization): one error line a run, and the note for the shop', async () => {
@@ -126,7 +134,7 @@ describe('capture-authorizations', () => {
     for (const form of ['0xCF8', '3.32e3']) {
       const other = providers.stripe.create({ amount: '3000', currency: 'usd', metadata: { shop_order_id: form } });
       providers.stripe.authorize(other.id);
-      providers.stripe.backdate(other.id, 150 * HOUR);
+      providers.stripe.backdateAuthorization(other.id, 150 * HOUR);
     }
 
     expect((await run()).body).toMatchObject({ checked: 1, captured: 1, reported: 0, failed: [], complete: true });
@@ -134,9 +142,57 @@ describe('capture-authorizations', () => {
     expect(expiringLines()).toEqual([]);
   });
 
+  it('judges each authorization by its own capture_before: a young one lapsing within the day is due, an old-looking one with days left is not', async () => {
+    useCapture();
+    const young = await authorizedOrder(3330, 48);
+    // A shorter window (Visa's merchant-initiated authorizations last 4 days 18 hours): Stripe's deadline decides.
+    chargeOf(young).capture_before = Math.floor(Date.now() / 1000) + 10 * HOUR;
+
+    expect((await run()).body).toMatchObject({ checked: 1, captured: 1, reported: 0, complete: true });
+    expect(providers.stripe.retrieve(young).status).toBe('succeeded');
+  });
+
+  it('a Radar review open at Stripe (its event not applied yet): not captured, reported with the reason', async () => {
+    useCapture();
+    const intentId = await authorizedOrder(3331, 150);
+    providers.stripe.openReview(intentId);
+
+    expect((await run()).body).toMatchObject({ checked: 1, captured: 0, reported: 1, failed: [expect.objectContaining({ orderId: 3331, reason: 'refused:review_open' })] });
+    expect(captureCalls()).toHaveLength(0);
+    expect(providers.stripe.retrieve(intentId).status).toBe('requires_capture');
+    expect(expiringLines()).toEqual([expect.objectContaining({ orderId: 3331, why: 'refused:review_open' })]);
+  });
+
+  it('an order moved to the authorized status (companion plugin, on_shipment) is captured like one on hold', async () => {
+    useCapture();
+    const intentId = await authorizedOrder(3332, 150);
+    providers.woo.orders.get(3332)!.status = 'authorized';
+
+    expect((await run()).body).toMatchObject({ checked: 1, captured: 1 });
+    expect(providers.stripe.retrieve(intentId).status).toBe('succeeded');
+  });
+
   it('is refused unless AUTHORIZATION_EXPIRY_ACTION and AUTHORIZATION_EXPIRY_HOURS are valid', async () => {
     const { parseConfig } = await import('@/lib/config');
     expect(() => parseConfig({ AUTHORIZATION_EXPIRY_ACTION: 'lapse' })).toThrow(/AUTHORIZATION_EXPIRY_ACTION must be report or capture/);
     expect(() => parseConfig({ AUTHORIZATION_EXPIRY_HOURS: '168' })).toThrow(/AUTHORIZATION_EXPIRY_HOURS must be a whole number of hours from 1 to 167/);
+  });
+});
+
+describe('issue 26 scenario 4: expiry is judged by the authorization, whatever the age of its intent', () => {
+  it('an authorization made 6.5 days ago on an intent created 13.5 days ago is found and reported', async () => {
+    const intentId = await authorizedOrder(3340, 156, 324);
+
+    expect((await run()).body).toMatchObject({ action: 'report', checked: 1, captured: 0, reported: 1, failed: [], complete: true });
+    expect(expiringLines()).toEqual([expect.objectContaining({ level: 'error', orderId: 3340, intentId, ageHours: 156 })]);
+    expect(providers.woo.listNotes(3340)).toEqual([expect.objectContaining({ note: expect.stringContaining(`authorization ${intentId} (30.00 USD) is 156 hours old`) })]);
+  });
+
+  it('with AUTHORIZATION_EXPIRY_ACTION=capture it is captured before it lapses', async () => {
+    useCapture();
+    const intentId = await authorizedOrder(3341, 156, 324);
+
+    expect((await run()).body).toMatchObject({ action: 'capture', checked: 1, captured: 1, reported: 0, complete: true });
+    expect(providers.stripe.retrieve(intentId)).toMatchObject({ status: 'succeeded', amount_received: 3000 });
   });
 });

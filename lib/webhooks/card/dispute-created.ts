@@ -11,7 +11,8 @@ import type { Services } from '@/lib/services';
 import { disputeAmount } from '@/lib/webhooks/card/dispute';
 import { OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { cardEventHandler, changed, unchanged, type CardOutcome } from '@/lib/webhooks/card/handler';
-import { applyTransition, currentPaymentState, isOtherPayment } from '@/lib/webhooks/card/transition';
+import { currentPaymentState } from '@/lib/orders/order-payment';
+import { applyTransition, isOtherPayment } from '@/lib/webhooks/card/transition';
 import { META } from '@/lib/orders/meta-keys';
 
 async function recordDispute(orderId: number, dispute: DisputeFacts, services: Services, closed: boolean): Promise<CardOutcome> {

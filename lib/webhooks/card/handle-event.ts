@@ -22,6 +22,7 @@ import { applyEventOnce, DUPLICATE_EVENT, processedEventKey } from '@/lib/webhoo
 import { unchanged, type CardEventHandler, type CardOutcome } from '@/lib/webhooks/card/handler';
 import { orderIdOfEvent, orderLinkOf } from '@/lib/webhooks/card/order-of-event';
 import { paymentAuthorized } from '@/lib/webhooks/card/payment-authorized';
+import { paymentCanceled } from '@/lib/webhooks/card/payment-canceled';
 import { paymentFailed } from '@/lib/webhooks/card/payment-failed';
 import { paymentProcessing } from '@/lib/webhooks/card/payment-processing';
 import { paymentSucceeded } from '@/lib/webhooks/card/payment-succeeded';
@@ -38,6 +39,7 @@ const HANDLERS: ReadonlyMap<string, CardEventHandler> = new Map<string, CardEven
   ['payment_intent.payment_failed', paymentFailed],
   ['payment_intent.processing', paymentProcessing],
   ['payment_intent.amount_capturable_updated', paymentAuthorized],
+  ['payment_intent.canceled', paymentCanceled],
   ['charge.refunded', chargeRefunded],
   ['charge.refund.updated', refundUpdated],
   ['refund.updated', refundUpdated],

@@ -8,32 +8,31 @@
 import type { PaymentIntentFacts } from '@/lib/card/events';
 import { META } from '@/lib/orders/meta-keys';
 import { paymentAuthorizedNote } from '@/lib/orders/notes';
-import { holdsOf } from '@/lib/orders/payment-state';
+import { applyFact } from '@/lib/orders/payment-state';
+import { log } from '@/lib/log';
 import { isPaid } from '@/lib/orders/payable';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
-import type { StoreOrder } from '@/lib/store/types';
+import { releaseAuthorization } from '@/lib/store-callbacks/authorization';
+import { checkoutIntentId } from '@/lib/store-callbacks/card-payment';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
-import { applyTransition, currentPaymentState } from '@/lib/webhooks/card/transition';
+import { currentPaymentState } from '@/lib/orders/order-payment';
+import { applyTransition } from '@/lib/webhooks/card/transition';
 
-export type PaymentAuthorizedOutcome = Changed<'authorized_on_hold'> | Unchanged<'not_pending' | 'already_paid' | typeof DUPLICATE_EVENT>;
+export type PaymentAuthorizedOutcome =
+  | Changed<'authorized_on_hold' | 'released_cancelled_order'>
+  | Unchanged<'not_pending' | 'already_paid' | typeof DUPLICATE_EVENT>;
 
-/** Whether the order holds an authorization whose payment is not recorded yet. */
-export function awaitsCapturedPayment(order: StoreOrder): boolean {
-  return holdsOf(currentPaymentState(order)).has('capture');
-}
-
-/** A Radar review of the order's payment is open. */
-export function underReview(order: StoreOrder): boolean {
-  return holdsOf(currentPaymentState(order)).has('review');
-}
-
-/** Whether nothing but its authorization holds the order: what shipping (on_shipment) and the expiry cron may capture. */
-export function heldForCapture(order: StoreOrder): boolean {
-  if (order.status !== ORDER_STATUS.onHold && order.status !== ORDER_STATUS.authorized) return false;
-  const holds = holdsOf(currentPaymentState(order));
-  return !isPaid(order) && holds.size === 1 && holds.has('capture');
+/** When the authorization lapses, from its charge; unknown (undefined) when Stripe cannot say now: the expiry cron reads it anyway. */
+async function captureBeforeOf(chargeId: string, services: Services): Promise<number | undefined> {
+  if (!chargeId) return undefined;
+  try {
+    return (await (await services.card()).retrieveCharge(chargeId))?.captureBefore;
+  } catch (error) {
+    log.warn('card.capture_before_unread', { chargeId, reason: error instanceof Error ? error.name : 'unknown' });
+    return undefined;
+  }
 }
 
 export async function recordAuthorization(
@@ -43,19 +42,25 @@ export async function recordAuthorization(
   services: Services,
 ): Promise<PaymentAuthorizedOutcome> {
   const order = await services.store().getOrder(orderId);
+  const fact = { kind: 'authorized' as const, at: event.created, intentId: intent.intentId, chargeId: intent.chargeId };
+  // Authorized after the order was cancelled (paid in another tab, 3-D Secure finished late): released at once.
+  if (order.status === ORDER_STATUS.cancelled && intent.intentId === checkoutIntentId(order)) {
+    const released = { ...fact, released: true };
+    if (applyFact(currentPaymentState(order), released).outcome !== 'applied') return unchanged(DUPLICATE_EVENT);
+    await releaseAuthorization(order, intent.intentId, services, 'authorized after the order was cancelled');
+    await applyTransition(order, released, services);
+    return changed('released_cancelled_order');
+  }
   if (isPaid(order)) return unchanged('already_paid');
   // A review may hold the order already (it can arrive first); any other status is the shop's.
   if (order.status !== ORDER_STATUS.pending && order.status !== ORDER_STATUS.onHold) return unchanged('not_pending');
-  const recorded = await applyTransition(
-    order,
-    { kind: 'authorized', at: event.created, intentId: intent.intentId, chargeId: intent.chargeId, },
-    services,
-    () => ({
-      customerNote: paymentAuthorizedNote(services.config.capture),
-      meta: { [META.paymentAuthorizedAt]: new Date().toISOString() },
-      metaMode: 'append',
-    }),
-  );
+  if (applyFact(currentPaymentState(order), fact).outcome !== 'applied') return unchanged(DUPLICATE_EVENT);
+  const captureBefore = await captureBeforeOf(intent.chargeId, services);
+  const recorded = await applyTransition(order, { ...fact, captureBefore }, services, () => ({
+    customerNote: paymentAuthorizedNote(services.config.capture),
+    meta: { [META.paymentAuthorizedAt]: new Date().toISOString() },
+    metaMode: 'append',
+  }));
   return recorded.outcome === 'applied' ? changed('authorized_on_hold') : unchanged(DUPLICATE_EVENT);
 }
 

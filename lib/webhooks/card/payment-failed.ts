@@ -17,7 +17,8 @@ import type { Services } from '@/lib/services';
 import { restoreCartAfterFailure } from '@/lib/webhooks/card/customer-cart';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
-import { applyTransition, currentPaymentState } from '@/lib/webhooks/card/transition';
+import { currentPaymentState } from '@/lib/orders/order-payment';
+import { applyTransition } from '@/lib/webhooks/card/transition';
 
 export type PaymentFailedOutcome = Changed<'payment_failure_recorded'> | Unchanged<'not_pending' | 'stale_failure' | typeof DUPLICATE_EVENT>;
 

@@ -19,7 +19,8 @@ import { reportDuplicatePayment } from '@/lib/webhooks/card/duplicate-payment';
 import type { PaymentIntentFacts } from '@/lib/card/events';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
-import { applyTransition, currentPaymentState } from '@/lib/webhooks/card/transition';
+import { currentPaymentState } from '@/lib/orders/order-payment';
+import { applyTransition } from '@/lib/webhooks/card/transition';
 
 export type PaymentSucceededOutcome = Changed<'paid' | 'amount_mismatch_on_hold'> | Unchanged<'already_paid' | typeof DUPLICATE_EVENT>;
 

@@ -11,7 +11,8 @@ import { shopNotes } from '@/lib/orders/notes';
 import type { Services } from '@/lib/services';
 import { OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { cardEventHandler, changed, unchanged, type CardOutcome } from '@/lib/webhooks/card/handler';
-import { applyTransition, currentPaymentState, isOtherPayment } from '@/lib/webhooks/card/transition';
+import { currentPaymentState } from '@/lib/orders/order-payment';
+import { applyTransition, isOtherPayment } from '@/lib/webhooks/card/transition';
 
 export const REVIEW_ALREADY_RECORDED = 'review_already_recorded';
 

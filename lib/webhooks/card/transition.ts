@@ -7,14 +7,11 @@ import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate, type OrderChange } from '@/lib/orders/mutation';
 import { metaValue } from '@/lib/orders/normalize';
-import { AMOUNT_MISMATCH_NOTE } from '@/lib/orders/notes';
+import { currentPaymentState } from '@/lib/orders/order-payment';
 import {
   applyFact,
   nextStatus,
-  observeShop,
-  parsePaymentState,
   PAYMENT_STATE_META,
-  rebuildPaymentState,
   serializePaymentState,
   type FactOutcome,
   type PaymentFact,
@@ -28,36 +25,6 @@ import type { Services } from '@/lib/services';
 import { StoreError } from '@/lib/errors';
 import type { StoreOrder } from '@/lib/store/types';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
-
-/** The order's payment facts: as stored, or rebuilt from its meta when absent (an order from before them) or unreadable. */
-export function paymentStateOf(order: StoreOrder): PaymentState {
-  const stored = parsePaymentState(order.meta_data.find((m) => m.key === PAYMENT_STATE_META)?.value);
-  if (stored !== undefined && stored !== 'unreadable') return stored;
-  if (stored === 'unreadable') {
-    // Never read as "nothing happened": rebuilt from what the order shows, and written back with the next change.
-    log.warn('card.payment_state_repaired', { orderId: order.id, action: 'rebuilt from the order meta; check the order if it was edited by hand' });
-  }
-  return rebuildPaymentState({
-    status: order.status,
-    checkoutIntentId: metaValue(order, META.paymentIntentId),
-    paidIntentId: order.meta_data.filter((m) => m.key === META.providerPaymentIntentId && typeof m.value === 'string' && m.value).at(-1)?.value as string | undefined,
-    paidChargeId: metaValue(order, META.providerChargeId),
-    authorizedAt: metaValue(order, META.paymentAuthorizedAt),
-    processingAt: metaValue(order, META.paymentProcessingAt),
-    failedAt: metaValue(order, META.paymentFailedAt),
-    mismatchNote: order.customer_note === AMOUNT_MISMATCH_NOTE,
-    reviewId: metaValue(order, META.reviewId),
-    reviewClosedReason: metaValue(order, META.reviewClosedReason),
-    disputeId: metaValue(order, META.disputeId),
-    disputeStatus: metaValue(order, META.disputeStatus),
-    statusBeforeHold: metaValue(order, META.statusBeforeDispute) ?? metaValue(order, META.statusBeforeReview),
-  });
-}
-
-/** The facts as the shop's hand left them: what every transition starts from. */
-export function currentPaymentState(order: StoreOrder): PaymentState {
-  return observeShop(paymentStateOf(order), order.status);
-}
 
 export interface Transition {
   outcome: FactOutcome;

@@ -30,7 +30,7 @@ import { shippedNote, shopNotes } from '@/lib/orders/notes';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import { captureOrderAuthorization } from '@/lib/store-callbacks/authorization';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
-import { awaitsCapturedPayment, heldForCapture } from '@/lib/webhooks/card/payment-authorized';
+import { awaitsCapturedPayment, heldForCapture } from '@/lib/orders/order-payment';
 import { entryOf, holdsPackage, packageKey, packagesMeta, packagesOf, trackingItemsMeta, type PackageEntry } from '@/lib/webhooks/shipping/packages';
 import type { Services } from '@/lib/services';
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
