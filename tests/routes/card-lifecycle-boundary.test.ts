@@ -53,11 +53,11 @@ describe('delivering lifecycle events', () => {
   it('uses an expanded payment intent\'s order without asking Stripe, and answers an event with no intent as a missing order', async () => {
     providers.woo.seed({ id: 1601, lines: [{ total: '30.00' }] });
     const dispute = { id: 'dp_9', amount: 3000, currency: 'usd', status: 'needs_response', reason: 'fraudulent', charge: 'ch_9' };
-    // The order is still pending (its payment not recorded): the dispute is refused for a retry, after reading the order only.
+    // The order is still pending (its payment not recorded): the dispute is recorded against that payment, with no call to Stripe.
     const expanded = await deliverEvent(envelope('charge.dispute.created', { ...dispute, payment_intent: { id: 'pi_9', metadata: { shop_order_id: '1601' } } }));
-    expect(expanded.status).toBe(400);
+    expect(expanded.status).toBe(200);
     expect(providers.callsTo('card')).toEqual([]);
-    expect(providers.calls.map((c) => `${c.method} ${c.path}`)).toEqual(['GET /wp-json/wc/v3/orders/1601']);
+    expect(providers.woo.get(1601).status).toBe('on-hold');
 
     providers.calls.length = 0;
     expect(await deliverEvent({ ...envelope('charge.dispute.created', { ...dispute, payment_intent: null }), id: 'evt_other' })).toEqual({ status: 200, body: { received: true } });

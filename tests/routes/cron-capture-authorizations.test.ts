@@ -179,7 +179,7 @@ describe('capture-authorizations', () => {
   });
 });
 
-describe('issue 26 scenario 4: expiry is judged by the authorization, whatever the age of its intent', () => {
+describe('expiry is judged by the authorization, whatever the age of its intent', () => {
   it('an authorization made 6.5 days ago on an intent created 13.5 days ago is found and reported', async () => {
     const intentId = await authorizedOrder(3340, 156, 324);
 

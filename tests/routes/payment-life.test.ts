@@ -1,5 +1,5 @@
 /**
- * The payment model through the webhook (issue 26's scenarios 2, 9, 10 and 11): events delivered out of
+ * The payment model through the webhook: events delivered out of
  * order, again after the memory of applied events is gone, and holds that overlap.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -34,7 +34,7 @@ async function authorizedAtStripe(orderId: number): Promise<string> {
   return intentId;
 }
 
-describe('scenario 2: a review opened before its authorization is recorded', () => {
+describe('a review opened before its authorization is recorded', () => {
   beforeEach(() => useTestEnv({ STRIPE_CAPTURE: 'on_shipment', CARD_LIFECYCLE_EVENTS: 'reviews,disputes' }));
 
   it('is recorded at once, in either order, and no shipment captures the flagged payment until it is approved', async () => {
@@ -77,7 +77,7 @@ describe('scenario 2: a review opened before its authorization is recorded', () 
   });
 });
 
-describe('scenario 9: failures on one order, however many, apply once', () => {
+describe('failures on one order, however many, apply once', () => {
   beforeEach(() => useTestEnv({}));
 
   it('after 105 declines and a flush of the memory of applied events, the oldest redelivered changes nothing', async () => {
@@ -119,7 +119,7 @@ describe('scenario 9: failures on one order, however many, apply once', () => {
   });
 });
 
-describe('scenario 10: an old failure after a newer delayed payment', () => {
+describe('an old failure after a newer delayed payment', () => {
   beforeEach(() => useTestEnv({ CARD_LIFECYCLE_EVENTS: 'async', ALLOWED_ORIGINS: 'https://shop.example' }));
 
   it('leaves the on-hold order on hold, and submit-order refuses it', async () => {
@@ -163,7 +163,7 @@ describe('scenario 10: an old failure after a newer delayed payment', () => {
   });
 });
 
-describe('scenario 11: a dispute opened while a review holds the order', () => {
+describe('a dispute opened while a review holds the order', () => {
   beforeEach(() => useTestEnv({ CARD_LIFECYCLE_EVENTS: 'reviews,disputes' }));
 
   it('the review closes, the dispute is won: the paid order is back to processing, nothing holding it', async () => {

@@ -159,7 +159,7 @@ describe('Capture charge checks Stripe and the order when the money would move',
   });
 });
 
-describe('issue 26 scenario 5: an order cancelled while its customer is still paying', () => {
+describe('an order cancelled while its customer is still paying', () => {
   it('cancel-authorization cancels the intent still waiting for the customer, so it can never be authorized', async () => {
     const waiting = await checkedOutOrder(2241);
     providers.woo.orders.get(2241)!.status = 'cancelled';

@@ -51,7 +51,7 @@ async function sendTwice(route: StoreRoute, body: unknown) {
   return answers;
 }
 
-describe('issue 26 scenario 3: a signed body works only for the action it was signed for', () => {
+describe('a signed body works only for the action it was signed for', () => {
   it('a cancel-authorization signed for a cancelled order, sent to capture, is refused and nothing is captured', async () => {
     const intentId = await authorizedOrder(2601);
     providers.woo.orders.get(2601)!.status = 'cancelled';
@@ -119,7 +119,7 @@ describe('the path signed is the one the request came to', () => {
   });
 });
 
-describe('issue 26 point 6: strict bodies', () => {
+describe('strict bodies', () => {
   it('an unknown key is a 400 Invalid request, correctly signed or not for the route, and nothing is asked', async () => {
     const intentId = await authorizedOrder(2621);
     providers.calls.length = 0;
@@ -138,7 +138,7 @@ describe('issue 26 point 6: strict bodies', () => {
   });
 });
 
-describe('issue 26 point 6: a signed call replayed within the tolerance changes nothing a second time', () => {
+describe('a signed call replayed within the tolerance changes nothing a second time', () => {
   it('capture: the same answer, one capture at Stripe, nothing written', async () => {
     await authorizedOrder(2631);
     providers.calls.length = 0;

@@ -41,7 +41,7 @@ describe('customer notes', () => {
   });
 });
 
-describe('scenario 13: the authorization note says what the capture mode does', () => {
+describe('the authorization note says what the capture mode does', () => {
   it('on_shipment: charged when the order ships; manual: charged once the shop confirms, never "when it ships"', () => {
     expect(paymentAuthorizedNote('on_shipment')).toMatch(/charged when your order ships\.$/);
     expect(paymentAuthorizedNote('manual')).not.toMatch(/ships/);

@@ -44,7 +44,7 @@ const disputeWon: PaymentFact = { kind: 'dispute_closed', disputeId: 'dp_1', int
 const failure = (at: number, chargeId = `ch_f${at}`): PaymentFact => ({ kind: 'failed', at, intentId: PI, chargeId });
 
 describe('holds are a set', () => {
-  it('scenario 11: a dispute opened while a review holds the order outlives the review, and the order comes back paid', () => {
+  it('a dispute opened while a review holds the order outlives the review, and the order comes back paid', () => {
     const { status, state } = run([succeeded, reviewOpened, disputeOpened, reviewApproved, disputeWon]);
     expect(status).toBe('processing');
     expect(holdsOf(state).size).toBe(0);
@@ -99,7 +99,7 @@ describe('holds are a set', () => {
 });
 
 describe('each fact applies once, and never behind a newer one', () => {
-  it('scenario 9: no number of failures on one order lets the oldest apply again', () => {
+  it('no number of failures on one order lets the oldest apply again', () => {
     const failures = Array.from({ length: 105 }, (_, i) => failure(1000 + i));
     const { outcomes } = run([...failures, failures[0]!, failures[50]!]);
     expect(outcomes.slice(0, 105).every((o) => o === 'applied')).toBe(true);
@@ -111,7 +111,7 @@ describe('each fact applies once, and never behind a newer one', () => {
     expect(outcomes).toEqual(['applied', 'applied', 'duplicate']);
   });
 
-  it('scenario 10: a failure older than a debit in progress is stale; a newer failure returns the order to pending', () => {
+  it('a failure older than a debit in progress is stale; a newer failure returns the order to pending', () => {
     const processing: PaymentFact = { kind: 'processing', at: 300, intentId: PI, chargeId: 'ch_sepa' };
     const held = run([failure(200), processing, failure(200)]);
     expect(held.outcomes).toEqual(['applied', 'applied', 'stale']);

@@ -49,7 +49,7 @@ describe('storeSignatureProblem', () => {
     expect(storeSignatureProblem(moved, REFUND, SECRET, NOW)).toBe('mismatch');
   });
 
-  describe('issue 26 scenario 3', () => {
+  describe('a signature bound to its action', () => {
     it('refuses a body signed for another path or another method', () => {
       const order = '{"order_id":42}';
       const cancel = signStoreCallback({ method: 'POST', path: '/api/store/cancel-authorization', rawBody: order }, SECRET, NOW);

@@ -8,10 +8,11 @@
  * its own record (shop-note.ts): written once.
  */
 import { shopNotes } from '@/lib/orders/notes';
-import { isPaid } from '@/lib/orders/payable';
-import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
+import { currentPaymentState } from '@/lib/orders/order-payment';
+import { OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { cardEventHandler, changed, unchanged } from '@/lib/webhooks/card/handler';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
+import { isOtherPayment } from '@/lib/webhooks/card/transition';
 
 export const fraudWarningCreated = cardEventHandler({
   kind: 'fraud_warning',
@@ -20,7 +21,7 @@ export const fraudWarningCreated = cardEventHandler({
     const store = services.store();
     const { warning } = event;
     const order = await store.getOrder(orderId);
-    if (isPaid(order) && concernsOtherPayment(orderId, order, warning, 'fraud warning')) return unchanged(OTHER_PAYMENT);
+    if (isOtherPayment(order, currentPaymentState(order), warning, 'fraud warning')) return unchanged(OTHER_PAYMENT);
     const note = shopNotes.earlyFraudWarning(warning.warningId, warning.chargeId, warning.fraudType, warning.actionable);
     return (await addShopNoteOnce(store, orderId, note)) ? changed('fraud_warning_noted') : unchanged('fraud_warning_already_noted');
   },
