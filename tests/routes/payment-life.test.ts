@@ -3,12 +3,13 @@
  * order, again after the memory of applied events is gone, and holds that overlap.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
+import { GET as reconcileGET } from '@/app/api/cron/reconcile-payments/route';
 import { POST as paymentIntentPOST } from '@/app/api/payment-intent/route';
 import { POST as shippingPOST } from '@/app/api/shipping/webhook/route';
 import { POST as submitOrderPOST } from '@/app/api/submit-order/route';
 import { resetServices } from '@/lib/services';
 import { deliverEvent, paidOrder } from '../support/card-events';
-import { useTestEnv } from '../support/env';
+import { TEST_CRON_SECRET, useTestEnv } from '../support/env';
 import { postJson, tokenFor } from '../support/requests';
 import { useShippingProviders } from '../support/shipstation';
 
@@ -160,6 +161,24 @@ describe('an old failure after a newer delayed payment', () => {
 
     expect((await deliverEvent(failed)).status).toBe(200);
     expect(woo().get(4402).status).toBe('on-hold');
+  });
+});
+
+describe('reconciliation, which reads newest first', () => {
+  beforeEach(() => useTestEnv({ CARD_LIFECYCLE_EVENTS: 'async', CRON_SECRET: TEST_CRON_SECRET }));
+
+  it('ends where the webhook\'s deliveries in order end: an older failure does not take back a newer debit', async () => {
+    woo().seed({ id: 4601, currency: 'EUR', lines: [{ total: '30.00' }] });
+    const intent = stripe().create({ amount: '3000', currency: 'eur', metadata: { shop_order_id: '4601' } });
+    stripe().fail(intent.id);
+    lastEvent('payment_intent.payment_failed').created -= 120;
+    stripe().process(intent.id);
+
+    const response = await reconcileGET(new Request('http://localhost:3000/api/cron/reconcile-payments', { headers: { authorization: `Bearer ${TEST_CRON_SECRET}` } }));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ checked: 2, applied: 1, skipped: 1 });
+    expect(woo().get(4601).status).toBe('on-hold');
+    expect(woo().get(4601).customer_note).not.toMatch(/could not be completed/);
   });
 });
 
