@@ -82,6 +82,8 @@ export interface CardProvider {
   listChargeRefunds(chargeId: string): Promise<RefundFacts[]>;
   /** Refunds part or all of a paid intent; a repeat with the same key answers the refund already made. */
   createRefund(input: CreateRefundInput): Promise<RefundFacts>;
+  /** Sets metadata keys of a refund (the others stay): a refund adopted by another store refund names it. */
+  updateRefundMetadata(refundId: string, metadata: Record<string, string>): Promise<RefundFacts>;
   /** One page of intents created in the range, newest first (the expiry cron). */
   listPaymentIntents(query: IntentListQuery): Promise<IntentPage>;
   /** Captures a `requires_capture` intent: the whole authorization, or `amount` when given. */
@@ -294,6 +296,14 @@ export class StripeCardProvider implements CardProvider {
     );
     const facts = readRefund(refund);
     if (!facts) throw new CardProviderError('create refund', 'bad_response', undefined, undefined);
+    return facts;
+  }
+
+  async updateRefundMetadata(refundId: string, metadata: Record<string, string>): Promise<RefundFacts> {
+    // Setting the same keys again changes nothing, so a lost answer may be retried.
+    const refund = await this.attempt('update refund', true, (options) => this.stripe.refunds.update(refundId, { metadata }, options));
+    const facts = readRefund(refund);
+    if (!facts) throw new CardProviderError('update refund', 'bad_response', undefined, undefined);
     return facts;
   }
 
