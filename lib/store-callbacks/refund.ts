@@ -18,10 +18,11 @@
  * A retry after a lost answer: WooCommerce deleted the refund the first call
  * named (the plugin gave up), and the shop owner clicks Refund again, which
  * makes a new WooCommerce refund. A Stripe refund of the same amount on this
- * payment that names a WooCommerce refund no longer there (and that no
- * WooCommerce refund records) is adopted: its metadata is made to name the new
- * refund, before the answer, so `charge.refunded` sees it recorded, and it is
- * answered instead of refunding again. A WooCommerce refund id that a Stripe
+ * payment, made within ADOPTION_WINDOW_S, that names a WooCommerce refund no
+ * longer there (and that no WooCommerce refund records) is adopted: its
+ * metadata is made to name the new refund, before the answer, so
+ * `charge.refunded` sees it recorded, and it is answered instead of refunding
+ * again. A WooCommerce refund id that a Stripe
  * refund of another amount already names (the store handed the id out again)
  * is refused.
  *
@@ -58,6 +59,12 @@ export interface StoreRefundAnswer {
 
 /** Refund statuses that mean the money is (or is on its way) back with the customer. */
 const MONEY_RETURNED: ReadonlySet<string> = new Set(['succeeded', 'pending', 'requires_action']);
+
+/**
+ * A dropped refund's Stripe refund is adopted by a click within a day of it: the shop owner
+ * trying again. Later, a refund of the same amount may be a new one, and the guard asks to look.
+ */
+export const ADOPTION_WINDOW_S = 24 * 60 * 60;
 
 /** The plugin waits 20 s for an answer (store-callbacks.php); 5 s are left for the network and the route around this. */
 export const STORE_REFUND_ANSWER_MS = 15_000;
@@ -142,8 +149,13 @@ async function refundUnderLock(input: StoreRefundRequest, services: Services, co
   }
 
   // The first call's refund, whose WooCommerce refund was dropped after a lost answer: this click's, not a second one.
+  const since = Math.floor(Date.now() / 1000) - ADOPTION_WINDOW_S;
   const orphan = stripeRefunds.find(
-    (r) => MONEY_RETURNED.has(r.status) && r.amount === moved && refundLink(r, storeRefunds, currency).kind === 'orphaned',
+    (r) =>
+      MONEY_RETURNED.has(r.status) &&
+      r.amount === moved &&
+      (r.created ?? 0) >= since &&
+      refundLink(r, storeRefunds, currency).kind === 'orphaned',
   );
   if (orphan) {
     const adopted = await refusedInPlainWords('refund', () =>

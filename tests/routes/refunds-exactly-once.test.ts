@@ -9,7 +9,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { POST as refundsPOST } from '@/app/api/store/refunds/route';
 import { reconcilePayments } from '@/lib/cron/reconcile-payments';
 import { getServices } from '@/lib/services';
-import { STORE_REFUND_ANSWER_MS } from '@/lib/store-callbacks/refund';
+import { ADOPTION_WINDOW_S, STORE_REFUND_ANSWER_MS } from '@/lib/store-callbacks/refund';
 import { requestTimeLeftMs } from '@/lib/upstream/budget';
 import { UNSETTLED_STORE_REFUND_MS } from '@/lib/webhooks/card/refund';
 import type { StripeEvent } from '@/stand-ins/stripe/events';
@@ -30,6 +30,7 @@ beforeEach(() => {
 const paidOrder = (orderId: number) => paidOrderAt(providers, orderId);
 const refundsOf = (orderId: number) => providers.woo.refunds.get(orderId) ?? [];
 const stripeIdOf = (refund: { meta_data: { key: string; value: unknown }[] }) => refund.meta_data.find((m) => m.key === '_provider_refund_id')?.value;
+/** The stand-in's own refund objects (changing one changes Stripe's). */
 const stripeRefunds = () => [...providers.stripe.refunds.values()];
 const lastChargeRefunded = () => providers.stripe.events.events.filter((e) => e.type === 'charge.refunded').at(-1)!;
 const refundFromAdmin = (orderId: number, amount: string) => providers.woo.createRefundViaGateway(orderId, { amount, reason: 'Damaged' });
@@ -107,6 +108,17 @@ describe('issue 26 scenario 1: a Refund click repeated after a lost answer', () 
     expect((await deliverEvent(event)).status).toBe(200);
 
     expect(refundsOf(2603).map((r) => r.id)).toEqual([retry.id]);
+  });
+
+  it('a Stripe refund older than the adoption window is not adopted: a click of the same amount a day later is refused by the guard', async () => {
+    await paidOrder(2605);
+    providers.woo.gateway = answersLost();
+    await refusal(refundFromAdmin(2605, '8.00'));
+    stripeRefunds()[0]!.created -= ADOPTION_WINDOW_S + 1;
+
+    providers.woo.gateway = testGateway();
+    expect(await refusal(refundFromAdmin(2605, '8.00'))).toMatch(/Stripe has already refunded 8\.00 USD/);
+    expect(stripeRefunds()).toHaveLength(1);
   });
 
   it('a refund of another amount is not adopted: the guard refuses it while the dropped one is not recorded', async () => {
