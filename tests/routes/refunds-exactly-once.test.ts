@@ -147,6 +147,7 @@ describe('issue 26 scenario 7: a Stripe refund is recorded once, whatever WooCom
     expect((await deliverEvent(lastChargeRefunded())).status).toBe(200);
 
     expect(refundsOf(2611).map((r) => [r.amount, stripeIdOf(r)])).toEqual([['10.00', stripeRefunds()[0]!.id]]);
+    expect(refundsOf(2611)[0]!.reason).toBe(`Refunded at Stripe (${stripeRefunds()[0]!.id}) for the admin's refund #5000, which WooCommerce dropped when its answer was lost`);
   });
 
   it('the same, recorded by payment reconciliation when Stripe’s redelivery has not come yet', async () => {

@@ -143,9 +143,11 @@ export async function recordChargeRefunds(orderId: number, charge: ChargeFacts, 
       continue;
     }
     const moved = amount === refund.amount ? '' : `: ${formatMinorUnits(refund.amount, currency)} ${currency} at Stripe, which moves ${currency} in steps of 0.010`;
+    // Tells the shop owner who saw the admin refund fail that the money did go back.
+    const dropped = link.kind === 'orphaned' ? ` for the admin's refund #${refund.storeRefundId}, which WooCommerce dropped when its answer was lost` : '';
     await store.createRefund(orderId, {
       amount: formatMinorUnits(amount, currency),
-      reason: `Refunded at Stripe (${refund.refundId})${moved}`,
+      reason: `Refunded at Stripe (${refund.refundId})${dropped}${moved}`,
       meta: { [META.providerRefundId]: refund.refundId },
     });
     remaining -= amount;
