@@ -1,5 +1,5 @@
 /**
- * Issue 26, point 5: an admin refund moves money once across lost answers and
+ * An admin refund moves money once across lost answers and
  * races with `charge.refunded`, a reused WooCommerce refund id is refused, and
  * three-decimal currencies refund in the steps they were charged in. Run
  * against the stand-ins (WooCommerce drops a refund whose gateway call failed,
@@ -64,7 +64,7 @@ function manualRefund(orderId: number, amount: string) {
   return manual;
 }
 
-describe('issue 26 scenario 1: a Refund click repeated after a lost answer', () => {
+describe('scenario 1: a Refund click repeated after a lost answer', () => {
   it('adopts the Stripe refund of the dropped WooCommerce refund instead of refunding twice, even with a "Refund manually" entry on the order', async () => {
     await paidOrder(2601);
     manualRefund(2601, '10.00');
@@ -132,7 +132,7 @@ describe('issue 26 scenario 1: a Refund click repeated after a lost answer', () 
   });
 });
 
-describe('issue 26 scenario 7: a Stripe refund is recorded once, whatever WooCommerce held when its event came', () => {
+describe('scenario 7: a Stripe refund is recorded once, whatever WooCommerce held when its event came', () => {
   it('charge.refunded handled while WooCommerce still holds the admin refund it then drops: 400 first, recorded on the redelivery', async () => {
     await paidOrder(2611);
     const answers: number[] = [];
@@ -207,7 +207,7 @@ describe('issue 26 scenario 7: a Stripe refund is recorded once, whatever WooCom
   });
 });
 
-describe('issue 26 scenario 8: a WooCommerce refund id handed out again with another amount', () => {
+describe('scenario 8: a WooCommerce refund id handed out again with another amount', () => {
   it('is refused, not answered with the old Stripe refund, and the old one is recorded for what it moved', async () => {
     await paidOrder(2621);
     providers.woo.gateway = answersLost();
@@ -237,7 +237,7 @@ async function paidKwdOrder(orderId: number, total: string, charged: number) {
   return intent;
 }
 
-describe('issue 26 scenario 6: three-decimal currencies refund in the multiples of 10 they were charged in', () => {
+describe('scenario 6: three-decimal currencies refund in the multiples of 10 they were charged in', () => {
   it.each([
     ['12.344', 12340, '12.340'],
     ['12.345', 12350, '12.350'],
@@ -285,7 +285,7 @@ describe('issue 26 scenario 6: three-decimal currencies refund in the multiples 
   });
 });
 
-describe('issue 26 point 5: the service answers a refund call within the plugin’s wait', () => {
+describe('the time a refund call takes: the service answers a refund call within the plugin’s wait', () => {
   it(`gives the call a deadline of ${STORE_REFUND_ANSWER_MS} ms, lock wait included, whatever UPSTREAM_TIMEOUT_MS allows`, async () => {
     useTestEnv({ STORE_CALLBACK_SECRET: TEST_STORE_CALLBACK_SECRET, CARD_LIFECYCLE_EVENTS: 'refunds', UPSTREAM_TIMEOUT_MS: '60000' });
     await paidOrder(2641);
