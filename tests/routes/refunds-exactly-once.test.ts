@@ -300,3 +300,20 @@ describe('the time a refund call takes: the service answers a refund call within
     expect(left[0]).toBeLessThanOrEqual(STORE_REFUND_ANSWER_MS);
   });
 });
+
+describe('a refund from the admin that fails at Stripe before the plugin kept its id', () => {
+  it('is removed from WooCommerce once WooCommerce can no longer drop it, the event answered 400 until then', async () => {
+    await paidOrder(2651);
+    const saved = providers.woo.createRefund(2651, { amount: '9.00', api_refund: false });
+    const answer = await callStore('refunds', { order_id: 2651, refund_id: saved.id, amount: '9.00' });
+    const failed = providers.stripe.updateRefund(answer.body.refund_id, 'failed');
+
+    expect((await deliverEvent(failed)).status).toBe(400);
+    expect(refundsOf(2651)).toHaveLength(1);
+    providers.woo.backdateRefund(saved.id, UNSETTLED_STORE_REFUND_MS);
+    expect((await deliverEvent(failed)).status).toBe(200);
+
+    expect(refundsOf(2651)).toEqual([]);
+    expect(providers.woo.notes.get(2651)).toEqual([expect.objectContaining({ note: expect.stringContaining(answer.body.refund_id) })]);
+  });
+});
