@@ -22,9 +22,8 @@
  * longer there (and that no WooCommerce refund records) is adopted: its
  * metadata is made to name the new refund, before the answer, so
  * `charge.refunded` sees it recorded, and it is answered instead of refunding
- * again. A WooCommerce refund id that a Stripe
- * refund of another amount already names (the store handed the id out again)
- * is refused.
+ * again. A WooCommerce refund id that a Stripe refund of another amount
+ * already names (the store handed the id out again) is refused.
  *
  * One guard against refunding twice: when Stripe has refunded more of the
  * payment than WooCommerce shows (a refund made in the Stripe Dashboard whose
@@ -69,7 +68,10 @@ export const ADOPTION_WINDOW_S = 24 * 60 * 60;
 /** The plugin waits 20 s for an answer (store-callbacks.php); 5 s are left for the network and the route around this. */
 export const STORE_REFUND_ANSWER_MS = 15_000;
 
-/** Stripe keeps an idempotency key for 24 hours; the metadata lookup covers the time after. The amount is in it, as a store may hand an id out again. */
+/**
+ * Stripe keeps an idempotency key for 24 hours; the metadata lookup covers the time after.
+ * The amount is part of it, as a store may hand a refund id out again.
+ */
 export function refundIdempotencyKey(orderId: number, storeRefundId: number, amount: number): string {
   return `store-refund-${orderId}-${storeRefundId}-${amount}`;
 }
