@@ -64,6 +64,8 @@ export interface RefundFacts {
    * store's admin (lib/store-callbacks/refund.ts); undefined for a refund made at Stripe.
    */
   storeRefundId: number | undefined;
+  /** Unix seconds; undefined when the object does not say. */
+  created: number | undefined;
 }
 
 /** A refunded charge: its refunds are listed from the provider (lib/card/stripe.ts, listChargeRefunds). */
@@ -198,6 +200,7 @@ const intentSchema = z.object({
 const refundSchema = z.object({
   id,
   amount: minor,
+  created: z.number().int().nullish(),
   currency,
   status: z.string().nullish(),
   reason: z.string().nullish(),
@@ -331,6 +334,7 @@ function refundFacts(refund: z.infer<typeof refundSchema>): RefundFacts {
     status: refund.status ?? 'succeeded',
     reason: refund.reason ?? undefined,
     storeRefundId: storeId(refund.metadata?.shop_refund_id),
+    created: refund.created ?? undefined,
   };
 }
 

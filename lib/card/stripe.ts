@@ -107,6 +107,8 @@ export interface CardProvider {
   retrieveCharge(chargeId: string): Promise<ChargeSummary | undefined>;
   /** One page of charges made since `createdFrom`, newest first, each with its intent (the expiry cron). */
   listCharges(query: ChargeListQuery): Promise<ChargePage>;
+  /** Sets metadata keys of a refund (the others stay): a refund adopted by another store refund names it. */
+  updateRefundMetadata(refundId: string, metadata: Record<string, string>): Promise<RefundFacts>;
   /** Captures a `requires_capture` intent: the whole authorization, or `amount` when given. */
   capturePaymentIntent(id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentIntentSummary>;
   /** Cancels an intent, releasing an authorization that was not captured. */
@@ -352,6 +354,14 @@ export class StripeCardProvider implements CardProvider {
     );
     const facts = readRefund(refund);
     if (!facts) throw new CardProviderError('create refund', 'bad_response', undefined, undefined);
+    return facts;
+  }
+
+  async updateRefundMetadata(refundId: string, metadata: Record<string, string>): Promise<RefundFacts> {
+    // Setting the same keys again changes nothing, so a lost answer may be retried.
+    const refund = await this.attempt('update refund', true, (options) => this.stripe.refunds.update(refundId, { metadata }, options));
+    const facts = readRefund(refund);
+    if (!facts) throw new CardProviderError('update refund', 'bad_response', undefined, undefined);
     return facts;
   }
 

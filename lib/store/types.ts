@@ -84,6 +84,10 @@ export const storeRefundSchema = z.object({
   amount: decimal,
   reason: z.string().nullish().transform((v) => v ?? ''),
   meta_data: z.array(metaEntrySchema).nullish().transform((v) => v ?? []),
+  /** Site time without zone, as WooCommerce writes it ("2026-11-26T10:20:00"): how long it may still be waiting for its gateway. */
+  date_created_gmt: z.string().nullish(),
+  /** Set once the gateway paid it back (wc_create_refund), never on a "Refund manually" entry. */
+  refunded_payment: z.boolean().nullish(),
 });
 export type StoreRefund = z.infer<typeof storeRefundSchema>;
 

@@ -12,7 +12,7 @@
  *
  * Routes: POST /v1/payment_intents, GET /v1/payment_intents/<id>, POST /v1/payment_intents/<id>,
  * POST /v1/payment_intents/<id>/confirm, POST /v1/payment_intents/<id>/capture | cancel,
- * GET | POST /v1/refunds, GET /v1/events, GET /v1/charges, GET /v1/charges/<id>, GET /v1/reviews/<id>.
+ * GET | POST /v1/refunds, POST /v1/refunds/<id> (metadata), GET /v1/events, GET /v1/charges, GET /v1/charges/<id>, GET /v1/reviews/<id>.
  *
  * The browser side, as Stripe.js calls it: with the publishable key in the
  * form body (`key=pk_…`, or the query string of a GET) instead of an
@@ -76,6 +76,7 @@ export function stripeApiHandler(model: StripeModel, secretKey: string, options:
     const intentRoute = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
     const confirmRoute = /^\/v1\/payment_intents\/([^/]+)\/confirm$/.exec(path);
     const captureRoute = /^\/v1\/payment_intents\/([^/]+)\/(capture|cancel)$/.exec(path);
+    const refundRoute = /^\/v1\/refunds\/([^/]+)$/.exec(path);
 
     if (method === 'OPTIONS') {
       return new Response(null, {
@@ -142,6 +143,11 @@ export function stripeApiHandler(model: StripeModel, secretKey: string, options:
       }
       if (path === '/v1/refunds' && method === 'POST') {
         const result = await model.idempotent(idempotencyKey, path, `POST ${path} ${JSON.stringify(params)}`, () => model.createRefund(params));
+        return stripeJson(result.status, result.body);
+      }
+      if (refundRoute && method === 'POST') {
+        const id = decodeURIComponent(refundRoute[1] ?? '');
+        const result = await model.idempotent(idempotencyKey, path, `POST ${path} ${JSON.stringify(params)}`, () => model.updateRefundMetadata(id, params));
         return stripeJson(result.status, result.body);
       }
       if (captureRoute && method === 'POST') {

@@ -585,6 +585,10 @@ export class StripeModel {
     if (!Number.isInteger(value) || value < 1 || value > remaining) {
       throw invalid(`Refund amount (${value}) is greater than unrefunded amount on charge (${remaining})`, 'amount', 'amount_too_large');
     }
+    // docs.stripe.com/currencies#three-decimal: Refunds too take only amounts whose last digit is 0.
+    if (THREE_DECIMAL.has(charge.currency) && value % 10 !== 0) {
+      throw invalid('Amounts in this currency must be a multiple of 10', 'amount', 'invalid_amount');
+    }
     charge.amount_refunded += value;
     const refund = {
       id: this.newId('re'),
@@ -618,6 +622,21 @@ export class StripeModel {
     const amount = params.amount === undefined ? undefined : Number(params.amount);
     if (amount !== undefined && !/^\d+$/.test(String(params.amount))) throw invalid('Invalid integer: amount', 'amount');
     return this.refund(intentId, amount, metadata).refund;
+  }
+
+  /**
+   * `POST /v1/refunds/<id>` with `metadata`: the keys given are set, a key given empty is removed,
+   * the others stay (Stripe's metadata update); records `refund.updated`, as Stripe does for any update.
+   */
+  updateRefundMetadata(refundId: string, params: Params): StripeObject {
+    const refund = this.refunds.get(refundId);
+    if (!refund) throw new StripeApiError(404, 'invalid_request_error', 'resource_missing', `No such refund: '${refundId}'`, 'id');
+    for (const [key, value] of Object.entries((params.metadata as Record<string, string> | undefined) ?? {})) {
+      if (value === '') delete refund.metadata[key];
+      else refund.metadata[key] = String(value);
+    }
+    this.events.record('refund.updated', structuredClone(refund));
+    return structuredClone(refund);
   }
 
   /** A refund that later fails or is canceled (bank debits): records `charge.refund.updated`. */

@@ -947,6 +947,24 @@ export class WooCommerceModel {
   }
 
   /**
+   * A database restart: MySQL before 8.0 sets InnoDB's AUTO_INCREMENT to the largest id + 1 when it
+   * starts, so the id of a refund deleted last (one WooCommerce dropped) is handed out again.
+   */
+  restartDatabase(): void {
+    const ids = [...this.refunds.values()].flat().map((refund) => refund.id);
+    this.nextRefundId = Math.max(4999, ...ids) + 1;
+  }
+
+  /** Moves a refund's creation back in time (tests of a refund WooCommerce may still drop). */
+  backdateRefund(refundId: number, ms: number): void {
+    const found = this.findRefund(refundId);
+    if (!found) return;
+    const created = formatWooDate(new Date(Date.parse(`${found.refund.date_created_gmt}Z`) - ms));
+    found.refund.date_created = created;
+    found.refund.date_created_gmt = created;
+  }
+
+  /**
    * GET /orders/<id>/refunds/<refund_id>. An unknown refund is a 404; one of another order (or of a
    * missing order) is a WP_Error with the bare data 404, which WordPress answers with 500.
    */

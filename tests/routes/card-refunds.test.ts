@@ -6,6 +6,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { reconcilePayments } from '@/lib/cron/reconcile-payments';
 import { getServices } from '@/lib/services';
+import { UNSETTLED_STORE_REFUND_MS } from '@/lib/webhooks/card/refund';
 import { deliverEvent, paidOrder as paidOrderAt } from '../support/card-events';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
@@ -117,7 +118,9 @@ describe('charge.refunded', () => {
 
   it('does not record a refund larger than what remains on the order, and logs it for the shop', async () => {
     const intent = await paidOrder(1306);
-    providers.woo.createRefund(1306, { amount: '25.00', api_refund: false });
+    // A "Refund manually" entry old enough that WooCommerce will not drop it any more.
+    const manual = providers.woo.createRefund(1306, { amount: '25.00', api_refund: false });
+    providers.woo.backdateRefund(manual.id, UNSETTLED_STORE_REFUND_MS);
     const { event } = providers.stripe.refund(intent.id, 1000);
 
     expect((await deliverEvent(event)).status).toBe(200);

@@ -8,6 +8,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { POST as refundsPOST } from '@/app/api/store/refunds/route';
 import { refundIdempotencyKey } from '@/lib/store-callbacks/refund';
+import { UNSETTLED_STORE_REFUND_MS } from '@/lib/webhooks/card/refund';
 import { WooError } from '@/stand-ins/woocommerce/model';
 import { deliverEvent, paidOrder as paidOrderAt } from '../support/card-events';
 import { useTestEnv } from '../support/env';
@@ -52,7 +53,7 @@ describe('a refund clicked in the WooCommerce admin', () => {
       payment_intent: intent.id,
       metadata: { shop_order_id: '2101', shop_refund_id: String(refund.id), shop_refund_reason: 'Damaged in transit' },
     });
-    expect(stripeRefundCreates()[0]!.headers['idempotency-key']).toBe(refundIdempotencyKey(2101, refund.id));
+    expect(stripeRefundCreates()[0]!.headers['idempotency-key']).toBe(refundIdempotencyKey(2101, refund.id, 1250));
     expect(refund).toMatchObject({ amount: '12.50', refunded_payment: true });
     expect(refund.meta_data).toContainEqual(expect.objectContaining({ key: '_provider_refund_id', value: stripeRefund!.id }));
   });
@@ -67,11 +68,12 @@ describe('a refund clicked in the WooCommerce admin', () => {
     expect(providers.callsTo('store', 'POST', /\/orders\/2102\/refunds$/)).toEqual([]);
   });
 
-  it('is recognised by the Stripe refund’s metadata alone, before the plugin wrote the Stripe id on the WooCommerce refund', async () => {
+  it('is recognised by the Stripe refund’s metadata alone once WooCommerce can no longer drop it, the plugin never having written the Stripe id', async () => {
     await paidOrder(2103);
     // WooCommerce's refund exists; the call is made as the plugin makes it, but nothing keeps the answer.
     const saved = providers.woo.createRefund(2103, { amount: '7.00', api_refund: false });
     expect((await callStore('refunds', { order_id: 2103, refund_id: saved.id, amount: '7.00' })).status).toBe(200);
+    providers.woo.backdateRefund(saved.id, UNSETTLED_STORE_REFUND_MS);
 
     expect((await deliverEvent(lastChargeRefunded())).status).toBe(200);
 

@@ -8,6 +8,11 @@
  * it finds nothing to remove, and `charge.refunded` then skips the failed
  * refund, since it reads the refunds' current status from the provider.
  *
+ * A refund made from the WooCommerce admin is found by the Stripe id the plugin
+ * keeps on its WooCommerce refund, or, before the plugin kept it, by the
+ * WooCommerce refund its metadata names: removed once WooCommerce can no
+ * longer drop it itself, answered 400 (retried) while it still may.
+ *
  * Each part is idempotent by what it leaves in the store: the note is written
  * once (shop-note.ts) and before the delete, so a delete whose answer was lost
  * after WooCommerce carried it out leaves nothing undone (the retry finds no
@@ -15,10 +20,12 @@
  * retried with the note already there.
  */
 import type { RefundEventFacts } from '@/lib/card/events';
+import { CardEventTooEarlyError } from '@/lib/errors';
+import { toMinorUnits } from '@/lib/money';
 import { shopNotes } from '@/lib/orders/notes';
 import type { Services } from '@/lib/services';
 import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
-import { providerRefundIdOf } from '@/lib/webhooks/card/refund';
+import { isUnsettled, movesStoreAmount, providerRefundIdOf } from '@/lib/webhooks/card/refund';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
 const UNDONE_STATUSES: ReadonlySet<string> = new Set(['failed', 'canceled']);
@@ -28,8 +35,19 @@ export type RefundUpdatedOutcome = Changed<'refund_removed'> | Unchanged<'refund
 export async function removeUndoneRefund(orderId: number, refund: RefundEventFacts, services: Services): Promise<RefundUpdatedOutcome> {
   if (!UNDONE_STATUSES.has(refund.status)) return unchanged('refund_not_recorded');
   const store = services.store();
-  const match = (await store.listRefunds(orderId)).find((recorded) => providerRefundIdOf(recorded) === refund.refundId);
+  const recorded = await store.listRefunds(orderId);
+  const match =
+    recorded.find((r) => providerRefundIdOf(r) === refund.refundId) ??
+    recorded.find(
+      (r) =>
+        r.id === refund.storeRefundId &&
+        providerRefundIdOf(r) === undefined &&
+        movesStoreAmount(refund.amount, toMinorUnits(r.amount, refund.currency), refund.currency),
+    );
   if (!match) return unchanged('refund_not_recorded');
+  if (isUnsettled(match)) {
+    throw new CardEventTooEarlyError('Webhook Error: the refund from the WooCommerce admin is still under way; it is removed once it is settled');
+  }
   await addShopNoteOnce(store, orderId, shopNotes.refundRemoved(refund.refundId, refund.status));
   await store.deleteRefund(orderId, match.id);
   return changed('refund_removed');

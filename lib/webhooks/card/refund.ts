@@ -12,25 +12,42 @@
  * second event of a partial then full refund, or reconciliation finding the
  * same event again all end with one WooCommerce refund per Stripe refund.
  * A refund made from the WooCommerce admin through the companion plugin is
- * already a WooCommerce refund, named by the Stripe refund's metadata.
+ * already a WooCommerce refund, named by the Stripe refund's metadata; once
+ * WooCommerce dropped that refund (a lost answer) it is recorded here, unless a
+ * new admin refund adopted it first (lib/store-callbacks/refund.ts).
  * Refunds that failed or were canceled are not recorded.
+ *
+ * WooCommerce may still drop an admin refund whose gateway call is under way
+ * (it deletes it when the plugin gives up). While such a refund decides what
+ * to record (the Stripe refund names it, or only its dropping leaves room for
+ * a Stripe refund), the event is answered 400: Stripe and reconciliation
+ * bring it back, and it is decided once that refund is settled (it holds a
+ * Stripe refund id, or is older than UNSETTLED_STORE_REFUND_MS) or gone.
  *
  * An order not paid yet (the refund arrived before the payment's event):
  * answered 400, so Stripe delivers it again after the payment is recorded.
  */
 import { CardEventTooEarlyError } from '@/lib/errors';
-import { formatMinorUnits, toMinorUnits } from '@/lib/money';
+import { chargeableAmount, formatMinorUnits, toMinorUnits } from '@/lib/money';
 import { log } from '@/lib/log';
-import type { ChargeFacts } from '@/lib/card/events';
+import type { ChargeFacts, RefundFacts } from '@/lib/card/events';
 import { META } from '@/lib/orders/meta-keys';
 import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
 import type { StoreRefund } from '@/lib/store/types';
-import { concernsOtherPayment, OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
+import { OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
+import { currentPaymentState } from '@/lib/orders/order-payment';
+import { isOtherPayment } from '@/lib/webhooks/card/transition';
 import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
 
 /** Refund statuses that mean the money is (or is on its way) back with the customer. */
 const RECORDED_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'pending', 'requires_action']);
+
+/**
+ * How long a WooCommerce refund without a Stripe refund id may still be dropped: the plugin waits
+ * 2 × 20 s for the service, and WooCommerce deletes the refund right after; ten minutes is ample.
+ */
+export const UNSETTLED_STORE_REFUND_MS = 10 * 60_000;
 
 export type ChargeRefundedOutcome = Changed<'refund_recorded'> | Unchanged<'refund_already_recorded' | typeof OTHER_PAYMENT>;
 
@@ -40,26 +57,81 @@ export function providerRefundIdOf(refund: StoreRefund): string | undefined {
   return entry?.value as string | undefined;
 }
 
+/** A refund WooCommerce may still drop: no Stripe refund on it, not paid back by a gateway, and young. */
+export function isUnsettled(refund: StoreRefund, now = Date.now()): boolean {
+  if (providerRefundIdOf(refund) !== undefined || refund.refunded_payment === true || !refund.date_created_gmt) return false;
+  const created = Date.parse(`${refund.date_created_gmt.replace(/Z$/, '')}Z`);
+  return Number.isFinite(created) && now - created < UNSETTLED_STORE_REFUND_MS;
+}
+
+/**
+ * Whether a Stripe refund moved what a WooCommerce refund records: the same amount, or, in a
+ * three-decimal currency, that amount in the steps of 10 Stripe moves (the order's last fils).
+ */
+export function movesStoreAmount(stripeAmount: number, storeAmount: number, currency: string): boolean {
+  return stripeAmount === storeAmount || stripeAmount === chargeableAmount(storeAmount, currency);
+}
+
+/** Where a Stripe refund stands in WooCommerce. */
+export type RefundLink =
+  /** A WooCommerce refund holds its id, or is the settled refund it names. */
+  | { kind: 'recorded'; by: StoreRefund }
+  /** It names a WooCommerce refund of its amount that WooCommerce may still drop. */
+  | { kind: 'in_flight'; by: StoreRefund }
+  /** It names a WooCommerce refund that no longer exists (dropped after a lost answer, or its id handed out again). */
+  | { kind: 'orphaned' }
+  /** Made at Stripe (Dashboard or API), never recorded. */
+  | { kind: 'unrecorded' };
+
+export function refundLink(refund: RefundFacts, storeRefunds: readonly StoreRefund[], currency: string, now = Date.now()): RefundLink {
+  const holder = storeRefunds.find((r) => providerRefundIdOf(r) === refund.refundId);
+  if (holder) return { kind: 'recorded', by: holder };
+  if (refund.storeRefundId === undefined) return { kind: 'unrecorded' };
+  const named = storeRefunds.find(
+    (r) =>
+      r.id === refund.storeRefundId &&
+      providerRefundIdOf(r) === undefined &&
+      movesStoreAmount(refund.amount, toMinorUnits(r.amount, currency), currency),
+  );
+  if (!named) return { kind: 'orphaned' };
+  return isUnsettled(named, now) ? { kind: 'in_flight', by: named } : { kind: 'recorded', by: named };
+}
+
+/** The amount to record: Stripe's, or what remains when that is the same rounded to Stripe's steps (12.345 for 12.350). */
+function recordedAmount(stripeAmount: number, remaining: number, currency: string): number {
+  return stripeAmount !== remaining && chargeableAmount(remaining, currency) === stripeAmount ? remaining : stripeAmount;
+}
+
 export async function recordChargeRefunds(orderId: number, charge: ChargeFacts, services: Services): Promise<ChargeRefundedOutcome> {
   const store = services.store();
   const order = await store.getOrder(orderId);
   if (!isPaid(order)) throw new CardEventTooEarlyError('Webhook Error: the order is not paid yet; the refund is recorded once the payment is');
-  if (concernsOtherPayment(orderId, order, charge, 'refund')) return unchanged(OTHER_PAYMENT);
+  if (isOtherPayment(order, currentPaymentState(order), charge, 'refund')) return unchanged(OTHER_PAYMENT);
 
   const refunds = await (await services.card()).listChargeRefunds(charge.chargeId);
   const existing = await store.listRefunds(orderId);
-  const recorded = new Set(existing.map(providerRefundIdOf).filter((id): id is string => id !== undefined));
-  // A refund made from the WooCommerce admin names its WooCommerce refund (lib/store-callbacks/refund.ts):
-  // recorded already while that refund exists; recorded here if WooCommerce dropped it after a lost answer.
-  const storeRefundIds = new Set(existing.map((refund) => refund.id));
   const currency = order.currency.toUpperCase();
+  const now = Date.now();
   let remaining = toMinorUnits(order.total, currency) - existing.reduce((sum, refund) => sum + toMinorUnits(refund.amount, currency), 0);
+  // What WooCommerce may still give back by dropping refunds it holds without a Stripe refund.
+  const droppable = existing.filter((refund) => isUnsettled(refund, now)).reduce((sum, refund) => sum + toMinorUnits(refund.amount, currency), 0);
 
   let created = 0;
+  const waiting: string[] = [];
   for (const refund of refunds) {
-    if (!RECORDED_STATUSES.has(refund.status) || recorded.has(refund.refundId)) continue;
-    if (refund.storeRefundId !== undefined && storeRefundIds.has(refund.storeRefundId)) continue;
-    if (refund.currency !== currency.toLowerCase() || refund.amount > remaining) {
+    if (!RECORDED_STATUSES.has(refund.status)) continue;
+    const link = refundLink(refund, existing, currency, now);
+    if (link.kind === 'recorded') continue;
+    if (link.kind === 'in_flight') {
+      waiting.push(refund.refundId);
+      continue;
+    }
+    const amount = recordedAmount(refund.amount, remaining, currency);
+    if (refund.currency !== currency.toLowerCase() || amount > remaining) {
+      if (refund.currency === currency.toLowerCase() && amount <= remaining + droppable) {
+        waiting.push(refund.refundId);
+        continue;
+      }
       // WooCommerce would refuse it ("Invalid refund amount."): the shop must look, not Stripe retry.
       log.error('card.refund_not_recordable', {
         orderId,
@@ -72,13 +144,21 @@ export async function recordChargeRefunds(orderId: number, charge: ChargeFacts, 
       });
       continue;
     }
+    const moved = amount === refund.amount ? '' : `: ${formatMinorUnits(refund.amount, currency)} ${currency} at Stripe, which moves ${currency} in steps of 0.010`;
+    // Tells the shop owner who saw the admin refund fail that the money did go back.
+    const dropped = link.kind === 'orphaned' ? ` for the admin's refund #${refund.storeRefundId}, which WooCommerce dropped when its answer was lost` : '';
     await store.createRefund(orderId, {
-      amount: formatMinorUnits(refund.amount, currency),
-      reason: `Refunded at Stripe (${refund.refundId})`,
+      amount: formatMinorUnits(amount, currency),
+      reason: `Refunded at Stripe (${refund.refundId})${dropped}${moved}`,
       meta: { [META.providerRefundId]: refund.refundId },
     });
-    remaining -= refund.amount;
+    remaining -= amount;
     created += 1;
+  }
+  if (waiting.length > 0) {
+    // Not remembered: Stripe's retry (or reconciliation) decides once WooCommerce kept or dropped its refund.
+    log.info('card.refund_waits_for_store', { orderId, refundIds: waiting.join(',') });
+    throw new CardEventTooEarlyError('Webhook Error: a refund from the WooCommerce admin is still under way; the refund is recorded once it is settled');
   }
   return created > 0 ? changed('refund_recorded') : unchanged('refund_already_recorded');
 }
