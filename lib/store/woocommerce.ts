@@ -19,6 +19,7 @@ import {
   storeRefundSchema,
   type OrderUpdate,
   type RefundRecord,
+  type ShipmentPackageMerge,
   type Store,
   type StoreOrder,
   type StoreRefund,
@@ -245,6 +246,19 @@ export class WooCommerceStore implements Store {
       (options) => this.using(this.bridge, options).delete(`customers/${customerId}/cart`),
       (data) => {
         if ((data as { cleared?: unknown })?.cleared !== true) throw new Error('unexpected answer');
+      },
+    );
+  }
+
+  mergeShipmentPackage(orderId: number, merge: ShipmentPackageMerge): Promise<{ added: boolean; packages: unknown[] }> {
+    return this.call(
+      'merge shipment package',
+      'write',
+      (options) => this.using(this.bridge, options).post(`orders/${orderId}/shipment-packages`, merge),
+      (data) => {
+        const answer = data as { added?: unknown; packages?: unknown };
+        if (typeof answer?.added !== 'boolean' || !Array.isArray(answer.packages)) throw new Error('unexpected answer');
+        return { added: answer.added, packages: answer.packages };
       },
     );
   }

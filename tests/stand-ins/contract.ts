@@ -204,6 +204,8 @@ export function defineContract(label: string, target: ContractTarget): void {
       const id = newOrderId();
       target.woo().seed({ id });
       target.woo().removeStatus('shipped');
+      // Stock WooCommerce: without the companion plugin, which registers `authorized`.
+      target.woo().cartBridgeInstalled = false;
       try {
         expect(target.woo().registeredStatuses).toEqual([
           'auto-draft',
@@ -233,6 +235,23 @@ export function defineContract(label: string, target: ContractTarget): void {
         await expect(store().updateOrder(id, { status: 'checkout-draft' })).resolves.toMatchObject({ status: 'checkout-draft' });
       } finally {
         target.woo().addStatus('shipped');
+        target.woo().cartBridgeInstalled = true;
+      }
+    });
+
+    it("knows the companion plugin's `authorized` status, right after on-hold, only while the plugin is installed", async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, status: 'on-hold' });
+      try {
+        target.woo().cartBridgeInstalled = false;
+        expect(await failureOf(store().updateOrder(id, { status: 'authorized' }))).toMatchObject({ status: 400, code: 'rest_invalid_param' });
+        expect(target.woo().get(id).status).toBe('on-hold');
+        target.woo().cartBridgeInstalled = true;
+        const statuses = target.woo().registeredStatuses;
+        expect(statuses.slice(statuses.indexOf('on-hold'), statuses.indexOf('on-hold') + 2)).toEqual(['on-hold', 'authorized']);
+        await expect(store().updateOrder(id, { status: 'authorized' })).resolves.toMatchObject({ status: 'authorized', date_paid: null });
+      } finally {
+        target.woo().cartBridgeInstalled = true;
       }
     });
 

@@ -11,15 +11,19 @@
  * a shipped order (another shipment id or tracking number) adds its package
  * to `_shipment_packages` (and the tracking items) and a line to the customer
  * note; a voided one gets a private note and is never shipped. The package
- * list is the receipt: the same package twice writes once.
+ * list is the receipt: the same package twice writes once. Those list writes go
+ * through the companion plugin's merge (a database lock in the store), so two
+ * instances with no shared lock (no Redis, Redis down) each add their package;
+ * a store without the plugin gets the read list written back (safe under a shared
+ * lock only). A list that cannot be read applies nothing (docs/integrations/shipstation.md).
  *
  * STRIPE_CAPTURE=on_shipment: an order whose card is authorized and not
  * captured yet is captured first, here, under the same lock, for the order's
  * total as the store holds it (lib/store-callbacks/authorization.ts). An
- * authorized order waits `on-hold` (payment-authorized.ts), so under
- * on_shipment `on-hold` ships too, but only when held for its authorization
- * alone: an order on hold for an amount mismatch, a dispute or the shop's own
- * reason never is. A capture that fails (refused, Stripe down) leaves the order
+ * authorized order waits in the companion plugin's `authorized` status (or
+ * `on-hold` on a store without it), so under on_shipment those ship too, but
+ * only when held for its authorization alone: an order on hold for an amount
+ * mismatch, a dispute or the shop's own reason never is. A capture that fails (refused, Stripe down) leaves the order
  * unshipped and the shipment goes to the replay queue with the reason; the
  * payment itself is recorded by `payment_intent.succeeded`, after this write.
  */
@@ -31,11 +35,11 @@ import { ORDER_STATUS } from '@/lib/order-statuses';
 import { captureOrderAuthorization } from '@/lib/store-callbacks/authorization';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 import { awaitsCapturedPayment, heldForCapture } from '@/lib/webhooks/card/payment-authorized';
-import { entryOf, holdsPackage, packageKey, packagesMeta, packagesOf, trackingItemsMeta, type PackageEntry } from '@/lib/webhooks/shipping/packages';
+import { entryOf, holdsPackage, packageKey, packageMerge, packagesMeta, packagesOf, trackingItemsMeta, type PackageEntry } from '@/lib/webhooks/shipping/packages';
 import type { Services } from '@/lib/services';
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
 import { META } from '@/lib/orders/meta-keys';
-import type { StoreOrder } from '@/lib/store/types';
+import type { ShipmentPackageMerge, StoreOrder } from '@/lib/store/types';
 import { customerSafeNotice } from '@/lib/webhooks/shipping/note-details';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
 import { FALLBACK_STATUS, SHIPPED_STATUS, type ShippedStatusReading } from '@/lib/shared-state/shipped-status/shipped-status';
@@ -62,6 +66,8 @@ export type UnappliedShipOutcome =
   | 'capture_failed'
   /** A voided shipment: noted on the order (now or before), nothing shipped. */
   | 'voided_noted'
+  /** `_shipment_packages` is not a list of packages: nothing applied, logged, queued until the shop repairs it. */
+  | 'packages_unreadable'
   /** Not tried: the request had no time left for it (a large batch). Queued. */
   | 'no_time';
 
@@ -138,11 +144,15 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
   const packages = packagesOf(order);
   const trackingMeta = services.config.shipmentTrackingMeta;
   try {
-    if (notice.voided) return await noteVoided(orderId, order, notice, key, packages, services);
+    if (notice.voided) {
+      if (key !== undefined && packages === undefined) return packagesUnreadable(orderId);
+      return await noteVoided(orderId, order, notice, key, packages ?? [], services);
+    }
     if (SHIPPED_STATUSES.has(order.status)) {
+      if (key !== undefined && notice.trackingNumber && packages === undefined) return packagesUnreadable(orderId);
       // A package with nothing to track adds nothing. An order shipped with no package recorded (shipped
       // by hand in the admin) is left alone, as the spec says: this shipment may well be that one.
-      if (key === undefined || !notice.trackingNumber || packages.length === 0 || holdsPackage(packages, notice, key)) {
+      if (key === undefined || !notice.trackingNumber || !packages || packages.length === 0 || holdsPackage(packages, notice, key)) {
         // Another delivery shipped it, or this shipment's own earlier write landed with its answer lost.
         log.info('shipping.already_shipped', { orderId, orderStatus: order.status });
         return { outcome: 'already_shipped' };
@@ -154,7 +164,7 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
     return updateFailed(orderId, error);
   }
   const onShipment = services.config.capture === 'on_shipment';
-  if (!SHIPPABLE_STATUSES.has(order.status) && !(onShipment && heldForCapture(order))) {
+  if (!SHIPPABLE_STATUSES.has(order.status) && !(onShipment && awaitsShipmentCapture(order))) {
     log.info('shipping.order_not_shippable', { orderId, orderStatus: order.status });
     return { outcome: 'ignored_status' };
   }
@@ -200,6 +210,38 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
   }
 }
 
+/**
+ * STRIPE_CAPTURE=on_shipment: an order held for nothing but its authorization, in the companion plugin's
+ * `authorized` status or `on-hold` (a store without it). The spec's `processing`/`awaiting_shipment` gate
+ * stays as it is: these are the on_shipment orders it never sees paid.
+ */
+function awaitsShipmentCapture(order: StoreOrder): boolean {
+  if (order.status !== ORDER_STATUS.authorized) return heldForCapture(order);
+  return heldForCapture({ ...order, status: ORDER_STATUS.onHold });
+}
+
+function packagesUnreadable(orderId: number): LockedResult {
+  // The shop repairs the value (a JSON list of packages); the queued shipment then applies once.
+  log.error('shipping.packages_unreadable', { orderId });
+  return { outcome: 'packages_unreadable', retryableFailure: 'packages_unreadable' };
+}
+
+/**
+ * Writes one package through the companion plugin's merge; undefined when the store has no such route
+ * (the plugin older than 1.3, or absent), for the caller to write the list it read.
+ */
+async function mergePackage(orderId: number, merge: ShipmentPackageMerge, services: Services): Promise<{ added: boolean } | undefined> {
+  try {
+    return await services.store().mergeShipmentPackage(orderId, merge);
+  } catch (error) {
+    if (error instanceof StoreError && error.status === 404 && error.code === 'rest_no_route') {
+      log.warn('shipping.packages_without_plugin', { orderId });
+      return undefined;
+    }
+    throw error;
+  }
+}
+
 function isUnknownStatus(error: StoreError): boolean {
   return error.failure === 'invalid_param' && error.code === 'rest_invalid_param';
 }
@@ -240,11 +282,22 @@ async function addPackage(
   services: Services,
 ): Promise<LockedResult> {
   const now = new Date().toISOString();
-  const listed = [...packages, entryOf(notice, key, now)];
+  const entry = entryOf(notice, key, now);
   const line = shippedNote({ trackingNumber: notice.trackingNumber, carrier: notice.carrier, shipDate: notice.shipDate }).replace(
     'Your order has been shipped!',
     'Another package of your order has been shipped!',
   );
+  const merged = await mergePackage(orderId, packageMerge(entry, line, services.config.shipmentTrackingMeta), services);
+  if (merged) {
+    if (!merged.added) {
+      // Another delivery added it meanwhile (on another instance), or this one's earlier answer was lost.
+      log.info('shipping.already_shipped', { orderId, orderStatus: order.status });
+      return { outcome: 'already_shipped' };
+    }
+    log.info('shipping.package_added', { orderId });
+    return { outcome: 'package_added', applied: true };
+  }
+  const listed = [...packages, entry];
   const note = order.customer_note ? `${order.customer_note}\n${line}` : line;
   await services.store().updateOrder(
     orderId,
@@ -271,7 +324,13 @@ async function noteVoided(
   await addShopNoteOnce(services.store(), orderId, shopNotes.shipmentVoided(name, notice.trackingNumber));
   if (key !== undefined) {
     const now = new Date().toISOString();
-    const known = packages.some((entry) => entry.key === key);
+    const listedEntry = packages.find((entry) => entry.key === key);
+    const merged = await mergePackage(orderId, packageMerge({ ...(listedEntry ?? entryOf(notice, key, now)), voided: true }, undefined, services.config.shipmentTrackingMeta), services);
+    if (merged) {
+      log.info('shipping.shipment_voided', { orderId, orderStatus: order.status });
+      return { outcome: 'voided_noted' };
+    }
+    const known = listedEntry !== undefined;
     const listed: PackageEntry[] = known
       ? packages.map((entry) => (entry.key === key ? { ...entry, voided: true } : entry))
       : [...packages, { ...entryOf(notice, key, now), voided: true }];
