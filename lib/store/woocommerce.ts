@@ -20,6 +20,7 @@ import {
   type OrderUpdate,
   type RefundRecord,
   type ShipmentPackageMerge,
+  type ShipmentPackageMerged,
   type Store,
   type StoreOrder,
   type StoreRefund,
@@ -250,15 +251,15 @@ export class WooCommerceStore implements Store {
     );
   }
 
-  mergeShipmentPackage(orderId: number, merge: ShipmentPackageMerge): Promise<{ added: boolean; packages: unknown[] }> {
+  mergeShipmentPackage(orderId: number, merge: ShipmentPackageMerge): Promise<ShipmentPackageMerged> {
     return this.call(
       'merge shipment package',
       'write',
       (options) => this.using(this.bridge, options).post(`orders/${orderId}/shipment-packages`, merge),
       (data) => {
-        const answer = data as { added?: unknown; packages?: unknown };
-        if (typeof answer?.added !== 'boolean' || !Array.isArray(answer.packages)) throw new Error('unexpected answer');
-        return { added: answer.added, packages: answer.packages };
+        const answer = data as { added?: unknown; shipped?: unknown; status?: unknown; packages?: unknown };
+        if (typeof answer?.added !== 'boolean' || typeof answer.status !== 'string' || !Array.isArray(answer.packages)) throw new Error('unexpected answer');
+        return { added: answer.added, shipped: answer.shipped === true, status: answer.status, packages: answer.packages };
       },
     );
   }

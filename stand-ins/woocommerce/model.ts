@@ -585,6 +585,7 @@ const MERGE_PACKAGE_ARGS: Record<string, ArgSchema> = {
   note_line: { type: 'string' },
   tracking_item: { type: 'object' },
   remove_tracking_id: { type: 'string' },
+  ship: { type: 'object', properties: { from: { type: 'string' }, status: { type: 'string' }, customer_note: { type: 'string' }, meta: { type: 'object' } } },
 };
 
 /** checkout_cart_bridge_read_packages: a JSON list of packages, or undefined when the value is not one (never "none"). */
@@ -1234,7 +1235,7 @@ export class WooCommerceModel {
    * Companion plugin: POST …/orders/<id>/shipment-packages (includes/shipment-packages.php). Runs to the
    * end without yielding, as the plugin runs under its database lock: concurrent calls each see the other's package.
    */
-  mergeShipmentPackage(id: number, body: Record<string, unknown>): { added: boolean; packages: Record<string, unknown>[] } {
+  mergeShipmentPackage(id: number, body: Record<string, unknown>): { added: boolean; shipped: boolean; status: string; packages: Record<string, unknown>[] } {
     this.requireBridge();
     if (body.package === undefined) throw new WooError(400, 'rest_missing_callback_param', 'Missing parameter(s): package', { params: ['package'] });
     const invalid = invalidParamError(MERGE_PACKAGE_ARGS, body);
@@ -1248,7 +1249,34 @@ export class WooCommerceModel {
     if (!stored) throw new WooError(404, 'checkout_bridge_order_not_found', 'Order not found.');
     const order = structuredClone(stored);
     const metaOf = (key: string) => order.meta_data.filter((m) => m.key === key).map((m) => m.value);
-    const packages = readPackages(metaOf(PACKAGES_META)[0]);
+    const read = readPackages(metaOf(PACKAGES_META)[0]);
+    const answer = (added: boolean, shipped = false) => ({ added, shipped, status: this.orders.get(id)!.status, packages: read ?? [] });
+    const items = () => (Array.isArray(metaOf(TRACKING_ITEMS_META)[0]) ? (metaOf(TRACKING_ITEMS_META)[0] as unknown[]) : []);
+    const withItem = (item: { tracking_id?: unknown } | undefined): { key: string; value: unknown }[] => {
+      if (!item || typeof item !== 'object' || item.tracking_id === undefined) return [];
+      const list = items().filter((i) => i !== null && typeof i === 'object');
+      return list.some((i) => (i as { tracking_id?: unknown }).tracking_id === item.tracking_id) ? [] : [{ key: TRACKING_ITEMS_META, value: [...list, item] }];
+    };
+    const ship = body.ship as { from: string; status: string; customer_note?: string; meta?: Record<string, unknown> } | undefined;
+    if (ship && (typeof ship.from !== 'string' || typeof ship.status !== 'string')) {
+      throw new WooError(400, 'rest_invalid_param', 'Invalid parameter(s): ship', { params: { ship: `${typeof ship.from !== 'string' ? 'from' : 'status'} is a required property of ship.` } });
+    }
+    if (ship) {
+      if (!this.registeredStatuses.includes(ship.status)) {
+        throw new WooError(400, 'rest_invalid_param', 'Invalid parameter(s): ship', { params: { ship: 'ship[status] is not a registered order status.' } });
+      }
+      if (order.status === ship.from) {
+        const meta = Object.entries(ship.meta ?? {}).map(([key, value]) => ({ key, value }));
+        this.writeMeta(order, [...meta, ...withItem(body.tracking_item as { tracking_id?: unknown } | undefined)]);
+        order.customer_note = ship.customer_note ?? '';
+        order.status = ship.status;
+        this.stampStatusDates(order);
+        this.save(id, order);
+        return answer(true, true);
+      }
+      if (!['shipped', 'completed'].includes(order.status)) return answer(false);
+    }
+    const packages = read;
     if (!packages) throw new WooError(409, 'checkout_bridge_packages_unreadable', "The order's shipment packages are not readable; nothing was changed.");
     const given = body.package as Record<string, unknown>;
     const entry: Record<string, unknown> = {
@@ -1258,10 +1286,9 @@ export class WooCommerceModel {
       ship_date: text(given.ship_date ?? ''),
     };
     const index = packages.findIndex((p) => p.key === entry.key);
-    const items = () => (Array.isArray(metaOf(TRACKING_ITEMS_META)[0]) ? (metaOf(TRACKING_ITEMS_META)[0] as unknown[]) : []);
     const writes: { key: string; value: unknown }[] = [];
     if (given.voided === true) {
-      if (index >= 0 && packages[index]!.voided) return { added: false, packages };
+      if (index >= 0 && packages[index]!.voided) return answer(false);
       if (index < 0) packages.push({ ...entry, voided: true });
       else packages[index] = { ...packages[index], voided: true };
       if (typeof body.remove_tracking_id === 'string' && body.remove_tracking_id !== '') {
@@ -1274,23 +1301,23 @@ export class WooCommerceModel {
         index >= 0 ||
         (tracking !== '' && packages.some((p) => p.tracking_number === tracking && !p.voided)) ||
         (tracking !== '' && metaOf('_tracking_number').some((value) => String(value) === tracking));
-      if (held) return { added: false, packages };
+      if (held) return answer(false);
       packages.push(entry);
       if (typeof body.note_line === 'string' && body.note_line !== '') {
         order.customer_note = order.customer_note === '' ? body.note_line : `${order.customer_note}\n${body.note_line}`;
       }
-      const item = body.tracking_item as { tracking_id?: unknown } | undefined;
-      if (item && typeof item === 'object' && item.tracking_id !== undefined) {
-        const list = items().filter((i) => i !== null && typeof i === 'object');
-        if (!list.some((i) => (i as { tracking_id?: unknown }).tracking_id === item.tracking_id)) writes.push({ key: TRACKING_ITEMS_META, value: [...list, item] });
-      }
+      writes.push(...withItem(body.tracking_item as { tracking_id?: unknown } | undefined));
     }
     // wp_json_encode with JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE: what JSON.stringify writes.
     this.writeMeta(order, [...writes, { key: PACKAGES_META, value: JSON.stringify(packages) }]);
+    this.save(id, order);
+    return answer(true);
+  }
+
+  private save(id: number, order: WooOrder): void {
     order.date_modified = formatWooDate(this.now());
     order.date_modified_gmt = order.date_modified;
     this.orders.set(id, order);
-    return { added: true, packages };
   }
 
   private requireCustomer(customerId: number): void {

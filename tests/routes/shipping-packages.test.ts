@@ -151,12 +151,21 @@ describe('issue 26 scenario 12: no package lost with Redis down', () => {
   const notice = (orderId: number, shipmentId: number, tracking: string) =>
     JSON.stringify({ resource_type: 'SHIP_NOTIFY', order_number: String(orderId), shipment_id: shipmentId, tracking_number: tracking, carrier: 'ups', ship_date: '2026-05-02' });
 
-  /** Both deliveries read the order before either writes: the store holds both reads until both have arrived. */
+  /**
+   * Both deliveries have read the order before either writes: the store holds each write (through the
+   * plugin's merge, or the spec's PUT) until both have arrived, then lets both through.
+   */
   async function deliverTogether(orderId: number, first: [Services, string], second: [Services, string]): Promise<void> {
-    const reads = [ctx.providers.holdStore('GET', new RegExp(`/orders/${orderId}$`)), ctx.providers.holdStore('GET', new RegExp(`/orders/${orderId}$`))];
+    const hold = (method: string, path: RegExp) => [ctx.providers.holdStore(method, path), ctx.providers.holdStore(method, path)];
+    const writes = [...hold('POST', new RegExp(`/orders/${orderId}/shipment-packages$`)), ...hold('PUT', new RegExp(`/orders/${orderId}$`))];
+    let arrived = 0;
+    const bothWriting = new Promise<void>((resolve) => {
+      for (const write of writes) void write.reached.then(() => (arrived += 1) === 2 && resolve());
+    });
     const deliveries = [first, second].map(([services, body]) => handleShippingNotification(body, services, {}));
-    await Promise.all(reads.map((read) => read.reached));
-    for (const read of reads) read.release();
+    await bothWriting;
+    // A hold no write reached lets any later request straight through once released.
+    for (const write of writes) write.release();
     await Promise.all(deliveries);
   }
 
@@ -196,7 +205,49 @@ describe('issue 26 scenario 12: no package lost with Redis down', () => {
     expect(woo().get(3232).customer_note.match(/AGAIN/g)).toHaveLength(1);
   });
 
-  it('a store without the merge route (the plugin older than 1.3) gets the list it read written back', async () => {
+  it('two different first packages reaching two instances at once: the order ships once, the other package is added as a later one', async () => {
+    const [a, b] = await twoInstancesWithRedisDown();
+    woo().seed({ id: 3234, status: 'processing' });
+
+    await deliverTogether(3234, [a, notice(3234, 100, 'ONE')], [b, notice(3234, 101, 'TWO')]);
+
+    const order = woo().get(3234);
+    expect(order.status).toBe('shipped');
+    const tracking = order.meta_data.filter((m) => m.key === '_tracking_number').map((m) => m.value);
+    expect(tracking).toHaveLength(1);
+    const later = tracking[0] === 'ONE' ? 'TWO' : 'ONE';
+    expect(packages(3234).map((p) => p.tracking_number)).toEqual([later]);
+    expect(order.customer_note.split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^Your order has been shipped! Tracking Number: ${String(tracking[0])} `)),
+      expect.stringMatching(new RegExp(`^Another package of your order has been shipped! Tracking Number: ${later} `)),
+    ]);
+  });
+
+  it('the same first shipment reaching both instances at once ships the order once', async () => {
+    const [a, b] = await twoInstancesWithRedisDown();
+    woo().seed({ id: 3235, status: 'processing' });
+    const merges = vi.spyOn(woo(), 'mergeShipmentPackage');
+
+    await deliverTogether(3235, [a, notice(3235, 110, 'SAME')], [b, notice(3235, 110, 'SAME')]);
+
+    const order = woo().get(3235);
+    expect(order.status).toBe('shipped');
+    expect(order.customer_note).toBe('Your order has been shipped! Tracking Number: SAME | Carrier: ups | Ship Date: 2026-05-02');
+    expect(order.meta_data.filter((m) => m.key === '_tracking_number')).toHaveLength(1);
+    const changed = merges.mock.results.filter((result) => result.type === 'return' && (result.value as { added: boolean }).added);
+    expect(changed.length + ctx.providers.orderUpdates(3235).length).toBe(1);
+  });
+
+  it('through the merge too, a store without the `shipped` status gets `completed`', async () => {
+    const [a] = await twoInstancesWithRedisDown();
+    woo().removeStatus('shipped');
+    woo().seed({ id: 3236, status: 'processing' });
+    await handleShippingNotification(notice(3236, 120, 'DONE'), a, {});
+    expect(woo().get(3236)).toMatchObject({ status: 'completed', customer_note: expect.stringContaining('Tracking Number: DONE') });
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.status_fallback', orderId: 3236 }));
+  });
+
+  it('a store without the merge route (an older companion plugin) gets the list it read written back', async () => {
     woo().cartBridgeInstalled = false;
     woo().seed({ id: 3233, status: 'processing' });
     await ship(3233, { shipment_id: 90, tracking_number: 'FIRST' });

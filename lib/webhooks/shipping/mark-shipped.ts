@@ -39,7 +39,8 @@ import { entryOf, holdsPackage, packageKey, packageMerge, packagesMeta, packages
 import type { Services } from '@/lib/services';
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
 import { META } from '@/lib/orders/meta-keys';
-import type { ShipmentPackageMerge, StoreOrder } from '@/lib/store/types';
+import type { ShipmentPackageMerge, ShipmentPackageMerged, StoreOrder } from '@/lib/store/types';
+import type { LockPeek } from '@/lib/shared-state/order-locks/order-locks';
 import { customerSafeNotice } from '@/lib/webhooks/shipping/note-details';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
 import { FALLBACK_STATUS, SHIPPED_STATUS, type ShippedStatusReading } from '@/lib/shared-state/shipped-status/shipped-status';
@@ -118,7 +119,8 @@ export async function markOrderShipped(received: ShipmentNotice, services: Servi
   try {
     // With Redis, the lock's own round trip reads the store's `shipped` status memory (its peek).
     const reading = services.shippedStatus.reading();
-    const result = await services.orderLocks.withOrderLock(orderId, () => shipLocked(orderId, notice, services, reading), reading.peek);
+    const lock = lockSharing(reading.peek);
+    const result = await services.orderLocks.withOrderLock(orderId, () => shipLocked(orderId, notice, services, reading, lock.shared()), lock.peek);
     return { orderId, ...result };
   } catch (error) {
     if (error instanceof OrderBusyError) return { orderId, outcome: 'order_busy', retryableFailure: 'order_busy' };
@@ -126,7 +128,27 @@ export async function markOrderShipped(received: ShipmentNotice, services: Servi
   }
 }
 
-async function shipLocked(orderId: number, notice: ShipmentNotice, services: Services, reading: ShippedStatusReading): Promise<LockedResult> {
+/**
+ * Whether the order's lock is held in Redis, so no other instance writes beside this one: only a lock
+ * taken there answers the peek. Without Redis there is one instance (docs/operations.md), so it is.
+ */
+function lockSharing(peek: LockPeek | undefined): { peek: LockPeek | undefined; shared: () => boolean } {
+  if (!peek) return { peek, shared: () => true };
+  let answered = false;
+  const found = (present: boolean) => {
+    answered = true;
+    peek.found(present);
+  };
+  return { peek: { key: peek.key, found }, shared: () => answered };
+}
+
+async function shipLocked(
+  orderId: number,
+  notice: ShipmentNotice,
+  services: Services,
+  reading: ShippedStatusReading,
+  lockShared: boolean,
+): Promise<LockedResult> {
   const { shippedStatus } = services;
   const store = services.store();
   // Answered by the lock's peek when it carried one; otherwise read beside the order, not after it.
@@ -187,27 +209,75 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
     ...(Object.keys(tracked).length > 0 && notice.trackingNumber ? { metaValues: tracked } : {}),
   };
 
-  const status = await statusToWrite;
-  try {
-    await store.updateOrder(orderId, buildOrderUpdate(order, { ...change, status }));
-    return { outcome: status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback', applied: true };
-  } catch (error) {
-    if (!(error instanceof StoreError)) throw error;
-    if (status !== SHIPPED_STATUS || !isUnknownStatus(error)) return updateFailed(orderId, error);
-  }
+  // Redis down: another instance may be shipping this order now, so the store ships it only if it is
+  // still in the status read (the companion plugin's merge); else, or without the plugin, the spec's write.
+  const write = async (status: string): Promise<LockedResult | StoreError> => {
+    const merged = lockShared || key === undefined ? undefined : await shipThroughPlugin(orderId, order, notice, key, { ...change, status }, services);
+    if (merged !== undefined) return merged;
+    try {
+      await store.updateOrder(orderId, buildOrderUpdate(order, { ...change, status }));
+      return { outcome: status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback', applied: true };
+    } catch (error) {
+      if (!(error instanceof StoreError)) throw error;
+      return status === SHIPPED_STATUS && isUnknownStatus(error) ? error : updateFailed(orderId, error);
+    }
+  };
+  const written = await write(await statusToWrite);
+  if (!(written instanceof StoreError)) return written;
 
   // The store has no `shipped` status (docs/decisions.md#d9). WordPress validates a request before
   // changing anything, so the refused write left the order as fetched: the same update
   // with `completed` is built from the same snapshot.
   await shippedStatus.rememberShippedMissing();
   log.warn('shipping.status_fallback', { orderId, from: SHIPPED_STATUS, to: FALLBACK_STATUS });
+  const fallback = await write(FALLBACK_STATUS);
+  return fallback instanceof StoreError ? updateFailed(orderId, fallback) : fallback;
+}
+
+/**
+ * The first package through the companion plugin's merge: it ships the order if it is still in the
+ * status read, adds the package as a later one if another delivery shipped it meanwhile, else changes
+ * nothing. Undefined when the store has no such route; the unknown-status refusal is handed back.
+ */
+async function shipThroughPlugin(
+  orderId: number,
+  order: StoreOrder,
+  notice: ShipmentNotice,
+  key: string,
+  change: { status: string; customerNote: string; meta: Record<string, string> },
+  services: Services,
+): Promise<LockedResult | StoreError | undefined> {
+  const entry = entryOf(notice, key, change.meta[META.shippedDate] ?? new Date().toISOString());
+  const merge: ShipmentPackageMerge = {
+    ...packageMerge(entry, anotherPackageLine(notice), services.config.shipmentTrackingMeta),
+    ship: { from: order.status, status: change.status, customer_note: change.customerNote, meta: change.meta },
+  };
+  let answer: ShipmentPackageMerged | undefined;
   try {
-    await store.updateOrder(orderId, buildOrderUpdate(order, { ...change, status: FALLBACK_STATUS }));
-    return { outcome: 'completed_fallback', applied: true };
+    answer = await mergePackage(orderId, merge, services);
   } catch (error) {
     if (!(error instanceof StoreError)) throw error;
-    return updateFailed(orderId, error);
+    return change.status === SHIPPED_STATUS && isUnknownStatus(error) ? error : updateFailed(orderId, error);
   }
+  if (answer === undefined) return undefined;
+  if (answer.shipped) return { outcome: change.status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback', applied: true };
+  if (answer.added) {
+    log.info('shipping.package_added', { orderId });
+    return { outcome: 'package_added', applied: true };
+  }
+  if (SHIPPED_STATUSES.has(answer.status)) {
+    log.info('shipping.already_shipped', { orderId, orderStatus: answer.status });
+    return { outcome: 'already_shipped' };
+  }
+  log.info('shipping.order_not_shippable', { orderId, orderStatus: answer.status });
+  return { outcome: 'ignored_status' };
+}
+
+function anotherPackageLine(notice: ShipmentNotice): string {
+  return shippedNote({ trackingNumber: notice.trackingNumber, carrier: notice.carrier, shipDate: notice.shipDate }).replace(
+    'Your order has been shipped!',
+    'Another package of your order has been shipped!',
+  );
 }
 
 /**
@@ -228,9 +298,9 @@ function packagesUnreadable(orderId: number): LockedResult {
 
 /**
  * Writes one package through the companion plugin's merge; undefined when the store has no such route
- * (the plugin older than 1.3, or absent), for the caller to write the list it read.
+ * (an older companion plugin, or none), for the caller to write the list it read.
  */
-async function mergePackage(orderId: number, merge: ShipmentPackageMerge, services: Services): Promise<{ added: boolean } | undefined> {
+async function mergePackage(orderId: number, merge: ShipmentPackageMerge, services: Services): Promise<ShipmentPackageMerged | undefined> {
   try {
     return await services.store().mergeShipmentPackage(orderId, merge);
   } catch (error) {
@@ -247,6 +317,8 @@ function isUnknownStatus(error: StoreError): boolean {
 }
 
 function updateFailed(orderId: number, error: StoreError): LockedResult {
+  // The list was edited into something unreadable since this delivery read it (the plugin refused the merge).
+  if (error.code === 'checkout_bridge_packages_unreadable') return packagesUnreadable(orderId);
   log.warn('shipping.order_update_failed', { orderId, failure: error.failure, status: error.status, code: error.code });
   return { outcome: 'update_failed', ...retryable(error) };
 }
@@ -283,10 +355,7 @@ async function addPackage(
 ): Promise<LockedResult> {
   const now = new Date().toISOString();
   const entry = entryOf(notice, key, now);
-  const line = shippedNote({ trackingNumber: notice.trackingNumber, carrier: notice.carrier, shipDate: notice.shipDate }).replace(
-    'Your order has been shipped!',
-    'Another package of your order has been shipped!',
-  );
+  const line = anotherPackageLine(notice);
   const merged = await mergePackage(orderId, packageMerge(entry, line, services.config.shipmentTrackingMeta), services);
   if (merged) {
     if (!merged.added) {

@@ -4,13 +4,19 @@
  *
  *   POST /wp-json/wc-checkout-bridge/v1/orders/<id>/shipment-packages
  *        {"package": {"key", "tracking_number", "carrier", "ship_date", "voided"?},
- *         "note_line"?: "<customer note line>", "tracking_item"?: {...}, "remove_tracking_id"?: "<id>"}
- *        → {"added": true|false, "packages": [<the order's list after the call>]}
+ *         "note_line"?: "<customer note line>", "tracking_item"?: {...}, "remove_tracking_id"?: "<id>",
+ *         "ship"?: {"from": "<status read>", "status": "shipped", "customer_note": "...", "meta": {...}}}
+ *        → {"added": true|false, "shipped": true|false, "status": "<status after>", "packages": [<the list after>]}
  *
  * The service's shipping webhook adds a later package (or marks one voided) here instead of
  * writing the whole list it read: two deliveries of one order on two instances (no shared lock,
  * Redis down) each merge their package, and the same package twice is added once. The list, the
  * customer note line and the Shipment Tracking item change together, under MySQL's GET_LOCK.
+ * With `ship` (the service sends it when its order lock could not be shared), the first package
+ * ships the order only if it is still in the status the service read (its status, note and meta
+ * set as the service's own write would); an order shipped meanwhile gets the package as a later
+ * one; any other status changes nothing. A `ship.status` the store does not know is a 400
+ * rest_invalid_param, as WooCommerce's own route answers it.
  *
  * Errors: 404 checkout_bridge_order_not_found; 409 checkout_bridge_order_busy (the lock was not
  * free within 10 s); 409 checkout_bridge_packages_unreadable (`_shipment_packages` is not a JSON
@@ -61,6 +67,21 @@ function checkout_cart_bridge_register_packages_route() {
 				'note_line'          => array( 'type' => 'string' ),
 				'tracking_item'      => array( 'type' => 'object' ),
 				'remove_tracking_id' => array( 'type' => 'string' ),
+				'ship'               => array(
+					'type'       => 'object',
+					'properties' => array(
+						'from'          => array(
+							'type'     => 'string',
+							'required' => true,
+						),
+						'status'        => array(
+							'type'     => 'string',
+							'required' => true,
+						),
+						'customer_note' => array( 'type' => 'string' ),
+						'meta'          => array( 'type' => 'object' ),
+					),
+				),
 			),
 		)
 	);
@@ -108,6 +129,34 @@ function checkout_cart_bridge_merge_package_locked( $order_id, WP_REST_Request $
 		return new WP_Error( 'checkout_bridge_order_not_found', 'Order not found.', array( 'status' => 404 ) );
 	}
 	$packages = checkout_cart_bridge_read_packages( (string) $order->get_meta( CHECKOUT_CART_BRIDGE_PACKAGES_META, true ) );
+
+	$ship = $request['ship'];
+	if ( is_array( $ship ) ) {
+		if ( ! wc_is_order_status( 'wc-' . $ship['status'] ) ) {
+			return new WP_Error( 'rest_invalid_param', 'Invalid parameter(s): ship', array( 'status' => 400, 'params' => array( 'ship' => 'ship[status] is not a registered order status.' ) ) );
+		}
+		if ( $order->get_status() === $ship['from'] ) {
+			foreach ( (array) ( $ship['meta'] ?? array() ) as $key => $value ) {
+				$order->update_meta_data( (string) $key, $value );
+			}
+			$item = $request['tracking_item'];
+			if ( is_array( $item ) && isset( $item['tracking_id'] ) ) {
+				$items = array_values( array_filter( (array) $order->get_meta( CHECKOUT_CART_BRIDGE_TRACKING_ITEMS_META, true ), 'is_array' ) );
+				if ( ! in_array( $item['tracking_id'], array_column( $items, 'tracking_id' ), true ) ) {
+					$items[] = $item;
+					$order->update_meta_data( CHECKOUT_CART_BRIDGE_TRACKING_ITEMS_META, $items );
+				}
+			}
+			$order->set_customer_note( (string) ( $ship['customer_note'] ?? '' ) );
+			$order->set_status( $ship['status'] );
+			$order->save();
+			return rest_ensure_response( array( 'added' => true, 'shipped' => true, 'status' => $order->get_status(), 'packages' => $packages ?? array() ) );
+		}
+		if ( ! in_array( $order->get_status(), array( 'shipped', 'completed' ), true ) ) {
+			return checkout_cart_bridge_packages_answer( $order, false, $packages ?? array() );
+		}
+	}
+	// Never read as "none": its packages would be added again.
 	if ( null === $packages ) {
 		return new WP_Error( 'checkout_bridge_packages_unreadable', 'The order\'s shipment packages are not readable; nothing was changed.', array( 'status' => 409 ) );
 	}
@@ -129,7 +178,7 @@ function checkout_cart_bridge_merge_package_locked( $order_id, WP_REST_Request $
 
 	if ( $voided ) {
 		if ( null !== $index && ! empty( $packages[ $index ]['voided'] ) ) {
-			return rest_ensure_response( array( 'added' => false, 'packages' => $packages ) );
+			return checkout_cart_bridge_packages_answer( $order, false, $packages );
 		}
 		if ( null === $index ) {
 			$packages[] = $package + array( 'voided' => true );
@@ -153,7 +202,7 @@ function checkout_cart_bridge_merge_package_locked( $order_id, WP_REST_Request $
 			$held = $held || ( '' !== $tracking && (string) $meta->value === $tracking );
 		}
 		if ( $held ) {
-			return rest_ensure_response( array( 'added' => false, 'packages' => $packages ) );
+			return checkout_cart_bridge_packages_answer( $order, false, $packages );
 		}
 		$packages[] = $package;
 		$line       = (string) $request['note_line'];
@@ -173,5 +222,16 @@ function checkout_cart_bridge_merge_package_locked( $order_id, WP_REST_Request $
 
 	$order->update_meta_data( CHECKOUT_CART_BRIDGE_PACKAGES_META, wp_json_encode( $packages, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE ) );
 	$order->save();
-	return rest_ensure_response( array( 'added' => true, 'packages' => $packages ) );
+	return checkout_cart_bridge_packages_answer( $order, true, $packages );
+}
+
+function checkout_cart_bridge_packages_answer( WC_Order $order, $added, array $packages ) {
+	return rest_ensure_response(
+		array(
+			'added'    => $added,
+			'shipped'  => false,
+			'status'   => $order->get_status(),
+			'packages' => $packages,
+		)
+	);
 }
