@@ -12,10 +12,11 @@
  * to `_shipment_packages` (and the tracking items) and a line to the customer
  * note; a voided one gets a private note and is never shipped. The package
  * list is the receipt: the same package twice writes once. Those list writes go
- * through the companion plugin's merge (a database lock in the store), so two
- * instances with no shared lock (no Redis, Redis down) each add their package;
- * a store without the plugin gets the read list written back (safe under a shared
- * lock only). A list that cannot be read applies nothing (docs/integrations/shipstation.md).
+ * through the companion plugin's merge (a database lock in the store), and so
+ * does the first shipment while the order's lock is not shared (Redis down), so
+ * two instances each write their package once; a store without the plugin gets
+ * the spec's writes (exact under a shared lock only). A list that cannot be read
+ * applies nothing (docs/integrations/shipstation.md).
  *
  * STRIPE_CAPTURE=on_shipment: an order whose card is authorized and not
  * captured yet is captured first, here, under the same lock, for the order's
@@ -23,9 +24,10 @@
  * authorized order waits in the companion plugin's `authorized` status (or
  * `on-hold` on a store without it), so under on_shipment those ship too, but
  * only when held for its authorization alone: an order on hold for an amount
- * mismatch, a dispute or the shop's own reason never is. A capture that fails (refused, Stripe down) leaves the order
- * unshipped and the shipment goes to the replay queue with the reason; the
- * payment itself is recorded by `payment_intent.succeeded`, after this write.
+ * mismatch, a dispute or the shop's own reason never is. A capture that fails
+ * (refused, Stripe down) leaves the order unshipped and the shipment goes to the
+ * replay queue with the reason; the payment itself is recorded by
+ * `payment_intent.succeeded`, after this write.
  */
 import { CardProviderError, OrderBusyError, StoreCallbackRefusedError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
