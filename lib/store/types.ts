@@ -99,6 +99,24 @@ export interface RefundRecord {
   meta: Record<string, string>;
 }
 
+/** One package for the companion plugin's merge (lib/webhooks/shipping/packages.ts builds it). */
+export interface ShipmentPackageMerge {
+  package: { key: string; tracking_number: string; carrier: string; ship_date: string; voided?: true };
+  note_line?: string;
+  tracking_item?: Record<string, unknown>;
+  remove_tracking_id?: string;
+  /** The first package: ships the order if it is still in status `from`, with this status, note and meta. */
+  ship?: { from: string; status: string; customer_note: string; meta: Record<string, string> };
+}
+
+export interface ShipmentPackageMerged {
+  added: boolean;
+  shipped: boolean;
+  /** The order's status after the call. */
+  status: string;
+  packages: unknown[];
+}
+
 /** What the service needs from the store backend. */
 export interface Store {
   getOrder(orderId: number): Promise<StoreOrder>;
@@ -111,6 +129,12 @@ export interface Store {
    * repeating a key it already restored for answers the same without touching the cart again.
    */
   restoreCustomerCart(customerId: number, orderId: number, restoreKey?: string): Promise<number>;
+  /**
+   * Companion plugin (the release after 1.2.0): adds a package to the order's `_shipment_packages` (or marks one voided) under a
+   * database lock, with its customer note line and tracking item, unless the order holds it; answers the
+   * list as it then is. StoreError 404 `rest_no_route` when the plugin is older or absent.
+   */
+  mergeShipmentPackage(orderId: number, merge: ShipmentPackageMerge): Promise<ShipmentPackageMerged>;
   /** The order's refunds, newest first. */
   listRefunds(orderId: number): Promise<StoreRefund[]>;
   /** Records a refund with `api_refund: false` (no gateway call) and no restocking. */

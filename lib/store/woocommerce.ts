@@ -19,6 +19,8 @@ import {
   storeRefundSchema,
   type OrderUpdate,
   type RefundRecord,
+  type ShipmentPackageMerge,
+  type ShipmentPackageMerged,
   type Store,
   type StoreOrder,
   type StoreRefund,
@@ -245,6 +247,19 @@ export class WooCommerceStore implements Store {
       (options) => this.using(this.bridge, options).delete(`customers/${customerId}/cart`),
       (data) => {
         if ((data as { cleared?: unknown })?.cleared !== true) throw new Error('unexpected answer');
+      },
+    );
+  }
+
+  mergeShipmentPackage(orderId: number, merge: ShipmentPackageMerge): Promise<ShipmentPackageMerged> {
+    return this.call(
+      'merge shipment package',
+      'write',
+      (options) => this.using(this.bridge, options).post(`orders/${orderId}/shipment-packages`, merge),
+      (data) => {
+        const answer = data as { added?: unknown; shipped?: unknown; status?: unknown; packages?: unknown };
+        if (typeof answer?.added !== 'boolean' || typeof answer.status !== 'string' || !Array.isArray(answer.packages)) throw new Error('unexpected answer');
+        return { added: answer.added, shipped: answer.shipped === true, status: answer.status, packages: answer.packages };
       },
     );
   }

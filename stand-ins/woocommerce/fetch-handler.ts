@@ -20,6 +20,7 @@
  *   GET                /wp-json/wc/v3/customers/<id>
  *   DELETE             /wp-json/wc-checkout-bridge/v1/customers/<id>/cart           (companion plugin)
  *   POST               /wp-json/wc-checkout-bridge/v1/customers/<id>/cart/restore   (companion plugin; optional restore_key)
+ *   POST               /wp-json/wc-checkout-bridge/v1/orders/<id>/shipment-packages (companion plugin)
  *
  * Every answer honours `_fields` as WordPress's rest_filter_response_fields does; lists carry
  * X-WP-Total and X-WP-TotalPages; orders, refunds and notes carry `_links` (hrefs only).
@@ -268,6 +269,7 @@ export function wooCommerceApiHandler(model: WooCommerceModel, credentials: WooC
     const notesRoute = /^\/wc\/v3\/orders\/(\d+)\/notes$/.exec(route);
     const cartRoute = /^\/wc-checkout-bridge\/v1\/customers\/(\d+)\/cart$/.exec(route);
     const restoreRoute = /^\/wc-checkout-bridge\/v1\/customers\/(\d+)\/cart\/restore$/.exec(route);
+    const packagesRoute = /^\/wc-checkout-bridge\/v1\/orders\/(\d+)\/shipment-packages$/.exec(route);
     const idOf = (match: RegExpExecArray) => Number(match[1]);
 
     let action: ((payload: Record<string, unknown>) => Answer | Promise<Answer>) | undefined;
@@ -311,6 +313,7 @@ export function wooCommerceApiHandler(model: WooCommerceModel, credentials: WooC
     else if (restoreRoute && method === 'POST') {
       action = (payload) => ({ body: model.restoreCart(idOf(restoreRoute), orderIdArgument(payload), restoreKeyArgument(payload)) });
     }
+    else if (packagesRoute && method === 'POST') action = (payload) => ({ body: model.mergeShipmentPackage(idOf(packagesRoute), payload) });
     if (!action) return errorResponse(NO_ROUTE);
 
     // WordPress answers an unknown route before authenticating, and a malformed body before running the route.

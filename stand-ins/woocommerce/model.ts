@@ -314,6 +314,9 @@ export const STOCK_ORDER_STATUSES = [
   'checkout-draft',
 ] as const;
 
+/** The order status the companion plugin registers (wc-authorized): an authorization awaiting its capture at shipping. */
+export const COMPANION_AUTHORIZED_STATUS = 'authorized';
+
 const ADDRESS_FIELDS = ['first_name', 'last_name', 'company', 'address_1', 'address_2', 'city', 'state', 'postcode', 'country'];
 const BILLING_FIELDS = [...ADDRESS_FIELDS, 'email', 'phone'];
 const SHIPPING_FIELDS = [...ADDRESS_FIELDS, 'phone'];
@@ -564,6 +567,41 @@ export interface WooModelOptions {
   now?: () => Date;
 }
 
+const PACKAGES_META = '_shipment_packages';
+const TRACKING_ITEMS_META = '_wc_shipment_tracking_items';
+
+/** The plugin's route arguments, as register_rest_route validates them. */
+const MERGE_PACKAGE_ARGS: Record<string, ArgSchema> = {
+  package: {
+    type: 'object',
+    properties: {
+      key: { type: 'string' },
+      tracking_number: { type: 'string' },
+      carrier: { type: 'string' },
+      ship_date: { type: 'string' },
+      voided: { type: 'boolean' },
+    },
+  },
+  note_line: { type: 'string' },
+  tracking_item: { type: 'object' },
+  remove_tracking_id: { type: 'string' },
+  ship: { type: 'object', properties: { from: { type: 'string' }, status: { type: 'string' }, customer_note: { type: 'string' }, meta: { type: 'object' } } },
+};
+
+/** checkout_cart_bridge_read_packages: a JSON list of packages, or undefined when the value is not one (never "none"). */
+function readPackages(raw: unknown): Record<string, unknown>[] | undefined {
+  if (raw === undefined || raw === '') return [];
+  let list: unknown;
+  try {
+    list = typeof raw === 'string' ? JSON.parse(raw) : undefined;
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(list)) return undefined;
+  const entries = list.filter((entry): entry is Record<string, unknown> => entry !== null && typeof entry === 'object' && !Array.isArray(entry) && typeof entry.key === 'string');
+  return entries.length === list.length ? entries : undefined;
+}
+
 /** How many restore keys the companion plugin remembers per customer (checkout-cart-bridge.php). */
 export const CART_RESTORE_KEYS_KEPT = 20;
 
@@ -575,6 +613,7 @@ export class WooCommerceModel {
   readonly customers = new Map<number, WooCustomer>();
   /** The plugin's per-customer memory of keyed restores (restore key → items restored), oldest first. */
   readonly cartRestoreKeys = new Map<number, Map<string, number>>();
+  /** The companion plugin: its routes, and the `authorized` status it registers. */
   cartBridgeInstalled = true;
   readonly version = '10.0.2';
 
@@ -631,8 +670,15 @@ export class WooCommerceModel {
     this.statuses.delete(status);
   }
 
+  /**
+   * The REST status enum: the registered statuses, and the companion plugin's `authorized` right
+   * after `on-hold` while the plugin is installed (includes/order-status.php).
+   */
   get registeredStatuses(): string[] {
-    return [...this.statuses];
+    const statuses = [...this.statuses];
+    if (!this.cartBridgeInstalled || statuses.includes(COMPANION_AUTHORIZED_STATUS)) return statuses;
+    const at = statuses.indexOf('on-hold');
+    return at < 0 ? [...statuses, COMPANION_AUTHORIZED_STATUS] : [...statuses.slice(0, at + 1), COMPANION_AUTHORIZED_STATUS, ...statuses.slice(at + 1)];
   }
 
   seed(seed: SeedOrder): WooOrder {
@@ -875,7 +921,7 @@ export class WooCommerceModel {
 
   update(id: number, body: Record<string, unknown>): WooOrder {
     // WordPress validates the request against the schema before the controller looks the order up.
-    const invalid = invalidParamError(orderUpdateArgs([...this.statuses]), body);
+    const invalid = invalidParamError(orderUpdateArgs(this.registeredStatuses), body);
     if (invalid) throw invalid;
     const stored = this.orders.get(id);
     if (!stored) throw new WooError(400, 'woocommerce_rest_shop_order_invalid_id', 'Invalid ID.');
@@ -1201,6 +1247,95 @@ export class WooCommerceModel {
       this.cartRestoreKeys.set(customerId, keys);
     }
     return { restored: true, items: items.length };
+  }
+
+  /**
+   * Companion plugin: POST …/orders/<id>/shipment-packages (includes/shipment-packages.php). Runs to the
+   * end without yielding, as the plugin runs under its database lock: concurrent calls each see the other's package.
+   */
+  mergeShipmentPackage(id: number, body: Record<string, unknown>): { added: boolean; shipped: boolean; status: string; packages: Record<string, unknown>[] } {
+    this.requireBridge();
+    if (body.package === undefined) throw new WooError(400, 'rest_missing_callback_param', 'Missing parameter(s): package', { params: ['package'] });
+    const invalid = invalidParamError(MERGE_PACKAGE_ARGS, body);
+    if (invalid) throw invalid;
+    const key = (body.package as Record<string, unknown>).key;
+    if (typeof key !== 'string' || key.length < 1 || key.length > 255) {
+      const message = key === undefined ? 'key is a required property of package.' : 'package[key] must be between 1 (inclusive) and 255 (inclusive) characters long.';
+      throw new WooError(400, 'rest_invalid_param', 'Invalid parameter(s): package', { params: { package: message } });
+    }
+    const stored = this.orders.get(id);
+    if (!stored) throw new WooError(404, 'checkout_bridge_order_not_found', 'Order not found.');
+    const order = structuredClone(stored);
+    const metaOf = (key: string) => order.meta_data.filter((m) => m.key === key).map((m) => m.value);
+    const read = readPackages(metaOf(PACKAGES_META)[0]);
+    const answer = (added: boolean, shipped = false) => ({ added, shipped, status: this.orders.get(id)!.status, packages: read ?? [] });
+    const items = () => (Array.isArray(metaOf(TRACKING_ITEMS_META)[0]) ? (metaOf(TRACKING_ITEMS_META)[0] as unknown[]) : []);
+    const withItem = (item: { tracking_id?: unknown } | undefined): { key: string; value: unknown }[] => {
+      if (!item || typeof item !== 'object' || item.tracking_id === undefined) return [];
+      const list = items().filter((i) => i !== null && typeof i === 'object');
+      return list.some((i) => (i as { tracking_id?: unknown }).tracking_id === item.tracking_id) ? [] : [{ key: TRACKING_ITEMS_META, value: [...list, item] }];
+    };
+    const ship = body.ship as { from: string; status: string; customer_note?: string; meta?: Record<string, unknown> } | undefined;
+    if (ship && (typeof ship.from !== 'string' || typeof ship.status !== 'string')) {
+      throw new WooError(400, 'rest_invalid_param', 'Invalid parameter(s): ship', { params: { ship: `${typeof ship.from !== 'string' ? 'from' : 'status'} is a required property of ship.` } });
+    }
+    if (ship) {
+      if (!this.registeredStatuses.includes(ship.status)) {
+        throw new WooError(400, 'rest_invalid_param', 'Invalid parameter(s): ship', { params: { ship: 'ship[status] is not a registered order status.' } });
+      }
+      if (order.status === ship.from) {
+        const meta = Object.entries(ship.meta ?? {}).map(([key, value]) => ({ key, value }));
+        this.writeMeta(order, [...meta, ...withItem(body.tracking_item as { tracking_id?: unknown } | undefined)]);
+        order.customer_note = ship.customer_note ?? '';
+        order.status = ship.status;
+        this.stampStatusDates(order);
+        this.save(id, order);
+        return answer(true, true);
+      }
+      if (!['shipped', 'completed'].includes(order.status)) return answer(false);
+    }
+    const packages = read;
+    if (!packages) throw new WooError(409, 'checkout_bridge_packages_unreadable', "The order's shipment packages are not readable; nothing was changed.");
+    const given = body.package as Record<string, unknown>;
+    const entry: Record<string, unknown> = {
+      key: given.key,
+      tracking_number: text(given.tracking_number ?? ''),
+      carrier: text(given.carrier ?? ''),
+      ship_date: text(given.ship_date ?? ''),
+    };
+    const index = packages.findIndex((p) => p.key === entry.key);
+    const writes: { key: string; value: unknown }[] = [];
+    if (given.voided === true) {
+      if (index >= 0 && packages[index]!.voided) return answer(false);
+      if (index < 0) packages.push({ ...entry, voided: true });
+      else packages[index] = { ...packages[index], voided: true };
+      if (typeof body.remove_tracking_id === 'string' && body.remove_tracking_id !== '') {
+        const remove = body.remove_tracking_id;
+        writes.push({ key: TRACKING_ITEMS_META, value: items().filter((item) => (item as { tracking_id?: unknown })?.tracking_id !== remove) });
+      }
+    } else {
+      const tracking = entry.tracking_number;
+      const held =
+        index >= 0 ||
+        (tracking !== '' && packages.some((p) => p.tracking_number === tracking && !p.voided)) ||
+        (tracking !== '' && metaOf('_tracking_number').some((value) => String(value) === tracking));
+      if (held) return answer(false);
+      packages.push(entry);
+      if (typeof body.note_line === 'string' && body.note_line !== '') {
+        order.customer_note = order.customer_note === '' ? body.note_line : `${order.customer_note}\n${body.note_line}`;
+      }
+      writes.push(...withItem(body.tracking_item as { tracking_id?: unknown } | undefined));
+    }
+    // wp_json_encode with JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE: what JSON.stringify writes.
+    this.writeMeta(order, [...writes, { key: PACKAGES_META, value: JSON.stringify(packages) }]);
+    this.save(id, order);
+    return answer(true);
+  }
+
+  private save(id: number, order: WooOrder): void {
+    order.date_modified = formatWooDate(this.now());
+    order.date_modified_gmt = order.date_modified;
+    this.orders.set(id, order);
   }
 
   private requireCustomer(customerId: number): void {

@@ -209,3 +209,35 @@ describe('shipping captures, then ships', () => {
     expect(captureCalls()).toHaveLength(0);
   });
 });
+
+describe("the companion plugin's `authorized` status ships with capture on shipment", () => {
+  /** Authorized and recorded, then in the plugin's status, as the order model writes it for an order held only by its authorization. */
+  async function inAuthorizedStatus(orderId: number): Promise<string> {
+    const intentId = await authorizedOrder(orderId);
+    woo().update(orderId, { status: 'authorized' });
+    return intentId;
+  }
+
+  it('an order in `authorized` is captured, then shipped', async () => {
+    const intentId = await inAuthorizedStatus(3131);
+    expect((await ship(3131)).status).toBe(200);
+    expect(captureCalls()).toHaveLength(1);
+    expect(providers().stripe.retrieve(intentId)).toMatchObject({ status: 'succeeded', amount_received: 3000 });
+    expect(woo().get(3131)).toMatchObject({ status: 'shipped' });
+  });
+
+  it.each([undefined, 'manual'])('with STRIPE_CAPTURE=%s an order in `authorized` is not shipped: the spec gate stays processing/awaiting_shipment', async (setting) => {
+    await inAuthorizedStatus(3132);
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, ...(setting ? { STRIPE_CAPTURE: setting } : {}) });
+    await ship(3132);
+    expect(woo().get(3132).status).toBe('authorized');
+    expect(captureCalls()).toHaveLength(0);
+  });
+
+  it('an order in `authorized` with no authorization recorded (set by hand) is not captured nor shipped', async () => {
+    woo().seed({ id: 3133, status: 'authorized' });
+    await ship(3133);
+    expect(woo().get(3133).status).toBe('authorized');
+    expect(captureCalls()).toHaveLength(0);
+  });
+});

@@ -64,7 +64,7 @@ function manualRefund(orderId: number, amount: string) {
   return manual;
 }
 
-describe('scenario 1: a Refund click repeated after a lost answer', () => {
+describe('a Refund click repeated after a lost answer', () => {
   it('adopts the Stripe refund of the dropped WooCommerce refund instead of refunding twice, even with a "Refund manually" entry on the order', async () => {
     await paidOrder(2601);
     manualRefund(2601, '10.00');
@@ -132,7 +132,7 @@ describe('scenario 1: a Refund click repeated after a lost answer', () => {
   });
 });
 
-describe('scenario 7: a Stripe refund is recorded once, whatever WooCommerce held when its event came', () => {
+describe('a Stripe refund is recorded once, whatever WooCommerce held when its event came', () => {
   it('charge.refunded handled while WooCommerce still holds the admin refund it then drops: 400 first, recorded on the redelivery', async () => {
     await paidOrder(2611);
     const answers: number[] = [];
@@ -207,7 +207,7 @@ describe('scenario 7: a Stripe refund is recorded once, whatever WooCommerce hel
   });
 });
 
-describe('scenario 8: a WooCommerce refund id handed out again with another amount', () => {
+describe('a WooCommerce refund id handed out again with another amount', () => {
   it('is refused, not answered with the old Stripe refund, and the old one is recorded for what it moved', async () => {
     await paidOrder(2621);
     providers.woo.gateway = answersLost();
@@ -237,7 +237,7 @@ async function paidKwdOrder(orderId: number, total: string, charged: number) {
   return intent;
 }
 
-describe('scenario 6: three-decimal currencies refund in the multiples of 10 they were charged in', () => {
+describe('three-decimal currencies refund in the multiples of 10 they were charged in', () => {
   it.each([
     ['12.344', 12340, '12.340'],
     ['12.345', 12350, '12.350'],

@@ -204,6 +204,8 @@ export function defineContract(label: string, target: ContractTarget): void {
       const id = newOrderId();
       target.woo().seed({ id });
       target.woo().removeStatus('shipped');
+      // Stock WooCommerce: without the companion plugin, which registers `authorized`.
+      target.woo().cartBridgeInstalled = false;
       try {
         expect(target.woo().registeredStatuses).toEqual([
           'auto-draft',
@@ -233,6 +235,23 @@ export function defineContract(label: string, target: ContractTarget): void {
         await expect(store().updateOrder(id, { status: 'checkout-draft' })).resolves.toMatchObject({ status: 'checkout-draft' });
       } finally {
         target.woo().addStatus('shipped');
+        target.woo().cartBridgeInstalled = true;
+      }
+    });
+
+    it("knows the companion plugin's `authorized` status, right after on-hold, only while the plugin is installed", async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, status: 'on-hold' });
+      try {
+        target.woo().cartBridgeInstalled = false;
+        expect(await failureOf(store().updateOrder(id, { status: 'authorized' }))).toMatchObject({ status: 400, code: 'rest_invalid_param' });
+        expect(target.woo().get(id).status).toBe('on-hold');
+        target.woo().cartBridgeInstalled = true;
+        const statuses = target.woo().registeredStatuses;
+        expect(statuses.slice(statuses.indexOf('on-hold'), statuses.indexOf('on-hold') + 2)).toEqual(['on-hold', 'authorized']);
+        await expect(store().updateOrder(id, { status: 'authorized' })).resolves.toMatchObject({ status: 'authorized', date_paid: null });
+      } finally {
+        target.woo().cartBridgeInstalled = true;
       }
     });
 
@@ -288,6 +307,63 @@ export function defineContract(label: string, target: ContractTarget): void {
       await expect(store().restoreCustomerCart(customer, id, 'evt_restore_2')).resolves.toBe(2);
       expect(target.woo().carts.get(customer)).toHaveLength(2);
       expect((await rawStore('POST', `/wc-checkout-bridge/v1/customers/${customer}/cart/restore`, { order_id: id, restore_key: 'no spaces' })).status).toBe(400);
+    });
+
+    it("merges a shipped order's packages as the companion plugin does on a real store (answers compared with WooCommerce 10.0.2)", async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, status: 'shipped', customer_note: 'Your order has been shipped! Tracking Number: T1', meta_data: [{ key: '_tracking_number', value: 'T1' }] });
+      const path = `/wc-checkout-bridge/v1/orders/${id}/shipment-packages`;
+      const later = { key: 'shipment:2', tracking_number: 'P2', carrier: 'ups', ship_date: '2026-05-02' };
+      expect(await rawStore('POST', path, { package: later, note_line: 'line P2' })).toEqual({ status: 200, body: { added: true, shipped: false, status: 'shipped', packages: [later] } });
+      // The same package, and the first one (known by the spec's _tracking_number only), are held already.
+      expect((await rawStore('POST', path, { package: later, note_line: 'line P2' })).body).toMatchObject({ added: false, packages: [later] });
+      expect((await rawStore('POST', path, { package: { key: 'tracking:T1', tracking_number: 'T1' }, note_line: 'dup' })).body).toMatchObject({ added: false });
+      expect(target.woo().get(id).customer_note).toBe('Your order has been shipped! Tracking Number: T1\nline P2');
+
+      expect(await rawStore('POST', path, { package: { tracking_number: 'P3' } })).toMatchObject({
+        status: 400,
+        body: { code: 'rest_invalid_param', data: { status: 400, params: { package: 'key is a required property of package.' } } },
+      });
+      expect(await rawStore('POST', '/wc-checkout-bridge/v1/orders/999999/shipment-packages', { package: later })).toEqual({
+        status: 404,
+        body: { code: 'checkout_bridge_order_not_found', message: 'Order not found.', data: { status: 404 } },
+      });
+      target.woo().update(id, { meta_data: [{ key: '_shipment_packages', value: '{"edited":1}' }] });
+      expect(await rawStore('POST', path, { package: { key: 'shipment:3', tracking_number: 'P3' } })).toEqual({
+        status: 409,
+        body: { code: 'checkout_bridge_packages_unreadable', message: "The order's shipment packages are not readable; nothing was changed.", data: { status: 409 } },
+      });
+    });
+
+    it('ships through the merge only while the order is in the status read; an unknown status is refused', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id, status: 'processing' });
+      target.woo().removeStatus('shipped');
+      try {
+        const path = `/wc-checkout-bridge/v1/orders/${id}/shipment-packages`;
+        const body = (tracking: string, status: string) => ({
+          package: { key: `shipment:${tracking}`, tracking_number: tracking },
+          note_line: `another ${tracking}`,
+          ship: { from: 'processing', status, customer_note: `shipped ${tracking}`, meta: { _tracking_number: tracking } },
+        });
+        expect(await rawStore('POST', path, body('X0', 'shipped'))).toMatchObject({
+          status: 400,
+          body: { code: 'rest_invalid_param', data: { params: { ship: 'ship[status] is not a registered order status.' } } },
+        });
+        expect((await rawStore('POST', path, body('ONE', 'completed'))).body).toMatchObject({ added: true, shipped: true, status: 'completed', packages: [] });
+        expect((await rawStore('POST', path, body('TWO', 'completed'))).body).toMatchObject({ added: true, shipped: false, status: 'completed' });
+        expect(target.woo().get(id)).toMatchObject({ status: 'completed', customer_note: 'shipped ONE\nanother TWO' });
+        const other = newOrderId();
+        target.woo().seed({ id: other, status: 'on-hold' });
+        expect((await rawStore('POST', `/wc-checkout-bridge/v1/orders/${other}/shipment-packages`, body('Z9', 'completed'))).body).toEqual({
+          added: false,
+          shipped: false,
+          status: 'on-hold',
+          packages: [],
+        });
+      } finally {
+        target.woo().addStatus('shipped');
+      }
     });
 
     it('answers the companion plugin 404s: unknown customer, unknown order, someone else\'s order', async () => {

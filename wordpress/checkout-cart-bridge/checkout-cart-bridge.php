@@ -62,6 +62,8 @@ const CHECKOUT_CART_BRIDGE_RESTORE_KEYS_KEPT = 20;
 
 require_once __DIR__ . '/includes/functions.php';
 require_once __DIR__ . '/includes/store-callbacks.php';
+require_once __DIR__ . '/includes/order-status.php';
+require_once __DIR__ . '/includes/shipment-packages.php';
 
 add_action( 'plugins_loaded', 'checkout_cart_bridge_load_gateway', 11 );
 

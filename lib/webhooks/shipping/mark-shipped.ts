@@ -11,17 +11,23 @@
  * a shipped order (another shipment id or tracking number) adds its package
  * to `_shipment_packages` (and the tracking items) and a line to the customer
  * note; a voided one gets a private note and is never shipped. The package
- * list is the receipt: the same package twice writes once.
+ * list is the receipt: the same package twice writes once. Those list writes go
+ * through the companion plugin's merge (a database lock in the store), and so
+ * does the first shipment while the order's lock is not shared (Redis down), so
+ * two instances each write their package once; a store without the plugin gets
+ * the spec's writes (exact under a shared lock only). A list that cannot be read
+ * applies nothing (docs/integrations/shipstation.md).
  *
  * STRIPE_CAPTURE=on_shipment: an order whose card is authorized and not
  * captured yet is captured first, here, under the same lock, for the order's
  * total as the store holds it (lib/store-callbacks/authorization.ts). An
- * authorized order waits `on-hold` (payment-authorized.ts), so under
- * on_shipment `on-hold` ships too, but only when held for its authorization
- * alone: an order on hold for an amount mismatch, a dispute or the shop's own
- * reason never is. A capture that fails (refused, Stripe down) leaves the order
- * unshipped and the shipment goes to the replay queue with the reason; the
- * payment itself is recorded by `payment_intent.succeeded`, after this write.
+ * authorized order waits in the companion plugin's `authorized` status (or
+ * `on-hold` on a store without it), so under on_shipment those ship too, but
+ * only when held for its authorization alone: an order on hold for an amount
+ * mismatch, a dispute or the shop's own reason never is. A capture that fails
+ * (refused, Stripe down) leaves the order unshipped and the shipment goes to the
+ * replay queue with the reason; the payment itself is recorded by
+ * `payment_intent.succeeded`, after this write.
  */
 import { CardProviderError, OrderBusyError, StoreCallbackRefusedError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
@@ -31,11 +37,12 @@ import { ORDER_STATUS } from '@/lib/order-statuses';
 import { captureOrderAuthorization } from '@/lib/store-callbacks/authorization';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 import { awaitsCapturedPayment, heldForCapture } from '@/lib/orders/order-payment';
-import { entryOf, holdsPackage, packageKey, packagesMeta, packagesOf, trackingItemsMeta, type PackageEntry } from '@/lib/webhooks/shipping/packages';
+import { entryOf, holdsPackage, packageKey, packageMerge, packagesMeta, packagesOf, trackingItemsMeta, type PackageEntry } from '@/lib/webhooks/shipping/packages';
 import type { Services } from '@/lib/services';
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
 import { META } from '@/lib/orders/meta-keys';
-import type { StoreOrder } from '@/lib/store/types';
+import type { ShipmentPackageMerge, ShipmentPackageMerged, StoreOrder } from '@/lib/store/types';
+import type { LockPeek } from '@/lib/shared-state/order-locks/order-locks';
 import { customerSafeNotice } from '@/lib/webhooks/shipping/note-details';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
 import { FALLBACK_STATUS, SHIPPED_STATUS, type ShippedStatusReading } from '@/lib/shared-state/shipped-status/shipped-status';
@@ -62,6 +69,8 @@ export type UnappliedShipOutcome =
   | 'capture_failed'
   /** A voided shipment: noted on the order (now or before), nothing shipped. */
   | 'voided_noted'
+  /** `_shipment_packages` is not a list of packages: nothing applied, logged, queued until the shop repairs it. */
+  | 'packages_unreadable'
   /** Not tried: the request had no time left for it (a large batch). Queued. */
   | 'no_time';
 
@@ -112,7 +121,8 @@ export async function markOrderShipped(received: ShipmentNotice, services: Servi
   try {
     // With Redis, the lock's own round trip reads the store's `shipped` status memory (its peek).
     const reading = services.shippedStatus.reading();
-    const result = await services.orderLocks.withOrderLock(orderId, () => shipLocked(orderId, notice, services, reading), reading.peek);
+    const lock = lockSharing(reading.peek);
+    const result = await services.orderLocks.withOrderLock(orderId, () => shipLocked(orderId, notice, services, reading, lock.shared()), lock.peek);
     return { orderId, ...result };
   } catch (error) {
     if (error instanceof OrderBusyError) return { orderId, outcome: 'order_busy', retryableFailure: 'order_busy' };
@@ -120,7 +130,27 @@ export async function markOrderShipped(received: ShipmentNotice, services: Servi
   }
 }
 
-async function shipLocked(orderId: number, notice: ShipmentNotice, services: Services, reading: ShippedStatusReading): Promise<LockedResult> {
+/**
+ * Whether the order's lock is held in Redis, so no other instance writes beside this one: only a lock
+ * taken there answers the peek. Without Redis there is one instance (docs/operations.md), so it is.
+ */
+function lockSharing(peek: LockPeek | undefined): { peek: LockPeek | undefined; shared: () => boolean } {
+  if (!peek) return { peek, shared: () => true };
+  let answered = false;
+  const found = (present: boolean) => {
+    answered = true;
+    peek.found(present);
+  };
+  return { peek: { key: peek.key, found }, shared: () => answered };
+}
+
+async function shipLocked(
+  orderId: number,
+  notice: ShipmentNotice,
+  services: Services,
+  reading: ShippedStatusReading,
+  lockShared: boolean,
+): Promise<LockedResult> {
   const { shippedStatus } = services;
   const store = services.store();
   // Answered by the lock's peek when it carried one; otherwise read beside the order, not after it.
@@ -138,11 +168,15 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
   const packages = packagesOf(order);
   const trackingMeta = services.config.shipmentTrackingMeta;
   try {
-    if (notice.voided) return await noteVoided(orderId, order, notice, key, packages, services);
+    if (notice.voided) {
+      if (key !== undefined && packages === undefined) return packagesUnreadable(orderId);
+      return await noteVoided(orderId, order, notice, key, packages ?? [], services);
+    }
     if (SHIPPED_STATUSES.has(order.status)) {
+      if (key !== undefined && notice.trackingNumber && packages === undefined) return packagesUnreadable(orderId);
       // A package with nothing to track adds nothing. An order shipped with no package recorded (shipped
       // by hand in the admin) is left alone, as the spec says: this shipment may well be that one.
-      if (key === undefined || !notice.trackingNumber || packages.length === 0 || holdsPackage(packages, notice, key)) {
+      if (key === undefined || !notice.trackingNumber || !packages || packages.length === 0 || holdsPackage(packages, notice, key)) {
         // Another delivery shipped it, or this shipment's own earlier write landed with its answer lost.
         log.info('shipping.already_shipped', { orderId, orderStatus: order.status });
         return { outcome: 'already_shipped' };
@@ -177,26 +211,96 @@ async function shipLocked(orderId: number, notice: ShipmentNotice, services: Ser
     ...(Object.keys(tracked).length > 0 && notice.trackingNumber ? { metaValues: tracked } : {}),
   };
 
-  const status = await statusToWrite;
-  try {
-    await store.updateOrder(orderId, buildOrderUpdate(order, { ...change, status }));
-    return { outcome: status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback', applied: true };
-  } catch (error) {
-    if (!(error instanceof StoreError)) throw error;
-    if (status !== SHIPPED_STATUS || !isUnknownStatus(error)) return updateFailed(orderId, error);
-  }
+  // Redis down: another instance may be shipping this order now, so the store ships it only if it is
+  // still in the status read (the companion plugin's merge); else, or without the plugin, the spec's write.
+  const write = async (status: string): Promise<LockedResult | StoreError> => {
+    const merged = lockShared || key === undefined ? undefined : await shipThroughPlugin(orderId, order, notice, key, { ...change, status }, services);
+    if (merged !== undefined) return merged;
+    try {
+      await store.updateOrder(orderId, buildOrderUpdate(order, { ...change, status }));
+      return { outcome: status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback', applied: true };
+    } catch (error) {
+      if (!(error instanceof StoreError)) throw error;
+      return status === SHIPPED_STATUS && isUnknownStatus(error) ? error : updateFailed(orderId, error);
+    }
+  };
+  const written = await write(await statusToWrite);
+  if (!(written instanceof StoreError)) return written;
 
   // The store has no `shipped` status (docs/decisions.md#d9). WordPress validates a request before
   // changing anything, so the refused write left the order as fetched: the same update
   // with `completed` is built from the same snapshot.
   await shippedStatus.rememberShippedMissing();
   log.warn('shipping.status_fallback', { orderId, from: SHIPPED_STATUS, to: FALLBACK_STATUS });
+  const fallback = await write(FALLBACK_STATUS);
+  return fallback instanceof StoreError ? updateFailed(orderId, fallback) : fallback;
+}
+
+/**
+ * The first package through the companion plugin's merge: it ships the order if it is still in the
+ * status read, adds the package as a later one if another delivery shipped it meanwhile, else changes
+ * nothing. Undefined when the store has no such route; the unknown-status refusal is handed back.
+ */
+async function shipThroughPlugin(
+  orderId: number,
+  order: StoreOrder,
+  notice: ShipmentNotice,
+  key: string,
+  change: { status: string; customerNote: string; meta: Record<string, string> },
+  services: Services,
+): Promise<LockedResult | StoreError | undefined> {
+  const entry = entryOf(notice, key, change.meta[META.shippedDate] ?? new Date().toISOString());
+  const merge: ShipmentPackageMerge = {
+    ...packageMerge(entry, anotherPackageLine(notice), services.config.shipmentTrackingMeta),
+    ship: { from: order.status, status: change.status, customer_note: change.customerNote, meta: change.meta },
+  };
+  let answer: ShipmentPackageMerged | undefined;
   try {
-    await store.updateOrder(orderId, buildOrderUpdate(order, { ...change, status: FALLBACK_STATUS }));
-    return { outcome: 'completed_fallback', applied: true };
+    answer = await mergePackage(orderId, merge, services);
   } catch (error) {
     if (!(error instanceof StoreError)) throw error;
-    return updateFailed(orderId, error);
+    return change.status === SHIPPED_STATUS && isUnknownStatus(error) ? error : updateFailed(orderId, error);
+  }
+  if (answer === undefined) return undefined;
+  if (answer.shipped) return { outcome: change.status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback', applied: true };
+  if (answer.added) {
+    log.info('shipping.package_added', { orderId });
+    return { outcome: 'package_added', applied: true };
+  }
+  if (SHIPPED_STATUSES.has(answer.status)) {
+    log.info('shipping.already_shipped', { orderId, orderStatus: answer.status });
+    return { outcome: 'already_shipped' };
+  }
+  log.info('shipping.order_not_shippable', { orderId, orderStatus: answer.status });
+  return { outcome: 'ignored_status' };
+}
+
+function anotherPackageLine(notice: ShipmentNotice): string {
+  return shippedNote({ trackingNumber: notice.trackingNumber, carrier: notice.carrier, shipDate: notice.shipDate }).replace(
+    'Your order has been shipped!',
+    'Another package of your order has been shipped!',
+  );
+}
+
+function packagesUnreadable(orderId: number): LockedResult {
+  // The shop repairs the value (a JSON list of packages); the queued shipment then applies once.
+  log.error('shipping.packages_unreadable', { orderId });
+  return { outcome: 'packages_unreadable', retryableFailure: 'packages_unreadable' };
+}
+
+/**
+ * Writes one package through the companion plugin's merge; undefined when the store has no such route
+ * (an older companion plugin, or none), for the caller to write the list it read.
+ */
+async function mergePackage(orderId: number, merge: ShipmentPackageMerge, services: Services): Promise<ShipmentPackageMerged | undefined> {
+  try {
+    return await services.store().mergeShipmentPackage(orderId, merge);
+  } catch (error) {
+    if (error instanceof StoreError && error.status === 404 && error.code === 'rest_no_route') {
+      log.warn('shipping.packages_without_plugin', { orderId });
+      return undefined;
+    }
+    throw error;
   }
 }
 
@@ -205,6 +309,8 @@ function isUnknownStatus(error: StoreError): boolean {
 }
 
 function updateFailed(orderId: number, error: StoreError): LockedResult {
+  // The list was edited into something unreadable since this delivery read it (the plugin refused the merge).
+  if (error.code === 'checkout_bridge_packages_unreadable') return packagesUnreadable(orderId);
   log.warn('shipping.order_update_failed', { orderId, failure: error.failure, status: error.status, code: error.code });
   return { outcome: 'update_failed', ...retryable(error) };
 }
@@ -240,11 +346,19 @@ async function addPackage(
   services: Services,
 ): Promise<LockedResult> {
   const now = new Date().toISOString();
-  const listed = [...packages, entryOf(notice, key, now)];
-  const line = shippedNote({ trackingNumber: notice.trackingNumber, carrier: notice.carrier, shipDate: notice.shipDate }).replace(
-    'Your order has been shipped!',
-    'Another package of your order has been shipped!',
-  );
+  const entry = entryOf(notice, key, now);
+  const line = anotherPackageLine(notice);
+  const merged = await mergePackage(orderId, packageMerge(entry, line, services.config.shipmentTrackingMeta), services);
+  if (merged) {
+    if (!merged.added) {
+      // Another delivery added it meanwhile (on another instance), or this one's earlier answer was lost.
+      log.info('shipping.already_shipped', { orderId, orderStatus: order.status });
+      return { outcome: 'already_shipped' };
+    }
+    log.info('shipping.package_added', { orderId });
+    return { outcome: 'package_added', applied: true };
+  }
+  const listed = [...packages, entry];
   const note = order.customer_note ? `${order.customer_note}\n${line}` : line;
   await services.store().updateOrder(
     orderId,
@@ -271,7 +385,13 @@ async function noteVoided(
   await addShopNoteOnce(services.store(), orderId, shopNotes.shipmentVoided(name, notice.trackingNumber));
   if (key !== undefined) {
     const now = new Date().toISOString();
-    const known = packages.some((entry) => entry.key === key);
+    const listedEntry = packages.find((entry) => entry.key === key);
+    const merged = await mergePackage(orderId, packageMerge({ ...(listedEntry ?? entryOf(notice, key, now)), voided: true }, undefined, services.config.shipmentTrackingMeta), services);
+    if (merged) {
+      log.info('shipping.shipment_voided', { orderId, orderStatus: order.status });
+      return { outcome: 'voided_noted' };
+    }
+    const known = listedEntry !== undefined;
     const listed: PackageEntry[] = known
       ? packages.map((entry) => (entry.key === key ? { ...entry, voided: true } : entry))
       : [...packages, { ...entryOf(notice, key, now), voided: true }];

@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto';
 import { META } from '@/lib/orders/meta-keys';
 import { metaValue } from '@/lib/orders/normalize';
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
-import type { StoreOrder } from '@/lib/store/types';
+import type { ShipmentPackageMerge, StoreOrder } from '@/lib/store/types';
 
 export interface PackageEntry {
   key: string;
@@ -44,24 +44,27 @@ export function packageKey(notice: ShipmentNotice): string | undefined {
 }
 
 function isEntry(value: unknown): value is PackageEntry {
-  return value !== null && typeof value === 'object' && typeof (value as PackageEntry).key === 'string';
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && typeof (value as PackageEntry).key === 'string';
 }
 
 /**
  * The packages the order holds: the first shipment as the spec's tracking meta records it (the first
  * shipment writes no list, so the spec's writes stay as they are), then the later and voided ones
- * listed in `_shipment_packages`.
+ * listed in `_shipment_packages`. Undefined when that value is not a list of packages (edited by hand or
+ * by another plugin): never read as "none", which would apply its packages again.
  */
-export function packagesOf(order: StoreOrder): PackageEntry[] {
+export function packagesOf(order: StoreOrder): PackageEntry[] | undefined {
   let listed: PackageEntry[] = [];
   const raw = metaValue(order, META.shipmentPackages);
   if (raw !== undefined) {
+    let parsed: unknown;
     try {
-      const parsed: unknown = JSON.parse(raw);
-      if (Array.isArray(parsed)) listed = parsed.filter(isEntry);
+      parsed = JSON.parse(raw);
     } catch {
-      // Unreadable (edited by hand): the packages it named are applied again, which adds their tracking once more.
+      return undefined;
     }
+    if (!Array.isArray(parsed) || !parsed.every(isEntry)) return undefined;
+    listed = parsed;
   }
   const tracking = metaValue(order, META.trackingNumber);
   if (!tracking || listed.some((entry) => entry.tracking_number === tracking)) return listed;
@@ -98,6 +101,17 @@ function trackingItemsOf(order: StoreOrder): Record<string, unknown>[] {
   return Array.isArray(value) ? value.filter((item): item is Record<string, unknown> => item !== null && typeof item === 'object') : [];
 }
 
+function trackingItemOf(entry: PackageEntry): TrackingItem {
+  return {
+    tracking_provider: '',
+    custom_tracking_provider: entry.carrier,
+    custom_tracking_link: '',
+    tracking_number: entry.tracking_number,
+    date_shipped: shippedAtSeconds(entry.ship_date),
+    tracking_id: trackingId(entry),
+  };
+}
+
 /** `_wc_shipment_tracking_items` for these packages (a voided one's item removed, each live one present once), or nothing when SHIPMENT_TRACKING_META is off. */
 export function trackingItemsMeta(order: StoreOrder, packages: readonly PackageEntry[], trackingMeta: boolean): Record<string, unknown> {
   if (!trackingMeta) return {};
@@ -109,17 +123,16 @@ export function trackingItemsMeta(order: StoreOrder, packages: readonly PackageE
   const present = new Set(items.map((item) => item.tracking_id));
   for (const [id, entry] of ours) {
     if (entry.voided || present.has(id)) continue;
-    const item: TrackingItem = {
-      tracking_provider: '',
-      custom_tracking_provider: entry.carrier,
-      custom_tracking_link: '',
-      tracking_number: entry.tracking_number,
-      date_shipped: shippedAtSeconds(entry.ship_date),
-      tracking_id: id,
-    };
-    items.push({ ...item });
+    items.push({ ...trackingItemOf(entry) });
   }
   return { [META.shipmentTrackingItems]: items };
+}
+
+/** The companion plugin's merge of one package (added, or marked voided) with its note line and tracking item. */
+export function packageMerge(entry: PackageEntry, noteLine: string | undefined, trackingMeta: boolean): ShipmentPackageMerge {
+  const tracked = trackingMeta && entry.tracking_number !== '';
+  if (entry.voided) return { package: entry, ...(tracked ? { remove_tracking_id: trackingId(entry) } : {}) };
+  return { package: entry, ...(noteLine ? { note_line: noteLine } : {}), ...(tracked ? { tracking_item: { ...trackingItemOf(entry) } } : {}) };
 }
 
 /** The list of packages (the receipt) and their tracking items. */
