@@ -63,6 +63,10 @@ export function shippedNote(details: ShipmentDetails): string {
 
 /** Private notes for the shop (order notes with `customer_note: false`), for refunds, disputes and fraud reviews. */
 export const shopNotes = {
+  debitFailed: (intentId: string, status: string) =>
+    `The delayed payment ${intentId} failed at Stripe: the order is not paid, though it is ${status}. Ask the customer to pay again before shipping it.`,
+  chargeRounded: (charged: string, total: string, currency: string) =>
+    `Stripe charged ${charged} ${currency} for this order's total of ${total} ${currency}: Stripe moves ${currency} in steps of 0.010. A full refund returns the ${charged} charged.`,
   shipmentVoided: (shipment: string, trackingNumber: string | undefined) =>
     `ShipStation voided a shipment${shipment ? ` (${shipment})` : ''}${trackingNumber ? ` (tracking number ${trackingNumber})` : ''}: its label was cancelled, nothing was shipped with it.`,
   authorizationExpiring: (intentId: string, amount: string, hours: number) =>

@@ -33,7 +33,13 @@ export function paymentStateOf(order: StoreOrder): PaymentState {
     disputeId: metaValue(order, META.disputeId),
     disputeStatus: metaValue(order, META.disputeStatus),
     statusBeforeHold: metaValue(order, META.statusBeforeDispute) ?? metaValue(order, META.statusBeforeReview),
+    shipped: metaValue(order, META.shippedDate) !== undefined,
   });
+}
+
+/** Whether the facts on the order are readable (or absent): an order whose facts are garbled moves no money. */
+export function paymentStateReadable(order: StoreOrder): boolean {
+  return parsePaymentState(order.meta_data.find((m) => m.key === PAYMENT_STATE_META)?.value) !== 'unreadable';
 }
 
 /** The facts as the shop's hand left them: what every transition starts from. */

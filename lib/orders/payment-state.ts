@@ -3,6 +3,7 @@
  * payments, the holds they put on it, and the status both give it. Pure: handlers read the order, apply a
  * fact here and write what comes out, with the facts, in one update.
  */
+import { z } from 'zod';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 
 export const PAYMENT_STATE_META = '_cardprovider_payment';
@@ -34,6 +35,8 @@ export interface PaymentState {
   disputes: Record<string, { intentId: string; chargeId: string; status: string }>;
   /** The status the order had when its first hold began: where it returns when the last one ends. */
   resume?: string;
+  /** Intents cancelled at Stripe: an authorization of one of them that arrives later is released already. */
+  canceledIntents?: string[];
 }
 
 export type PaymentFact =
@@ -81,7 +84,7 @@ function attemptIdentity(fact: { intentId: string; chargeId?: string; eventId?: 
  * The attempt line moves forward only: a failure or processing older than the newest attempt fact is
  * stale (an old failure never takes back a newer debit in progress), and one already recorded is a duplicate.
  */
-function applyAttempt(state: PaymentState, fact: Extract<PaymentFact, { at: number }>): FactOutcome {
+function applyAttempt(state: PaymentState, fact: { kind: AttemptFact['kind']; at: number; intentId: string; chargeId?: string; eventId?: string }): FactOutcome {
   const id = attemptIdentity(fact);
   const newest = state.attempt;
   if (newest && newest.at === fact.at && newest.ids.includes(id) && newest.kind === fact.kind) return 'duplicate';
@@ -108,14 +111,15 @@ export function applyFact(current: PaymentState, fact: PaymentFact): { state: Pa
     }
     case 'authorized': {
       const known = state.authorization;
-      if (known && known.intentId === fact.intentId && known.chargeId === fact.chargeId) return { state: current, outcome: 'duplicate' };
+      if (known && known.intentId === fact.intentId && (known.chargeId === fact.chargeId || known.chargeId === '')) return { state: current, outcome: 'duplicate' };
       if (state.paid) return { state: current, outcome: 'stale' };
       applyAttempt(state, fact);
+      const canceledBefore = state.canceledIntents?.includes(fact.intentId) ?? false;
       state.authorization = {
         intentId: fact.intentId,
         chargeId: fact.chargeId,
         ...(fact.captureBefore ? { captureBefore: fact.captureBefore } : {}),
-        ...(fact.released ? { released: true } : {}),
+        ...(fact.released || canceledBefore ? { released: true } : {}),
       };
       return { state, outcome: 'applied' };
     }
@@ -123,9 +127,12 @@ export function applyFact(current: PaymentState, fact: PaymentFact): { state: Pa
       if (state.paid?.intentId === fact.intentId) return { state: current, outcome: 'duplicate' };
       if (state.paid) return { state: current, outcome: 'stale' };
       if (!fact.amountMatches) {
-        if (state.mismatch?.intentId === fact.intentId && state.mismatch.chargeId === fact.chargeId) return { state: current, outcome: 'duplicate' };
+        const known = state.mismatch;
+        if (known?.intentId === fact.intentId && (known.chargeId === fact.chargeId || known.chargeId === '')) return { state: current, outcome: 'duplicate' };
         applyAttempt(state, fact);
         state.mismatch = { intentId: fact.intentId, chargeId: fact.chargeId };
+        // The authorization was captured (for another amount): nothing is left to capture.
+        if (state.authorization?.intentId === fact.intentId) state.authorization.released = true;
         return { state, outcome: 'applied' };
       }
       applyAttempt(state, fact);
@@ -133,11 +140,15 @@ export function applyFact(current: PaymentState, fact: PaymentFact): { state: Pa
       return { state, outcome: 'applied' };
     }
     case 'canceled': {
+      if (state.canceledIntents?.includes(fact.intentId)) return { state: current, outcome: 'duplicate' };
+      if (state.paid?.intentId === fact.intentId) return { state: current, outcome: 'stale' };
+      state.canceledIntents = [...(state.canceledIntents ?? []), fact.intentId];
+      applyAttempt(state, { kind: 'canceled', at: fact.at, intentId: fact.intentId, eventId: `canceled:${fact.intentId}` });
       const authorization = state.authorization;
-      if (!authorization || authorization.intentId !== fact.intentId || state.paid) return { state: current, outcome: 'stale' };
-      if (authorization.released) return { state: current, outcome: 'duplicate' };
-      authorization.released = true;
-      if (fact.lapsed) authorization.lapsed = true;
+      if (authorization?.intentId === fact.intentId && !authorization.released) {
+        authorization.released = true;
+        if (fact.lapsed) authorization.lapsed = true;
+      }
       return { state, outcome: 'applied' };
     }
     case 'review_opened':
@@ -188,6 +199,12 @@ export function isHoldStatus(status: string): boolean {
  * returns once holds set later end.
  */
 export function observeShop(state: PaymentState, currentStatus: string): PaymentState {
+  // An order whose authorization ended uncaptured, set back to pending by the shop: the customer pays anew.
+  if (currentStatus === ORDER_STATUS.pending && state.attempt?.kind === 'canceled' && state.authorization?.intentId === state.attempt.intentId) {
+    const reopened = structuredClone(state);
+    delete reopened.authorization;
+    return reopened;
+  }
   if (holdsOf(state).size === 0 || HOLD_STATUSES.has(currentStatus)) return state;
   const next = structuredClone(state);
   if (next.mismatch) next.mismatch.released = true;
@@ -201,8 +218,9 @@ export function observeShop(state: PaymentState, currentStatus: string): Payment
 function settledStatus(state: PaymentState): string {
   if (state.resume !== undefined && PAID_PROGRESS.has(state.resume)) return state.resume;
   if (state.paid) return ORDER_STATUS.processing;
-  // An authorization that ended uncaptured (lapsed, or cancelled at Stripe): unpaid, and it can no longer be paid.
-  return state.authorization?.released ? ORDER_STATUS.failed : ORDER_STATUS.pending;
+  // The newest attempt is an authorization that ended uncaptured (lapsed, or cancelled at Stripe): unpaid, and no longer payable with it.
+  const ended = state.attempt?.kind === 'canceled' && state.authorization?.intentId === state.attempt.intentId;
+  return ended ? ORDER_STATUS.failed : ORDER_STATUS.pending;
 }
 
 /**
@@ -221,7 +239,8 @@ export function nextStatus(
   const holds = holdsOf(after);
   const heldNow = HOLD_STATUSES.has(currentStatus);
   const change = (status: string) => ({ status: status === currentStatus ? undefined : status, state });
-  if (Object.values(after.disputes).some((dispute) => dispute.status === 'lost')) {
+  const lost = (s: PaymentState) => Object.values(s.disputes).filter((dispute) => dispute.status === 'lost').length;
+  if (lost(after) > lost(before)) {
     delete state.resume;
     return HOLDABLE.has(currentStatus) ? change(ORDER_STATUS.failed) : { status: undefined, state };
   }
@@ -232,22 +251,46 @@ export function nextStatus(
   }
   delete state.resume;
   if (heldNow) return change(settledStatus(after));
+  // An authorization that ended before the order was ever held (its end delivered first): as if in order.
+  if (currentStatus === ORDER_STATUS.pending && settledStatus(after) === ORDER_STATUS.failed) return change(ORDER_STATUS.failed);
   if (!before.paid && after.paid && !PAID_PROGRESS.has(currentStatus)) return change(ORDER_STATUS.processing);
   return { status: undefined, state };
 }
 
-/** Reads the facts from their meta value: undefined when absent, 'unreadable' when present but not a state. */
+const id = z.string().max(255);
+const stateSchema = z.object({
+  attempt: z
+    .object({
+      kind: z.enum(['failed', 'processing', 'authorized', 'succeeded', 'canceled']),
+      at: z.number().int().nonnegative(),
+      intentId: id,
+      ids: z.array(id),
+      wholeSecond: z.literal(true).optional(),
+    })
+    .optional(),
+  authorization: z
+    .object({ intentId: id, chargeId: id, captureBefore: z.number().optional(), released: z.boolean().optional(), lapsed: z.boolean().optional() })
+    .optional(),
+  paid: z.object({ intentId: id, chargeId: id }).optional(),
+  mismatch: z.object({ intentId: id, chargeId: id, released: z.boolean().optional() }).optional(),
+  reviews: z.record(id, z.object({ intentId: id, open: z.boolean(), closedReason: z.string().optional(), released: z.boolean().optional() })),
+  disputes: z.record(id, z.object({ intentId: id, chargeId: id, status: z.string() })),
+  resume: z.string().optional(),
+  canceledIntents: z.array(id).optional(),
+});
+
+/** Reads the facts from their meta value: undefined when absent, 'unreadable' when present but not a state, whole. */
 export function parsePaymentState(raw: unknown): PaymentState | undefined | 'unreadable' {
   if (raw === undefined || raw === null || raw === '') return undefined;
   if (typeof raw !== 'string') return 'unreadable';
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(raw) as Partial<PaymentState> | null;
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return 'unreadable';
-    if (typeof parsed.reviews !== 'object' || typeof parsed.disputes !== 'object' || !parsed.reviews || !parsed.disputes) return 'unreadable';
-    return parsed as PaymentState;
+    parsed = JSON.parse(raw);
   } catch {
     return 'unreadable';
   }
+  const result = stateSchema.safeParse(parsed);
+  return result.success ? (result.data as PaymentState) : 'unreadable';
 }
 
 export function serializePaymentState(state: PaymentState): string {
@@ -269,6 +312,8 @@ export interface LegacyPaymentMeta {
   disputeId?: string | undefined;
   disputeStatus?: string | undefined;
   statusBeforeHold?: string | undefined;
+  /** A shipment is recorded (`_shipped_date`). */
+  shipped?: boolean;
 }
 
 const seconds = (iso: string | undefined): number | undefined => {
@@ -297,6 +342,8 @@ export function rebuildPaymentState(meta: LegacyPaymentMeta): PaymentState {
     state.reviews[meta.reviewId] = closed ? { intentId, open: false, closedReason: closed } : { intentId, open: true };
   }
   if (meta.disputeId) state.disputes[meta.disputeId] = { intentId, chargeId: meta.paidChargeId ?? '', status: meta.disputeStatus ?? 'needs_response' };
-  if (meta.statusBeforeHold && holdsOf(state).size > 0) state.resume = meta.statusBeforeHold;
+  // Where the holds return: as the order remembered it, else on its way (`completed`: a status every store has) once shipped.
+  const resume = meta.statusBeforeHold ?? (meta.shipped ? ORDER_STATUS.completed : undefined);
+  if (resume && holdsOf(state).size > 0) state.resume = resume;
   return state;
 }

@@ -15,7 +15,7 @@ export const PAYMENT_TRANSITIONS: readonly TransitionRow[] = [
   {
     event: '`payment_intent.payment_failed`',
     fact: 'a failed attempt',
-    applies: 'order `pending`, or held only for a delayed payment; newer than the newest attempt fact (older: stale; same second while a debit is held: Stripe\'s intent as it is now decides)',
+    applies: 'order `pending`, or a debit of that intent on its way (whatever status the shop set since: a private note says the order is not paid); newer than the newest attempt fact (older: stale; while a debit is on its way, Stripe\'s intent as it is now decides)',
     once: 'its charge (or event) within its second',
     holds: 'ends `delayed`',
     status: '`pending`, with the failure note',
@@ -23,7 +23,7 @@ export const PAYMENT_TRANSITIONS: readonly TransitionRow[] = [
   {
     event: '`payment_intent.processing`',
     fact: 'a delayed payment on its way',
-    applies: 'order `pending`, not paid; newer than the newest attempt fact',
+    applies: 'not paid; order `pending` or already held (a review may come first); newer than the newest attempt fact',
     once: 'its charge within its second',
     holds: 'sets `delayed`',
     status: '`on-hold`',
@@ -31,7 +31,7 @@ export const PAYMENT_TRANSITIONS: readonly TransitionRow[] = [
   {
     event: '`payment_intent.amount_capturable_updated`',
     fact: 'an authorization, with its `capture_before`',
-    applies: 'order `pending` or `on-hold`, not paid; on a `cancelled` order it is released at Stripe at once',
+    applies: 'not paid; on an order that can no longer be paid (`cancelled`, `failed`, `refunded`) it is released at Stripe at once, and an intent cancelled before it arrived makes it released',
     once: 'intent and charge',
     holds: 'sets `capture` (none when released)',
     status: '`authorized` (on_shipment, nothing else holding) or `on-hold`; a cancelled order stays cancelled',
@@ -39,7 +39,7 @@ export const PAYMENT_TRANSITIONS: readonly TransitionRow[] = [
   {
     event: '`payment_intent.succeeded`, amount matches',
     fact: 'the payment',
-    applies: 'not paid; a paid order receiving another intent\'s payment logs `card.duplicate_payment`',
+    applies: 'not paid by this intent; recorded whatever status the order has when the facts awaited it (an authorization, a debit); any other payment on a paid order logs `card.duplicate_payment`',
     once: 'intent',
     holds: 'ends `capture`, `delayed`, `mismatch`',
     status: '`processing`; a shipped order keeps its status; `on-hold` while another hold is active',
@@ -55,7 +55,7 @@ export const PAYMENT_TRANSITIONS: readonly TransitionRow[] = [
   {
     event: '`payment_intent.canceled`',
     fact: 'the authorization released (lapsed when Stripe cancelled it itself)',
-    applies: 'an authorization of the order\'s checkout intent is recorded and not paid',
+    applies: 'an intent the order\'s facts or checkout name, not paid; recorded whatever the order shows, before its authorization too',
     once: 'intent',
     holds: 'ends `capture`',
     status: '`failed` (unpaid, and no longer payable with it) when nothing else holds it; a private note either way',
@@ -97,7 +97,7 @@ export const PAYMENT_TRANSITIONS: readonly TransitionRow[] = [
     fact: 'the shop\'s answer',
     applies: 'seen with the next event',
     once: '-',
-    holds: 'ends `mismatch` and closed reviews\' holds',
+    holds: 'ends `mismatch` and closed reviews\' holds; a failed order set back to `pending` forgets its ended authorization',
     status: 'the shop\'s status becomes where later holds return',
   },
 ];

@@ -23,7 +23,7 @@ import { CardProviderError, StoreCallbackRefusedError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
 import { formatMinorUnits } from '@/lib/money';
 import { normalizeOrder } from '@/lib/orders/normalize';
-import { currentPaymentState } from '@/lib/orders/order-payment';
+import { currentPaymentState, paymentStateReadable } from '@/lib/orders/order-payment';
 import { holdsOf } from '@/lib/orders/payment-state';
 import type { Services } from '@/lib/services';
 import { ORDER_STATUS } from '@/lib/order-statuses';
@@ -102,6 +102,11 @@ export async function captureOrderAuthorization(
   const orderId = order.id;
   if (NOT_CAPTURABLE_STATUSES.has(order.status)) {
     throw new StoreCallbackRefusedError(`The order is ${order.status}: its payment is not captured.`, { code: `order_${order.status}` });
+  }
+  if (!paymentStateReadable(order)) {
+    throw new StoreCallbackRefusedError('The order\'s payment record (_cardprovider_payment) cannot be read: nothing is captured until it is repaired.', {
+      code: 'order_state_unreadable',
+    });
   }
   // The order's own facts must agree too: a review, a mismatch or a debit it holds is not Stripe's to overrule.
   const otherHolds = [...holdsOf(currentPaymentState(order))].filter((hold) => hold !== 'capture');

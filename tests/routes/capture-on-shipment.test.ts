@@ -59,12 +59,22 @@ async function replay() {
 }
 
 describe('the authorization (payment_intent.amount_capturable_updated)', () => {
-  it('puts the pending order on hold with a note, not paid', async () => {
+  it('puts the pending order in the companion plugin\'s authorized status with a note, not paid', async () => {
     await authorizedOrder(3101);
     const order = woo().get(3101);
-    expect(order).toMatchObject({ status: 'on-hold', customer_note: paymentAuthorizedNote('on_shipment'), date_paid: null, transaction_id: '' });
+    expect(order).toMatchObject({ status: 'authorized', customer_note: paymentAuthorizedNote('on_shipment'), date_paid: null, transaction_id: '' });
     expect(meta(3101, '_payment_authorized_at')).toEqual(expect.any(String));
     expect(meta(3101, '_provider_payment_intent_id')).toBeUndefined();
+  });
+
+  it('a store without the companion plugin refuses its status: the authorization waits on hold, and shipping still captures it', async () => {
+    woo().cartBridgeInstalled = false;
+    await authorizedOrder(3103);
+    expect(woo().get(3103).status).toBe('on-hold');
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'store.authorized_status_missing', orderId: 3103 }));
+    await ship(3103);
+    expect(captureCalls()).toHaveLength(1);
+    expect(woo().get(3103).status).toBe('shipped');
   });
 
   it('is applied once: a redelivery and two concurrent deliveries write one update', async () => {
@@ -139,7 +149,7 @@ describe('shipping captures, then ships', () => {
     await authorizedOrder(3114);
     providers().failCard('POST', /\/capture$/, 500, 'api_error', 'internal', 2);
     await ship(3114);
-    expect(woo().get(3114).status).toBe('on-hold');
+    expect(woo().get(3114).status).toBe('authorized');
     expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.replay_queued', orderId: 3114, failure: 'capture:StripeAPIError' }));
 
     expect(await replay()).toMatchObject({ applied: 1 });
@@ -152,12 +162,12 @@ describe('shipping captures, then ships', () => {
     const intentId = await authorizedOrder(3115);
     providers().stripe.cancel(intentId, {});
     await ship(3115);
-    expect(woo().get(3115).status).toBe('on-hold');
+    expect(woo().get(3115).status).toBe('authorized');
     expect(captureCalls()).toHaveLength(0);
     expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.capture_refused', orderId: 3115 }));
     expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.replay_queued', orderId: 3115, failure: 'capture:refused' }));
     expect(await replay()).toMatchObject({ applied: 0, retrying: 1 });
-    expect(woo().get(3115).status).toBe('on-hold');
+    expect(woo().get(3115).status).toBe('authorized');
   });
 
   it('an order on hold for another reason (no authorization recorded) is not captured nor shipped', async () => {
@@ -179,7 +189,7 @@ describe('shipping captures, then ships', () => {
     expect(captureCalls()).toHaveLength(0);
 
     expect((await deliverEvent(providers().stripe.closeReview(review.id, 'approved'))).status).toBe(200);
-    expect(woo().get(3118).status).toBe('on-hold');
+    expect(woo().get(3118).status).toBe('authorized');
     await ship(3118);
     expect(captureCalls()).toHaveLength(1);
     expect(woo().get(3118).status).toBe('shipped');
@@ -192,7 +202,7 @@ describe('shipping captures, then ships', () => {
 
     await ship(3119);
     expect(captureCalls()).toHaveLength(0);
-    expect(woo().get(3119).status).toBe('on-hold');
+    expect(woo().get(3119).status).toBe('authorized');
     expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.replay_queued', orderId: 3119, failure: 'capture:review_open' }));
 
     providers().stripe.closeReview(review.id, 'approved');
@@ -201,11 +211,11 @@ describe('shipping captures, then ships', () => {
     expect(woo().get(3119).status).toBe('shipped');
   });
 
-  it.each([undefined, 'manual'])('with STRIPE_CAPTURE=%s an authorized order on hold is not shipped by the shipping webhook', async (setting) => {
+  it.each([undefined, 'manual'])('with STRIPE_CAPTURE=%s an authorized order is not shipped by the shipping webhook', async (setting) => {
     await authorizedOrder(3117);
     useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, ...(setting ? { STRIPE_CAPTURE: setting } : {}) });
     await ship(3117);
-    expect(woo().get(3117).status).toBe('on-hold');
+    expect(woo().get(3117).status).toBe('authorized');
     expect(captureCalls()).toHaveLength(0);
   });
 });

@@ -498,6 +498,17 @@ describe('card webhook: payment_intent.succeeded', () => {
     providers.woo.seed({ id: 314, currency: 'KWD', lines: [{ total: '12.345' }] });
     await deliver(succeeded(314, { amount: 12350, currency: 'kwd' }));
     expect(providers.woo.get(314).status).toBe('processing');
+    // The shop is told why Stripe's amount and the order's total differ by a few fils.
+    expect((providers.woo.notes.get(314) ?? []).map((n) => n.note)).toEqual([
+      "Stripe charged 12.350 KWD for this order's total of 12.345 KWD: Stripe moves KWD in steps of 0.010. A full refund returns the 12.350 charged.",
+    ]);
+  });
+
+  it('writes no rounding note when the charge is the order total', async () => {
+    providers.woo.seed({ id: 319, currency: 'KWD', lines: [{ total: '12.340' }] });
+    await deliver(succeeded(319, { amount: 12340, currency: 'kwd' }));
+    expect(providers.woo.get(319).status).toBe('processing');
+    expect(providers.woo.notes.get(319) ?? []).toEqual([]);
   });
 
   it.each([

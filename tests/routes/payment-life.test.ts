@@ -11,6 +11,7 @@ import { resetServices } from '@/lib/services';
 import { deliverEvent, paidOrder } from '../support/card-events';
 import { TEST_CRON_SECRET, useTestEnv } from '../support/env';
 import { postJson, tokenFor } from '../support/requests';
+import { callStore, TEST_STORE_CALLBACK_SECRET } from '../support/store-callbacks';
 import { useShippingProviders } from '../support/shipstation';
 
 const ctx = useShippingProviders();
@@ -103,6 +104,18 @@ describe('failures on one order, however many, apply once', () => {
     expect(woo().get(4301).customer_note).toContain('Declined 104.');
   });
 
+  it('an order whose facts cannot be read moves no money: the admin\'s capture is refused', async () => {
+    useTestEnv({ STRIPE_CAPTURE: 'manual', STORE_CALLBACK_SECRET: TEST_STORE_CALLBACK_SECRET });
+    await authorizedAtStripe(4303);
+    expect((await deliverEvent(lastEvent('payment_intent.amount_capturable_updated'))).status).toBe(200);
+    woo().update(4303, { meta_data: woo().get(4303).meta_data.map((m) => (m.key === '_cardprovider_payment' ? { ...m, value: '{"reviews":{"x":null},"disputes":{}}' } : m)) });
+
+    const refused = await callStore('capture', { order_id: 4303 });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain('cannot be read');
+    expect(captureCalls()).toHaveLength(0);
+  });
+
   it('an unreadable facts value is rebuilt from what the order shows, never read as "nothing applied"', async () => {
     woo().seed({ id: 4302, lines: [{ total: '30.00' }] });
     const intent = stripe().create({ amount: '3000', currency: 'usd', metadata: { shop_order_id: '4302' } });
@@ -161,6 +174,38 @@ describe('an old failure after a newer delayed payment', () => {
 
     expect((await deliverEvent(failed)).status).toBe(200);
     expect(woo().get(4402).status).toBe('on-hold');
+  });
+});
+
+describe('a debit on its way when the shop moves the order on by hand', () => {
+  beforeEach(() => useTestEnv({ CARD_LIFECYCLE_EVENTS: 'async' }));
+
+  async function debitOnItsWay(orderId: number) {
+    woo().seed({ id: orderId, currency: 'EUR', lines: [{ total: '30.00' }] });
+    const intent = stripe().create({ amount: '3000', currency: 'eur', metadata: { shop_order_id: String(orderId) } });
+    stripe().process(intent.id);
+    expect((await deliverEvent(lastEvent('payment_intent.processing'))).status).toBe(200);
+    woo().update(orderId, { status: 'processing' }); // the shop, in the admin
+    return intent;
+  }
+
+  it('its success is recorded as the order\'s payment, never reported as a second one', async () => {
+    const intent = await debitOnItsWay(4701);
+    stripe().succeed(intent.id);
+    expect((await deliverEvent(lastEvent('payment_intent.succeeded'))).status).toBe(200);
+    expect(woo().get(4701)).toMatchObject({ status: 'processing', transaction_id: expect.stringMatching(/^ch_/) });
+    expect(facts(4701).paid).toMatchObject({ intentId: intent.id });
+  });
+
+  it('its failure is recorded, and the shop told the order is not paid', async () => {
+    const intent = await debitOnItsWay(4702);
+    stripe().fail(intent.id, 'The bank refused the debit.');
+    const failed = lastEvent('payment_intent.payment_failed');
+    failed.created += 5;
+    expect((await deliverEvent(failed)).status).toBe(200);
+    expect(woo().get(4702).status).toBe('processing');
+    expect(facts(4702).attempt).toMatchObject({ kind: 'failed' });
+    expect((woo().notes.get(4702) ?? []).map((n) => n.note)).toEqual([expect.stringContaining('failed at Stripe: the order is not paid')]);
   });
 });
 

@@ -164,7 +164,7 @@ describe('Stripe stand-in answers', () => {
     expect(await noKey.json()).toMatchObject({ error: { type: 'invalid_request_error' } });
     const missing = await fetch(`${stripe.url}/v1/payment_intents`, { method: 'POST', headers: auth, body: 'amount=100' });
     expect(await missing.json()).toMatchObject({ error: { code: 'parameter_missing', param: 'currency' } });
-    const unknown = await fetch(`${stripe.url}/v1/charges`, { headers: auth });
+    const unknown = await fetch(`${stripe.url}/v1/customers`, { headers: auth });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ error: { type: 'invalid_request_error' } });
   });

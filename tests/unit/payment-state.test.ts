@@ -125,6 +125,59 @@ describe('each fact applies once, and never behind a newer one', () => {
   });
 });
 
+describe('an authorization and its end, in any order', () => {
+  const lapse: PaymentFact = { kind: 'canceled', at: 150, intentId: PI, lapsed: true };
+
+  it('a lapse delivered before its authorization ends where the two in order end: failed, nothing held', () => {
+    const inOrder = run([authorized, lapse]);
+    const reversed = run([lapse, authorized]);
+    expect(inOrder.status).toBe('failed');
+    expect(reversed.status).toBe(inOrder.status);
+    expect(holdsOf(reversed.state).size).toBe(0);
+  });
+
+  it('a lapsed authorization does not fail the order again once the customer pays with a new one', () => {
+    const lapsed = run([authorized, lapse]);
+    // The shop sets the order back to pending; the customer authorizes a new intent, which Radar reviews first.
+    let state = lapsed.state;
+    let status = 'pending';
+    const second: PaymentFact[] = [
+      { kind: 'review_opened', reviewId: 'prv_2', intentId: 'pi_2' },
+      { kind: 'review_closed', reviewId: 'prv_2', intentId: 'pi_2', closedReason: 'approved' },
+      { kind: 'authorized', at: 300, intentId: 'pi_2', chargeId: 'ch_2' },
+    ];
+    for (const fact of second) {
+      const before = observeShop(state, status);
+      const applied = applyFact(before, fact);
+      expect(applied.outcome).toBe('applied');
+      const next = nextStatus(status, before, applied.state, settings);
+      state = next.state;
+      status = next.status ?? status;
+    }
+    expect(status).toBe('on-hold');
+    expect([...holdsOf(state)]).toEqual(['capture']);
+  });
+
+  it('a mismatched capture of the authorization leaves nothing to capture', () => {
+    const { state } = run([authorized, { ...succeeded, amountMatches: false }]);
+    expect([...holdsOf(state)]).toEqual(['mismatch']);
+  });
+});
+
+describe('a lost dispute', () => {
+  it('fails the order when it is lost, and never again once the shop has moved it on', () => {
+    const lost: PaymentFact = { ...disputeWon, status: 'lost' };
+    const failed = run([succeeded, disputeOpened, lost]);
+    expect(failed.status).toBe('failed');
+    // The shop completes the order anyway; a later review comes and goes.
+    const before = observeShop(failed.state, 'completed');
+    const opened = nextStatus('completed', before, applyFact(before, reviewOpened).state, settings);
+    const closedBefore = observeShop(opened.state, opened.status ?? 'completed');
+    const closed = nextStatus(opened.status ?? 'completed', closedBefore, applyFact(closedBefore, reviewApproved).state, settings);
+    expect(closed.status ?? opened.status).toBe('completed');
+  });
+});
+
 describe('order of delivery never matters', () => {
   const lifeOfOnePayment: PaymentFact[] = [authorized, reviewOpened, reviewApproved, succeeded, disputeOpened, disputeWon];
   it('every permutation of one payment\'s facts, each possibly delivered twice, ends where the in-order run ends', () => {
@@ -141,6 +194,22 @@ describe('order of delivery never matters', () => {
   });
 });
 
+describe('order of delivery never matters, for an authorization that lapses either', () => {
+  const lapse: PaymentFact = { kind: 'canceled', at: 150, intentId: PI, lapsed: true };
+  const lifeOfALapse: PaymentFact[] = [authorized, reviewOpened, reviewApproved, lapse];
+  it('every permutation, with repeats, ends where the in-order run ends', () => {
+    const inOrder = run(lifeOfALapse);
+    fc.assert(
+      fc.property(fc.shuffledSubarray(lifeOfALapse.map((_, i) => i), { minLength: lifeOfALapse.length }), fc.array(fc.nat(lifeOfALapse.length - 1), { maxLength: 3 }), (order, repeats) => {
+        const result = run([...order, ...repeats].map((i) => lifeOfALapse[i]!));
+        expect(result.status).toBe(inOrder.status);
+        expect([...holdsOf(result.state)]).toEqual([...holdsOf(inOrder.state)]);
+      }),
+      { seed: 27, numRuns: 200 },
+    );
+  });
+});
+
 describe('reading the facts', () => {
   it('an unreadable value is told apart from an absent one', () => {
     expect(parsePaymentState(undefined)).toBeUndefined();
@@ -148,6 +217,9 @@ describe('reading the facts', () => {
     expect(parsePaymentState('[]')).toBe('unreadable');
     expect(parsePaymentState({ reviews: {} })).toBe('unreadable');
     expect(parsePaymentState('{"reviews":{},"disputes":{}}')).toEqual({ reviews: {}, disputes: {} });
+    // Whole: a garbled entry inside is unreadable too, never a crash further on.
+    expect(parsePaymentState('{"reviews":{"prv_1":null},"disputes":{}}')).toBe('unreadable');
+    expect(parsePaymentState('{"reviews":{},"disputes":{},"attempt":{"kind":"failed","at":1,"intentId":"pi"}}')).toBe('unreadable');
   });
 
   it('rebuilds from the meta an older order shows, conservatively: a failure dates from when it was written', () => {
@@ -164,6 +236,9 @@ describe('reading the facts', () => {
     });
     expect(state).toMatchObject({ paid: { intentId: PI }, reviews: { prv_9: { open: true } }, disputes: { dp_9: { status: 'needs_response' } }, resume: 'processing' });
     const written = Date.parse('2026-11-20T10:00:00.000Z') / 1000;
+    // A shipped order held when its facts were lost returns to a status on its way, not to processing.
+    const shipped = rebuildPaymentState({ status: 'on-hold', paidIntentId: PI, disputeId: 'dp_9', mismatchNote: false, shipped: true });
+    expect(shipped.resume).toBe('completed');
     const unpaid = rebuildPaymentState({ status: 'pending', checkoutIntentId: PI, failedAt: '2026-11-20T10:00:00.000Z', mismatchNote: false });
     expect(applyFact(unpaid, failure(written - 5)).outcome).toBe('stale');
     expect(applyFact(unpaid, failure(written)).outcome).toBe('stale');

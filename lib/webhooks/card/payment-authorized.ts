@@ -14,15 +14,16 @@ import { isPaid } from '@/lib/orders/payable';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import { releaseAuthorization } from '@/lib/store-callbacks/authorization';
-import { checkoutIntentId } from '@/lib/store-callbacks/card-payment';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
 import { currentPaymentState } from '@/lib/orders/order-payment';
 import { applyTransition } from '@/lib/webhooks/card/transition';
 
 export type PaymentAuthorizedOutcome =
-  | Changed<'authorized_on_hold' | 'released_cancelled_order'>
-  | Unchanged<'not_pending' | 'already_paid' | typeof DUPLICATE_EVENT>;
+  | Changed<'authorized_on_hold' | 'released_unpayable_order'>
+  | Unchanged<'already_paid' | typeof DUPLICATE_EVENT>;
+
+const NOT_HOLDING: ReadonlySet<string> = new Set([ORDER_STATUS.cancelled, ORDER_STATUS.failed, ORDER_STATUS.refunded]);
 
 /** When the authorization lapses, from its charge; unknown (undefined) when Stripe cannot say now: the expiry cron reads it anyway. */
 async function captureBeforeOf(chargeId: string, services: Services): Promise<number | undefined> {
@@ -43,18 +44,17 @@ export async function recordAuthorization(
 ): Promise<PaymentAuthorizedOutcome> {
   const order = await services.store().getOrder(orderId);
   const fact = { kind: 'authorized' as const, at: event.created, intentId: intent.intentId, chargeId: intent.chargeId };
-  // Authorized after the order was cancelled (paid in another tab, 3-D Secure finished late): released at once.
-  if (order.status === ORDER_STATUS.cancelled && intent.intentId === checkoutIntentId(order)) {
+  const state = currentPaymentState(order);
+  if (state.paid || isPaid(order)) return unchanged('already_paid');
+  // An order that can no longer be paid (cancelled, failed, refunded) holds no money: the authorization is released at once.
+  if (NOT_HOLDING.has(order.status)) {
     const released = { ...fact, released: true };
-    if (applyFact(currentPaymentState(order), released).outcome !== 'applied') return unchanged(DUPLICATE_EVENT);
-    await releaseAuthorization(order, intent.intentId, services, 'authorized after the order was cancelled');
+    if (applyFact(state, released).outcome !== 'applied') return unchanged(DUPLICATE_EVENT);
+    await releaseAuthorization(order, intent.intentId, services, `authorized after the order was ${order.status}`);
     await applyTransition(order, released, services);
-    return changed('released_cancelled_order');
+    return changed('released_unpayable_order');
   }
-  if (isPaid(order)) return unchanged('already_paid');
-  // A review may hold the order already (it can arrive first); any other status is the shop's.
-  if (order.status !== ORDER_STATUS.pending && order.status !== ORDER_STATUS.onHold) return unchanged('not_pending');
-  if (applyFact(currentPaymentState(order), fact).outcome !== 'applied') return unchanged(DUPLICATE_EVENT);
+  if (applyFact(state, fact).outcome !== 'applied') return unchanged(DUPLICATE_EVENT);
   const captureBefore = await captureBeforeOf(intent.chargeId, services);
   const recorded = await applyTransition(order, { ...fact, captureBefore }, services, () => ({
     customerNote: paymentAuthorizedNote(services.config.capture),

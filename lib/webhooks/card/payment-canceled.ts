@@ -6,7 +6,7 @@
  * WooCommerce means it; the shop reopens or cancels it), with a private note (docs/integrations/stripe.md).
  */
 import { META } from '@/lib/orders/meta-keys';
-import { applyFact } from '@/lib/orders/payment-state';
+import { applyFact, paymentsOf } from '@/lib/orders/payment-state';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import { checkoutIntentId } from '@/lib/store-callbacks/card-payment';
@@ -28,8 +28,8 @@ export const canceledNotes = {
 };
 
 export type PaymentCanceledOutcome =
-  | Changed<'authorization_lapsed' | 'authorization_canceled' | 'cancel_noted'>
-  | Unchanged<'other_intent' | 'not_authorized' | 'order_cancelled' | typeof DUPLICATE_EVENT>;
+  | Changed<'authorization_lapsed' | 'authorization_canceled' | 'cancel_noted' | 'cancel_recorded'>
+  | Unchanged<'other_intent' | 'already_paid' | typeof DUPLICATE_EVENT>;
 
 export const paymentCanceled = cardEventHandler({
   kind: 'payment_intent',
@@ -37,24 +37,26 @@ export const paymentCanceled = cardEventHandler({
   apply: async (orderId, event, services: Services): Promise<PaymentCanceledOutcome> => {
     const order = await services.store().getOrder(orderId);
     const intentId = event.intent.intentId;
-    // An intent the checkout replaced since, or another integration's: not this order's payment.
-    if (checkoutIntentId(order) !== intentId) return unchanged('other_intent');
-    // Released because the order was cancelled (the service's own release, or the shop's): nothing to tell.
-    if (order.status === ORDER_STATUS.cancelled) return unchanged('order_cancelled');
+    const state = currentPaymentState(order);
+    // An intent the order's facts and checkout do not name (one the checkout replaced long ago, another integration's).
+    if (!paymentsOf(state, checkoutIntentId(order)).has(intentId)) return unchanged('other_intent');
     const reason = event.intent.cancellationReason ?? 'other';
     const lapsed = STRIPE_OWN_REASONS.has(reason);
     const fact = { kind: 'canceled' as const, at: event.created, intentId, lapsed };
-    const preview = applyFact(currentPaymentState(order), fact).outcome;
-    if (preview === 'duplicate') return unchanged(DUPLICATE_EVENT);
-    // No authorization recorded, or its payment recorded since.
-    if (preview === 'stale') return unchanged('not_authorized');
+    const applied = applyFact(state, fact);
+    if (applied.outcome === 'duplicate') return unchanged(DUPLICATE_EVENT);
+    if (applied.outcome === 'stale') return unchanged('already_paid');
+    // Recorded whatever the order shows, so an authorization delivered after it finds it released.
+    const releasedNow = state.authorization?.intentId === intentId && !state.authorization.released;
+    // Released because the order was cancelled (the service's own release, or the shop's): nothing to tell.
+    const tell = releasedNow && order.status !== ORDER_STATUS.cancelled;
     const recorded = await applyTransition(order, fact, services, () => ({
-      shopNote: lapsed ? canceledNotes.lapsed(intentId) : canceledNotes.requested(intentId, reason),
+      shopNote: tell ? (lapsed ? canceledNotes.lapsed(intentId) : canceledNotes.requested(intentId, reason)) : undefined,
       // Written empty (read as absent): the order no longer holds an authorization to capture.
-      metaValues: { [META.paymentAuthorizedAt]: '' },
+      ...(releasedNow ? { metaValues: { [META.paymentAuthorizedAt]: '' } } : {}),
     }));
     if (recorded.outcome !== 'applied') return unchanged(DUPLICATE_EVENT);
-    // Moved on by the shop (processing by hand, say): the note tells it the card will not be charged; its status is the shop's.
+    if (!releasedNow) return changed('cancel_recorded');
     if (recorded.status !== ORDER_STATUS.failed) return changed('cancel_noted');
     return changed(lapsed ? 'authorization_lapsed' : 'authorization_canceled');
   },

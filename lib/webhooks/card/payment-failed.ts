@@ -10,8 +10,8 @@
  */
 import type { PaymentIntentFacts } from '@/lib/card/events';
 import { META } from '@/lib/orders/meta-keys';
-import { paymentFailedNote } from '@/lib/orders/notes';
-import { applyFact, holdsOf } from '@/lib/orders/payment-state';
+import { paymentFailedNote, shopNotes } from '@/lib/orders/notes';
+import { applyFact, isHoldStatus } from '@/lib/orders/payment-state';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import { restoreCartAfterFailure } from '@/lib/webhooks/card/customer-cart';
@@ -40,20 +40,24 @@ export async function applyPaymentFailed(
   const store = services.store();
   const order = await store.getOrder(orderId);
   const state = currentPaymentState(order);
-  const delayed = services.config.lifecycleEvents.has('async') && order.status === ORDER_STATUS.onHold && holdsOf(state).has('delayed');
-  if (order.status !== ORDER_STATUS.pending && !delayed) return unchanged('not_pending');
+  // A debit the facts hold as on its way: its failure is recorded whatever status the order has now.
+  const debitOnItsWay = state.attempt?.kind === 'processing' && state.attempt.intentId === intent.intentId && !state.paid;
+  if (order.status !== ORDER_STATUS.pending && !debitOnItsWay) return unchanged('not_pending');
   const fact = { kind: 'failed' as const, at: event.created, intentId: intent.intentId, chargeId: intent.chargeId, eventId: event.id };
   const preview = applyFact(state, fact).outcome;
   if (preview === 'duplicate') return unchanged(DUPLICATE_EVENT);
   if (preview === 'stale') return unchanged('stale_failure');
-  if (delayed) {
-    // The order holds a debit on its way: the event's snapshot may be older than it. Stripe's intent says now.
+  if (debitOnItsWay) {
+    // The event's snapshot may be older than the debit the order holds. Stripe's intent says now.
     const current = await (await services.card()).retrievePaymentIntent(intent.intentId);
     if (current && MOVED_ON.has(current.status)) return unchanged('stale_failure');
   }
+  // The shop moved the order on while the debit was on its way: it must know the order is not paid.
+  const movedOn = order.status !== ORDER_STATUS.pending && !isHoldStatus(order.status);
 
   const restored = order.customer_id > 0 && (await restoreCartAfterFailure(store, order.customer_id, orderId, event.id));
   const recorded = await applyTransition(order, fact, services, () => ({
+    shopNote: movedOn ? shopNotes.debitFailed(intent.intentId, order.status) : undefined,
     customerNote: paymentFailedNote(intent.errorMessage, restored),
     meta: {
       [META.paymentFailedAt]: new Date().toISOString(),

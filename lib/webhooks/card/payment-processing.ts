@@ -8,6 +8,7 @@
 import { META } from '@/lib/orders/meta-keys';
 import { PAYMENT_PROCESSING_NOTE } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';
+import { isHoldStatus } from '@/lib/orders/payment-state';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { PaymentIntentFacts } from '@/lib/card/events';
@@ -24,7 +25,8 @@ export async function holdForDelayedPayment(
   services: Services,
 ): Promise<PaymentProcessingOutcome> {
   const order = await services.store().getOrder(orderId);
-  if (order.status !== ORDER_STATUS.pending || isPaid(order)) return unchanged('not_pending');
+  // Pending, or held by the model already (a review may come first): the debit's hold joins the others.
+  if ((order.status !== ORDER_STATUS.pending && !isHoldStatus(order.status)) || isPaid(order)) return unchanged('not_pending');
   const held = await applyTransition(
     order,
     { kind: 'processing', at: event.created, intentId: intent.intentId, chargeId: intent.chargeId },

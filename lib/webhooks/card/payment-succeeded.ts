@@ -11,7 +11,8 @@ import { InvalidCardEventError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
 import { metaValue, normalizeOrder } from '@/lib/orders/normalize';
-import { AMOUNT_MISMATCH_NOTE, isSupersededByPayment, PAYMENT_RECEIVED_NOTE } from '@/lib/orders/notes';
+import { AMOUNT_MISMATCH_NOTE, isSupersededByPayment, PAYMENT_RECEIVED_NOTE, shopNotes } from '@/lib/orders/notes';
+import { formatMinorUnits } from '@/lib/money';
 import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
 import { clearCartAfterPayment } from '@/lib/webhooks/card/customer-cart';
@@ -44,9 +45,12 @@ export async function applyPaymentSucceeded(
   const order = await store.getOrder(orderId);
   const state = currentPaymentState(order);
   if (state.paid?.intentId === intent.intentId) return unchanged('already_paid');
-  // Paid by other means (a status that counts as paid, no authorization of this intent waiting for it): a second payment.
-  const capturedAuthorization = state.authorization?.intentId === intent.intentId && !state.paid;
-  if (state.paid || (isPaid(order) && !capturedAuthorization)) {
+  // The payment the order's facts were waiting for (an authorization captured at shipping, a debit on its way) is
+  // recorded whatever status the shop or the shipment gave the order meanwhile; any other on a paid order is a second payment.
+  const awaited =
+    state.authorization?.intentId === intent.intentId ||
+    (state.attempt?.intentId === intent.intentId && (state.attempt.kind === 'processing' || state.attempt.kind === 'authorized'));
+  if (state.paid || (isPaid(order) && !awaited)) {
     reportDuplicatePayment(orderId, order, intent);
     return unchanged('already_paid');
   }
@@ -81,7 +85,12 @@ export async function applyPaymentSucceeded(
     [META.datePaidInternal]: String(Math.floor(paidAt.getTime() / 1000)),
   };
   if (metaValue(order, META.manualPaymentStatus) !== undefined) meta[META.manualPaymentStatus] = 'superseded';
+  const rounded = normalized.charge_cents !== normalized.total_cents;
   const paid = await applyTransition(order, fact, services, () => ({
+    // A three-decimal total Stripe charged in multiples of 10: the shop sees why the two differ.
+    ...(rounded
+      ? { shopNote: shopNotes.chargeRounded(formatMinorUnits(paidAmount, normalized.currency), formatMinorUnits(normalized.total_cents, normalized.currency), normalized.currency) }
+      : {}),
     ...(isSupersededByPayment(order.customer_note) ? { customerNote: PAYMENT_RECEIVED_NOTE } : {}),
     meta,
     metaMode: 'append',
