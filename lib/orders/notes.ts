@@ -61,6 +61,10 @@ export function shippedNote(details: ShipmentDetails): string {
   return parts.length === 0 ? 'Your order has been shipped!' : `Your order has been shipped! ${parts.join(' | ')}`;
 }
 
+const HOLD_NOTE_STATUSES: ReadonlySet<string> = new Set(['on-hold', 'authorized']);
+const HOLD_NAMES: Record<string, string> = { review: 'a Radar review', dispute: 'a dispute', capture: 'the card authorization', mismatch: 'the amount mismatch', delayed: 'the payment on its way' };
+export const holdName = (hold: string) => HOLD_NAMES[hold] ?? hold;
+
 /** Private notes for the shop (order notes with `customer_note: false`), for refunds, disputes and fraud reviews. */
 export const shopNotes = {
   debitFailed: (intentId: string, status: string) =>
@@ -73,19 +77,19 @@ export const shopNotes = {
     `The card authorization ${intentId} (${amount}) is ${hours} hours old and lapses 7 days after it was made: capture it (order action "Capture charge") or cancel the order, or the customer's card is never charged.`,
   refundRemoved: (refundId: string, status: string) =>
     `Stripe refund ${refundId} is ${status}: the refund recorded for it was removed. The money was not returned to the customer.`,
-  disputeOpened: (disputeId: string, reason: string, amount: string, previousStatus: string) =>
-    `Stripe dispute ${disputeId} opened (reason: ${reason}, amount: ${amount}). The order was put on hold (it was ${previousStatus}); respond to the dispute in the Stripe dashboard.`,
-  disputeWon: (disputeId: string, status: string, restored: string | undefined) =>
-    restored
-      ? `Stripe dispute ${disputeId} closed (${status}). The order is back to ${restored}.`
-      : `Stripe dispute ${disputeId} closed (${status}). The order's status was changed while the dispute was open, so it was left as it is.`,
+  disputeOpened: (disputeId: string, reason: string, amount: string, statusSentence: string) =>
+    `Stripe dispute ${disputeId} opened (reason: ${reason}, amount: ${amount}). ${statusSentence} Respond to the dispute in the Stripe dashboard.`,
+  disputeWon: (disputeId: string, status: string, statusSentence: string) => `Stripe dispute ${disputeId} closed (${status}). ${statusSentence}`,
   disputeLost: (disputeId: string) => `Stripe dispute ${disputeId} was lost: the payment was returned to the cardholder. The order was marked failed.`,
-  reviewOpened: (reviewId: string, reason: string, previousStatus: string) =>
-    `Stripe Radar review ${reviewId} opened (reason: ${reason}). The order was put on hold (it was ${previousStatus}); approve or refund the payment in the Stripe dashboard before shipping.`,
-  reviewApproved: (reviewId: string, restored: string | undefined) =>
-    restored
-      ? `Stripe Radar review ${reviewId} approved. The order is back to ${restored}.`
-      : `Stripe Radar review ${reviewId} approved. The order's status was changed while the review was open (or a dispute holds it), so it was left as it is.`,
+  reviewOpened: (reviewId: string, reason: string, statusSentence: string) =>
+    `Stripe Radar review ${reviewId} opened (reason: ${reason}). ${statusSentence} Approve or refund the payment in the Stripe dashboard before shipping.`,
+  reviewApproved: (reviewId: string, statusSentence: string) => `Stripe Radar review ${reviewId} approved. ${statusSentence}`,
+  /** What a transition did to the order's status, in the words of a shop note. */
+  statusSentence: (before: string, after: string, stillHeldBy: string[]) => {
+    if (after !== before) return HOLD_NOTE_STATUSES.has(after) ? `The order was put on hold (it was ${before}).` : `The order is back to ${after}.`;
+    if (stillHeldBy.length > 0 && HOLD_NOTE_STATUSES.has(after)) return `The order stays on hold: ${stillHeldBy.join(' and ')} still ${stillHeldBy.length > 1 ? 'hold' : 'holds'} it.`;
+    return `The order stays ${after}.`;
+  },
   reviewClosed: (reviewId: string, reason: string) =>
     `Stripe Radar review ${reviewId} closed (${reason}). The order stays as it is: a refund or dispute is recorded by its own event.`,
   earlyFraudWarning: (warningId: string, chargeId: string, fraudType: string, actionable: boolean) =>

@@ -97,7 +97,7 @@ describe('review.closed', () => {
     expect((await deliverEvent(providers.stripe.closeReview(review.id, 'approved'))).status).toBe(200);
 
     expect(providers.woo.get(2112).status).toBe('cancelled');
-    expect(noteText(2112)).toMatch(/was left as it is/);
+    expect(noteText(2112)).toMatch(/approved. The order stays cancelled.$/m);
   });
 
   it('approved while a dispute holds the order: the order stays on hold', async () => {

@@ -238,8 +238,10 @@ describe('a dispute opened while a review holds the order', () => {
     expect((await deliverEvent(disputed)).status).toBe(200);
     expect((await deliverEvent(stripe().closeReview(review.id, 'approved'))).status).toBe(200);
     expect(woo().get(4501).status).toBe('on-hold');
+    expect((woo().notes.get(4501) ?? []).map((n) => n.note)).toContainEqual(`Stripe Radar review ${review.id} approved. The order stays on hold: a dispute still holds it.`);
 
     expect((await deliverEvent(stripe().closeDispute(dispute.id, 'won'))).status).toBe(200);
     expect(woo().get(4501).status).toBe('processing');
+    expect((woo().notes.get(4501) ?? []).map((n) => n.note)).toContainEqual(`Stripe dispute ${dispute.id} closed (won). The order is back to processing.`);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AMOUNT_MISMATCH_NOTE, isSupersededByPayment, manualPaymentAwaitedNote, paymentAuthorizedNote, paymentFailedNote, PAYMENT_RECEIVED_NOTE, shippedNote } from '@/lib/orders/notes';
+import { AMOUNT_MISMATCH_NOTE, isSupersededByPayment, manualPaymentAwaitedNote, paymentAuthorizedNote, paymentFailedNote, PAYMENT_RECEIVED_NOTE, shippedNote, shopNotes } from '@/lib/orders/notes';
 
 describe('customer notes', () => {
   it('states the provider message once, with one full stop, and what happens next', () => {
@@ -51,5 +51,15 @@ describe('the authorization note says what the capture mode does', () => {
   it('either note is superseded by the payment-received note once the payment is recorded', () => {
     expect(isSupersededByPayment(paymentAuthorizedNote('on_shipment'))).toBe(true);
     expect(isSupersededByPayment(paymentAuthorizedNote('manual'))).toBe(true);
+  });
+});
+
+describe('what a hold did to the order, in a shop note', () => {
+  it('says put on hold, back to a status, still held by what, or unchanged', () => {
+    expect(shopNotes.statusSentence('processing', 'on-hold', ['a Radar review'])).toBe('The order was put on hold (it was processing).');
+    expect(shopNotes.statusSentence('on-hold', 'processing', [])).toBe('The order is back to processing.');
+    expect(shopNotes.statusSentence('on-hold', 'on-hold', ['a dispute'])).toBe('The order stays on hold: a dispute still holds it.');
+    expect(shopNotes.statusSentence('on-hold', 'on-hold', ['a Radar review', 'a dispute'])).toBe('The order stays on hold: a Radar review and a dispute still hold it.');
+    expect(shopNotes.statusSentence('cancelled', 'cancelled', [])).toBe('The order stays cancelled.');
   });
 });

@@ -12,7 +12,7 @@ import { disputeAmount } from '@/lib/webhooks/card/dispute';
 import { OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { cardEventHandler, changed, unchanged, type CardOutcome } from '@/lib/webhooks/card/handler';
 import { currentPaymentState } from '@/lib/orders/order-payment';
-import { applyTransition, isOtherPayment } from '@/lib/webhooks/card/transition';
+import { applyTransition, isOtherPayment, statusSentence } from '@/lib/webhooks/card/transition';
 import { META } from '@/lib/orders/meta-keys';
 
 async function recordDispute(orderId: number, dispute: DisputeFacts, services: Services, closed: boolean): Promise<CardOutcome> {
@@ -27,12 +27,12 @@ async function recordDispute(orderId: number, dispute: DisputeFacts, services: S
     chargeId: dispute.chargeId,
     status: dispute.status,
   };
-  const recorded = await applyTransition(order, fact, services, ({ status }) => ({
+  const recorded = await applyTransition(order, fact, services, (transition) => ({
     shopNote: !closed
-      ? shopNotes.disputeOpened(dispute.disputeId, dispute.reason, disputeAmount(dispute), order.status)
+      ? shopNotes.disputeOpened(dispute.disputeId, dispute.reason, disputeAmount(dispute), statusSentence(order, transition))
       : lost
         ? shopNotes.disputeLost(dispute.disputeId)
-        : shopNotes.disputeWon(dispute.disputeId, dispute.status, status),
+        : shopNotes.disputeWon(dispute.disputeId, dispute.status, statusSentence(order, transition)),
     // Shown in the admin's custom fields: the dispute last heard of and its status.
     meta: { [META.disputeId]: dispute.disputeId, [META.disputeStatus]: dispute.status },
     metaMode: 'replace',

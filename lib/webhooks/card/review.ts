@@ -12,7 +12,7 @@ import type { Services } from '@/lib/services';
 import { OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { cardEventHandler, changed, unchanged, type CardOutcome } from '@/lib/webhooks/card/handler';
 import { currentPaymentState } from '@/lib/orders/order-payment';
-import { applyTransition, isOtherPayment } from '@/lib/webhooks/card/transition';
+import { applyTransition, isOtherPayment, statusSentence } from '@/lib/webhooks/card/transition';
 
 export const REVIEW_ALREADY_RECORDED = 'review_already_recorded';
 
@@ -25,11 +25,11 @@ async function recordReview(orderId: number, review: ReviewFacts, services: Serv
   const fact = opened
     ? { kind: 'review_opened' as const, reviewId: review.reviewId, intentId }
     : { kind: 'review_closed' as const, reviewId: review.reviewId, intentId, closedReason: reason };
-  const recorded = await applyTransition(order, fact, services, ({ status }) => ({
+  const recorded = await applyTransition(order, fact, services, (transition) => ({
     shopNote: opened
-      ? shopNotes.reviewOpened(review.reviewId, review.openedReason, order.status)
+      ? shopNotes.reviewOpened(review.reviewId, review.openedReason, statusSentence(order, transition))
       : reason === 'approved'
-        ? shopNotes.reviewApproved(review.reviewId, status)
+        ? shopNotes.reviewApproved(review.reviewId, statusSentence(order, transition))
         : shopNotes.reviewClosed(review.reviewId, reason),
     // Shown in the admin's custom fields: the review last heard of, and why it closed (empty while open).
     meta: { [META.reviewId]: review.reviewId, [META.reviewClosedReason]: opened ? '' : reason },

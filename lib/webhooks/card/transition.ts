@@ -17,7 +17,9 @@ import {
   type PaymentFact,
   type PaymentState,
   paymentsOf,
+  holdsOf,
 } from '@/lib/orders/payment-state';
+import { holdName, shopNotes } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';
 import { concernsOtherPayment } from '@/lib/webhooks/card/duplicate-payment';
 import { ORDER_STATUS } from '@/lib/order-statuses';
@@ -94,4 +96,9 @@ export function isOtherPayment(
   if (payment.intentId && paymentsOf(state, metaValue(order, META.paymentIntentId)).has(payment.intentId)) return false;
   if (!isPaid(order) && !state.paid) return false;
   return concernsOtherPayment(order.id, order, payment, what);
+}
+
+/** A shop note's account of what the transition did to the order's status. */
+export function statusSentence(order: StoreOrder, transition: Omit<Transition, 'outcome'>): string {
+  return shopNotes.statusSentence(order.status, transition.status ?? order.status, [...holdsOf(transition.after)].map(holdName));
 }
