@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProviders } from '../support/providers';
-import { report, runScenario, scenarioArbitrary, type PaymentLife, type Scenario } from './payment-life';
+import { FOUND_WITH, report, runScenario, scenarioArbitrary, type PaymentLife, type Scenario } from './payment-life';
 
 const { providers, server } = createProviders();
 beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
@@ -65,7 +65,7 @@ describe('an order’s payment life (model-based)', () => {
           if (process.env.MODEL_STATS) count(life);
           if (life.violations.length > 0) throw new Error(report(life));
         }),
-        { numRuns: RUNS, seed: SEED },
+        { numRuns: RUNS, seed: SEED, examples: Object.values(FOUND_WITH).flat().map((scenario) => [scenario] as [Scenario]) },
       );
       if (details.failed && details.counterexample) {
         const [scenario] = details.counterexample;
