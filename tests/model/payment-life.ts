@@ -261,6 +261,13 @@ export const MODEL_ENV = (capture: CaptureMode) => ({
   CRON_SECRET: TEST_CRON_SECRET,
 });
 
+/** A real Redis for the service's shared state: its own key prefix, flushed by deleting that prefix's keys. */
+export interface ModelRedis {
+  url: string;
+  prefix: string;
+  flush(): Promise<void>;
+}
+
 /** One run: the world (stand-ins behind the route handlers), its event queue, and the invariants seen broken. */
 export class PaymentLife {
   readonly violations: Violation[] = [];
@@ -275,6 +282,7 @@ export class PaymentLife {
   constructor(
     private readonly providers: Providers,
     readonly scenario: Scenario,
+    private readonly redis?: ModelRedis,
   ) {}
 
   private get stripe() {
@@ -290,12 +298,13 @@ export class PaymentLife {
   }
 
   private env(): void {
-    useTestEnv(MODEL_ENV(this.scenario.capture));
+    useTestEnv({ ...MODEL_ENV(this.scenario.capture), ...(this.redis ? { REDIS_URL: this.redis.url, REDIS_KEY_PREFIX: this.redis.prefix } : {}) });
   }
 
-  /** A Redis flush (or a restart without Redis): the memory of processed events is gone, the orders stay. */
-  private flush(): void {
-    this.env();
+  /** A Redis flush (its prefix's keys deleted), or a restart without Redis: the memory of processed events is gone, the orders stay. */
+  private async flush(): Promise<void> {
+    if (this.redis) await this.redis.flush();
+    else this.env();
   }
 
   async setup(): Promise<void> {
@@ -419,7 +428,7 @@ export class PaymentLife {
   /** Runs `call` under a fault: twice at once, after a flush, or with the store's answer to its write lost (then called again, as its sender would). */
   private async faulted<T>(fault: Fault, call: () => Promise<T>, retryOnLost = true): Promise<T> {
     if (fault === 'dup') return (await Promise.all([call(), call()]))[0];
-    if (fault === 'flush') this.flush();
+    if (fault === 'flush') await this.flush();
     if (fault === 'lost') {
       this.providers.storeFaults.inject({ kind: 'reset', method: 'PUT', path: /\/orders\/\d+$/, commit: 'after' });
       try {
@@ -634,12 +643,12 @@ export class PaymentLife {
       }
       case 'redeliver': {
         if (this.delivered.length === 0) return void this.log.push('    nothing delivered');
-        if (step.flush) this.flush();
+        if (step.flush) await this.flush();
         await this.deliver(this.delivered[step.pick % this.delivered.length]!, 'none');
         return;
       }
       case 'reconcile': {
-        if (step.flush) this.flush();
+        if (step.flush) await this.flush();
         const response = await reconcileGET(
           new Request('http://localhost:3000/api/cron/reconcile-payments', { headers: { authorization: `Bearer ${TEST_CRON_SECRET}` } }),
         );
@@ -738,8 +747,9 @@ export class PaymentLife {
   }
 }
 
-export async function runScenario(providers: Providers, scenario: Scenario): Promise<PaymentLife> {
-  const life = new PaymentLife(providers, scenario);
+export async function runScenario(providers: Providers, scenario: Scenario, redis?: ModelRedis): Promise<PaymentLife> {
+  const life = new PaymentLife(providers, scenario, redis);
+  await redis?.flush();
   await life.setup();
   for (const step of scenario.steps) await life.run(step);
   await life.drain();
