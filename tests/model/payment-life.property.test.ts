@@ -18,7 +18,7 @@ afterAll(() => server.close());
 const LARGE = process.env.npm_lifecycle_event === 'test:model';
 const RUNS = Number(process.env.MODEL_RUNS ?? (LARGE ? 500 : 40));
 const SEED = process.env.MODEL_SEED !== undefined ? Number(process.env.MODEL_SEED) : LARGE ? Date.now() % 2 ** 31 : 2026_11_26;
-const MAX_STEPS = Number(process.env.MODEL_MAX_STEPS ?? 24);
+const MAX_STEPS = Number(process.env.MODEL_MAX_STEPS ?? 30);
 
 /** Drops steps one at a time while the run still breaks the first invariant it broke: fast-check's shrink of a step list stops early. */
 async function minimized(scenario: Scenario, broken: string, redis?: ModelRedis): Promise<PaymentLife> {

@@ -219,7 +219,7 @@ export function scenarioArbitrary(maxSteps = 24): fc.Arbitrary<Scenario> {
     { weight: 3, arbitrary: order.map((o) => ({ kind: 'reviewApprove' as const, order: o })) },
     { weight: 2, arbitrary: order.map((o) => ({ kind: 'disputeOpen' as const, order: o })) },
     { weight: 4, arbitrary: fc.record({ order, outcome: fc.constantFrom<'won' | 'lost'>('won', 'lost') }).map((r) => ({ kind: 'disputeClose' as const, ...r })) },
-    { weight: 2, arbitrary: fc.record({ order, amount }).map((r) => ({ kind: 'dashboardRefund' as const, ...r })) },
+    { weight: 3, arbitrary: fc.record({ order, amount }).map((r) => ({ kind: 'dashboardRefund' as const, ...r })) },
     {
       weight: 2,
       arbitrary: fc
@@ -230,7 +230,7 @@ export function scenarioArbitrary(maxSteps = 24): fc.Arbitrary<Scenario> {
     { weight: 2, arbitrary: fc.record({ order, pkg: fc.constantFrom<1 | 2>(1, 2), fault }).map((r) => ({ kind: 'ship' as const, ...r })) },
     { weight: 2, arbitrary: fc.record({ order, fault }).map((r) => ({ kind: 'adminCapture' as const, ...r })) },
     { weight: 1, arbitrary: fc.record({ order, fault }).map((r) => ({ kind: 'adminCancel' as const, ...r })) },
-    { weight: 6, arbitrary: fc.record({ pick: fc.nat(7), fault }).map((r) => ({ kind: 'deliver' as const, ...r })) },
+    { weight: 8, arbitrary: fc.record({ pick: fc.nat(7), fault }).map((r) => ({ kind: 'deliver' as const, ...r })) },
     { weight: 2, arbitrary: fc.record({ pick: fc.nat(7), flush: fc.boolean() }).map((r) => ({ kind: 'redeliver' as const, ...r })) },
     { weight: 1, arbitrary: fc.boolean().map((flush) => ({ kind: 'reconcile' as const, flush })) },
   );
@@ -254,7 +254,7 @@ const CLOSED_DISPUTE = new Set(['won', 'lost', 'warning_closed', 'prevented']);
 const TERMINAL = new Set(['cancelled', 'refunded', 'failed']);
 const HOLD_STATUSES = new Set(['on-hold', 'authorized']);
 
-export const MODEL_ENV = (capture: CaptureMode) => ({
+const MODEL_ENV = (capture: CaptureMode) => ({
   STORE_CALLBACK_SECRET: TEST_STORE_CALLBACK_SECRET,
   CARD_LIFECYCLE_EVENTS: 'refunds,disputes,async,reviews',
   STRIPE_CAPTURE: capture === 'automatic' ? undefined : capture,
