@@ -90,8 +90,8 @@ export const shopNotes = {
     if (stillHeldBy.length > 0 && HOLD_NOTE_STATUSES.has(after)) return `The order stays on hold: ${stillHeldBy.join(' and ')} still ${stillHeldBy.length > 1 ? 'hold' : 'holds'} it.`;
     return `The order stays ${after}.`;
   },
-  reviewClosed: (reviewId: string, reason: string) =>
-    `Stripe Radar review ${reviewId} closed (${reason}). The order stays as it is: a refund or dispute is recorded by its own event.`,
+  reviewClosed: (reviewId: string, reason: string, statusSentence: string) =>
+    `Stripe Radar review ${reviewId} closed (${reason}). ${statusSentence} A refund or dispute is recorded by its own event.`,
   earlyFraudWarning: (warningId: string, chargeId: string, fraudType: string, actionable: boolean) =>
     actionable
       ? `Stripe early fraud warning ${warningId}: the card issuer reports charge ${chargeId} as likely fraud (${fraudType}). Stripe recommends refunding it before a dispute arrives: a refunded charge cannot be disputed, and a dispute costs a fee. Do not ship the order until you have decided.`

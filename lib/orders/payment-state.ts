@@ -30,7 +30,7 @@ export interface PaymentState {
   authorization?: { intentId: string; chargeId: string; captureBefore?: number; released?: boolean; lapsed?: boolean };
   paid?: { intentId: string; chargeId: string };
   mismatch?: { intentId: string; chargeId: string; released?: boolean };
-  /** A review closed for another reason than `approved` (refunded, disputed…) holds until the shop moves the order on. */
+  /** A review Stripe closed for a refund holds until the shop moves the order on; one closed as `disputed` leaves the hold to the dispute. */
   reviews: Record<string, { intentId: string; open: boolean; closedReason?: string; released?: boolean }>;
   disputes: Record<string, { intentId: string; chargeId: string; status: string }>;
   /** The status the order had when its first hold began: where it returns when the last one ends. */
@@ -54,7 +54,9 @@ export type FactOutcome = 'applied' | 'duplicate' | 'stale';
 
 export const emptyPaymentState = (): PaymentState => ({ reviews: {}, disputes: {} });
 
-const reviewHolds = (review: PaymentState['reviews'][string]) => review.open || (review.closedReason !== 'approved' && !review.released);
+/** Reviews Stripe closed because the payment was refunded: the order is not shipped until the shop decides. */
+const REFUNDED_REVIEW_CLOSES: ReadonlySet<string> = new Set(['refunded', 'refunded_as_fraud']);
+const reviewHolds = (review: PaymentState['reviews'][string]) => review.open || (REFUNDED_REVIEW_CLOSES.has(review.closedReason ?? '') && !review.released);
 
 export function holdsOf(state: PaymentState): Set<Hold> {
   const holds = new Set<Hold>();

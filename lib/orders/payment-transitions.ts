@@ -73,7 +73,7 @@ export const PAYMENT_TRANSITIONS: readonly TransitionRow[] = [
     fact: 'the review, closed',
     applies: 'any time; an opening delivered after it is stale',
     once: 'review id',
-    holds: '`approved` ends `review`; another reason holds until the shop moves the order on',
+    holds: 'ends `review`; closed for a refund (`refunded`, `refunded_as_fraud`), it holds until the shop moves the order on',
     status: 'where the other holds and the payment put it',
   },
   {

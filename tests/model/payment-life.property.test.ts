@@ -1,5 +1,5 @@
 /**
- * Issue 26, point 9: any sequence of lifecycle steps, delivered in any order, twice, after a flush or
+ * Any sequence of lifecycle steps, delivered in any order, twice, after a flush or
  * with a lost answer, leaves Stripe and WooCommerce agreeing (tests/model/payment-life.ts).
  * `npm test` runs a fixed seed and a small budget; `npm run test:model` more runs (MODEL_RUNS, MODEL_SEED).
  */

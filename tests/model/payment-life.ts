@@ -1,5 +1,5 @@
 /**
- * Model-based test of an order's payment life (issue 26, point 9): generated sequences of lifecycle
+ * Model-based test of an order's payment life: generated sequences of lifecycle
  * steps on one or two orders, run against the Stripe and WooCommerce stand-ins through the route
  * handlers, with the events of each Stripe action queued and delivered in a generated order,
  * duplicated, after a flush of the processed-events memory, or with the store's answer lost after it
@@ -18,71 +18,36 @@ import type { Providers } from '../support/providers';
 import { postJson, tokenFor } from '../support/requests';
 import { callStore, TEST_STORE_CALLBACK_SECRET, testGateway } from '../support/store-callbacks';
 
-/**
- * Known defects of today's code, kept out of generation so the property passes until they are fixed;
- * the lead empties this set after merging the fixes of issue 26 (each name says what it leaves out).
- */
-export const KNOWN_OPEN: ReadonlySet<KnownOpen> = new Set<KnownOpen>([
-  'authorize-cancelled-order',
-  'review-delivered-late',
-  'admin-capture-during-review',
-  'dispute-delivered-early',
-  'dispute-during-review',
-  'processing-after-failure',
-  'refund-before-capture-recorded',
-  'review-during-dispute',
-  'refund-event-while-admin-refund-held',
-  'events-of-mismatched-payment',
-  'admin-refund-answer-lost',
-]);
-
-export type KnownOpen =
-  /** Scenario 1: the plugin's refund call loses its answer twice, WooCommerce drops its refund; the same click again refunds again. */
+/** The sequences that once moved money or the order wrongly (each has a case below, run on every `npm test`). */
+export type FoundDefect =
+  /** The plugin's refund call loses its answer twice and WooCommerce drops its refund; the same click again must not refund again. */
   | 'admin-refund-answer-lost'
-  /** Scenario 7: as above, with the refund's `charge.refunded` handled while WooCommerce still holds the refund it drops: never recorded. */
+  /** As above, with `charge.refunded` handled while WooCommerce still holds the refund it drops: it must still be recorded. */
   | 'refund-event-while-admin-refund-held'
-  /** Scenario 5: the customer authorizes an order cancelled while they were paying (the pay step is skipped). */
+  /** The customer authorizes an order cancelled while they were paying: the authorization must be released. */
   | 'authorize-cancelled-order'
-  /**
-   * Scenario 2 (and point 4): a review not recorded yet when money moves or its payment arrives (too early,
-   * captured meanwhile). Gated: a review's opening is delivered at once, after the payment's own events.
-   */
+  /** A review not recorded yet when money moves or its payment arrives: the flagged payment must not be captured meanwhile. */
   | 'review-delivered-late'
-  /** Point 4: "Capture charge" from the admin captures while a Radar review is open (skipped while one is). */
+  /** "Capture charge" from the admin while a Radar review is open: refused. */
   | 'admin-capture-during-review'
-  /** Scenario 2 (second half): a dispute of the payment captured at shipping, before its success is recorded, is dropped. Gated like reviews. */
+  /** A dispute of the payment captured at shipping, before its success is recorded: the order's dispute. */
   | 'dispute-delivered-early'
-  /** Scenario 11: a dispute opened while a review holds the order leaves it on hold for good once both end (skipped while a review is open). */
+  /** A dispute opened while a review holds the order: once both end, nothing holds it. */
   | 'dispute-during-review'
-  /** Scenario 11 mirrored: a review opened (manually) while a dispute holds the order; the dispute won restores the status before it, review still open (skipped while a dispute is open). */
+  /** A review opened while a dispute holds the order: the dispute won leaves it held by the review. */
   | 'review-during-dispute'
-  /**
-   * Amount mismatch (a hold, point 1): a refund, dispute or review of a payment held because it does not match
-   * the order is answered 400 "not paid yet" for ever (Stripe retries three days, nothing recorded). Gated: none
-   * of them on a payment that does not match its order.
-   */
+  /** A refund, dispute or review of a payment held because it does not match the order: recorded, never "not paid yet" for ever. */
   | 'events-of-mismatched-payment'
-  /**
-   * Scenario 10 family: a delayed payment started after a declined attempt. The processing event is judged
-   * "older than the failure" by the time the failure was recorded (not when it happened) and dropped, so the
-   * order stays pending while its payment is on its way. Gated: no bank debit after a decline.
-   */
+  /** A bank debit started after a declined attempt: the order is held for it, not left pending. */
   | 'processing-after-failure'
-  /**
-   * Scenario 2/7 family: `charge.refunded` of a payment captured at shipping, delivered (or reconciled, newest
-   * first) before its `payment_intent.succeeded`, is dropped and remembered: never recorded. Gated under
-   * on_shipment: the intent's pending events are delivered before a dashboard refund.
-   */
+  /** `charge.refunded` of a payment captured at shipping, delivered before its `payment_intent.succeeded`: recorded. */
   | 'refund-before-capture-recorded';
 
 const steps = (...list: Step[]) => list;
 const none = 'none' as const;
 
-/**
- * The shrunk case each known defect was found with, run on every `npm test` besides the generated ones:
- * they pass while their name is in KNOWN_OPEN (its steps are skipped or reordered) and check the fix once it is not.
- */
-export const FOUND_WITH: Record<KnownOpen, Scenario[]> = {
+/** The shrunk case each defect was found with, run on every `npm test` besides the generated ones. */
+export const FOUND_WITH: Record<FoundDefect, Scenario[]> = {
   'admin-refund-answer-lost': [
     {
       capture: 'automatic',
@@ -166,11 +131,6 @@ export const FOUND_WITH: Record<KnownOpen, Scenario[]> = {
     },
   ],
 };
-
-// MODEL_UNGATE=name,name runs with those defects generated again (to check a fix before emptying its name).
-const UNGATED = new Set((process.env.MODEL_UNGATE ?? '').split(',').map((n) => n.trim()));
-
-export const open = (name: KnownOpen) => KNOWN_OPEN.has(name) && !UNGATED.has(name);
 
 export type CaptureMode = 'automatic' | 'on_shipment' | 'manual';
 export type Fault = 'none' | 'dup' | 'flush' | 'lost';
@@ -431,12 +391,6 @@ export class PaymentLife {
     return Math.round(Number(this.woo.orders.get(this.orderId(order))!.total) * 100);
   }
 
-  /** Whether the gate keeps refunds, disputes and reviews away from this order's payment. */
-  private mismatchGated(order: number): boolean {
-    const intent = this.intent(order);
-    return open('events-of-mismatched-payment') && intent.amount !== this.totalCents(order);
-  }
-
   private stripeRefundedCents(intentId: string): number {
     return [...this.stripe.refunds.values()].filter((r) => r.payment_intent === intentId && r.status === 'succeeded').reduce((sum, r) => sum + r.amount, 0);
   }
@@ -506,7 +460,7 @@ export class PaymentLife {
         if (intent.status !== 'requires_payment_method') return void this.log.push('    skipped: nothing to pay');
         // A customer does not pay a cancelled order with automatic capture (out of this model: no hold to release).
         const cancelled = this.woo.get(this.orderId(step.order)).status === 'cancelled';
-        if (cancelled && (intent.capture_method !== 'manual' || open('authorize-cancelled-order'))) return void this.log.push('    skipped: order cancelled');
+        if (cancelled && intent.capture_method !== 'manual') return void this.log.push('    skipped: order cancelled');
         if (intent.capture_method === 'manual') s.authorize(intent.id);
         else s.succeed(intent.id);
         return;
@@ -533,9 +487,6 @@ export class PaymentLife {
         // A bank debit: no manual capture for it.
         if (intent.status !== 'requires_payment_method' || intent.capture_method === 'manual') return void this.log.push('    skipped');
         if (this.woo.get(this.orderId(step.order)).status === 'cancelled') return;
-        if (open('processing-after-failure') && s.events.events.some((e) => e.type === 'payment_intent.payment_failed' && e.data.object.id === intent.id)) {
-          return void this.log.push('    skipped: declined before');
-        }
         s.process(intent.id);
         return;
       }
@@ -547,13 +498,10 @@ export class PaymentLife {
         return;
       }
       case 'reviewOpen': {
-        if (this.mismatchGated(step.order)) return void this.log.push('    skipped: payment does not match its order');
         const intent = this.intent(step.order);
         // Radar reviews a payment once, when it is made.
         if ([...s.reviews.values()].some((r) => r.payment_intent === intent.id)) return void this.log.push('    skipped');
-        if (open('review-during-dispute') && this.openDispute(intent.id)) return void this.log.push('    skipped: dispute open');
         s.openReview(intent.id);
-        if (open('review-delivered-late')) await this.deliverNowAbout(intent.id);
         return;
       }
       case 'reviewApprove': {
@@ -563,16 +511,13 @@ export class PaymentLife {
         return;
       }
       case 'disputeOpen': {
-        if (this.mismatchGated(step.order)) return void this.log.push('    skipped: payment does not match its order');
         const intent = this.intent(step.order);
         const charge = intent.latest_charge ? s.charges.get(intent.latest_charge) : undefined;
         if ([...s.disputes.values()].some((d) => d.payment_intent === intent.id)) return void this.log.push('    skipped');
         if (charge && charge.amount_refunded >= charge.amount) return void this.log.push('    skipped: refunded');
-        if (open('dispute-during-review') && this.openReview(intent.id)) return void this.log.push('    skipped: review open');
         s.dispute(intent.id);
         const review = this.openReview(intent.id);
         if (review) s.closeReview(review, 'disputed');
-        if (open('dispute-delivered-early')) await this.deliverNowAbout(intent.id);
         return;
       }
       case 'disputeClose': {
@@ -582,14 +527,12 @@ export class PaymentLife {
         return;
       }
       case 'dashboardRefund': {
-        if (this.mismatchGated(step.order)) return void this.log.push('    skipped: payment does not match its order');
         const intent = this.intent(step.order);
         // Never more than WooCommerce can still record beside its "Refund manually" entries.
         const room = this.totalCents(step.order) - this.manualCents(step.order) - this.stripeRefundedCents(intent.id);
         const amount = Math.min(this.cents(step.order, step.amount), room);
         if (amount <= 0) return void this.log.push('    skipped: nothing left to refund');
         s.refund(intent.id, amount);
-        if (open('refund-before-capture-recorded') && this.scenario.capture === 'on_shipment') await this.deliverNowAbout(intent.id, 'charge.refunded');
         return;
       }
       case 'adminRefund': {
@@ -610,8 +553,7 @@ export class PaymentLife {
           return void this.log.push('    skipped: more than was paid');
         }
         const before = s.refunds.size;
-        const gated = (step.fault === 'lost' && open('admin-refund-answer-lost')) || (step.fault === 'lostAfterEvent' && open('refund-event-while-admin-refund-held'));
-        const fault = gated ? 'none' : step.fault;
+        const fault = step.fault;
         if (fault !== 'none') {
           // The plugin's wait ran out on both attempts while the service went on: WooCommerce drops its refund.
           this.woo.gateway = testGateway({
@@ -658,7 +600,6 @@ export class PaymentLife {
       }
       case 'adminCapture': {
         if (this.scenario.capture !== 'manual') return void this.log.push('    skipped: no Capture charge action');
-        if (open('admin-capture-during-review') && this.openReview(this.intents[step.order]!)) return void this.log.push('    skipped: review open');
         const answer = await this.faulted(step.fault, () => callStore('capture', { order_id: this.orderId(step.order) }));
         this.log.push(`    -> ${answer.status} ${JSON.stringify(answer.body)}`);
         return;
@@ -693,16 +634,6 @@ export class PaymentLife {
         return;
       }
     }
-  }
-
-  /** For a gate: every pending event about the intent delivered now, oldest first. */
-  private async deliverNowAbout(intentId: string, except?: string): Promise<void> {
-    this.collectEvents();
-    const about = (e: StripeEvent) => {
-      const object = e.data.object as { id?: string; payment_intent?: string };
-      return object.id === intentId || object.payment_intent === intentId;
-    };
-    for (const event of this.pending.filter(about)) if (event.type !== except) await this.deliver(event, 'none');
   }
 
   /** Stripe retries every event without a 2xx: delivered until all are accepted or a round changes nothing. */

@@ -122,7 +122,7 @@ describe('review.closed', () => {
     expect(providers.woo.get(2114).status).toBe('processing');
   });
 
-  it.each(['refunded', 'refunded_as_fraud', 'disputed', 'redacted'])('%s: a note only, the status is left to the refund and dispute events', async (reason) => {
+  it.each(['refunded', 'refunded_as_fraud'])('%s: the order stays on hold, the refund events and the shop decide', async (reason) => {
     const intent = await paidOrder(2115);
     const { review, event } = providers.stripe.openReview(intent.id);
     expect((await deliverEvent(event)).status).toBe(200);
@@ -132,6 +132,17 @@ describe('review.closed', () => {
     expect(providers.woo.get(2115).status).toBe('on-hold');
     expect(meta(2115, '_review_closed_reason')).toBe(reason);
     expect(noteText(2115)).toContain(`review ${review.id} closed (${reason})`);
+  });
+
+  it.each(['disputed', 'redacted'])('%s: the review\'s hold ends (a dispute holds the order by its own event)', async (reason) => {
+    const intent = await paidOrder(2118);
+    const { review, event } = providers.stripe.openReview(intent.id);
+    expect((await deliverEvent(event)).status).toBe(200);
+
+    expect((await deliverEvent(providers.stripe.closeReview(review.id, reason))).status).toBe(200);
+
+    expect(providers.woo.get(2118).status).toBe('processing');
+    expect(noteText(2118)).toContain(`review ${review.id} closed (${reason})`);
   });
 
   it('closed for another reason before its opening arrived: held as if they came in order, until the shop moves it on', async () => {

@@ -105,8 +105,12 @@ function recordedAmount(stripeAmount: number, remaining: number, currency: strin
 export async function recordChargeRefunds(orderId: number, charge: ChargeFacts, services: Services): Promise<ChargeRefundedOutcome> {
   const store = services.store();
   const order = await store.getOrder(orderId);
-  if (!isPaid(order)) throw new CardEventTooEarlyError('Webhook Error: the order is not paid yet; the refund is recorded once the payment is');
-  if (isOtherPayment(order, currentPaymentState(order), charge, 'refund')) return unchanged(OTHER_PAYMENT);
+  const state = currentPaymentState(order);
+  // Money the order received, paid or held for a mismatch, is what a refund can record; before it, Stripe retries.
+  if (!isPaid(order) && !state.paid && !state.mismatch) {
+    throw new CardEventTooEarlyError('Webhook Error: the order is not paid yet; the refund is recorded once the payment is');
+  }
+  if (isOtherPayment(order, state, charge, 'refund')) return unchanged(OTHER_PAYMENT);
 
   const refunds = await (await services.card()).listChargeRefunds(charge.chargeId);
   const existing = await store.listRefunds(orderId);

@@ -30,7 +30,7 @@ async function recordReview(orderId: number, review: ReviewFacts, services: Serv
       ? shopNotes.reviewOpened(review.reviewId, review.openedReason, statusSentence(order, transition))
       : reason === 'approved'
         ? shopNotes.reviewApproved(review.reviewId, statusSentence(order, transition))
-        : shopNotes.reviewClosed(review.reviewId, reason),
+        : shopNotes.reviewClosed(review.reviewId, reason, statusSentence(order, transition)),
     // Shown in the admin's custom fields: the review last heard of, and why it closed (empty while open).
     meta: { [META.reviewId]: review.reviewId, [META.reviewClosedReason]: opened ? '' : reason },
     metaMode: 'replace',
