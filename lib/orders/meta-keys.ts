@@ -30,13 +30,12 @@ export const META = {
   datePaidInternal: '_date_paid',
   // CARD_LIFECYCLE_EVENTS=async: the payment is on its way (a bank debit), ISO 8601 timestamp.
   paymentProcessingAt: '_payment_processing_at',
-  // CARD_LIFECYCLE_EVENTS=disputes: the open dispute's id, and the status the order had before it.
+  // CARD_LIFECYCLE_EVENTS=disputes: the dispute last heard of. (`_status_before_*`: written before the payment model, read to rebuild its facts.)
   disputeId: '_dispute_id',
   statusBeforeDispute: '_status_before_dispute',
   // CARD_LIFECYCLE_EVENTS=disputes: `won`, `lost`… once the dispute is closed.
   disputeStatus: '_dispute_status',
-  // CARD_LIFECYCLE_EVENTS=reviews: the Radar review last opened or closed on the order, the status the
-  // order had when it opened, and its closing reason once closed.
+  // CARD_LIFECYCLE_EVENTS=reviews: the Radar review last opened or closed on the order, and its closing reason.
   reviewId: '_review_id',
   statusBeforeReview: '_status_before_review',
   reviewClosedReason: '_review_closed_reason',
