@@ -161,7 +161,8 @@ function cardWebhookOperation(operationId: string, alias: boolean): JsonObject {
       `(\`${SIGNATURE_HEADERS.join('` or `')}\`; one of them is required) before anything is read. ` +
       '`payment_intent.succeeded` and `payment_intent.payment_failed` update the order, and with CARD_LIFECYCLE_EVENTS the refund, ' +
       'dispute and `payment_intent.processing` events of each enabled word (README, Stripe webhook); every other accepted event is acknowledged. ' +
-      'An event that arrives before the one it follows (a refund or dispute before the payment is recorded) is answered 400 for a retry.' +
+      'Each event is a transition of the order\'s payment model: reviews and disputes are recorded whenever they arrive, and an event older than what the order holds changes nothing. ' +
+      'A refund before its payment is recorded, or while a refund from the admin is still settling, is answered 400 for a retry.' +
       (alias ? ' Same handler and rate-limit counter as /api/cardprovider/webhook.' : ''),
     tags: ['webhooks'],
     parameters: SIGNATURE_HEADERS.map((name) => ({
