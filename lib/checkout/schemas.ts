@@ -11,15 +11,7 @@
  * unpaired UTF-16 surrogate. The other address fields are plain strings there.
  */
 import { z } from 'zod';
-
-/**
- * WordPress's is_email() (wp-includes/formatting.php), which WooCommerce applies to the billing
- * email: at least 6 characters; a local part of letters, digits and !#$%&'*+/=?^_`{|}~.-; one @;
- * then at least two dot-separated labels of letters, digits and hyphens, none empty and none
- * starting or ending with a hyphen (`ada@x-.com` is refused).
- */
-const WORDPRESS_EMAIL =
-  /^(?=.{6,}$)[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+import { CHECKOUT_EMAIL_PATTERN, EMAIL_MAX_LENGTH, isCheckoutEmail } from './email';
 
 const EMAIL_MESSAGE = 'must be a valid email address';
 
@@ -29,10 +21,17 @@ const wellFormed = (value: string) => !/\p{Cs}/u.test(value);
 const text = (max: number) => z.string().trim().max(max).refine(wellFormed, 'must be valid Unicode text');
 
 /**
- * zod's email rule, the service's own (the address is also Stripe's receipt email), and WordPress's
- * on top, so no address WooCommerce would refuse gets through.
+ * The address WooCommerce keeps as the billing email (is_email() and the store's limits: ./email.ts);
+ * zod's own email rule is not used, since it refuses addresses the store and its customers use.
  */
-const email = z.email(EMAIL_MESSAGE).max(254).regex(WORDPRESS_EMAIL, EMAIL_MESSAGE).meta({ format: 'email' });
+const email = z
+  .string()
+  .refine(isCheckoutEmail, EMAIL_MESSAGE)
+  .meta({
+    maxLength: EMAIL_MAX_LENGTH,
+    pattern: CHECKOUT_EMAIL_PATTERN,
+    description: "An address WordPress's is_email() accepts (the store's own rule), of at most 320 characters.",
+  });
 
 export const addressSchema = z.object({
   first_name: text(100).optional(),
