@@ -9,6 +9,7 @@ import { POST as submitOrder } from '@/app/api/submit-order/route';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 import { postJson, tokenFor } from '../support/requests';
+import { STORE_ACCEPTED_EMAILS } from '../stand-ins/email-cases';
 
 const providers = useProviders();
 
@@ -52,6 +53,29 @@ describe.each(endpoints)('POST $path: values the store would refuse', (endpoint)
     expect(status).toBe(400);
     expect(body.details).toEqual([expect.objectContaining({ path: ['contact_info', 'email'] })]);
     expect(providers.calls).toEqual([]);
+  });
+
+  it('writes each address a real store accepted (zod refused them), in contact_info and in the billing address', async () => {
+    for (const [index, email] of STORE_ACCEPTED_EMAILS.entries()) {
+      const contactOrder = 2110 + index;
+      const billingOrder = 2130 + index;
+      providers.woo.seed({ id: contactOrder });
+      providers.woo.seed({ id: billingOrder });
+      const viaContact = await call(endpoint, { token: await tokenFor(contactOrder), billing_address: billing, contact_info: { email } });
+      const viaBilling = await call(endpoint, { token: await tokenFor(billingOrder), billing_address: { ...billing, email } });
+      expect([viaContact.status, viaBilling.status], email).toEqual([200, 200]);
+      expect([providers.woo.get(contactOrder).billing.email, providers.woo.get(billingOrder).billing.email]).toEqual([email, email]);
+    }
+  });
+
+  it('refuses an address longer than the store keeps (321 characters) with 400 naming the field, before the store', async () => {
+    providers.woo.seed({ id: 2150, billing: { email: 'before@example.com' } });
+    const email = `${'a'.repeat(309)}@example.com`;
+    const { status, body } = await call(endpoint, { token: await tokenFor(2150), billing_address: billing, contact_info: { email } });
+    expect(status).toBe(400);
+    expect(body.details).toEqual([expect.objectContaining({ path: ['contact_info', 'email'], message: 'must be a valid email address' })]);
+    expect(providers.calls).toEqual([]);
+    expect(providers.woo.get(2150).billing.email).toBe('before@example.com');
   });
 
   it('refuses an empty billing email unless contact_info gives one, since WooCommerce refuses an empty one', async () => {
