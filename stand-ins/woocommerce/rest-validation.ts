@@ -5,7 +5,7 @@
  * class-wp-rest-request.php), written from the PHP so the stand-in refuses
  * what a real store refuses, with its codes and messages.
  *
- * The service has its own copy of the email rule (lib/checkout/schemas.ts) and
+ * The service has its own copy of the email rule (lib/checkout/email.ts) and
  * shares nothing with this file: the contract tests prove the two agree.
  * Not part of the production bundle.
  */
