@@ -39,6 +39,8 @@ const baseUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
   .transform((v) => v.replace(/\/+$/, ''));
 
+const SITE_URL_EXPECTED = "must be an http:// or https:// URL without query or fragment: the store's Site Address (WordPress Settings → General)";
+
 const prefixed = (prefixes: string[]) =>
   z.string().refine((v) => prefixes.some((p) => v.startsWith(p)), {
     message: `must start with ${prefixes.map((p) => `"${p}"`).join(' or ')}`,
@@ -114,6 +116,10 @@ const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
 
   WOOCOMMERCE_URL: optional(baseUrl),
+  // The store's Site Address, which WooCommerce signs OAuth over when WOOCOMMERCE_URL is another address (http:// only).
+  WOOCOMMERCE_SITE_URL: optional(
+    baseUrl.refine((v) => !/[?#@]/.test(v.replace(/^\w+:\/\//, '')), { message: SITE_URL_EXPECTED }),
+  ),
   WOOCOMMERCE_CONSUMER_KEY: optional(prefixed(['ck_'])),
   WOOCOMMERCE_CONSUMER_SECRET: optional(prefixed(['cs_'])),
 
@@ -180,6 +186,8 @@ type Env = z.infer<typeof envSchema>;
 
 export interface StoreSettings {
   url: string;
+  /** WOOCOMMERCE_SITE_URL: what OAuth 1.0a signatures cover over http:// when the store is reached at another address. */
+  siteUrl?: string;
   consumerKey: string;
   consumerSecret: string;
 }
@@ -341,6 +349,7 @@ const URL_EXPECTED = 'must be an http:// or https:// URL';
 const EXPECTED: Partial<Record<keyof Env, string>> = {
   NODE_ENV: 'must be development, production or test',
   WOOCOMMERCE_URL: URL_EXPECTED,
+  WOOCOMMERCE_SITE_URL: SITE_URL_EXPECTED,
   STRIPE_API_BASE_URL: URL_EXPECTED,
   SHIPSTATION_API_BASE_URL: URL_EXPECTED,
   TRUST_PROXY_HOPS: 'must be a whole number from 1 to 10',
@@ -447,6 +456,9 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       'STRIPE_PAYMENT_METHODS=automatic without async in CARD_LIFECYCLE_EVENTS: a delayed method (bank debit) enabled in the Stripe dashboard leaves its order pending until the money arrives',
     );
   }
+  if (env.WOOCOMMERCE_SITE_URL && env.WOOCOMMERCE_URL && !env.WOOCOMMERCE_URL.startsWith('http://')) {
+    warnings.push('WOOCOMMERCE_SITE_URL is set but WOOCOMMERCE_URL uses https://: requests carry the keys, not an OAuth signature, so it has no effect');
+  }
   if (Boolean(env.SHIPSTATION_API_KEY) !== Boolean(env.SHIPSTATION_API_SECRET)) {
     warnings.push('only one of SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET is set: resource_url deliveries will be ignored');
   }
@@ -455,6 +467,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     env.WOOCOMMERCE_URL && env.WOOCOMMERCE_CONSUMER_KEY && env.WOOCOMMERCE_CONSUMER_SECRET
       ? {
           url: env.WOOCOMMERCE_URL,
+          ...(env.WOOCOMMERCE_SITE_URL ? { siteUrl: env.WOOCOMMERCE_SITE_URL } : {}),
           consumerKey: env.WOOCOMMERCE_CONSUMER_KEY,
           consumerSecret: env.WOOCOMMERCE_CONSUMER_SECRET,
         }

@@ -3,13 +3,15 @@
  * memory, no upstream call, so a load balancer or uptime monitor may poll it
  * as often as it likes. With the cron bearer token: each upstream the service
  * depends on is tried with its cheapest authenticated call, and reported as
- * ok or failed with its latency; never a URL, a key or an upstream message.
+ * ok or failed with its latency (and, for a refused store signature, the
+ * setting to change); never a URL, a key or an upstream message.
  */
 import packageJson from '@/package.json';
 import { ServiceError, StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { getRedisConnection } from '@/lib/redis/connection';
 import type { Services } from '@/lib/services';
+import { StoreSignatureRefusedError } from '@/lib/store/woocommerce';
 import type { SlotUsage } from '@/lib/shared-state/store-slots/store-slots';
 
 export const SERVICE_VERSION: string = packageJson.version;
@@ -19,6 +21,8 @@ export interface CheckResult {
   latencyMs: number;
   /** The store probe was not sent: every slot of STORE_MAX_CONCURRENCY was taken (see `storeSlots`). */
   busy?: true;
+  /** What to change, in plain words, when the service can tell (a setting's name, never its value). */
+  reason?: string;
 }
 
 export interface ShallowHealth {
@@ -60,6 +64,7 @@ async function run(name: string, probe: Probe): Promise<CheckResult> {
     const busy = error instanceof StoreBusyError;
     const reason = busy ? 'store_busy' : error instanceof ServiceError ? error.kind : 'unexpected';
     log.warn('health.check_failed', { check: name, reason, latencyMs });
+    if (error instanceof StoreSignatureRefusedError) return { ok: false, latencyMs, reason: error.hint };
     return busy ? { ok: false, latencyMs, busy } : { ok: false, latencyMs };
   }
 }

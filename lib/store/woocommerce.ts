@@ -11,7 +11,7 @@
  * response body, and neither may reach a log line or a response.
  */
 import WooCommerceRestApi from '@woocommerce/woocommerce-rest-api';
-import { StoreError, type StoreFailure } from '@/lib/errors';
+import { StoreError, UpstreamHttpError, type StoreFailure } from '@/lib/errors';
 import type { StoreSettings } from '@/lib/config';
 import { z } from 'zod';
 import {
@@ -25,10 +25,11 @@ import {
   type StoreOrder,
   type StoreRefund,
 } from '@/lib/store/types';
+import { log } from '@/lib/log';
 import { traceCall } from '@/lib/telemetry';
 import type { StoreGate } from '@/lib/shared-state/store-slots/store-slots';
 import { attemptTimeoutMs, settleWithin, withOneRetry } from '@/lib/upstream/budget';
-import { nodeHttpAdapter } from '@/lib/upstream/node-http';
+import { nodeHttpAdapter, type AdapterRequest } from '@/lib/upstream/node-http';
 
 export const CART_BRIDGE_NAMESPACE = 'wc-checkout-bridge/v1';
 
@@ -48,6 +49,28 @@ interface UpstreamFailure {
   status: number | undefined;
   code: string | undefined;
   timedOut: boolean;
+  /** WooCommerce's answer to an OAuth signature it computed otherwise (class-wc-rest-authentication.php, check_oauth_signature). */
+  signatureRefused: boolean;
+}
+
+/**
+ * An OAuth 1.0a signature the store refused: WooCommerce signs over its own Site Address, whatever
+ * address the request came to, so a store reached at another one refuses every call. `hint` says what to set.
+ */
+export class StoreSignatureRefusedError extends StoreError {
+  constructor(
+    operation: string,
+    readonly hint: string,
+  ) {
+    super(operation, 'rejected', 401, 'woocommerce_rest_authentication_error');
+  }
+}
+
+/** What to set, for the log line and the deep health check: names only, never a value. */
+export function signatureHint(siteUrlSet: boolean): string {
+  return siteUrlSet
+    ? "the store refused the OAuth signature: WOOCOMMERCE_SITE_URL must be the store's Site Address (WordPress Settings → General), or WOOCOMMERCE_CONSUMER_SECRET is wrong"
+    : "the store refused the OAuth signature: set WOOCOMMERCE_SITE_URL to the store's Site Address (WordPress Settings → General) when WOOCOMMERCE_URL is another address, or check WOOCOMMERCE_CONSUMER_SECRET";
 }
 
 function describeFailure(error: unknown): UpstreamFailure {
@@ -56,11 +79,17 @@ function describeFailure(error: unknown): UpstreamFailure {
     response?: { status?: unknown; data?: unknown };
   };
   const status = typeof e?.response?.status === 'number' ? e.response.status : undefined;
-  const data = e?.response?.data as { code?: unknown } | undefined;
+  const data = e?.response?.data as { code?: unknown; message?: unknown } | undefined;
   const wooCode = typeof data?.code === 'string' ? data.code.slice(0, 100) : undefined;
   // ECONNABORTED: the adapter's timeout (lib/upstream/node-http.ts); ERR_CANCELED: an abort signal.
   const timedOut = e?.code === 'ECONNABORTED' || e?.code === 'ETIMEDOUT' || e?.code === 'ERR_CANCELED';
-  return { status, code: wooCode, timedOut };
+  // Only the code and WooCommerce's English message tell a wrong signature from a stale timestamp or a wrong key.
+  const signatureRefused =
+    status === 401 &&
+    wooCode === 'woocommerce_rest_authentication_error' &&
+    typeof data?.message === 'string' &&
+    data.message.startsWith('Invalid signature - provided signature does not match');
+  return { status, code: wooCode, timedOut, signatureRefused };
 }
 
 function classify(failure: UpstreamFailure): StoreFailure {
@@ -73,26 +102,53 @@ function classify(failure: UpstreamFailure): StoreFailure {
   return 'rejected';
 }
 
-function toStoreError(operation: string, error: unknown): StoreError {
+function toStoreError(operation: string, error: unknown, siteUrlSet: boolean): StoreError {
   const failure = describeFailure(error);
+  if (failure.signatureRefused) {
+    const hint = signatureHint(siteUrlSet);
+    log.error('store.signature_refused', { operation, hint });
+    return new StoreSignatureRefusedError(operation, hint);
+  }
   return new StoreError(operation, classify(failure), failure.status, failure.code);
+}
+
+/**
+ * Over http:// the library signs over the URL it is given: given the Site Address, the adapter then
+ * sends the same path to WOOCOMMERCE_URL. Over https:// (Basic credentials) there is no signature.
+ */
+function transportFor(settings: StoreSettings): { adapter: typeof nodeHttpAdapter; signedUrl: string } {
+  if (!settings.siteUrl || /^https:/i.test(settings.url)) return { adapter: nodeHttpAdapter, signedUrl: settings.url };
+  // WooCommerce signs with the request's own scheme (is_ssl()) and the Site Address's host, port and path.
+  const signedUrl = settings.siteUrl.replace(/^\w+:\/\//, 'http://');
+  const adapter = async (request: AdapterRequest) => {
+    const url = request.url ?? '';
+    // The keys' signature goes nowhere but to WOOCOMMERCE_URL.
+    if (!url.startsWith(`${signedUrl}/`)) throw new UpstreamHttpError('store request outside the site URL', 'ERR_BAD_OPTION_VALUE');
+    return nodeHttpAdapter({ ...request, url: `${settings.url}/${url.slice(signedUrl.length + 1)}` });
+  };
+  return { adapter, signedUrl };
 }
 
 export class WooCommerceStore implements Store {
   private readonly api: WooCommerceRestApi;
   private readonly bridge: WooCommerceRestApi;
+  private readonly axiosBase: typeof BASE_AXIOS_CONFIG;
+  private readonly siteUrlSet: boolean;
 
   constructor(
     settings: StoreSettings,
     private readonly timeoutMs: number,
     private readonly gate?: StoreGate,
   ) {
+    const { adapter, signedUrl } = transportFor(settings);
+    this.axiosBase = { ...BASE_AXIOS_CONFIG, adapter };
+    this.siteUrlSet = settings.siteUrl !== undefined;
     const options = {
-      url: settings.url,
+      url: signedUrl,
       consumerKey: settings.consumerKey,
       consumerSecret: settings.consumerSecret,
       timeout: timeoutMs,
-      axiosConfig: BASE_AXIOS_CONFIG,
+      axiosConfig: this.axiosBase,
     };
     this.api = new WooCommerceRestApi({ ...options, version: 'wc/v3' });
     this.bridge = new WooCommerceRestApi({ ...options, version: CART_BRIDGE_NAMESPACE as 'wc/v3' });
@@ -126,7 +182,7 @@ export class WooCommerceStore implements Store {
           const attempt = () => settleWithin(request({ timeout: timeoutMs }), timeoutMs, timedOut);
           return (await traceCall('store', operation, attempt)).data;
         } catch (error) {
-          const storeError = error instanceof StoreError ? error : toStoreError(operation, error);
+          const storeError = error instanceof StoreError ? error : toStoreError(operation, error, this.siteUrlSet);
           sentAndTimedOut = storeError.failure === 'timeout';
           throw storeError;
         } finally {
@@ -153,7 +209,7 @@ export class WooCommerceStore implements Store {
    * that call alone.
    */
   private using(api: WooCommerceRestApi, options: AxiosOptions): WooCommerceRestApi {
-    (api as unknown as { axiosConfig: Record<string, unknown> }).axiosConfig = { ...BASE_AXIOS_CONFIG, ...options };
+    (api as unknown as { axiosConfig: Record<string, unknown> }).axiosConfig = { ...this.axiosBase, ...options };
     return api;
   }
 

@@ -7,8 +7,9 @@
  * Authentication as WooCommerce's WC_REST_Authentication does it: HTTP Basic
  * with the consumer key and secret (what the client uses over https://),
  * `consumer_key`/`consumer_secret` query parameters, or OAuth 1.0a query
- * parameters (what the client signs with over http://: HMAC-SHA256, a
- * 15-minute timestamp window, single-use nonces).
+ * parameters (what the client signs with over http://: HMAC-SHA256 over the
+ * Site Address, `homeUrl`, not the address the request came to; a 15-minute
+ * timestamp window, single-use nonces).
  *
  * Routes:
  *   GET                /wp-json/wc/v3/orders/<id>
@@ -35,6 +36,8 @@ import { hasLoneSurrogate, invalidParams } from './rest-validation';
 export interface WooCredentials {
   consumerKey: string;
   consumerSecret: string;
+  /** WordPress's Site Address (the `home` option), which OAuth signatures cover; unset: the address the request came to. */
+  homeUrl?: string;
 }
 
 const OAUTH_WINDOW_SECONDS = 15 * 60;
@@ -63,6 +66,18 @@ export function oauthSignature(method: string, baseUrl: string, params: [string,
     .join('&');
   const base = `${method.toUpperCase()}&${percentEncode(baseUrl)}&${percentEncode(normalized)}`;
   return createHmac('sha256', `${percentEncode(consumerSecret)}&`).update(base).digest('base64');
+}
+
+/**
+ * The URL WooCommerce signs over (check_oauth_signature): the home URL with the request's own scheme (is_ssl()),
+ * then the request's path less the home's own path when it starts with it: never the host the request came to.
+ */
+export function signatureBaseUrl(homeUrl: string, requestUrl: URL): string {
+  const home = homeUrl.replace(/\/+$/, '');
+  const homePath = `${home.replace(/^\w+:\/\/[^/]*/, '')}/`;
+  const path = requestUrl.pathname.startsWith(homePath) ? requestUrl.pathname.slice(homePath.length) : requestUrl.pathname;
+  const base = home.replace(/^\w+:\/\//, `${requestUrl.protocol}//`);
+  return path ? `${base}/${path.replace(/^\/+/, '')}` : base;
 }
 
 function sameText(a: string, b: string): boolean {
@@ -102,7 +117,8 @@ function authenticate(request: Request, url: URL, credentials: WooCredentials, u
     // PHP's $_GET keeps one value per name (the last), and WooCommerce signs what $_GET holds: the REST client
     // sends request parameters twice over http (in the URL and again beside the oauth_* ones).
     const signed: [string, string][] = [...new Map(query.entries())];
-    const expected = oauthSignature(request.method, `${url.origin}${url.pathname}`, signed, credentials.consumerSecret);
+    const baseUrl = signatureBaseUrl(credentials.homeUrl ?? url.origin, url);
+    const expected = oauthSignature(request.method, baseUrl, signed, credentials.consumerSecret);
     if (!sameText(expected, query.get('oauth_signature') ?? '')) {
       return bad('Invalid signature - provided signature does not match.');
     }

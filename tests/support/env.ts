@@ -25,6 +25,7 @@ const BASE_ENV: Record<string, string> = {
 
 const MANAGED = [
   ...Object.keys(BASE_ENV),
+  'WOOCOMMERCE_SITE_URL',
   'STRIPE_API_BASE_URL',
   'CHECKOUT_TOKEN_ISSUER',
   'CHECKOUT_TOKEN_AUDIENCE',
