@@ -1,8 +1,9 @@
 /**
  * The checkout's email rule: WordPress's is_email() (wp-includes/formatting.php, WordPress 6.8.3),
  * which WooCommerce applies to an order's billing email, plus two limits of the store it does not
- * state (docs/decisions.md#d6). A pure function with no dependency, checked against the PHP itself.
+ * state (docs/decisions.md#d6). A pure function, checked against the PHP itself; and what of it Stripe is sent.
  */
+import { z } from 'zod';
 
 /** HPOS's `billing_email` column is varchar(320): a longer address fails the store's save with a 500. */
 export const EMAIL_MAX_LENGTH = 320;
@@ -55,3 +56,14 @@ export function isCheckoutEmail(email: string): boolean {
  */
 export const CHECKOUT_EMAIL_PATTERN =
   "^(?=[\\s\\S]{6,320}$)[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$";
+
+const conservativeEmail = z.email();
+
+/**
+ * The address sent to Stripe as `receipt_email`: the order's, when it is also a plain address by the usual
+ * standard. Stripe refuses some that WordPress accepts (`email_invalid`) and would fail the checkout for a
+ * receipt; such a customer gets WooCommerce's emails only.
+ */
+export function stripeReceiptEmail(email: string | undefined): string | undefined {
+  return email !== undefined && conservativeEmail.safeParse(email).success ? email : undefined;
+}

@@ -16,6 +16,7 @@
 import { createHash } from 'node:crypto';
 import type { CardProvider, IntentChanges, PaymentIntentSummary } from '@/lib/card/stripe';
 import { checkoutAddressChange } from '@/lib/checkout/addresses';
+import { stripeReceiptEmail } from '@/lib/checkout/email';
 import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
 import type { PaymentIntentRequest } from '@/lib/checkout/schemas';
 import { CardProviderError } from '@/lib/errors';
@@ -142,7 +143,7 @@ async function createIntent(
   replaces: string | undefined,
 ): Promise<{ intent: PaymentIntentSummary; created: boolean; state: OrderState }> {
   const { normalized } = state;
-  const input = { orderId, amount: normalized.charge_cents, currency: normalized.currency, email: normalized.email };
+  const input = { orderId, amount: normalized.charge_cents, currency: normalized.currency, email: stripeReceiptEmail(normalized.email) };
   const orderKey = intentIdempotencyKey({ orderId, amount: input.amount, currency: input.currency, replaces });
   let key = orderKey;
   // The order as last read: the write that follows merges its meta into that.
@@ -192,7 +193,7 @@ export async function preparePaymentIntent(
       ({ intent, created, state } = await createIntent(services, card, orderId, state, stored.replaces));
     }
 
-    let due = { amount: state.normalized.charge_cents, email: state.normalized.email };
+    let due = { amount: state.normalized.charge_cents, email: stripeReceiptEmail(state.normalized.email) };
     const addresses = checkoutAddressChange(input, { shippingFallsBackToBilling: false });
     // A concurrent call may have stored this same intent already; writing its id again changes nothing.
     const storesIntent = state.normalized.payment_intent_id !== intent.id;
@@ -201,7 +202,7 @@ export async function preparePaymentIntent(
       if (storesIntent) meta[META.paymentIntentId] = intent.id;
       if (addresses) meta[META.checkoutAddressUpdated] = new Date().toISOString();
       const updated = normalizeOrder(await store.updateOrder(orderId, buildOrderUpdate(state.order, { ...addresses, meta, metaMode: 'replace' })));
-      due = { amount: updated.charge_cents, email: updated.email };
+      due = { amount: updated.charge_cents, email: stripeReceiptEmail(updated.email) };
     }
 
     // The intent follows the order as written: WooCommerce recalculates taxes on an address write

@@ -100,6 +100,17 @@ describe('POST /api/payment-intent: a new intent', () => {
     expect(providers.callsTo('card', 'POST')[0]!.body).toMatchObject({ amount: '2000', receipt_email: 'stored@example.com' });
   });
 
+  it('sends Stripe no receipt email for an address the store accepts but Stripe may refuse, and still hands out the intent', async () => {
+    providers.woo.seed({ id: 129, lines: [{ total: '20.00' }], billing: { email: 'ada..lovelace@example.com' } });
+
+    const { status } = await callPaymentIntent({ token: await tokenFor(129), contact_info: { email: 'ada..lovelace@example.com', phone: '' } });
+
+    expect(status).toBe(200);
+    const sent = providers.callsTo('card', 'POST').map((call) => call.body as Record<string, unknown>);
+    expect(sent.length).toBeGreaterThan(0);
+    for (const body of sent) expect(body).not.toHaveProperty('receipt_email');
+  });
+
   it('writes the given shipping address, and leaves shipping alone when it is absent', async () => {
     providers.woo.seed({ id: 103, shipping: { city: 'Old Town' } });
     const shipping = { first_name: 'Bob', city: 'Paris', country: 'FR' };
