@@ -163,6 +163,19 @@ export class StoreError extends ServiceError {
   }
 }
 
+/**
+ * An OAuth 1.0a signature the store refused: WooCommerce signs over its own Site Address, whatever
+ * address the request came to, so a store reached at another one refuses every call. `hint` says what to set.
+ */
+export class StoreSignatureRefusedError extends StoreError {
+  constructor(
+    operation: string,
+    readonly hint: string,
+  ) {
+    super(operation, 'rejected', 401, 'woocommerce_rest_authentication_error');
+  }
+}
+
 /** What the storefront may show when the shop is busy; the checkout endpoints answer it with 503 and Retry-After. */
 export const SHOP_BUSY_MESSAGE = 'The shop is busy, try again in a few seconds';
 

@@ -11,7 +11,7 @@ import { ServiceError, StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { getRedisConnection } from '@/lib/redis/connection';
 import type { Services } from '@/lib/services';
-import { StoreSignatureRefusedError } from '@/lib/store/woocommerce';
+import { StoreSignatureRefusedError } from '@/lib/errors';
 import type { SlotUsage } from '@/lib/shared-state/store-slots/store-slots';
 
 export const SERVICE_VERSION: string = packageJson.version;

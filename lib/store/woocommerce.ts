@@ -11,7 +11,7 @@
  * response body, and neither may reach a log line or a response.
  */
 import WooCommerceRestApi from '@woocommerce/woocommerce-rest-api';
-import { StoreError, UpstreamHttpError, type StoreFailure } from '@/lib/errors';
+import { StoreError, StoreSignatureRefusedError, UpstreamHttpError, type StoreFailure } from '@/lib/errors';
 import type { StoreSettings } from '@/lib/config';
 import { z } from 'zod';
 import {
@@ -53,18 +53,6 @@ interface UpstreamFailure {
   signatureRefused: boolean;
 }
 
-/**
- * An OAuth 1.0a signature the store refused: WooCommerce signs over its own Site Address, whatever
- * address the request came to, so a store reached at another one refuses every call. `hint` says what to set.
- */
-export class StoreSignatureRefusedError extends StoreError {
-  constructor(
-    operation: string,
-    readonly hint: string,
-  ) {
-    super(operation, 'rejected', 401, 'woocommerce_rest_authentication_error');
-  }
-}
 
 /** What to set, for the log line and the deep health check: names only, never a value. */
 export function signatureHint(siteUrlSet: boolean): string {
