@@ -198,10 +198,10 @@ export class RedisConnection {
    * node-redis' first reconnection at once, and calls wait for it; once a reconnection has failed,
    * Redis is away and calls fail at once again.
    */
-  private watch(redis: RedisClient): void {
+  private watch(redis: RedisClient, logs = true): void {
     // Without an 'error' listener an error event would crash the process.
     redis.on('error', (error: unknown) => {
-      this.logError(error);
+      if (logs) this.logError(error);
       // The drop's own error comes again from commands it failed (a PING in flight): not a new failure.
       if (this.redis !== redis || redis.isReady || error === this.drop?.error) return;
       if (this.phase === 'up') {
@@ -288,7 +288,8 @@ export class RedisConnection {
     const started = this.registryKey ? startedClients().get(this.registryKey) : undefined;
     if (!started) return;
     this.redis = started.redis;
-    this.watch(started.redis);
+    // Its starter logs its errors already.
+    this.watch(started.redis, false);
     if (started.redis.isReady) this.phase = 'up';
     this.firstConnectionDeadline = started.firstConnectionDeadline;
     this.connecting = started.connecting.then(() => {
