@@ -5,9 +5,10 @@
  *
  * Every call is short: the connect and each command time out after
  * REDIS_TIMEOUT_MS (500 ms by default), and while the client is disconnected
- * commands fail at once instead of queueing, so a Redis outage costs a request
- * at most one timeout. Any failure (refused, slow, wrong password, dropped)
- * becomes a SharedStateUnavailableError; callers decide whether to fall back
+ * commands fail at once instead of queueing (bar the first reconnection after a
+ * drop, an idle cut: `watch`), so a Redis outage costs a request at most one
+ * timeout. Any failure (refused, slow, wrong password, dropped) becomes a
+ * SharedStateUnavailableError; callers decide whether to fall back
  * (checkout, shipping) or to fail (the card webhook). The client reconnects
  * by itself, with a capped, jittered backoff.
  *
@@ -30,6 +31,35 @@ export interface RedisSettings {
 const MAX_RECONNECT_DELAY_MS = 2_000;
 /** The client's own error events repeat on every reconnection attempt: one log line a minute is enough. */
 const ERROR_LOG_INTERVAL_MS = 60_000;
+/**
+ * A PING a minute keeps a warm instance's idle connection open through Redis' `timeout`, load
+ * balancers (AWS 350 s, Azure 4 min) and Azure Redis (10 min); a frozen instance sends none.
+ */
+const PING_INTERVAL_MS = 60_000;
+
+/**
+ * Calls whose repeat is harmless when a cut leaves in doubt whether Redis applied them: reads, script
+ * loads, an event remembered again, LEAVE (deletes only its own token's lock) and ENTRY (finds a lock
+ * with its own token as taken; a rate-limit hit it carries may count twice, erring strict by one).
+ * Every other call (counters, queues, cursors a newer write may have moved) is retried only when it
+ * certainly never left (the client was offline).
+ */
+const REPEATABLE_AFTER_CUT = new Set([
+  'ping',
+  'script_load',
+  'event_check',
+  'event_record',
+  'lock_acquire',
+  'lock_release',
+  'reconcile_cursor_read',
+  'shipment_cursor_read',
+  'shipped_status_read',
+  'replay_parked',
+  'replay_counts',
+]);
+
+/** Socket errors of a connection cut under a command: reset, broken pipe, keepalive timeout. */
+const CUT_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT']);
 
 /**
  * The Redis client library, loaded on the first connection: a process without
@@ -49,8 +79,11 @@ function buildClient(createClient: (typeof import('redis'))['createClient'], set
     // client timeout would also reject a command Redis may still apply, whose late answer
     // the order locks wait for). With the offline queue off, nothing waits to be written.
     disableOfflineQueue: true,
+    pingInterval: PING_INTERVAL_MS,
     socket: {
       connectTimeout: settings.timeoutMs,
+      // TCP keepalive (the client's default, 30 s) for NATs; Redis' `timeout` ignores it, hence the PING.
+      keepAlive: true,
       // Exponential from 50 ms, capped, with jitter so many instances do not reconnect in step.
       reconnectStrategy: (retries: number) => Math.min(50 * 2 ** Math.min(retries, 10), MAX_RECONNECT_DELAY_MS) + randomInt(0, 100),
       ...(tls ? { tls: true as const } : {}),
@@ -94,6 +127,9 @@ export class RedisConnection {
   private connecting: Promise<void> | undefined;
   private firstConnectionDeadline = 0;
   private lastErrorLog = Number.NEGATIVE_INFINITY;
+  /** `reconnecting` from a drop of a ready connection until its first reconnection ends; `away` once one failed. */
+  private phase: 'connecting' | 'up' | 'reconnecting' | 'away' = 'connecting';
+  private drop: { error: unknown; reconnected: Promise<void>; settle: (error?: unknown) => void } | undefined;
   /** In the process-wide registry (the process's own connection, getRedisConnection), or its own (a test's other instance). */
   private readonly registryKey: string | undefined;
 
@@ -105,6 +141,13 @@ export class RedisConnection {
   }
 
   async client(): Promise<RedisClient> {
+    const redis = await this.open();
+    if (redis?.isReady) return redis;
+    throw new SharedStateUnavailableError('connect');
+  }
+
+  /** The client, connecting it on first use; not ready when Redis is away or the connection was just cut. */
+  private async open(): Promise<RedisClient | undefined> {
     if (this.redis?.isReady) return this.redis;
     if (!this.redis) this.adoptStartedClient();
     if (!this.redis) {
@@ -117,10 +160,9 @@ export class RedisConnection {
         throw new SharedStateUnavailableError('load client', error);
       }
       // Another call may have started the connection while the library loaded.
-      if (this.redis) return this.client();
+      if (this.redis) return this.open();
       const redis = buildClient(createClient, this.settings);
-      // Without a listener an 'error' event would crash the process.
-      redis.on('error', (error: unknown) => this.logError(error));
+      this.watch(redis);
       this.redis = redis;
       this.firstConnectionDeadline = Date.now() + this.settings.timeoutMs;
       this.connecting = redis.connect().then(
@@ -148,8 +190,48 @@ export class RedisConnection {
       await Promise.race([this.connecting, timedOut]);
       clearTimeout(timer);
     }
-    if (this.redis?.isReady) return this.redis;
-    throw new SharedStateUnavailableError('connect');
+    return this.redis;
+  }
+
+  /**
+   * Follows the connection: a drop of a ready connection (an idle cut found after a freeze) starts
+   * node-redis' first reconnection at once, and calls wait for it; once a reconnection has failed,
+   * Redis is away and calls fail at once again.
+   */
+  private watch(redis: RedisClient, logs = true): void {
+    // Without an 'error' listener an error event would crash the process.
+    redis.on('error', (error: unknown) => {
+      if (logs) this.logError(error);
+      // The drop's own error comes again from commands it failed (a PING in flight): not a new failure.
+      if (this.redis !== redis || redis.isReady || error === this.drop?.error) return;
+      if (this.phase === 'up') {
+        let settle: (error?: unknown) => void = () => undefined;
+        const reconnected = new Promise<void>((resolve, reject) => {
+          settle = (failure) => (failure === undefined ? resolve() : reject(failure));
+        });
+        reconnected.catch(() => undefined);
+        this.drop = { error, reconnected, settle };
+        this.phase = 'reconnecting';
+      } else if (this.phase === 'reconnecting') {
+        this.phase = 'away';
+        this.drop?.settle(error);
+      }
+    });
+    redis.on('ready', () => {
+      if (this.redis !== redis) return;
+      this.phase = 'up';
+      this.drop?.settle();
+      this.drop = undefined;
+    });
+  }
+
+  /** At once when `redis` is ready; after a fresh drop, when its reconnection succeeds; else throws `failure`. */
+  private async reconnected(redis: RedisClient, failure: unknown): Promise<void> {
+    if (redis.isReady) return;
+    if (this.phase !== 'reconnecting' || !this.drop) throw failure;
+    await this.drop.reconnected.catch(() => {
+      throw failure;
+    });
   }
 
   /**
@@ -162,14 +244,19 @@ export class RedisConnection {
   }
 
   private async runBounded<T>(name: string, operation: (redis: RedisClient) => Promise<T>): Promise<T> {
-    const redis = await this.client();
-    // The one timeout of a call: the client has none of its own (buildClient).
+    const redis = await this.open();
+    if (!redis || (!redis.isReady && this.phase !== 'reconnecting')) throw new SharedStateUnavailableError('connect');
+    // The one timeout of a call, reconnection and retry included: the client has none of its own (buildClient).
     let timer: NodeJS.Timeout | undefined;
+    const bound = { expired: false };
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new SharedStateUnavailableError(name, new RedisTimeoutError())), this.settings.timeoutMs);
+      timer = setTimeout(() => {
+        bound.expired = true;
+        reject(new SharedStateUnavailableError(name, new RedisTimeoutError()));
+      }, this.settings.timeoutMs);
     });
     try {
-      return await Promise.race([operation(redis), deadline]);
+      return await Promise.race([this.attempt(name, redis, operation, bound), deadline]);
     } catch (error) {
       if (error instanceof SharedStateUnavailableError) throw error;
       throw new SharedStateUnavailableError(name, error);
@@ -178,11 +265,32 @@ export class RedisConnection {
     }
   }
 
+  /**
+   * Runs `operation` once the connection is ready, and once more after a reconnection when a cut
+   * failed it and a repeat is safe (REPEATABLE_AFTER_CUT); never after the call's time is up.
+   */
+  private async attempt<T>(name: string, redis: RedisClient, operation: (redis: RedisClient) => Promise<T>, bound: { expired: boolean }): Promise<T> {
+    await this.reconnected(redis, new SharedStateUnavailableError('connect'));
+    if (bound.expired) throw new SharedStateUnavailableError('connect');
+    try {
+      return await operation(redis);
+    } catch (error) {
+      const cut = await cutKind(error);
+      if (cut === undefined || (cut === 'maybe_applied' && !REPEATABLE_AFTER_CUT.has(name))) throw error;
+      await this.reconnected(redis, error);
+      if (bound.expired) throw error;
+      return await operation(redis);
+    }
+  }
+
   /** Takes the client another copy of this module started for this process, if any (see StartedClient). */
   private adoptStartedClient(): void {
     const started = this.registryKey ? startedClients().get(this.registryKey) : undefined;
     if (!started) return;
     this.redis = started.redis;
+    // Its starter logs its errors already.
+    this.watch(started.redis, false);
+    if (started.redis.isReady) this.phase = 'up';
     this.firstConnectionDeadline = started.firstConnectionDeadline;
     this.connecting = started.connecting.then(() => {
       // Its first connection failed for good: the starter forgot it, and so does this copy.
@@ -199,6 +307,9 @@ export class RedisConnection {
     const redis = this.redis;
     this.redis = undefined;
     this.connecting = undefined;
+    this.phase = 'connecting';
+    this.drop?.settle(new SharedStateUnavailableError('connect'));
+    this.drop = undefined;
     if (!redis) return;
     this.forget(redis);
     try {
@@ -215,6 +326,15 @@ export class RedisConnection {
     // Never the URL: it carries the password.
     log.warn('redis.error', { error: describeFailure(error) });
   }
+}
+
+/** How a failed command met a cut connection: never sent (the client was offline), or sent and maybe applied. */
+async function cutKind(error: unknown): Promise<'unsent' | 'maybe_applied' | undefined> {
+  const { ClientOfflineError, SocketClosedUnexpectedlyError } = await loadLibrary();
+  if (error instanceof ClientOfflineError) return 'unsent';
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (error instanceof SocketClosedUnexpectedlyError || (typeof code === 'string' && CUT_CODES.has(code))) return 'maybe_applied';
+  return undefined;
 }
 
 /**

@@ -72,7 +72,8 @@ if string.find(parts, 'e', 1, true) then
   i = i + 1
 end
 if string.find(parts, 'l', 1, true) then
-  if not redis.call('SET', KEYS[i], ARGV[4], 'NX', 'PX', ARGV[5]) then return {count, 0, 0, 0} end
+  -- Held with this call's own token: a repeat after a cut (lib/redis/connection.ts) finds its lock taken.
+  if not redis.call('SET', KEYS[i], ARGV[4], 'NX', 'PX', ARGV[5]) and redis.call('GET', KEYS[i]) ~= ARGV[4] then return {count, 0, 0, 0} end
   if string.find(parts, 'p', 1, true) then return {count, 0, 1, redis.call('EXISTS', KEYS[i + 1])} end
   return {count, 0, 1, 0}
 end
