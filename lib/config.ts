@@ -396,6 +396,13 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
   if (isProductionEnv && missing.length > 0) {
     problems.push(`missing ${missing.join(', ')} (required when NODE_ENV=production)`);
   }
+  // An unauthenticated shipping webhook lets anyone mark paid orders shipped and write into
+  // the note the customer reads (docs/decisions.md#d11): production needs the secret or an explicit opt-out.
+  if (isProductionEnv && unsetIn(source, ['SHIPPING_WEBHOOK_SECRET']).length > 0 && source.SHIPPING_WEBHOOK_AUTH?.trim() !== 'off') {
+    problems.push(
+      'missing SHIPPING_WEBHOOK_SECRET (required when NODE_ENV=production; set SHIPPING_WEBHOOK_AUTH=off to accept unauthenticated shipping notifications)',
+    );
+  }
   const placeholders = placeholderVariables(source);
   if (isProductionEnv && placeholders.length > 0) problems.push(`${placeholderMessage(placeholders)} (set your shop's own values)`);
   if (!result.success) problems.push(...malformedVariables(result.error.issues));
@@ -405,22 +412,15 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       'ALLOWED_ORIGINS must be a comma-separated list of origins such as https://shop.example.com (scheme, host and optional port, no path)',
     );
   }
+  const slots = result.success ? storeSplit(result.data.STORE_MAX_CONCURRENCY, result.data.STORE_RESERVED_SLOTS) : undefined;
+  if (slots && 'problem' in slots) problems.push(slots.problem);
   if (problems.length > 0 || !result.success) {
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   }
   const env = result.data;
 
   const isProduction = env.NODE_ENV === 'production';
-
-  // An unauthenticated shipping webhook lets anyone mark paid orders shipped and write into
-  // the note the customer reads (docs/decisions.md#d11): production needs the secret or an explicit opt-out.
-  if (isProduction && !env.SHIPPING_WEBHOOK_SECRET && env.SHIPPING_WEBHOOK_AUTH !== 'off') {
-    throw new ConfigError(
-      'Invalid configuration: missing SHIPPING_WEBHOOK_SECRET (required when NODE_ENV=production; set SHIPPING_WEBHOOK_AUTH=off to accept unauthenticated shipping notifications)',
-    );
-  }
-
-  const storeConcurrency = storeSplit(env.STORE_MAX_CONCURRENCY, env.STORE_RESERVED_SLOTS);
+  const storeConcurrency = slots && 'split' in slots ? slots.split : undefined;
 
   const warnings: string[] = [];
   if (env.STORE_RESERVED_SLOTS && !storeConcurrency) {
@@ -531,16 +531,19 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
   };
 }
 
-/** The cap and its split; a split that would leave no slot unreserved is refused by name. */
-function storeSplit(limit: number | undefined, reserved: Partial<Record<ReservingCaller, number>> | undefined): SlotSplit | undefined {
+/** The cap and its split; a split that would leave no slot unreserved is a problem named with the others. */
+function storeSplit(
+  limit: number | undefined,
+  reserved: Partial<Record<ReservingCaller, number>> | undefined,
+): { split: SlotSplit } | { problem: string } | undefined {
   if (limit === undefined) return undefined;
   const split = { limit, reserved: { ...defaultReserve(limit), ...reserved } };
   if (split.reserved.checkout + split.reserved.webhook >= limit) {
-    throw new ConfigError(
-      `Invalid configuration: STORE_RESERVED_SLOTS must leave at least one of the ${limit} slots of STORE_MAX_CONCURRENCY unreserved (for the crons and first-come callers)`,
-    );
+    return {
+      problem: `STORE_RESERVED_SLOTS must leave at least one of the ${limit} slots of STORE_MAX_CONCURRENCY unreserved (for the crons and first-come callers)`,
+    };
   }
-  return split;
+  return { split };
 }
 
 let cached: Config | undefined;

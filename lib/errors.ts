@@ -294,7 +294,8 @@ export class ShipStationError extends ServiceError {
 export class SharedStateUnavailableError extends ServiceError {
   readonly kind = 'shared_state_unavailable';
   constructor(operation: string, cause?: unknown) {
-    super('Shared state is unavailable, try again', { operation, cause: describeFailure(cause) });
+    // No cause (a client not connected) names none, rather than "undefined".
+    super('Shared state is unavailable, try again', cause === undefined ? { operation } : { operation, cause: describeFailure(cause) });
   }
 }
 

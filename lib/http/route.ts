@@ -33,6 +33,12 @@ export interface HandlerResult {
   body: unknown;
 }
 
+/**
+ * Answered 500 but no failure of ours, so alerting on `error` pages no one: the cap on store calls at work,
+ * and the spec's 500 for a customer's bad checkout token or a storefront's disallowed origin.
+ */
+const NOT_OUR_FAILURE: ReadonlySet<string> = new Set(['store_busy', 'invalid_token', 'invalid_origin']);
+
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return Response.json(body, { status, headers: { 'Cache-Control': 'no-store', ...headers } });
 }
@@ -82,7 +88,7 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
       });
     }
   }
-  log[status >= 500 && errorKind !== 'store_busy' ? 'error' : status >= 400 ? 'warn' : 'info']('request', {
+  log[status >= 500 && !NOT_OUR_FAILURE.has(errorKind ?? '') ? 'error' : status >= 400 ? 'warn' : 'info']('request', {
     route: options.route,
     status,
     durationMs: Math.round(performance.now() - started),

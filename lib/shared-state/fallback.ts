@@ -28,7 +28,7 @@ export class FallbackWarning {
     log.warn('redis.fallback_to_memory', {
       part,
       operation: error.details?.operation ?? null,
-      cause: error.details?.cause ?? null,
+      cause: error.details?.cause,
       message: 'Redis is unavailable: this instance keeps this state in its own memory until Redis answers again',
     });
   }
@@ -90,7 +90,7 @@ export class CursorWithFallback<Cursor> implements CursorStore<Cursor> {
     } catch (error) {
       const failure = unavailable(error);
       if (!failure) throw error;
-      log.warn(`${this.logging.prefix}.cursor_unreadable`, { cause: failure.details?.cause ?? null, message: this.logging.unreadable });
+      log.warn(`${this.logging.prefix}.cursor_unreadable`, { cause: failure.details?.cause, message: this.logging.unreadable });
       return undefined;
     }
   }
@@ -101,7 +101,7 @@ export class CursorWithFallback<Cursor> implements CursorStore<Cursor> {
     } catch (error) {
       const failure = unavailable(error);
       if (!failure) throw error;
-      log.error(`${this.logging.prefix}.cursor_not_saved`, { cause: failure.details?.cause ?? null, ...this.logging.position(cursor) });
+      log.error(`${this.logging.prefix}.cursor_not_saved`, { cause: failure.details?.cause, ...this.logging.position(cursor) });
     }
   }
 
@@ -111,7 +111,7 @@ export class CursorWithFallback<Cursor> implements CursorStore<Cursor> {
     } catch (error) {
       const failure = unavailable(error);
       if (!failure) throw error;
-      log.warn(`${this.logging.prefix}.cursor_not_cleared`, { cause: failure.details?.cause ?? null });
+      log.warn(`${this.logging.prefix}.cursor_not_cleared`, { cause: failure.details?.cause });
     }
   }
 }

@@ -49,6 +49,23 @@ describe('configuration', () => {
     }
   });
 
+  it('names every missing and malformed variable in one start, the shipping secret and the slot split among them', () => {
+    const rest = { ...complete, SHIPPING_WEBHOOK_SECRET: '', STRIPE_SECRET_KEY: '', CHECKOUT_TOKEN_SECRET: '' };
+    const error = errorOf(() =>
+      parseConfig({ ...rest, UPSTREAM_TIMEOUT_MS: 'soon-SECRETVALUE', STORE_MAX_CONCURRENCY: '4', STORE_RESERVED_SLOTS: 'checkout:3,webhook:1' }),
+    );
+    for (const name of ['STRIPE_SECRET_KEY', 'CHECKOUT_TOKEN_SECRET', 'SHIPPING_WEBHOOK_SECRET', 'UPSTREAM_TIMEOUT_MS']) {
+      expect(error.message).toContain(name);
+    }
+    expect(error.message).toMatch(/SHIPPING_WEBHOOK_AUTH=off/);
+    expect(error.message).not.toContain('SECRETVALUE');
+    // With every other variable right, the slot split is named too, in the same message as the shipping secret.
+    const split = errorOf(() =>
+      parseConfig({ ...complete, SHIPPING_WEBHOOK_SECRET: '', STORE_MAX_CONCURRENCY: '4', STORE_RESERVED_SLOTS: 'checkout:3,webhook:1' }),
+    );
+    expect(split.message).toMatch(/SHIPPING_WEBHOOK_SECRET.*STORE_RESERVED_SLOTS must leave at least one/);
+  });
+
   it('names every malformed variable in one message and never prints a value', () => {
     const error = errorOf(() =>
       parseConfig({
