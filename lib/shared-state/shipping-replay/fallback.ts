@@ -31,7 +31,7 @@ export class ShippingReplayQueueWithFallback implements ShippingReplayQueue {
         orderId: entry.orderId ?? null,
         kind: entry.work.kind,
         operation: failure.details?.operation ?? null,
-        cause: failure.details?.cause ?? null,
+        cause: failure.details?.cause,
         message: 'Redis is unavailable: this shipping update waits in this instance\'s memory until Redis answers again',
       });
       return this.local.add(entry);
