@@ -247,7 +247,9 @@ export function nextStatus(
     return HOLDABLE.has(currentStatus) ? change(ORDER_STATUS.failed) : { status: undefined, state };
   }
   if (holds.size > 0) {
-    if (!HOLDABLE.has(currentStatus)) return { status: undefined, state };
+    // A payment that does not match the order holds it whatever status it was fetched in (the spec's mismatch row).
+    const newMismatch = after.mismatch !== undefined && after.mismatch.chargeId !== before.mismatch?.chargeId;
+    if (!HOLDABLE.has(currentStatus) && !newMismatch) return { status: undefined, state };
     if (!heldNow) state.resume = currentStatus;
     return change(holdStatus(holds, settings));
   }

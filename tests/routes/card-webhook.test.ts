@@ -528,6 +528,12 @@ describe('card webhook: payment_intent.succeeded', () => {
     expect(requestLines()[0]).toMatchObject({ outcome: 'already_paid' });
   });
 
+  it('holds an unpaid order that is no longer pending when the amount paid differs (the spec: status as fetched)', async () => {
+    providers.woo.seed({ id: 398, status: 'cancelled', lines: [{ total: '30.00' }] });
+    await deliver(succeeded(398, { amount: 2500 }));
+    expect(providers.woo.get(398)).toMatchObject({ status: 'on-hold', customer_note: AMOUNT_MISMATCH_NOTE });
+  });
+
   it('completes the payment of an unpaid order that is no longer pending: the money was taken', async () => {
     providers.woo.seed({ id: 316, status: 'cancelled' });
     await deliver(succeeded(316));
