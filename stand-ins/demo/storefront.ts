@@ -73,8 +73,8 @@ export interface StorefrontOptions {
    * there as the admin does (demo ones by default); the stand-in's gateway then asks the service.
    */
   woocommerceCredentials?: { consumerKey: string; consumerSecret: string };
-  /** The seeded orders and what each shows: `/` without an order lists them. */
-  demoOrders?: readonly { id: number; what: string }[];
+  /** The seeded orders and what each is for (`shows`, true whatever its status): `/` without an order lists them. */
+  demoOrders?: readonly { id: number; shows: string }[];
   /** Listen on this port (0: any free port), or prefer this port when free. */
   port?: number;
   preferredPort?: number;
@@ -105,14 +105,17 @@ const STYLE = `
   h1 { font-size: 1.4rem; margin-bottom: .3rem; } h2 { font-size: 1.05rem; margin: 0 0 .6rem; }
   a { color: #0969da; }
   section, fieldset { border: 1px solid #d0d7de; border-radius: 8px; margin: 1rem 0; padding: .8rem 1rem; }
-  .columns { display: grid; grid-template-columns: 1fr 1fr; gap: 0 1rem; align-items: start; }
-  label { display: inline-block; min-width: 6.5rem; font-size: .9rem; } input { margin: .15rem 0; padding: .25rem; width: 13rem; }
+  /* A fieldset is never narrower than its content unless told: on a phone it pushed the page sideways. */
+  fieldset { min-width: 0; }
+  .columns { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 20rem), 1fr)); gap: 0 1rem; align-items: start; }
+  label { display: inline-block; min-width: 6.5rem; font-size: .9rem; } input { margin: .15rem 0; padding: .25rem; width: 13rem; max-width: 100%; box-sizing: border-box; }
   #token { width: 100%; box-sizing: border-box; font-size: .75rem; color: #57606a; }
   button { padding: .5rem 1rem; margin: .3rem .5rem .3rem 0; border-radius: 6px; border: 1px solid #1f6feb; background: #1f6feb; color: #fff; cursor: pointer; }
   button.secondary { background: #fff; color: #1f6feb; }
   button:disabled { border-color: #d0d7de; background: #f6f8fa; color: #8c959f; cursor: not-allowed; }
   table { border-collapse: collapse; width: 100%; } td, th { padding: .2rem .4rem; border-bottom: 1px solid #eaeef2; text-align: left; }
-  td.amount { text-align: right; font-variant-numeric: tabular-nums; }
+  td.amount, th.amount { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+  #timeline, .result, td { overflow-wrap: anywhere; }
   tr.total td { font-weight: 600; border-bottom: none; }
   dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .15rem .8rem; margin: .7rem 0 0; font-size: .9rem; }
   dl.facts dt { color: #57606a; } dl.facts dd { margin: 0; }
@@ -147,6 +150,7 @@ function layout(title: string, body: string): string {
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
 <link rel="icon" href="data:,">
 <style>${STYLE}</style>
@@ -157,13 +161,16 @@ ${body}
 </html>`;
 }
 
-/** `/` without an order, or with one the shop does not hold: the demo orders, each a link to its checkout. */
-function ordersPage(orders: readonly { id: number; what: string; view?: OrderView }[], notice?: string): string {
+/**
+ * `/` without an order, or with one the shop does not hold: the demo orders, each a link to its checkout, each
+ * with its status and total as the shop holds them now (the description says nothing a payment could change).
+ */
+function ordersPage(orders: readonly { id: number; shows: string; view?: OrderView }[], notice?: string): string {
   const rows = orders
-    .map(({ id, what, view }) => {
+    .map(({ id, shows, view }) => {
       const status = view ? `<span class="badge" data-status="${escapeHtml(view.status)}">${escapeHtml(view.status)}</span>` : '';
       const total = view ? `${escapeHtml(view.total)} ${escapeHtml(view.currency)}` : '';
-      return `<tr><td><a href="/?order=${id}">#${id}</a></td><td>${escapeHtml(what)}</td><td>${status}</td><td class="amount">${total}</td></tr>`;
+      return `<tr><td><a href="/?order=${id}">#${id}</a></td><td>${escapeHtml(shows)}</td><td>${status}</td><td class="amount">${total}</td></tr>`;
     })
     .join('\n');
   return layout(
@@ -259,12 +266,14 @@ $('shipping-actions').hidden = !config.shipping;
 $('card-lifecycle').hidden = !config.cardLifecycle;
 
 // A result line beside its buttons, scrolled into view when the buttons sit at the window's edge;
-// while it works, it counts the seconds once past the first.
+// while it works, it counts the seconds once past the first. It keeps the order status it was written
+// under: once the order's status changes, the line is cleared (clearStale), never left saying "now processing".
 const tickers = new Map();
 function show(target, state, text) {
   const line = $(target);
   clearInterval(tickers.get(target));
   line.dataset.state = state;
+  line.dataset.orderStatus = order ? order.status : '';
   line.textContent = text;
   line.scrollIntoView({ block: 'nearest' });
   if (state !== 'working') return;
@@ -393,9 +402,21 @@ function metaText(entry) {
   return entry.key + ' = ' + value + (date ? ' (' + date.text + ')' : '');
 }
 
+/** A finished result line written under another status than the order's now says what is no longer so. */
+function clearStale() {
+  for (const target of ['status', 'office-status']) {
+    const line = $(target);
+    if (line.dataset.state === 'working' || !line.dataset.orderStatus || line.dataset.orderStatus === order.status) continue;
+    line.dataset.state = 'idle';
+    line.dataset.orderStatus = '';
+    line.textContent = '';
+  }
+}
+
 // The order as the shop holds it; every value is written with textContent.
 let order;
 function renderOrder() {
+  clearStale();
   $('order').hidden = false;
   $('order-id').textContent = '#' + order.id;
   $('order-status').textContent = order.status;
@@ -842,7 +863,7 @@ export function storefrontHandler(options: StorefrontOptions) {
       : undefined;
 
   /** The demo orders with their state in the shop: the seeded list, or every order the shop holds. */
-  const listedOrders = async (): Promise<{ id: number; what: string; view?: OrderView }[]> => {
+  const listedOrders = async (): Promise<{ id: number; shows: string; view?: OrderView }[]> => {
     let views: OrderView[] = [];
     if (options.woocommerceUrl) {
       try {
@@ -851,10 +872,10 @@ export function storefrontHandler(options: StorefrontOptions) {
         views = [];
       }
     }
-    const listed = options.demoOrders ?? views.map((view) => ({ id: view.id, what: `${view.status} order` }));
-    return listed.map(({ id, what }) => {
+    const listed = options.demoOrders ?? views.map((view) => ({ id: view.id, shows: 'order' }));
+    return listed.map(({ id, shows }) => {
       const view = views.find((v) => v.id === id);
-      return view ? { id, what, view } : { id, what };
+      return view ? { id, shows, view } : { id, shows };
     });
   };
 
@@ -905,7 +926,7 @@ export function storefrontHandler(options: StorefrontOptions) {
       return;
     }
     if (orderParam !== null && !ORDER_ID.test(orderParam)) {
-      sendHtml(response, 404, ordersPage(await listedOrders(), `“${orderParam.slice(0, 40)}” is not an order number. Pick one of the demo orders.`));
+      sendHtml(response, 200, ordersPage(await listedOrders(), `“${orderParam.slice(0, 40)}” is not an order number. Pick one of the demo orders.`));
       return;
     }
     let order: OrderView | undefined;
@@ -918,7 +939,8 @@ export function storefrontHandler(options: StorefrontOptions) {
         // The shop did not answer: the page asks again by itself.
       }
       if (!known) {
-        sendHtml(response, 404, ordersPage(await listedOrders(), `Order #${orderParam} does not exist in the shop. Pick one of the demo orders.`));
+        // A page that answers the reader's question, not a failed load: a 404 document is logged as an error in the browser's console.
+        sendHtml(response, 200, ordersPage(await listedOrders(), `Order #${orderParam} does not exist in the shop. Pick one of the demo orders.`));
         return;
       }
     }

@@ -35,17 +35,32 @@ export const DEMO_CUSTOMER_ID = 42;
 
 export interface DemoOrder {
   id: number;
+  /** The order as seeded, status and total included: the start banner and the README. */
   what: string;
+  /** What the order is for whatever its status since: the demo page lists it beside the current status and total. */
+  shows: string;
 }
 
 /** The seeded orders, as the README lists them. */
 export const DEMO_ORDERS: DemoOrder[] = [
-  { id: 1001, what: 'pending guest order, 45.00 USD' },
-  { id: 1002, what: `pending order of registered customer #${DEMO_CUSTOMER_ID}, 89.50 USD (their cart is cleared on payment)` },
-  { id: 1003, what: 'pending guest order in yen, 4000 JPY (zero-decimal currency)' },
-  { id: 1004, what: 'already paid by card (processing): payment is refused; shipping, refunds and disputes work' },
-  { id: 1005, what: 'pending guest order with a fee line, 27.50 EUR' },
-  { id: 1006, what: 'pending guest order of e-books only (virtual, downloadable), 12.00 USD: paid by card it still gets its paid date' },
+  { id: 1001, what: 'pending guest order, 45.00 USD', shows: 'guest order' },
+  {
+    id: 1002,
+    what: `pending order of registered customer #${DEMO_CUSTOMER_ID}, 89.50 USD (their cart is cleared on payment)`,
+    shows: `order of registered customer #${DEMO_CUSTOMER_ID} (their cart is cleared on payment)`,
+  },
+  { id: 1003, what: 'pending guest order in yen, 4000 JPY (zero-decimal currency)', shows: 'guest order in yen (zero-decimal currency)' },
+  {
+    id: 1004,
+    what: 'already paid by card (processing): payment is refused; shipping, refunds and disputes work',
+    shows: 'paid by card before the demo started: shipping, refunds and disputes work on it',
+  },
+  { id: 1005, what: 'pending guest order with a fee line, 27.50 EUR', shows: 'guest order with a fee line' },
+  {
+    id: 1006,
+    what: 'pending guest order of e-books only (virtual, downloadable), 12.00 USD: paid by card it still gets its paid date',
+    shows: 'guest order of e-books only (virtual, downloadable): paid by card it still gets its paid date',
+  },
 ];
 
 /** The shop and the card provider of the demo, seeded so that each demo order is in the state DEMO_ORDERS says. */
