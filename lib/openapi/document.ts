@@ -249,7 +249,7 @@ export function buildOpenApiDocument(): JsonObject {
     tags: [
       { name: 'storefront', description: 'Called by the storefront (browser or server), with the checkout token of one order.' },
       { name: 'webhooks', description: 'Called by the card and shipping providers.' },
-      { name: 'store', description: 'Called by the store’s companion plugin for what a shop owner does in the WooCommerce admin.' },
+      { name: 'store', description: 'Called by the store’s Checkout Bridge plugin for what a shop owner does in the WooCommerce admin.' },
     ],
     paths: {
       '/api/payment-intent': {
@@ -287,7 +287,7 @@ export function buildOpenApiDocument(): JsonObject {
           operationId: 'refundFromStore',
           summary: 'Refund a card payment from the WooCommerce admin',
           description:
-            'Sent by the companion plugin’s gateway when the shop owner clicks “Refund via …”. Refunds the WooCommerce refund’s amount ' +
+            'Sent by the Checkout Bridge plugin’s gateway when the shop owner clicks “Refund via …”. Refunds the WooCommerce refund’s amount ' +
             '(read from the store, in the order’s currency) at Stripe, with the order and the WooCommerce refund in the refund’s metadata; ' +
             'a retry for the same WooCommerce refund answers the refund already made. Orders not paid by card are refused.',
           request: 'StoreRefundRequest',

@@ -232,7 +232,7 @@ function checkoutPage(config: PageConfig): string {
     <div class="action"><button id="ship" type="button" class="secondary">Ship it (ShipStation notification)</button><span class="why" id="ship-why"></span></div>
   </div>
   <div id="card-lifecycle">
-    <p class="hint">Stripe's side: a refund made in the Stripe dashboard, a cardholder's dispute and its outcome, a Radar review, each a signed event to the service's card webhook. The shop's side: a refund in the WooCommerce admin, which the companion plugin asks the service to make at Stripe (signed with the store callback secret).</p>
+    <p class="hint">Stripe's side: a refund made in the Stripe dashboard, a cardholder's dispute and its outcome, a Radar review, each a signed event to the service's card webhook. The shop's side: a refund in the WooCommerce admin, which the Checkout Bridge plugin asks the service to make at Stripe (signed with the store callback secret).</p>
     <div class="action"><label for="refund-amount">Refund amount</label><input id="refund-amount" placeholder="all" inputmode="decimal"><button id="refund" type="button" class="secondary">Refund</button><span class="why" id="refund-why"></span></div>
     <div class="action"><button id="admin-refund" type="button" class="secondary">Refund from the shop admin</button><span class="why" id="admin-refund-why"></span></div>
     <div class="action"><button id="dispute" type="button" class="secondary">Dispute</button><span class="why" id="dispute-why"></span></div>

@@ -1,6 +1,6 @@
 <?php
 /**
- * Plugin Name:       Checkout Cart Bridge
+ * Plugin Name:       Checkout Bridge
  * Description:       Companion of the headless checkout payment service: clears a registered customer's cart after a card payment succeeds and restores it after one fails (two REST routes under wc-checkout-bridge/v1, authenticated with WooCommerce REST API keys), and lets the admin refund card orders, capture and release card authorizations through the service.
  * Version:           1.3.0
  * Requires at least: 6.0

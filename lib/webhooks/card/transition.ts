@@ -75,7 +75,7 @@ export async function applyTransition(
   } catch (error) {
     // A store without the companion plugin's `authorized` status refuses it before changing anything.
     if (next.status !== ORDER_STATUS.authorized || !(error instanceof StoreError) || error.code !== 'rest_invalid_param') throw error;
-    log.warn('store.authorized_status_missing', { orderId: order.id, action: 'update the companion plugin (1.3 or later) so authorized orders reach ShipStation' });
+    log.warn('store.authorized_status_missing', { orderId: order.id, action: 'update the Checkout Bridge plugin (1.3 or later) so authorized orders reach ShipStation' });
     await write(ORDER_STATUS.onHold);
     return { outcome: 'applied', ...transition, status: ORDER_STATUS.onHold };
   }

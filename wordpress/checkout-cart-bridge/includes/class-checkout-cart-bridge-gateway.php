@@ -1,6 +1,6 @@
 <?php
 /**
- * Checkout Cart Bridge: the checkout service's card payments as a WooCommerce
+ * Checkout Bridge: the checkout service's card payments as a WooCommerce
  * payment gateway, so the order screen offers "Refund via Credit Card" on
  * the orders the service marked paid by card.
  *

@@ -1,6 +1,6 @@
 <?php
 /**
- * Checkout Cart Bridge: the plugin's pure functions, with no WordPress call,
+ * Checkout Bridge: the plugin's pure functions, with no WordPress call,
  * so a test can run them with php alone (tests/unit/store-signature.test.ts).
  *
  * @package CheckoutCartBridge

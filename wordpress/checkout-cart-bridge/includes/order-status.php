@@ -1,6 +1,6 @@
 <?php
 /**
- * Checkout Cart Bridge: the `authorized` order status (wc-authorized). With the
+ * Checkout Bridge: the `authorized` order status (wc-authorized). With the
  * capture setting "on_shipment" the service puts an order whose only hold is its
  * card authorization in it, so ShipStation can import it as Awaiting Shipment while
  * orders on hold for other reasons stay `on-hold` (the service's docs/integrations/shipstation.md).

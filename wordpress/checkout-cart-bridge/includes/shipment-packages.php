@@ -1,6 +1,6 @@
 <?php
 /**
- * Checkout Cart Bridge: a shipped order's packages, merged under a database lock.
+ * Checkout Bridge: a shipped order's packages, merged under a database lock.
  *
  *   POST /wp-json/wc-checkout-bridge/v1/orders/<id>/shipment-packages
  *        {"package": {"key", "tracking_number", "carrier", "ship_date", "voided"?},

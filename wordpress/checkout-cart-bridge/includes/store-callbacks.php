@@ -1,6 +1,6 @@
 <?php
 /**
- * Checkout Cart Bridge: the calls the shop's admin makes to the checkout
+ * Checkout Bridge: the calls the shop's admin makes to the checkout
  * service (its docs/decisions.md#d15), POST <service URL>/api/store/<action> with a
  * JSON body signed with the shared secret (with the method and path), and the admin's side of them:
  *
