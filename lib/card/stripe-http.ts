@@ -2,8 +2,8 @@
  * The Stripe SDK's HTTP client: Node's http client on the process's keep-alive
  * agents (lib/upstream/node-http.ts), with `timeout` bounding the whole call.
  *
- * The SDK's own Node client costs a third of its fetch client per call (issue
- * 14, docs/benchmarks.md), but its timeout only bounds socket idleness: an
+ * The SDK's own Node client costs a third of its fetch client per call
+ * (docs/benchmarks-history.md), but its timeout only bounds socket idleness: an
  * upstream that keeps sending a byte now and then holds a call, its socket and
  * its promise open for as long as it likes. Here the request is destroyed when
  * the time is up, whether the answer's headers have arrived or not, so an

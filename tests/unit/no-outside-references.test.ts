@@ -21,8 +21,11 @@ const OUTSIDE = [
 
 export function outsideReferences(path: string, text: string): string[] {
   const found: string[] = [];
-  text.split('\n').forEach((line, index) => {
-    const hit = OUTSIDE.find(({ pattern }) => pattern.test(line));
+  const lines = text.split('\n');
+  lines.forEach((line, index) => {
+    // A number wrapped onto the comment's next line still names the issue.
+    const wrapped = `${line} ${(lines[index + 1] ?? '').replace(/^\s*(\*|\/\/|#)?\s*/, '')}`;
+    const hit = OUTSIDE.find(({ pattern }) => pattern.test(line)) ?? (OUTSIDE[0].pattern.test(wrapped) && /\bissues?\s*$/i.test(line) ? OUTSIDE[0] : undefined);
     if (hit) found.push(`${path}:${index + 1} names ${hit.what}: ${line.trim().slice(0, 120)}`);
   });
   return found;
@@ -44,8 +47,10 @@ describe('no reference a clone cannot follow', () => {
       `[spec](../${shared}/checkout-service.md)`,
       `// as written in ${shared}/DECISIONS.md`,
       `/* ${issue} 20 points 1, 2 and 4 */`,
+      ` * costs a third of its fetch client (${issue}`,
+      ` * 14, docs/benchmarks.md)`,
     ].join('\n');
-    expect(outsideReferences('x.ts', sample)).toHaveLength(5);
+    expect(outsideReferences('x.ts', sample)).toHaveLength(6);
     expect(outsideReferences('x.ts', '// docs/decisions.md#d12: receipts; zod issues, an issuer, tissue 4')).toEqual([]);
   });
 
