@@ -30,7 +30,7 @@ async function request(operation: string, url: string, init: RequestInit, timeou
     throw new ShipStationSetupError(operation, undefined);
   }
   if (!answer.ok) {
-    await answer.body?.cancel();
+    await answer.arrayBuffer().catch(() => undefined);
     throw new ShipStationSetupError(operation, answer.status);
   }
   return answer;

@@ -188,7 +188,8 @@ export function deployedSecretCheck(secrets: readonly string[], timeoutMs: numbe
         signal: AbortSignal.timeout(timeoutMs),
         redirect: 'manual',
       });
-      await answer.body?.cancel();
+      // Read, not cancelled: the signal bounds it, and a cancelled body can keep some fetch mocks waiting.
+      await answer.arrayBuffer().catch(() => undefined);
       if (answer.ok) return undefined;
       return `the deployment refused a delivery signed with ${endpoint.id}'s secret (HTTP ${answer.status}): deploy STRIPE_WEBHOOK_SECRET with it, then run this again`;
     } catch {
