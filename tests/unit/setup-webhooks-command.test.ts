@@ -20,7 +20,8 @@ beforeAll(async () => {
 afterAll(() => standIn.close());
 
 async function command(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env: Record<string, string> = {
+  const env: NodeJS.ProcessEnv = {
+    NODE_ENV: 'test',
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',
     STRIPE_SECRET_KEY: KEY,
