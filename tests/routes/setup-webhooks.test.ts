@@ -2,7 +2,7 @@
  * npm run setup:webhooks against the stand-ins: Stripe's webhook endpoints API and ShipStation's
  * webhook APIs, with the deployment's own card webhook route answering the secret probe.
  */
-import { http } from 'msw';
+import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { POST as cardWebhook } from '@/app/api/stripe/webhook/route';
@@ -95,6 +95,19 @@ describe('the Stripe webhook endpoint', () => {
     expect(lines.filter((line) => line.includes(secret))).toHaveLength(1);
     expect(text).toContain('STRIPE_WEBHOOK_SECRET');
     expect(JSON.stringify(loggedLines())).not.toContain(secret);
+  });
+
+  it('still prints the new secret when its digest cannot be recorded on the endpoint', async () => {
+    server.use(
+      http.post('https://api.stripe.com/v1/webhook_endpoints/:id', () =>
+        HttpResponse.json({ error: { type: 'invalid_request_error', message: 'refused' } }, { status: 400 }),
+      ),
+    );
+    const { ok, text } = await setup();
+    const [endpoint] = endpoints();
+    expect(ok).toBe(true);
+    expect(text).toContain(stripe.webhookEndpoints.secretOf(endpoint!.id)!);
+    expect(text).toContain(`could not record the secret's digest on ${endpoint!.id}`);
   });
 
   it('changes nothing when run again: up to date', async () => {

@@ -48,7 +48,7 @@ function printStripe(report: StripeSetupReport, options: SetupOptions, events: r
   }
   if (report.newSecret) {
     print('');
-    print('  Signing secret of the new endpoint (shown this once; Stripe will not show it again, only roll it):');
+    print('  Signing secret of the new endpoint (printed this once; the Stripe Dashboard can reveal it again):');
     print(`    ${report.newSecret}`);
     print('  Put it in STRIPE_WEBHOOK_SECRET where the service runs (e.g. Vercel → Settings → Environment Variables), then redeploy.');
     if (report.waiting.length > 0) {

@@ -118,7 +118,12 @@ export async function setupStripeWebhook(client: StripeWebhookEndpoints, wanted:
     const old = replaceable[0];
     report.changes.push(old ? `created ${endpoint.id} for API version ${wanted.apiVersion} (${old.id} speaks ${versionText(old.apiVersion)}, which Stripe cannot change)` : `created ${endpoint.id}`);
     // Only the create answer carries the secret: its digest is what a later run checks the deployment's secrets against.
-    await client.update(endpoint.id, { metadata: { secret_sha256: secretFingerprint(secret) } });
+    try {
+      await client.update(endpoint.id, { metadata: { secret_sha256: secretFingerprint(secret) } });
+    } catch {
+      // The secret is printed all the same; only the automatic removal of an old endpoint is lost.
+      report.changes.push(`could not record the secret's digest on ${endpoint.id}: remove an old endpoint in the Stripe Dashboard once the deployment holds the new secret`);
+    }
     for (const endpoint of replaceable) report.waiting.push({ id: endpoint.id, why: 'kept until the deployment holds the new secret: run this again then' });
     return report;
   }
