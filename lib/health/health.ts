@@ -74,8 +74,9 @@ async function run(name: string, probe: Probe): Promise<CheckResult> {
 
 /**
  * The Stripe webhook endpoint of this deployment (SERVICE_URL, or Vercel's production domain), read
- * from Stripe: failed, with what to do, when none points here or it is disabled, lacks a handled event
- * or speaks another API version than the SDK's. Not run while the deployment's URL is unknown.
+ * from Stripe: failed, with what to do, when none points here or it is disabled, lacks a handled event,
+ * speaks another API version than the SDK's, or (made by the setup command) has a secret the deployment
+ * lacks. Not run while the deployment's URL is unknown.
  */
 async function cardWebhookCheck(services: Services): Promise<CheckResult | undefined> {
   const { card, serviceUrl, upstreamTimeoutMs } = services.config;
@@ -85,7 +86,11 @@ async function cardWebhookCheck(services: Services): Promise<CheckResult | undef
   let reason: string | undefined;
   try {
     const endpoints = await stripeWebhookEndpoints(card, upstreamTimeoutMs).list();
-    reason = stripeWebhookProblem(endpoints, { serviceUrl, events: stripeWebhookEvents(services.config), apiVersion: STRIPE_SDK_API_VERSION });
+    reason = stripeWebhookProblem(
+      endpoints,
+      { serviceUrl, events: stripeWebhookEvents(services.config), apiVersion: STRIPE_SDK_API_VERSION },
+      card.webhookSecrets,
+    );
   } catch (error) {
     const refused = error instanceof CardProviderError && (error.status === 401 || error.status === 403);
     log.warn('health.check_failed', { check: 'cardWebhook', reason: error instanceof ServiceError ? error.kind : 'unexpected', latencyMs: latency() });

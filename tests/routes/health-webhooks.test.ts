@@ -2,7 +2,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { GET } from '@/app/api/health/route';
 import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '@/lib/webhooks/setup/events';
-import { TEST_CRON_SECRET, TEST_STRIPE_KEY, useTestEnv } from '../support/env';
+import { secretFingerprint } from '@/lib/webhooks/setup/stripe-setup';
+import { TEST_CRON_SECRET, TEST_STRIPE_KEY, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 import { loggedLines } from '../support/setup';
 
@@ -99,6 +100,22 @@ describe('health of the Stripe webhook', () => {
     expect(status).toBe(200);
     expect(body.checks).not.toHaveProperty('cardWebhook');
     expect(providers.callsTo('card', 'GET', /webhook_endpoints/)).toEqual([]);
+  });
+
+  it('reports degraded when the deployment lacks the signing secret of the endpoint the setup command made', async () => {
+    const endpoint = seed({ metadata: { secret_sha256: secretFingerprint('whsec_some_other_secret_0123') } });
+    const { status, body } = await deepHealth();
+    expect(status).toBe(503);
+    expect(body.checks.cardWebhook.reason).toBe(
+      `STRIPE_WEBHOOK_SECRET does not hold the signing secret of ${endpoint.id}, the endpoint for this deployment, so its deliveries are refused: set it (printed by npm run setup:webhooks, or revealed in the Stripe Dashboard) and redeploy`,
+    );
+    expect(JSON.stringify(body)).not.toContain(TEST_WEBHOOK_SECRET);
+  });
+
+  it('is ok when the deployment holds that secret, among others while it is rolled', async () => {
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, SERVICE_URL: SERVICE, STRIPE_WEBHOOK_SECRET: `whsec_old_0123456789,${TEST_WEBHOOK_SECRET}` });
+    seed({ metadata: { secret_sha256: secretFingerprint(TEST_WEBHOOK_SECRET) } });
+    expect((await deepHealth()).body.checks.cardWebhook.ok).toBe(true);
   });
 
   it('says which permission a restricted key lacks when Stripe refuses the list, revealing no key', async () => {

@@ -80,8 +80,9 @@ function versionText(version: string | null): string {
 /**
  * What is wrong with the deployment's Stripe webhook, in plain words for the health check, or
  * undefined when one endpoint points at it, is enabled, sends every handled event and speaks the SDK's version.
+ * Given the deployment's secrets, an endpoint made by the setup command is also checked against them (by its digest).
  */
-export function stripeWebhookProblem(endpoints: WebhookEndpoint[], wanted: WantedEndpoint): string | undefined {
+export function stripeWebhookProblem(endpoints: WebhookEndpoint[], wanted: WantedEndpoint, secrets?: readonly string[]): string | undefined {
   const ours = rank(endpoints.filter((e) => pointsAt(e, wanted.serviceUrl)), wanted);
   const best = ours[0];
   if (!best) return `no Stripe webhook endpoint points at this deployment (${STRIPE_WEBHOOK_PATH} of SERVICE_URL): run npm run setup:webhooks`;
@@ -90,8 +91,14 @@ export function stripeWebhookProblem(endpoints: WebhookEndpoint[], wanted: Wante
   const missing = missingEvents(best, wanted.events);
   if (missing.length > 0) problems.push(`lacks ${missing.join(', ')}`);
   if (best.apiVersion !== wanted.apiVersion) problems.push(`speaks ${versionText(best.apiVersion)}, not the SDK's ${wanted.apiVersion}`);
-  if (problems.length === 0) return undefined;
-  return `the Stripe webhook endpoint for this deployment ${problems.join(', ')}: run npm run setup:webhooks`;
+  const reasons = problems.length > 0 ? [`the Stripe webhook endpoint for this deployment ${problems.join(', ')}: run npm run setup:webhooks`] : [];
+  const digest = best.metadata.secret_sha256;
+  if (digest && secrets && !secrets.some((secret) => secretFingerprint(secret) === digest)) {
+    reasons.push(
+      `STRIPE_WEBHOOK_SECRET does not hold the signing secret of ${best.id}, the endpoint for this deployment, so its deliveries are refused: set it (printed by npm run setup:webhooks, or revealed in the Stripe Dashboard) and redeploy`,
+    );
+  }
+  return reasons.length > 0 ? reasons.join('; ') : undefined;
 }
 
 /** Creates or updates the deployment's endpoint; run again, it changes nothing. */
