@@ -160,6 +160,10 @@ const envSchema = z.object({
   STORE_RESERVED_SLOTS: optional(reservedSlotsSetting),
 
   CRON_SECRET: optional(z.string().min(16, 'must be at least 16 characters long')),
+  // This deployment's public URL, where the providers' webhooks should point (docs/integrations/stripe.md); on Vercel, its production domain serves.
+  SERVICE_URL: optional(baseUrl),
+  VERCEL_ENV: optional(z.string()),
+  VERCEL_PROJECT_PRODUCTION_URL: optional(z.string()),
   // Stripe keeps events for 30 days.
   RECONCILE_WINDOW_HOURS: optional(positiveInt.max(720)).transform((v) => v ?? 72),
   // Every pass rereads the window's shipments from ShipStation: a longer one costs more of its 40 requests a minute.
@@ -242,6 +246,8 @@ export interface Config {
   storeConcurrency: SlotSplit | undefined;
   /** Bearer token of the cron routes and the deep health check; the cron routes refuse to run without it. */
   cronSecret: string | undefined;
+  /** SERVICE_URL, else https:// and Vercel's production domain in a production deployment: what the webhook check compares with. */
+  serviceUrl?: string | undefined;
   reconcileWindowHours: number;
   /** How far back shipment reconciliation reads ShipStation's shipments. */
   shipmentReconcileWindowHours: number;
@@ -365,6 +371,7 @@ const EXPECTED: Partial<Record<keyof Env, string>> = {
   AUTHORIZATION_EXPIRY_ACTION: `must be ${EXPIRY_ACTIONS.join(' or ')} (or unset)`,
   AUTHORIZATION_EXPIRY_HOURS: 'must be a whole number of hours from 1 to 167 (authorizations lapse after 168)',
   SHIPMENT_TRACKING_META: 'must be on or off (or unset)',
+  SERVICE_URL: URL_EXPECTED,
 };
 
 function malformedVariables(issues: readonly z.core.$ZodIssue[]): string[] {
@@ -513,6 +520,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
     storeConcurrency,
     cronSecret: env.CRON_SECRET,
+    serviceUrl: env.SERVICE_URL ?? vercelProductionUrl(env.VERCEL_ENV, env.VERCEL_PROJECT_PRODUCTION_URL),
     reconcileWindowHours: env.RECONCILE_WINDOW_HOURS,
     shipmentReconcileWindowHours: env.SHIPMENT_RECONCILE_WINDOW_HOURS,
     paymentMethods: {
@@ -529,6 +537,12 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     placeholders,
     warnings,
   };
+}
+
+/** Vercel's production domain (no scheme), only in a production deployment: a preview has no webhook of its own. */
+function vercelProductionUrl(vercelEnv: string | undefined, domain: string | undefined): string | undefined {
+  if (vercelEnv !== 'production' || !domain || !/^[a-z0-9.-]+(:\d+)?$/i.test(domain)) return undefined;
+  return `https://${domain.toLowerCase()}`;
 }
 
 /** The cap and its split; a split that would leave no slot unreserved is a problem named with the others. */

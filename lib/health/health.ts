@@ -3,16 +3,19 @@
  * memory, no upstream call, so a load balancer or uptime monitor may poll it
  * as often as it likes. With the cron bearer token: each upstream the service
  * depends on is tried with its cheapest authenticated call, and reported as
- * ok or failed with its latency (and, for a refused store signature, the
- * setting to change); never a URL, a key or an upstream message.
+ * ok or failed with its latency (and, for a refused store signature or a
+ * misconfigured Stripe webhook, what to change); never a URL, a key or an upstream message.
  */
 import packageJson from '@/package.json';
 import { ServiceError, StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { getRedisConnection } from '@/lib/redis/connection';
 import type { Services } from '@/lib/services';
-import { StoreSignatureRefusedError } from '@/lib/errors';
+import { CardProviderError, StoreSignatureRefusedError } from '@/lib/errors';
 import type { SlotUsage } from '@/lib/shared-state/store-slots/store-slots';
+import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '@/lib/webhooks/setup/events';
+import { stripeWebhookEndpoints } from '@/lib/webhooks/setup/stripe-endpoints';
+import { stripeWebhookProblem } from '@/lib/webhooks/setup/stripe-setup';
 
 export const SERVICE_VERSION: string = packageJson.version;
 
@@ -69,6 +72,37 @@ async function run(name: string, probe: Probe): Promise<CheckResult> {
   }
 }
 
+/**
+ * The Stripe webhook endpoint of this deployment (SERVICE_URL, or Vercel's production domain), read
+ * from Stripe: failed, with what to do, when none points here or it is disabled, lacks a handled event,
+ * speaks another API version than the SDK's, or (made by the setup command) has a secret the deployment
+ * lacks. Not run while the deployment's URL is unknown.
+ */
+async function cardWebhookCheck(services: Services): Promise<CheckResult | undefined> {
+  const { card, serviceUrl, upstreamTimeoutMs } = services.config;
+  if (!card || !serviceUrl) return undefined;
+  const started = performance.now();
+  const latency = () => Math.round(performance.now() - started);
+  let reason: string | undefined;
+  try {
+    const endpoints = await stripeWebhookEndpoints(card, upstreamTimeoutMs).list();
+    reason = stripeWebhookProblem(
+      endpoints,
+      { serviceUrl, events: stripeWebhookEvents(services.config), apiVersion: STRIPE_SDK_API_VERSION },
+      card.webhookSecrets,
+    );
+  } catch (error) {
+    const refused = error instanceof CardProviderError && (error.status === 401 || error.status === 403);
+    log.warn('health.check_failed', { check: 'cardWebhook', reason: error instanceof ServiceError ? error.kind : 'unexpected', latencyMs: latency() });
+    return refused
+      ? { ok: false, latencyMs: latency(), reason: 'Stripe refused to list the webhook endpoints: a restricted key (rk_) needs the Webhook Endpoints read permission' }
+      : { ok: false, latencyMs: latency() };
+  }
+  if (reason === undefined) return { ok: true, latencyMs: latency() };
+  log.warn('health.check_failed', { check: 'cardWebhook', reason: 'webhook_misconfigured', latencyMs: latency() });
+  return { ok: false, latencyMs: latency(), reason };
+}
+
 export function shallowHealth(): ShallowHealth {
   return { status: 'ok', version: SERVICE_VERSION };
 }
@@ -85,8 +119,11 @@ async function storeSlotUsage(services: Services): Promise<SlotUsage | undefined
 
 export async function deepHealth(services: Services): Promise<DeepHealth> {
   const storeSlots = await storeSlotUsage(services);
-  const entries = await Promise.all(Object.entries(probes(services)).map(async ([name, probe]) => [name, await run(name, probe)] as const));
-  const checks = Object.fromEntries(entries);
-  const healthy = entries.every(([, result]) => result.ok);
+  const [entries, cardWebhook] = await Promise.all([
+    Promise.all(Object.entries(probes(services)).map(async ([name, probe]) => [name, await run(name, probe)] as const)),
+    cardWebhookCheck(services),
+  ]);
+  const checks: Record<string, CheckResult> = { ...Object.fromEntries(entries), ...(cardWebhook ? { cardWebhook } : {}) };
+  const healthy = Object.values(checks).every((result) => result.ok);
   return { status: healthy ? 'ok' : 'degraded', version: SERVICE_VERSION, checks, ...(storeSlots ? { storeSlots } : {}) };
 }

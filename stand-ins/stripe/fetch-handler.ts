@@ -12,7 +12,8 @@
  *
  * Routes: POST /v1/payment_intents, GET /v1/payment_intents/<id>, POST /v1/payment_intents/<id>,
  * POST /v1/payment_intents/<id>/confirm, POST /v1/payment_intents/<id>/capture | cancel,
- * GET | POST /v1/refunds, POST /v1/refunds/<id> (metadata), GET /v1/events, GET /v1/charges, GET /v1/charges/<id>, GET /v1/reviews/<id>.
+ * GET | POST /v1/refunds, POST /v1/refunds/<id> (metadata), GET /v1/events, GET /v1/charges, GET /v1/charges/<id>, GET /v1/reviews/<id>,
+ * GET | POST /v1/webhook_endpoints, GET | POST | DELETE /v1/webhook_endpoints/<id>.
  *
  * The browser side, as Stripe.js calls it: with the publishable key in the
  * form body (`key=pk_…`, or the query string of a GET) instead of an
@@ -134,6 +135,16 @@ export function stripeApiHandler(model: StripeModel, secretKey: string, options:
         return stripeJson(result.status, result.body);
       }
       if (path === '/v1/refunds' && method === 'GET') return stripeJson(200, model.listRefunds(url.searchParams));
+      const endpointRoute = /^\/v1\/webhook_endpoints(?:\/([^/]+))?$/.exec(path);
+      if (endpointRoute) {
+        const endpoints = model.webhookEndpoints;
+        const id = endpointRoute[1] === undefined ? undefined : decodeURIComponent(endpointRoute[1]);
+        if (id === undefined && method === 'GET') return stripeJson(200, endpoints.list(url.searchParams));
+        if (id === undefined && method === 'POST') return stripeJson(200, endpoints.create(params));
+        if (id !== undefined && method === 'GET') return stripeJson(200, endpoints.retrieve(id));
+        if (id !== undefined && method === 'POST') return stripeJson(200, endpoints.update(id, params));
+        if (id !== undefined && method === 'DELETE') return stripeJson(200, endpoints.delete(id));
+      }
       if (path === '/v1/charges' && method === 'GET') return stripeJson(200, model.listCharges(url.searchParams));
       const objectRoute = /^\/v1\/(charges|reviews)\/([^/]+)$/.exec(path);
       if (objectRoute && method === 'GET') {

@@ -13,6 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { StripeEventLog, type StripeEvent } from './events';
 import { StripeApiError, type StripeIntent, type StripeObject } from './objects';
+import { StripeWebhookEndpoints } from './webhook-endpoints';
 
 /**
  * Stripe's test payment methods the stand-in knows (docs.stripe.com/testing):
@@ -104,6 +105,8 @@ export class StripeModel {
   readonly intents = new Map<string, StripeIntent>();
   /** `payment_intent.succeeded` / `payment_intent.payment_failed`, recorded by succeed() and fail(). */
   readonly events = new StripeEventLog();
+  /** The webhook endpoints API (webhook-endpoints.ts). */
+  readonly webhookEndpoints = new StripeWebhookEndpoints();
   private readonly idempotencyCache = new Map<string, { fingerprint: string; status: number; body: unknown }>();
   /** Keys whose first request is executing right now. */
   private readonly executing = new Set<string>();

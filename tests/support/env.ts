@@ -54,6 +54,9 @@ const MANAGED = [
   'SHIPMENT_TRACKING_META',
   'STORE_MAX_CONCURRENCY',
   'STORE_RESERVED_SLOTS',
+  'SERVICE_URL',
+  'VERCEL_ENV',
+  'VERCEL_PROJECT_PRODUCTION_URL',
 ];
 
 /** Sets the test configuration (plus overrides; `undefined` unsets) and drops all service state. */

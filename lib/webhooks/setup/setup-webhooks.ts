@@ -1,0 +1,137 @@
+/**
+ * `npm run setup:webhooks -- --url https://<deployment>`: the providers' webhooks made to match the
+ * configuration, told in plain lines. The Stripe signing secret of a new endpoint is printed once, here, and nowhere else.
+ */
+import { requireSetting, type Config } from '@/lib/config';
+import { CardProviderError, ServiceError, ServiceNotConfiguredError } from '@/lib/errors';
+import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '@/lib/webhooks/setup/events';
+import { setupShipStationV1, setupShipStationV2, ShipStationSetupError, type ShipStationSetupReport } from '@/lib/webhooks/setup/shipstation-setup';
+import { stripeWebhookEndpoints, type StripeWebhookEndpoints } from '@/lib/webhooks/setup/stripe-endpoints';
+import { deployedSecretCheck, setupStripeWebhook, webhookUrl, type StripeSetupReport } from '@/lib/webhooks/setup/stripe-setup';
+
+export interface SetupOptions {
+  serviceUrl: string;
+  config: Config;
+  /** SHIPSTATION_V2_API_KEY and its base URL, when set. */
+  shipStationV2?: { apiKey: string; apiBaseUrl: string } | undefined;
+  print: (line: string) => void;
+  /** Tests: another Stripe client, or the fetch that reaches the deployment. */
+  stripe?: StripeWebhookEndpoints;
+  post?: typeof fetch;
+}
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** The deployment's base URL from `--url`: https:// (http:// for a local one), no path to the webhook, query or fragment. */
+export function parseServiceUrl(raw: string | undefined): { url: string } | { problem: string } {
+  const usage = 'give the deployment\'s base URL: npm run setup:webhooks -- --url https://pay.example.com';
+  if (!raw) return { problem: `--url is missing: ${usage}` };
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { problem: `--url is not a URL: ${usage}` };
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.has(url.hostname))) return { problem: `--url must be https:// (Stripe delivers live events over HTTPS only): ${usage}` };
+  if (url.search || url.hash || url.username || url.password) return { problem: `--url must have no query, fragment or credentials: ${usage}` };
+  if (/\/api\//.test(url.pathname)) return { problem: `--url must be the deployment's base URL, not a route: ${usage}` };
+  return { url: `${url.origin}${url.pathname.replace(/\/+$/, '')}` };
+}
+
+function printStripe(report: StripeSetupReport, options: SetupOptions, events: readonly string[]): void {
+  const { print } = options;
+  print(`Stripe: endpoint ${report.endpointId} → ${webhookUrl(options.serviceUrl)} (API version ${STRIPE_SDK_API_VERSION}; events: ${events.join(', ')})`);
+  if (report.changes.length === 0 && report.removed.length === 0) print('  up to date');
+  for (const change of report.changes) print(`  ${change}`);
+  for (const id of report.removed) {
+    print(`  removed ${id}: the deployment accepts the new endpoint's secret; drop ${id}'s secret from STRIPE_WEBHOOK_SECRET at your next deploy`);
+  }
+  if (report.newSecret) {
+    print('');
+    print('  Signing secret of the new endpoint (printed this once; the Stripe Dashboard can reveal it again):');
+    print(`    ${report.newSecret}`);
+    print('  Put it in STRIPE_WEBHOOK_SECRET where the service runs (e.g. Vercel → Settings → Environment Variables), then redeploy.');
+    if (report.waiting.length > 0) {
+      print('  Keep the old endpoint\'s secret beside it while both deliver, comma-separated: STRIPE_WEBHOOK_SECRET=<old secret>,<new secret>.');
+      print('  Then run this command again with that environment: it removes the old endpoint once the deployment accepts the new secret.');
+    }
+    print('');
+  }
+  for (const { id, why } of report.waiting) print(`  old endpoint ${id} kept: ${why}`);
+  for (const { id, url } of report.elsewhere) {
+    print(`  note: ${id} points at another host (${new URL(url).host}); left as it is: delete it in the Stripe Dashboard if that deployment is gone`);
+  }
+}
+
+function printShipStation(name: string, report: ShipStationSetupReport, print: (line: string) => void): void {
+  print(`ShipStation ${name}:`);
+  if (report.changes.length === 0 && report.notes.length === 0) print('  up to date');
+  for (const line of [...report.changes, ...report.notes]) print(`  ${line}`);
+}
+
+/** Runs each provider in turn; true when every one it was configured for is set up. */
+export async function runWebhookSetup(options: SetupOptions): Promise<boolean> {
+  const { config, print } = options;
+  const timeoutMs = config.upstreamTimeoutMs;
+  let ok = true;
+  const fail = (provider: string, error: unknown) => {
+    ok = false;
+    // Kinds and statuses only: an upstream's body or a secret never reaches the output.
+    const what =
+      error instanceof ShipStationSetupError || error instanceof ServiceNotConfiguredError
+        ? error.message
+        : error instanceof CardProviderError
+          ? `${error.operation}: ${[error.type, error.status, error.code].filter((v) => v !== undefined).join(' ')}`
+          : error instanceof ServiceError
+            ? error.kind
+            : 'unexpected error';
+    print(`${provider}: failed (${what})`);
+  };
+
+  try {
+    const card = requireSetting(config, 'card');
+    const events = stripeWebhookEvents(config);
+    const client = options.stripe ?? stripeWebhookEndpoints(card, timeoutMs);
+    const report = await setupStripeWebhook(
+      client,
+      { serviceUrl: options.serviceUrl, events, apiVersion: STRIPE_SDK_API_VERSION },
+      deployedSecretCheck(card.webhookSecrets, timeoutMs, options.post),
+    );
+    printStripe(report, options, events);
+  } catch (error) {
+    fail('Stripe', error);
+  }
+
+  const shipping = config.shipping;
+  if (shipping.apiKey && shipping.apiSecret) {
+    try {
+      printShipStation(
+        'V1',
+        await setupShipStationV1({
+          serviceUrl: options.serviceUrl,
+          apiBaseUrl: shipping.apiBaseUrl,
+          apiKey: shipping.apiKey,
+          apiSecret: shipping.apiSecret,
+          secrets: shipping.webhookSecrets,
+          timeoutMs,
+        }),
+        print,
+      );
+    } catch (error) {
+      fail('ShipStation V1', error);
+    }
+  } else {
+    print('ShipStation V1: skipped (SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set)');
+  }
+
+  if (options.shipStationV2) {
+    try {
+      printShipStation('V2', await setupShipStationV2({ serviceUrl: options.serviceUrl, ...options.shipStationV2, timeoutMs }), print);
+    } catch (error) {
+      fail('ShipStation V2', error);
+    }
+  } else {
+    print('ShipStation V2: skipped (SHIPSTATION_V2_API_KEY is not set)');
+  }
+  return ok;
+}

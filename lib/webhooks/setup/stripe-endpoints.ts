@@ -1,0 +1,118 @@
+/**
+ * Stripe's webhook endpoints through the SDK, reduced to the fields setup and health read. Errors
+ * become CardProviderError carrying Stripe's type, status and code only, never its message.
+ */
+import Stripe from 'stripe';
+import { BoundedNodeHttpClient } from '@/lib/card/stripe-http';
+import type { CardSettings } from '@/lib/config';
+import { CardProviderError } from '@/lib/errors';
+
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  enabledEvents: readonly string[];
+  /** Null: the account's default version. */
+  apiVersion: string | null;
+  enabled: boolean;
+  metadata: Readonly<Record<string, string>>;
+  created: number;
+}
+
+export interface EndpointChanges {
+  url?: string;
+  enabledEvents?: readonly string[];
+  enabled?: boolean;
+  metadata?: Record<string, string>;
+}
+
+export interface StripeWebhookEndpoints {
+  list(): Promise<WebhookEndpoint[]>;
+  /** The new endpoint and its signing secret, which Stripe gives this once. */
+  create(input: { url: string; enabledEvents: readonly string[]; apiVersion: string; description: string; metadata: Record<string, string> }): Promise<{
+    endpoint: WebhookEndpoint;
+    secret: string;
+  }>;
+  update(id: string, changes: EndpointChanges): Promise<WebhookEndpoint>;
+  remove(id: string): Promise<void>;
+}
+
+const MAX_PAGES = 20;
+
+function summarize(endpoint: Stripe.WebhookEndpoint): WebhookEndpoint {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    enabledEvents: [...endpoint.enabled_events],
+    apiVersion: endpoint.api_version ?? null,
+    enabled: endpoint.status !== 'disabled',
+    metadata: { ...(endpoint.metadata ?? {}) },
+    created: endpoint.created,
+  };
+}
+
+async function call<T>(operation: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof Stripe.errors.StripeError) throw new CardProviderError(operation, error.type, error.statusCode, error.code);
+    throw new CardProviderError(operation, 'unknown', undefined, undefined);
+  }
+}
+
+export function stripeWebhookEndpoints(settings: Pick<CardSettings, 'secretKey' | 'apiBaseUrl'>, timeoutMs: number): StripeWebhookEndpoints {
+  const base = settings.apiBaseUrl ? new URL(settings.apiBaseUrl) : undefined;
+  const stripe = new Stripe(settings.secretKey, {
+    httpClient: new BoundedNodeHttpClient(),
+    timeout: timeoutMs,
+    maxNetworkRetries: 1,
+    telemetry: false,
+    appInfo: { name: 'checkout-payment-service' },
+    ...(base
+      ? { protocol: base.protocol === 'http:' ? 'http' : 'https', host: base.hostname, port: base.port || (base.protocol === 'http:' ? 80 : 443) }
+      : {}),
+  });
+  return {
+    async list() {
+      const all: WebhookEndpoint[] = [];
+      let startingAfter: string | undefined;
+      for (let page = 0; page < MAX_PAGES; page += 1) {
+        const result = await call('list webhook endpoints', () =>
+          stripe.webhookEndpoints.list({ limit: 100, ...(startingAfter ? { starting_after: startingAfter } : {}) }),
+        );
+        all.push(...result.data.map(summarize));
+        if (!result.has_more || result.data.length === 0) break;
+        startingAfter = result.data.at(-1)?.id;
+      }
+      return all;
+    },
+    async create(input) {
+      const created = await call('create webhook endpoint', () =>
+        stripe.webhookEndpoints.create({
+          url: input.url,
+          enabled_events: [...input.enabledEvents] as Stripe.WebhookEndpointCreateParams.EnabledEvent[],
+          api_version: input.apiVersion as Stripe.WebhookEndpointCreateParams.ApiVersion,
+          description: input.description,
+          metadata: input.metadata,
+        }),
+      );
+      if (!created.secret) throw new CardProviderError('create webhook endpoint', 'bad_response', undefined, undefined);
+      return { endpoint: summarize(created), secret: created.secret };
+    },
+    async update(id, changes) {
+      const updated = await call('update webhook endpoint', () =>
+        stripe.webhookEndpoints.update(id, {
+          ...(changes.url !== undefined ? { url: changes.url } : {}),
+          ...(changes.enabledEvents !== undefined
+            ? { enabled_events: [...changes.enabledEvents] as Stripe.WebhookEndpointUpdateParams.EnabledEvent[] }
+            : {}),
+          ...(changes.enabled !== undefined ? { disabled: !changes.enabled } : {}),
+          ...(changes.metadata !== undefined ? { metadata: changes.metadata } : {}),
+        }),
+      );
+      return summarize(updated);
+    },
+    async remove(id) {
+      await call('delete webhook endpoint', () => stripe.webhookEndpoints.del(id));
+    },
+  };
+}
