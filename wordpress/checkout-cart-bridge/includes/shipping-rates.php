@@ -4,12 +4,14 @@
  *
  *   GET /wp-json/wc-checkout-bridge/v1/orders/<id>/shipping-rates?country=CA&state=ON&postcode=M5V&city=Toronto
  *       → {"rates": [{"id": "flat_rate:3", "method_id": "flat_rate", "instance_id": 3, "label": "Flat rate",
- *                     "total": "10.00", "total_tax": "1.30"}], "cart_tax": "2.60"}
+ *                     "total": "10.00", "total_tax": "1.30"}], "cart_tax": "2.60",
+ *        "destination": {"country": "CA", "state": "ON", "postcode": "M5V", "city": "Toronto"}}
  *
  * The rates are WooCommerce's own (zones, methods, shipping classes, free-shipping thresholds), computed
  * with a throw-away cart holding the order's items at the order's prices, and nothing is saved: not the
  * order, not a session, not anyone's cart. `cart_tax` is the tax of the order's items and fees at that
- * destination, as the order would compute it once the address is written. An empty list: no method serves
+ * destination, as the order would compute it once the address is written; `destination` is the address
+ * as WooCommerce matched it (a state given by name becomes its code), the one to write. An empty list: no method serves
  * the destination (or nothing in the order needs shipping).
  *
  * Errors: 404 checkout_bridge_order_not_found; 400 rest_invalid_param / rest_missing_callback_param.
@@ -105,8 +107,9 @@ function checkout_cart_bridge_shipping_rates( WP_REST_Request $request ) {
 
 	return rest_ensure_response(
 		array(
-			'rates'    => $rates,
-			'cart_tax' => checkout_cart_bridge_cart_tax_at( $order, $destination ),
+			'rates'       => $rates,
+			'cart_tax'    => checkout_cart_bridge_cart_tax_at( $order, $destination ),
+			'destination' => $destination,
 		)
 	);
 }
