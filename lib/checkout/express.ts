@@ -6,7 +6,15 @@
 import type { CardProvider } from '@/lib/card/stripe';
 import { reuseRefusal } from '@/lib/checkout/payment-intent';
 import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
-import type { ShippingRateRequest, ShippingRatesRequest, WalletAddress } from '@/lib/checkout/express-schemas';
+import type {
+  ExpressShippingRate,
+  SheetLineItem,
+  ShippingRateRequest,
+  ShippingRateResponse,
+  ShippingRatesRequest,
+  ShippingRatesResponse,
+  WalletAddress,
+} from '@/lib/checkout/express-schemas';
 import { InvalidRequestError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
 import { chargeableAmount, toMinorUnits } from '@/lib/money';
@@ -15,37 +23,6 @@ import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { normalizeOrder, type NormalizedOrder } from '@/lib/orders/normalize';
 import type { Services } from '@/lib/services';
 import type { ShippingDestination, StoreShippingQuote, StoreShippingRate } from '@/lib/store/types';
-
-/** A wallet sheet's line: its amounts add up to the total. */
-export interface SheetLineItem {
-  name: string;
-  amount: number;
-}
-
-export interface ExpressShippingRate {
-  id: string;
-  label: string;
-  /** The rate with its tax, as the wallet lists it. */
-  amount: number;
-  /** The order's total with this rate at this address. */
-  total: number;
-  line_items: SheetLineItem[];
-}
-
-export interface ShippingRatesResponse {
-  success: true;
-  currency: string;
-  shipping_rates: ExpressShippingRate[];
-}
-
-export interface ShippingRateResponse {
-  success: true;
-  currency: string;
-  /** The order's total as WooCommerce recalculated it: the intent's amount. */
-  total: number;
-  shipping_rate: { id: string; label: string; amount: number };
-  line_items: SheetLineItem[];
-}
 
 function destinationOf(address: WalletAddress): ShippingDestination {
   return { country: address.country, state: address.state ?? '', postcode: address.postal_code ?? '', city: address.city ?? '' };
