@@ -177,6 +177,12 @@ describe('POST /api/express-checkout/shipping-rate', () => {
     expect(providers.woo.get(813).shipping).toMatchObject({ address_1: '', address_2: '', city: 'New York', country: 'US' });
   });
 
+  it('writes the address as the store matched it, a state given by name as its code, so the taxes are the ones quoted', async () => {
+    providers.woo.seed({ id: 816, currency: 'CAD', lines: [{ total: '20.00' }] });
+    await choose(816, 'flat_rate:1', { country: 'ca', state: 'Ontario', postal_code: 'm5v 2t6', city: 'Toronto' });
+    expect(providers.woo.get(816).shipping).toMatchObject({ country: 'CA', state: 'ON', postcode: 'M5V 2T6' });
+  });
+
   it('writes the rate without an intent to follow when none exists yet', async () => {
     providers.woo.seed({ id: 814, currency: 'CAD', lines: [{ total: '60.00' }] });
     const { body } = await choose(814, 'free_shipping:3', TORONTO);
