@@ -30,9 +30,11 @@ function summarize(domain: Stripe.PaymentMethodDomain): PaymentMethodDomain {
   };
 }
 
-export function stripePaymentMethodDomains(settings: Pick<CardSettings, 'secretKey' | 'apiBaseUrl'>): PaymentMethodDomains {
+/** `timeoutMs` bounds each call: a health check must answer even when Stripe does not. */
+export function stripePaymentMethodDomains(settings: Pick<CardSettings, 'secretKey' | 'apiBaseUrl'>, timeoutMs = 10_000): PaymentMethodDomains {
   const base = settings.apiBaseUrl ? new URL(settings.apiBaseUrl) : undefined;
   const stripe = new Stripe(settings.secretKey, {
+    timeout: timeoutMs,
     telemetry: false,
     appInfo: { name: 'checkout-payment-service' },
     ...(base ? { protocol: base.protocol === 'http:' ? 'http' : 'https', host: base.hostname, port: base.port || (base.protocol === 'http:' ? 80 : 443) } : {}),

@@ -102,6 +102,14 @@ describe('POST /api/express-checkout/shipping-rates', () => {
     expect(body.error).toBe('Order cannot be paid');
   });
 
+  it('answers the express-checkout 500 naming the store call when the companion plugin is older than the route', async () => {
+    providers.woo.seed({ id: 808, currency: 'CAD' });
+    providers.woo.cartBridgeInstalled = false;
+    const { status, body } = await quote(808, TORONTO);
+    expect(status).toBe(500);
+    expect(body.error).toMatchObject({ code: 'EXPRESS_CHECKOUT_ERROR', message: expect.stringContaining('get shipping rates') });
+  });
+
   it('refuses a bad token with the express-checkout error code and touches nothing', async () => {
     const { status, body } = await call(shippingRates, '/api/express-checkout/shipping-rates', { token: 'not-a-token', address: TORONTO });
     expect(status).toBe(500);
