@@ -18,7 +18,7 @@ const EMAIL_MESSAGE = 'must be a valid email address';
 /** A string PHP's json_decode can read: no unpaired UTF-16 surrogate. */
 const wellFormed = (value: string) => !/\p{Cs}/u.test(value);
 
-const text = (max: number) => z.string().trim().max(max).refine(wellFormed, 'must be valid Unicode text');
+export const text = (max: number) => z.string().trim().max(max).refine(wellFormed, 'must be valid Unicode text');
 
 /**
  * The address WooCommerce keeps as the billing email (is_email() and the store's limits: ./email.ts);
@@ -52,7 +52,7 @@ export const contactInfoSchema = z.object({
   phone: text(40).optional(),
 });
 
-const token = z
+export const token = z
   .string({ error: 'checkout token is required' })
   .min(1, 'checkout token is required')
   .max(4096, 'checkout token is too long');

@@ -16,7 +16,7 @@ import {
   SHOP_BUSY_MESSAGE,
   StoreBusyError,
 } from '@/lib/errors';
-import type { ErrorResponseBody, ValidationIssue } from '@/lib/http/responses';
+import type { CHECKOUT_ERROR_CODES, ErrorResponseBody, ValidationIssue } from '@/lib/http/responses';
 
 export interface ErrorResponse {
   status: number;
@@ -25,7 +25,7 @@ export interface ErrorResponse {
 }
 
 export interface CheckoutErrorProfile {
-  code: 'PAYMENT_INTENT_ERROR' | 'SUBMIT_ORDER_ERROR';
+  code: (typeof CHECKOUT_ERROR_CODES)[number];
   /** The 400 `error` when the order cannot be paid. */
   notPayableMessage: 'Order cannot be paid' | 'Order cannot be submitted for payment';
 }

@@ -50,7 +50,7 @@ export const checkoutRateLimitedResponseSchema = z.object({
   error: z.literal('Too many requests. Please try again later.'),
 });
 
-export const CHECKOUT_ERROR_CODES = ['PAYMENT_INTENT_ERROR', 'SUBMIT_ORDER_ERROR'] as const;
+export const CHECKOUT_ERROR_CODES = ['PAYMENT_INTENT_ERROR', 'SUBMIT_ORDER_ERROR', 'EXPRESS_CHECKOUT_ERROR'] as const;
 
 export const checkoutFailureResponseSchema = z.object({
   success: z.literal(false),

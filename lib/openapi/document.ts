@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { addressSchema, contactInfoSchema, paymentIntentRequestSchema, submitOrderRequestSchema } from '@/lib/checkout/schemas';
+import { shippingRateRequestSchema, shippingRateResponseSchema, shippingRatesRequestSchema, shippingRatesResponseSchema } from '@/lib/checkout/express-schemas';
 import { CHECKOUT_BODY_LIMIT, WEBHOOK_BODY_LIMIT } from '@/lib/http/body';
 import {
   cardWebhookErrorResponseSchema,
@@ -27,7 +28,7 @@ import {
   validationIssueSchema,
   webhookRateLimitedResponseSchema,
 } from '@/lib/http/responses';
-import { RATE_LIMITS } from '@/lib/shared-state/rate-limit/rate-limit';
+import { RATE_LIMITS, type RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
 import { STORE_SIGNATURE_HEADER, STORE_SIGNATURE_TOLERANCE_SECONDS } from '@/lib/security/store-signature';
 import { storeOrderRequestSchema, storeRefundRequestSchema } from '@/lib/store-callbacks/schemas';
 import { SIGNATURE_HEADERS } from '@/lib/webhooks/card/event';
@@ -42,6 +43,8 @@ const REQUEST_SCHEMAS = {
   ContactInfo: contactInfoSchema,
   PaymentIntentRequest: paymentIntentRequestSchema,
   SubmitOrderRequest: submitOrderRequestSchema,
+  ShippingRatesRequest: shippingRatesRequestSchema,
+  ShippingRateRequest: shippingRateRequestSchema,
   ShippingNotification: shippingPayloadSchema,
   StoreRefundRequest: storeRefundRequestSchema,
   StoreOrderRequest: storeOrderRequestSchema,
@@ -50,6 +53,8 @@ const REQUEST_SCHEMAS = {
 const RESPONSE_SCHEMAS = {
   PaymentIntentResponse: paymentIntentResponseSchema,
   SubmitOrderResponse: submitOrderResponseSchema,
+  ShippingRatesResponse: shippingRatesResponseSchema,
+  ShippingRateResponse: shippingRateResponseSchema,
   Received: receivedResponseSchema,
   ValidationIssue: validationIssueSchema,
   InvalidRequest: invalidRequestResponseSchema,
@@ -97,7 +102,9 @@ function checkoutOperation(options: {
   success: ComponentName;
   errorCode: string;
   notPayableMessage: string;
+  rule?: RateLimitRule;
 }): JsonObject {
+  const rule = options.rule ?? RATE_LIMITS.paymentIntent;
   return {
     operationId: options.operationId,
     summary: options.summary,
@@ -113,7 +120,7 @@ function checkoutOperation(options: {
       },
       '413': { description: `The body is larger than ${CHECKOUT_BODY_LIMIT / 1024} KiB.`, ...json('PayloadTooLarge') },
       '429': {
-        description: `More than ${RATE_LIMITS.paymentIntent.limit} requests in ${RATE_LIMITS.paymentIntent.windowMs / 1000} s from this client.`,
+        description: `More than ${rule.limit} requests in ${rule.windowMs / 1000} s from this client.`,
         headers: {
           'X-RateLimit-Limit': { $ref: '#/components/headers/RateLimitLimit' },
           'X-RateLimit-Remaining': { $ref: '#/components/headers/RateLimitRemaining' },
@@ -277,6 +284,38 @@ export function buildOpenApiDocument(): JsonObject {
           notPayableMessage: 'Order cannot be submitted for payment',
         }),
         options: preflightOperation('submitOrderPreflight'),
+      },
+      '/api/express-checkout/shipping-rates': {
+        post: checkoutOperation({
+          operationId: 'quoteShippingRates',
+          summary: 'The order’s shipping rates at the address a wallet reports',
+          description:
+            'For the Express Checkout Element’s `shippingaddresschange`: the store’s own rates (zones, methods, classes, free-shipping ' +
+            'thresholds) at a partial address, each with the order’s total there. Changes nothing.',
+          request: 'ShippingRatesRequest',
+          success: 'ShippingRatesResponse',
+          errorCode: 'EXPRESS_CHECKOUT_ERROR',
+          notPayableMessage: 'Order cannot be paid',
+          rule: RATE_LIMITS.shippingRates,
+        }),
+        options: preflightOperation('shippingRatesPreflight'),
+      },
+      '/api/express-checkout/shipping-rate': {
+        post: checkoutOperation({
+          operationId: 'chooseShippingRate',
+          summary: 'Write the wallet’s chosen rate and address to the order',
+          description:
+            'For `shippingratechange` (and the first rate of a new address): the rate, priced by the store at this address (a rate it does not ' +
+            'offer there is a 400), becomes the order’s shipping line; the store recalculates totals and taxes and the payment intent, when the ' +
+            'order has one, is brought to the new total. The intent’s own `shipping` is never set: the wallet’s confirmation sends it. ' +
+            'POST /api/payment-intent with the wallet’s full details stays the last call before confirming.',
+          request: 'ShippingRateRequest',
+          success: 'ShippingRateResponse',
+          errorCode: 'EXPRESS_CHECKOUT_ERROR',
+          notPayableMessage: 'Order cannot be paid',
+          rule: RATE_LIMITS.shippingRate,
+        }),
+        options: preflightOperation('shippingRatePreflight'),
       },
       '/api/cardprovider/webhook': { post: cardWebhookOperation('receiveCardEvent', false) },
       '/api/stripe/webhook': { post: cardWebhookOperation('receiveStripeEvent', true) },

@@ -37,6 +37,8 @@ export interface OrderChange {
   customerId?: number;
   /** Meta replaced by key whose values need not be strings (`_wc_shipment_tracking_items` is an array). */
   metaValues?: Record<string, unknown>;
+  /** The order's one shipping line: the first line is rewritten, any other removed. */
+  shippingLine?: { methodId: string; instanceId: number; title: string; total: string };
 }
 
 /** Only the address fields the service writes; anything else a client sent is dropped here too. */
@@ -67,6 +69,7 @@ export function buildOrderUpdate(order: StoreOrder, change: OrderChange): OrderU
     update.date_paid = change.datePaid;
     update.date_paid_gmt = change.datePaid;
   }
+  if (change.shippingLine !== undefined) update.shipping_lines = shippingLinesUpdate(order, change.shippingLine);
   if (change.meta !== undefined || change.metaValues !== undefined) {
     let meta: MetaList = order.meta_data.map(({ id, key, value }) => (id === undefined ? { key, value } : { id, key, value }));
     if (change.meta !== undefined) {
@@ -80,6 +83,12 @@ export function buildOrderUpdate(order: StoreOrder, change: OrderChange): OrderU
 }
 
 type MetaList = NonNullable<OrderUpdate['meta_data']>;
+
+function shippingLinesUpdate(order: StoreOrder, line: NonNullable<OrderChange['shippingLine']>): NonNullable<OrderUpdate['shipping_lines']> {
+  const [first, ...others] = order.shipping_lines ?? [];
+  const written = { method_id: line.methodId, method_title: line.title, instance_id: String(line.instanceId), total: line.total };
+  return [first ? { id: first.id, ...written } : written, ...others.map(({ id }) => ({ id, method_id: null }))];
+}
 
 function mergeMeta(current: MetaList, entries: Record<string, unknown>, mode: MetaMode): MetaList {
   const additions = Object.entries(entries).map(([key, value]) => ({ key, value }));

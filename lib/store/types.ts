@@ -26,6 +26,8 @@ const addressSchema = z.record(z.string(), z.unknown());
 
 const lineSchema = z.object({ total: decimal.default('0') });
 
+const shippingLineSchema = z.object({ id: z.number().int(), method_id: z.string().nullish(), total: decimal.default('0') });
+
 export const storeOrderSchema = z.object({
   id: z.number().int().positive(),
   status: z.string(),
@@ -44,6 +46,7 @@ export const storeOrderSchema = z.object({
   meta_data: z.array(metaEntrySchema).nullish().transform((v) => v ?? []),
   line_items: z.array(lineSchema).nullish().transform((v) => v ?? []),
   fee_lines: z.array(lineSchema).nullish().transform((v) => v ?? []),
+  shipping_lines: z.array(shippingLineSchema).nullish(),
 });
 
 export type StoreOrder = z.infer<typeof storeOrderSchema>;
@@ -76,7 +79,50 @@ export interface OrderUpdate {
   transaction_id?: string;
   date_paid?: string;
   date_paid_gmt?: string;
+  /** A line with `method_id: null` is removed (the REST controller's item_is_null). */
+  shipping_lines?: { id?: number; method_id: string | null; method_title?: string; instance_id?: string; total?: string }[];
 }
+
+/** Where a wallet says it ships to, before the customer has authorized the payment. */
+export interface ShippingDestination {
+  country: string;
+  state: string;
+  postcode: string;
+  city: string;
+}
+
+/** One rate of the companion plugin's shipping-rates route: decimal strings in the order's currency. */
+export interface StoreShippingRate {
+  id: string;
+  method_id: string;
+  instance_id: number;
+  label: string;
+  total: string;
+  total_tax: string;
+}
+
+export interface StoreShippingQuote {
+  rates: StoreShippingRate[];
+  /** Tax of the order's items and fees at the destination. */
+  cart_tax: string;
+  /** The destination as WooCommerce matched it (a state name becomes its code): the address to write. */
+  destination: ShippingDestination;
+}
+
+export const storeShippingQuoteSchema = z.object({
+  rates: z.array(
+    z.object({
+      id: z.string().min(1).max(200),
+      method_id: z.string(),
+      instance_id: z.number().int().nullish().transform((v) => v ?? 0),
+      label: z.string(),
+      total: decimal,
+      total_tax: decimal,
+    }),
+  ),
+  cart_tax: decimal,
+  destination: z.object({ country: z.string(), state: z.string(), postcode: z.string(), city: z.string() }),
+});
 
 /** An order refund (WooCommerce REST v3 `orders/<id>/refunds`); `amount` is positive. */
 export const storeRefundSchema = z.object({
@@ -135,6 +181,8 @@ export interface Store {
    * list as it then is. StoreError 404 `rest_no_route` when the plugin is older or absent.
    */
   mergeShipmentPackage(orderId: number, merge: ShipmentPackageMerge): Promise<ShipmentPackageMerged>;
+  /** Companion plugin (1.4.0): the order's shipping rates at a destination, computed without changing the order. */
+  getShippingRates(orderId: number, destination: ShippingDestination): Promise<StoreShippingQuote>;
   /** The order's refunds, newest first. */
   listRefunds(orderId: number): Promise<StoreRefund[]>;
   /** Records a refund with `api_refund: false` (no gateway call) and no restocking. */

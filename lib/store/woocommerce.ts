@@ -17,7 +17,10 @@ import { z } from 'zod';
 import {
   storeOrderSchema,
   storeRefundSchema,
+  storeShippingQuoteSchema,
   type OrderUpdate,
+  type ShippingDestination,
+  type StoreShippingQuote,
   type RefundRecord,
   type ShipmentPackageMerge,
   type ShipmentPackageMerged,
@@ -305,6 +308,15 @@ export class WooCommerceStore implements Store {
         if (typeof answer?.added !== 'boolean' || typeof answer.status !== 'string' || !Array.isArray(answer.packages)) throw new Error('unexpected answer');
         return { added: answer.added, shipped: answer.shipped === true, status: answer.status, packages: answer.packages };
       },
+    );
+  }
+
+  getShippingRates(orderId: number, destination: ShippingDestination): Promise<StoreShippingQuote> {
+    return this.call(
+      'get shipping rates',
+      'read',
+      (options) => this.using(this.bridge, options).get(`orders/${orderId}/shipping-rates`, { ...destination }),
+      (data) => storeShippingQuoteSchema.parse(data),
     );
   }
 

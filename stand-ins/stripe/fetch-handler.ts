@@ -13,7 +13,8 @@
  * Routes: POST /v1/payment_intents, GET /v1/payment_intents/<id>, POST /v1/payment_intents/<id>,
  * POST /v1/payment_intents/<id>/confirm, POST /v1/payment_intents/<id>/capture | cancel,
  * GET | POST /v1/refunds, POST /v1/refunds/<id> (metadata), GET /v1/events, GET /v1/charges, GET /v1/charges/<id>, GET /v1/reviews/<id>,
- * GET | POST /v1/webhook_endpoints, GET | POST | DELETE /v1/webhook_endpoints/<id>.
+ * GET | POST /v1/webhook_endpoints, GET | POST | DELETE /v1/webhook_endpoints/<id>,
+ * GET | POST /v1/payment_method_domains[/<id>[/validate]] (payment-method-domains.ts).
  *
  * The browser side, as Stripe.js calls it: with the publishable key in the
  * form body (`key=pk_…`, or the query string of a GET) instead of an
@@ -28,6 +29,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FetchHandler } from '../loopback-http';
 import { StripeModel, parseFormBody, type ConfirmOutcome } from './model';
 import { StripeApiError } from './objects';
+import { paymentMethodDomainsRoute } from './payment-method-domains';
 
 function sameText(a: string, b: string): boolean {
   const left = Buffer.from(a);
@@ -184,6 +186,8 @@ export function stripeApiHandler(model: StripeModel, secretKey: string, options:
         );
         return stripeJson(result.status, result.body);
       }
+      const domains = paymentMethodDomainsRoute(model, method, path, url.searchParams, params);
+      if (domains) return stripeJson(domains.status, domains.body);
     } catch (error) {
       if (!(error instanceof StripeApiError)) throw error;
       return stripeJson(error.status, error.toJSON());

@@ -22,6 +22,7 @@
  *   DELETE             /wp-json/wc-checkout-bridge/v1/customers/<id>/cart           (companion plugin)
  *   POST               /wp-json/wc-checkout-bridge/v1/customers/<id>/cart/restore   (companion plugin; optional restore_key)
  *   POST               /wp-json/wc-checkout-bridge/v1/orders/<id>/shipment-packages (companion plugin)
+ *   GET                /wp-json/wc-checkout-bridge/v1/orders/<id>/shipping-rates    (companion plugin; shipping-zones.ts)
  *
  * Every answer honours `_fields` as WordPress's rest_filter_response_fields does; lists carry
  * X-WP-Total and X-WP-TotalPages; orders, refunds and notes carry `_links` (hrefs only).
@@ -32,6 +33,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FetchHandler } from '../loopback-http';
 import { WooCommerceModel, WooError, type WooNote, type WooOrder, type WooRefund } from './model';
 import { hasLoneSurrogate, invalidParams } from './rest-validation';
+import { shippingRatesRoute } from './shipping-zones';
 
 export interface WooCredentials {
   consumerKey: string;
@@ -286,6 +288,7 @@ export function wooCommerceApiHandler(model: WooCommerceModel, credentials: WooC
     const cartRoute = /^\/wc-checkout-bridge\/v1\/customers\/(\d+)\/cart$/.exec(route);
     const restoreRoute = /^\/wc-checkout-bridge\/v1\/customers\/(\d+)\/cart\/restore$/.exec(route);
     const packagesRoute = /^\/wc-checkout-bridge\/v1\/orders\/(\d+)\/shipment-packages$/.exec(route);
+    const shippingRatesMatch = /^\/wc-checkout-bridge\/v1\/orders\/(\d+)\/shipping-rates$/.exec(route);
     const idOf = (match: RegExpExecArray) => Number(match[1]);
 
     let action: ((payload: Record<string, unknown>) => Answer | Promise<Answer>) | undefined;
@@ -330,6 +333,7 @@ export function wooCommerceApiHandler(model: WooCommerceModel, credentials: WooC
       action = (payload) => ({ body: model.restoreCart(idOf(restoreRoute), orderIdArgument(payload), restoreKeyArgument(payload)) });
     }
     else if (packagesRoute && method === 'POST') action = (payload) => ({ body: model.mergeShipmentPackage(idOf(packagesRoute), payload) });
+    else if (shippingRatesMatch && method === 'GET') action = () => ({ body: shippingRatesRoute(model, idOf(shippingRatesMatch), query) });
     if (!action) return errorResponse(NO_ROUTE);
 
     // WordPress answers an unknown route before authenticating, and a malformed body before running the route.

@@ -63,6 +63,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { invalidParams, isEmail, type ArgSchema } from './rest-validation';
+import { writeShippingLines } from './shipping-zones';
 
 export interface WooAddress {
   [field: string]: string;
@@ -861,6 +862,15 @@ export class WooCommerceModel {
     order.total = this.sumTotal(order);
   }
 
+  /** The order's taxes were it shipped to `shipping` with one shipping line of `shippingTotal`; nothing is stored. */
+  taxesAt(id: number, shipping: WooAddress, shippingTotal: string): { cartTax: string; shippingTax: string } {
+    const order = structuredClone(this.orders.get(id)!);
+    Object.assign(order.shipping, shipping);
+    order.shipping_total = shippingTotal;
+    this.recalculate(order);
+    return { cartTax: order.cart_tax, shippingTax: order.shipping_tax };
+  }
+
   /** WC_Order::needs_processing: some item is not both virtual and downloadable. */
   needsProcessing(order: Pick<WooOrder, 'line_items'>): boolean {
     return order.line_items.some((line) => {
@@ -954,7 +964,10 @@ export class WooCommerceModel {
     if (typeof body.customer_id === 'number' && body.customer_id !== 0 && !this.customers.has(body.customer_id)) {
       throw new WooError(400, 'woocommerce_rest_invalid_customer_id', 'Customer ID is invalid.');
     }
-    if (addressChanged) this.recalculate(order);
+    // save_object recalculates totals and taxes when shipping lines are sent, as for an address.
+    const shippingLinesSent = Array.isArray(body.shipping_lines);
+    if (shippingLinesSent) writeShippingLines(this, order, body.shipping_lines as unknown[]);
+    if (addressChanged || shippingLinesSent) this.recalculate(order);
     // The controller sets the status last, "so transitions have new data" (after meta such as _date_paid).
     if (typeof body.status === 'string' && body.status !== '' && body.status !== order.status) {
       order.status = body.status;

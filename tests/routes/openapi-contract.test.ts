@@ -14,6 +14,8 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { POST as cardPOST } from '@/app/api/cardprovider/webhook/route';
 import { GET as openApiGET } from '@/app/api/openapi.json/route';
 import { OPTIONS as paymentIntentOPTIONS, POST as paymentIntentPOST } from '@/app/api/payment-intent/route';
+import { OPTIONS as shippingRateOPTIONS, POST as shippingRatePOST } from '@/app/api/express-checkout/shipping-rate/route';
+import { OPTIONS as shippingRatesOPTIONS, POST as shippingRatesPOST } from '@/app/api/express-checkout/shipping-rates/route';
 import { POST as shippingPOST } from '@/app/api/shipping/webhook/route';
 import { POST as shipStationPOST } from '@/app/api/shipstation/webhook/route';
 import { POST as stripePOST } from '@/app/api/stripe/webhook/route';
@@ -25,6 +27,7 @@ import { TEST_STOREFRONT_ORIGIN, TEST_WEBHOOK_SECRET, useTestEnv } from '../supp
 import { checkedResponses, documentedResponses, expectDocumentedResponse, openApiDocument } from '../support/openapi';
 import { paidOrder } from '../support/card-events';
 import { useProviders } from '../support/providers';
+import { configureShipping } from '@/stand-ins/woocommerce/shipping-zones';
 import { STORE_ROUTES, storeRequest, TEST_STORE_CALLBACK_SECRET, type StoreRoute } from '../support/store-callbacks';
 import { awayFromWindowEdge, freshIp, postJson, tokenFor } from '../support/requests';
 
@@ -68,9 +71,11 @@ describe('the document', () => {
     expect(await response.json()).toEqual(JSON.parse(serializedOpenApiDocument()));
   });
 
-  it('describes the four endpoints, the two alias routes, the signature headers and the shipping secret', () => {
+  it('describes the storefront endpoints, the webhooks, the two alias routes, the signature headers and the shipping secret', () => {
     expect(Object.keys(openApiDocument.paths).sort()).toEqual([
       '/api/cardprovider/webhook',
+      '/api/express-checkout/shipping-rate',
+      '/api/express-checkout/shipping-rates',
       '/api/payment-intent',
       '/api/shipping/webhook',
       '/api/shipstation/webhook',
@@ -91,9 +96,27 @@ describe('the document', () => {
 });
 
 describe('storefront endpoints answer as documented', () => {
+  const withAddresses = (token: string) => ({ token, billing_address: billing });
+  const wallet = { country: 'US', state: 'NY', postal_code: '10001', city: 'New York' };
   const endpoints = [
-    { path: '/api/payment-intent', POST: paymentIntentPOST, OPTIONS: paymentIntentOPTIONS, rule: RATE_LIMITS.paymentIntent, orderId: 101 },
-    { path: '/api/submit-order', POST: submitOrderPOST, OPTIONS: submitOrderOPTIONS, rule: RATE_LIMITS.submitOrder, orderId: 102 },
+    { path: '/api/payment-intent', POST: paymentIntentPOST, OPTIONS: paymentIntentOPTIONS, rule: RATE_LIMITS.paymentIntent, orderId: 101, body: withAddresses },
+    { path: '/api/submit-order', POST: submitOrderPOST, OPTIONS: submitOrderOPTIONS, rule: RATE_LIMITS.submitOrder, orderId: 102, body: withAddresses },
+    {
+      path: '/api/express-checkout/shipping-rates',
+      POST: shippingRatesPOST,
+      OPTIONS: shippingRatesOPTIONS,
+      rule: RATE_LIMITS.shippingRates,
+      orderId: 103,
+      body: (token: string) => ({ token, address: wallet }),
+    },
+    {
+      path: '/api/express-checkout/shipping-rate',
+      POST: shippingRatePOST,
+      OPTIONS: shippingRateOPTIONS,
+      rule: RATE_LIMITS.shippingRate,
+      orderId: 104,
+      body: (token: string) => ({ token, shipping_rate_id: 'flat_rate:2', address: wallet }),
+    },
   ];
 
   for (const endpoint of endpoints) {
@@ -102,20 +125,21 @@ describe('storefront endpoints answer as documented', () => {
 
     it(`${endpoint.path}: 200 for a pending order`, async () => {
       providers.woo.seed({ id: endpoint.orderId, lines: [{ total: '10.00' }], shipping_total: '5.00', total_tax: '1.00' });
-      const body = await call({ token: await tokenFor(endpoint.orderId), billing_address: billing, contact_info: contact });
+      configureShipping(providers.woo, { zones: [], restOfWorld: [{ type: 'flat_rate', instanceId: 2, cost: '15.00' }] });
+      const body = await call({ ...endpoint.body(await tokenFor(endpoint.orderId)), contact_info: contact });
       expect(body).toMatchObject({ success: true });
     });
 
     it(`${endpoint.path}: 400 for an invalid body and for an order that cannot be paid`, async () => {
       expect(await call({ token: '' })).toMatchObject({ error: 'Invalid request' });
       providers.woo.seed({ id: endpoint.orderId, status: 'processing' });
-      const notPayable = await call({ token: await tokenFor(endpoint.orderId), billing_address: billing });
+      const notPayable = await call(endpoint.body(await tokenFor(endpoint.orderId)));
       expect(notPayable).toMatchObject({ details: { orderId: endpoint.orderId, reason: 'Order is already paid' } });
     });
 
     it(`${endpoint.path}: 413, 429 with its headers, and 500`, async () => {
       await call(TOO_LARGE_CHECKOUT);
-      expect(await call({ token: 'not-a-checkout-token', billing_address: billing })).toMatchObject({ success: false });
+      expect(await call(endpoint.body('not-a-checkout-token'))).toMatchObject({ success: false });
       const ip = freshIp();
       await awayFromWindowEdge();
       for (let i = 0; i < endpoint.rule.limit; i += 1) await endpoint.POST(postJson(endpoint.path, {}, { ip }));
@@ -129,7 +153,7 @@ describe('storefront endpoints answer as documented', () => {
       const hold = providers.holdStore('GET', /\/orders\/109$/);
       const inFlight = submitOrderPOST(postJson('/api/submit-order', { token: await tokenFor(109), billing_address: billing }));
       await hold.reached;
-      expect(await call({ token: await tokenFor(endpoint.orderId), billing_address: billing })).toMatchObject({ error: { code: 'SHOP_BUSY' } });
+      expect(await call(endpoint.body(await tokenFor(endpoint.orderId)))).toMatchObject({ error: { code: 'SHOP_BUSY' } });
       hold.release();
       await inFlight;
     });

@@ -70,3 +70,19 @@ describe('order-mutation helper', () => {
   });
 });
 
+
+describe('order-mutation helper: the shipping line', () => {
+  const line = { methodId: 'flat_rate', instanceId: 2, title: 'Flat rate', total: '15.00' };
+
+  it('rewrites the order’s first shipping line and removes any other, so the order keeps one', () => {
+    const withTwo = storeOrderSchema.parse({ id: 9, status: 'pending', currency: 'USD', shipping_lines: [{ id: 41, method_id: 'flat_rate', total: '10.00' }, { id: 42, method_id: 'local_pickup', total: '0.00' }] });
+    expect(buildOrderUpdate(withTwo, { shippingLine: line }).shipping_lines).toEqual([
+      { id: 41, method_id: 'flat_rate', method_title: 'Flat rate', instance_id: '2', total: '15.00' },
+      { id: 42, method_id: null },
+    ]);
+  });
+
+  it('adds the line to an order without one', () => {
+    expect(buildOrderUpdate(order, { shippingLine: line }).shipping_lines).toEqual([{ method_id: 'flat_rate', method_title: 'Flat rate', instance_id: '2', total: '15.00' }]);
+  });
+});

@@ -2,7 +2,7 @@
 /**
  * Plugin Name:       Checkout Bridge
  * Description:       Companion of the headless checkout payment service: clears a registered customer's cart after a card payment succeeds and restores it after one fails (two REST routes under wc-checkout-bridge/v1, authenticated with WooCommerce REST API keys), and lets the admin refund card orders, capture and release card authorizations through the service.
- * Version:           1.3.0
+ * Version:           1.4.0
  * Requires at least: 6.0
  * Requires PHP:      7.4
  * Requires Plugins:  woocommerce
@@ -47,7 +47,8 @@
  * see checkout_cart_bridge_is_customer) have a cart to clear or restore.
  *
  * The admin's side (refunds, capture, releasing authorizations) lives in
- * includes/: the gateway and the signed calls to the service.
+ * includes/: the gateway and the signed calls to the service. So do the
+ * shipment-packages route and (since 1.4.0) the shipping-rates route.
  */
 
 defined( 'ABSPATH' ) || exit;
@@ -64,6 +65,7 @@ require_once __DIR__ . '/includes/functions.php';
 require_once __DIR__ . '/includes/store-callbacks.php';
 require_once __DIR__ . '/includes/order-status.php';
 require_once __DIR__ . '/includes/shipment-packages.php';
+require_once __DIR__ . '/includes/shipping-rates.php';
 
 add_action( 'plugins_loaded', 'checkout_cart_bridge_load_gateway', 11 );
 

@@ -34,6 +34,8 @@ export interface RateLimiter {
 export const RATE_LIMITS = {
   paymentIntent: { name: 'payment-intent', limit: 10, windowMs: 60_000 },
   submitOrder: { name: 'submit-order', limit: 10, windowMs: 60_000 },
+  shippingRates: { name: 'express-shipping-rates', limit: 10, windowMs: 60_000 },
+  shippingRate: { name: 'express-shipping-rate', limit: 10, windowMs: 60_000 },
   cardWebhook: { name: 'cardprovider-webhook', limit: 100, windowMs: 60_000 },
   shippingWebhook: { name: 'shipping-webhook', limit: 100, windowMs: 60_000 },
 } as const satisfies Record<string, RateLimitRule>;

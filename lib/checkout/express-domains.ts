@@ -1,0 +1,116 @@
+/**
+ * Apple Pay, Google Pay and Link show in the Express Checkout Element only on a domain registered with Stripe's
+ * payment method domains API (docs.stripe.com/payments/payment-methods/pmd-registration): registering the
+ * storefront's domains once, and finding the allowed storefront origins that are not.
+ */
+import Stripe from 'stripe';
+import type { CardSettings } from '@/lib/config';
+
+export interface PaymentMethodDomain {
+  id: string;
+  domainName: string;
+  enabled: boolean;
+  /** Apple Pay needs one more step (the domain-association file in live mode); `error` says what failed. */
+  applePay: { status: string; error: string | undefined };
+}
+
+export interface PaymentMethodDomains {
+  find(domainName: string): Promise<PaymentMethodDomain | undefined>;
+  create(domainName: string): Promise<PaymentMethodDomain>;
+  enable(id: string): Promise<PaymentMethodDomain>;
+  validate(id: string): Promise<PaymentMethodDomain>;
+}
+
+function summarize(domain: Stripe.PaymentMethodDomain): PaymentMethodDomain {
+  return {
+    id: domain.id,
+    domainName: domain.domain_name,
+    enabled: domain.enabled,
+    applePay: { status: domain.apple_pay?.status ?? 'inactive', error: domain.apple_pay?.status_details?.error_message },
+  };
+}
+
+/** `timeoutMs` bounds each call: a health check must answer even when Stripe does not. */
+export function stripePaymentMethodDomains(settings: Pick<CardSettings, 'secretKey' | 'apiBaseUrl'>, timeoutMs = 10_000): PaymentMethodDomains {
+  const base = settings.apiBaseUrl ? new URL(settings.apiBaseUrl) : undefined;
+  const stripe = new Stripe(settings.secretKey, {
+    timeout: timeoutMs,
+    telemetry: false,
+    appInfo: { name: 'checkout-payment-service' },
+    ...(base ? { protocol: base.protocol === 'http:' ? 'http' : 'https', host: base.hostname, port: base.port || (base.protocol === 'http:' ? 80 : 443) } : {}),
+  });
+  return {
+    async find(domainName) {
+      const page = await stripe.paymentMethodDomains.list({ domain_name: domainName, limit: 1 });
+      const found = page.data[0];
+      return found ? summarize(found) : undefined;
+    },
+    create: async (domainName) => summarize(await stripe.paymentMethodDomains.create({ domain_name: domainName, enabled: true })),
+    enable: async (id) => summarize(await stripe.paymentMethodDomains.update(id, { enabled: true })),
+    validate: async (id) => summarize(await stripe.paymentMethodDomains.validate(id)),
+  };
+}
+
+/** The domain an origin would register: https only, and never a local host or an IP address (wallets refuse both). */
+export function storefrontDomain(origin: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return undefined;
+  }
+  const host = url.hostname.toLowerCase();
+  if (url.protocol !== 'https:' || host === 'localhost' || host.endsWith('.localhost') || /^[\d.]+$/.test(host) || host.includes(':')) return undefined;
+  return host;
+}
+
+export type DomainOutcome = 'created' | 'enabled' | 'validated' | 'unchanged';
+
+export interface DomainRegistration {
+  domain: string;
+  outcome: DomainOutcome;
+  applePay: PaymentMethodDomain['applePay'];
+}
+
+/**
+ * Registers each domain once: an existing one is enabled if it was disabled and validated again if Apple Pay
+ * is inactive on it, never created twice, so the command can run on every deploy.
+ */
+export async function registerDomains(domains: readonly string[], api: PaymentMethodDomains): Promise<DomainRegistration[]> {
+  const results: DomainRegistration[] = [];
+  for (const domain of new Set(domains.map((d) => d.trim().toLowerCase()).filter((d) => d !== ''))) {
+    const existing = await api.find(domain);
+    let outcome: DomainOutcome = 'unchanged';
+    let current = existing ?? (await api.create(domain));
+    if (!existing) outcome = 'created';
+    else if (!current.enabled) {
+      current = await api.enable(current.id);
+      outcome = 'enabled';
+    }
+    if (existing && current.applePay.status !== 'active') {
+      current = await api.validate(current.id);
+      if (outcome === 'unchanged') outcome = 'validated';
+    }
+    results.push({ domain, outcome, applePay: current.applePay });
+  }
+  return results;
+}
+
+export interface UnregisteredDomain {
+  domain: string;
+  problem: 'not_registered' | 'disabled' | 'apple_pay_inactive';
+}
+
+/** The allowed storefront origins' domains on which the wallets would not show (for the deep health check). */
+export async function unregisteredStorefrontDomains(allowedOrigins: readonly string[], api: PaymentMethodDomains): Promise<UnregisteredDomain[]> {
+  const domains = [...new Set(allowedOrigins.map(storefrontDomain).filter((d): d is string => d !== undefined))];
+  const found = await Promise.all(domains.map((domain) => api.find(domain)));
+  const problems: UnregisteredDomain[] = [];
+  domains.forEach((domain, i) => {
+    const record = found[i];
+    if (!record) problems.push({ domain, problem: 'not_registered' });
+    else if (!record.enabled) problems.push({ domain, problem: 'disabled' });
+    else if (record.applePay.status !== 'active') problems.push({ domain, problem: 'apple_pay_inactive' });
+  });
+  return problems;
+}

@@ -1,0 +1,112 @@
+/**
+ * Express checkout (Apple Pay, Google Pay, Link): the store's own shipping rates for the address a wallet
+ * reports, and the chosen rate written to the order with the intent's amount following the new total.
+ * POST /api/payment-intent stays the last word on addresses and amount (docs/contract.md#express-checkout).
+ */
+import type { CardProvider } from '@/lib/card/stripe';
+import { reuseRefusal } from '@/lib/checkout/payment-intent';
+import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
+import type {
+  ExpressShippingRate,
+  SheetLineItem,
+  ShippingRateRequest,
+  ShippingRateResponse,
+  ShippingRatesRequest,
+  ShippingRatesResponse,
+  WalletAddress,
+} from '@/lib/checkout/express-schemas';
+import { InvalidRequestError } from '@/lib/errors';
+import { log, type RequestContext } from '@/lib/log';
+import { chargeableAmount, toMinorUnits } from '@/lib/money';
+import { META } from '@/lib/orders/meta-keys';
+import { buildOrderUpdate } from '@/lib/orders/mutation';
+import { normalizeOrder, type NormalizedOrder } from '@/lib/orders/normalize';
+import type { Services } from '@/lib/services';
+import type { ShippingDestination, StoreShippingQuote, StoreShippingRate } from '@/lib/store/types';
+
+function destinationOf(address: WalletAddress): ShippingDestination {
+  return { country: address.country, state: address.state ?? '', postcode: address.postal_code ?? '', city: address.city ?? '' };
+}
+
+function sheetLines(items: number, shipping: number, tax: number): SheetLineItem[] {
+  const lines = [{ name: 'Subtotal', amount: items }, { name: 'Shipping', amount: shipping }];
+  return tax === 0 ? lines : [...lines, { name: 'Tax', amount: tax }];
+}
+
+/** The order's total with `rate` at the quote's address: its items and fees, the rate, and the taxes of both there. */
+export function rateOnSheet(order: NormalizedOrder, quote: StoreShippingQuote, rate: StoreShippingRate): ExpressShippingRate {
+  const minor = (amount: string) => toMinorUnits(amount, order.currency);
+  const items = order.subtotal_cents + order.fees_cents;
+  const shipping = minor(rate.total);
+  const tax = minor(quote.cart_tax) + minor(rate.total_tax);
+  return {
+    id: rate.id,
+    label: rate.label,
+    amount: shipping + minor(rate.total_tax),
+    total: chargeableAmount(items + shipping + tax, order.currency),
+    line_items: sheetLines(items, shipping, tax),
+  };
+}
+
+export async function quoteShippingRates(input: ShippingRatesRequest, services: Services, context: RequestContext): Promise<ShippingRatesResponse> {
+  const orderId = await orderIdFromToken(input.token, services, context);
+  const { normalized } = await loadPayableOrder(orderId, services);
+  const quote = await services.store().getShippingRates(orderId, destinationOf(input.address));
+  context.outcome = quote.rates.length > 0 ? 'rates_quoted' : 'no_rates';
+  return {
+    success: true,
+    currency: normalized.currency.toLowerCase(),
+    shipping_rates: quote.rates.map((rate) => rateOnSheet(normalized, quote, rate)),
+  };
+}
+
+/**
+ * Brings the order's intent, when it has one that can still change, to the order's total. Without one there is
+ * nothing to follow: POST /api/payment-intent creates it at the order's total.
+ */
+async function followOrderTotal(card: CardProvider, order: NormalizedOrder): Promise<void> {
+  if (!order.payment_intent_id) return;
+  const intent = await card.retrievePaymentIntent(order.payment_intent_id);
+  if (intent === undefined || reuseRefusal(intent, order.id, order.currency) !== undefined || intent.amount === order.charge_cents) return;
+  if (intent.status === 'requires_payment_method') {
+    await card.updatePaymentIntent(intent.id, { amount: order.charge_cents }, order.id);
+    return;
+  }
+  // Being paid already: the card webhook puts a payment that differs from the order on hold.
+  log.warn('payment_intent.amount_differs', { orderId: order.id, intentAmount: intent.amount, amountDue: order.charge_cents, intentStatus: intent.status });
+}
+
+export async function chooseShippingRate(input: ShippingRateRequest, services: Services, context: RequestContext): Promise<ShippingRateResponse> {
+  const orderId = await orderIdFromToken(input.token, services, context);
+  const card = await services.card();
+  const store = services.store();
+
+  return services.orderLocks.withOrderLock(orderId, async () => {
+    const { order } = await loadPayableOrder(orderId, services);
+    // The rate and its price come from the store at this address, never from the request.
+    const quote = await store.getShippingRates(orderId, destinationOf(input.address));
+    const rate = quote.rates.find((offered) => offered.id === input.shipping_rate_id);
+    if (!rate) throw new InvalidRequestError([{ code: 'custom', path: ['shipping_rate_id'], message: 'is not offered at this address' }]);
+
+    // The street of an earlier address does not belong to this one; the wallet's full address comes with the payment.
+    const { destination } = quote;
+    const update = buildOrderUpdate(order, {
+      shipping: { ...destination, address_1: '', address_2: '' },
+      shippingLine: { methodId: rate.method_id, instanceId: rate.instance_id, title: rate.label, total: rate.total },
+      meta: { [META.checkoutAddressUpdated]: new Date().toISOString() },
+      metaMode: 'replace',
+    });
+    const updated = normalizeOrder(await store.updateOrder(orderId, update));
+    await followOrderTotal(card, updated);
+
+    context.outcome = 'rate_chosen';
+    const minor = (amount: string) => toMinorUnits(amount, updated.currency);
+    return {
+      success: true,
+      currency: updated.currency.toLowerCase(),
+      total: updated.charge_cents,
+      shipping_rate: { id: rate.id, label: rate.label, amount: minor(rate.total) + minor(rate.total_tax) },
+      line_items: sheetLines(updated.subtotal_cents + updated.fees_cents, updated.shipping_cost_cents, updated.tax_cents),
+    };
+  });
+}
