@@ -13,6 +13,7 @@ import { getRedisConnection } from '@/lib/redis/connection';
 import type { Services } from '@/lib/services';
 import { CardProviderError, StoreSignatureRefusedError } from '@/lib/errors';
 import type { SlotUsage } from '@/lib/shared-state/store-slots/store-slots';
+import { stripePaymentMethodDomains, unregisteredStorefrontDomains, type UnregisteredDomain } from '@/lib/checkout/express-domains';
 import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '@/lib/webhooks/setup/events';
 import { stripeWebhookEndpoints } from '@/lib/webhooks/setup/stripe-endpoints';
 import { stripeWebhookProblem } from '@/lib/webhooks/setup/stripe-setup';
@@ -39,6 +40,8 @@ export interface DeepHealth {
   checks: Record<string, CheckResult>;
   /** With STORE_MAX_CONCURRENCY set: the cap, its split and the slots in use now, by class. */
   storeSlots?: SlotUsage;
+  /** Allowed storefront origins on which Apple Pay and Google Pay would not show (`npm run setup:domains`). Does not degrade. */
+  walletDomains?: UnregisteredDomain[];
 }
 
 type Probe = () => Promise<unknown>;
@@ -103,6 +106,18 @@ async function cardWebhookCheck(services: Services): Promise<CheckResult | undef
   return { ok: false, latencyMs: latency(), reason };
 }
 
+/** Informational: a storefront may not offer wallets at all, so an unregistered domain never degrades the status. */
+async function walletDomainProblems(services: Services): Promise<UnregisteredDomain[] | undefined> {
+  const { card, allowedOrigins, upstreamTimeoutMs } = services.config;
+  if (!card) return undefined;
+  try {
+    return await unregisteredStorefrontDomains(allowedOrigins, stripePaymentMethodDomains(card, upstreamTimeoutMs));
+  } catch (error) {
+    log.warn('health.check_failed', { check: 'walletDomains', reason: error instanceof ServiceError ? error.kind : 'unexpected' });
+    return undefined;
+  }
+}
+
 export function shallowHealth(): ShallowHealth {
   return { status: 'ok', version: SERVICE_VERSION };
 }
@@ -119,11 +134,15 @@ async function storeSlotUsage(services: Services): Promise<SlotUsage | undefined
 
 export async function deepHealth(services: Services): Promise<DeepHealth> {
   const storeSlots = await storeSlotUsage(services);
-  const [entries, cardWebhook] = await Promise.all([
+  const [entries, cardWebhook, walletDomains] = await Promise.all([
     Promise.all(Object.entries(probes(services)).map(async ([name, probe]) => [name, await run(name, probe)] as const)),
     cardWebhookCheck(services),
+    walletDomainProblems(services),
   ]);
   const checks: Record<string, CheckResult> = { ...Object.fromEntries(entries), ...(cardWebhook ? { cardWebhook } : {}) };
   const healthy = Object.values(checks).every((result) => result.ok);
-  return { status: healthy ? 'ok' : 'degraded', version: SERVICE_VERSION, checks, ...(storeSlots ? { storeSlots } : {}) };
+  return { status: healthy ? 'ok' : 'degraded', version: SERVICE_VERSION, checks,
+    ...(storeSlots ? { storeSlots } : {}),
+    ...(walletDomains?.length ? { walletDomains } : {}),
+  };
 }

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { registerDomains, storefrontDomain, stripePaymentMethodDomains, unregisteredStorefrontDomains } from '@/lib/checkout/express-domains';
 import { paymentMethodDomainsOf } from '@/stand-ins/stripe/payment-method-domains';
-import { TEST_STRIPE_KEY, useTestEnv } from '../support/env';
+import { TEST_CRON_SECRET, TEST_STOREFRONT_ORIGIN, TEST_STRIPE_KEY, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 
 const providers = useProviders();
@@ -64,5 +64,25 @@ describe('unregisteredStorefrontDomains', () => {
       undefined,
       undefined,
     ]);
+  });
+});
+
+describe('the deep health check and the storefront’s wallet domains', () => {
+  const deepHealth = async () => {
+    const { GET } = await import('@/app/api/health/route');
+    const response = await GET(new Request('http://localhost:3000/api/health', { headers: { authorization: `Bearer ${TEST_CRON_SECRET}` } }));
+    return { status: response.status, body: await response.json() };
+  };
+
+  it('names an allowed storefront origin whose domain is not registered, without degrading the status', async () => {
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET });
+    const before = await deepHealth();
+    expect(before.status).toBe(200);
+    expect(before.body.walletDomains).toEqual([{ domain: new URL(TEST_STOREFRONT_ORIGIN).hostname, problem: 'not_registered' }]);
+
+    await registerDomains([new URL(TEST_STOREFRONT_ORIGIN).hostname], api());
+    const after = await deepHealth();
+    expect(after.status).toBe(200);
+    expect(after.body).not.toHaveProperty('walletDomains');
   });
 });

@@ -44,6 +44,8 @@ describe('health', () => {
         store: { ok: true, latencyMs: expect.any(Number) },
         card: { ok: true, latencyMs: expect.any(Number) },
       },
+      // The test storefront's domain was never registered for wallets: named, without degrading.
+      walletDomains: [{ domain: 'storefront.test', problem: 'not_registered' }],
     });
     expect(providers.callsTo('store', 'GET', /\/orders$/)).toHaveLength(1);
     expect(providers.callsTo('card', 'GET', /\/v1\/events$/)).toHaveLength(1);
@@ -95,6 +97,7 @@ describe.skipIf(noRedis)(`health with REDIS_URL set${noRedis ? ` (skipped: ${RED
         card: { ok: true, latencyMs: expect.any(Number) },
         redis: { ok: true, latencyMs: expect.any(Number) },
       },
+      walletDomains: [{ domain: 'storefront.test', problem: 'not_registered' }],
     });
   });
 
