@@ -53,7 +53,7 @@ export function standInsBanner({ env }: RunningStandIns, serviceUrl: string | un
     '',
     '# The service against these stand-ins (.env.local, or the environment of `npm start`):',
     ...Object.entries(env).map(([name, value]) => `${name}=${value}`),
-    '# Your own, and the storefront’s server: CHECKOUT_TOKEN_SECRET (32+ bytes), ALLOWED_ORIGINS=<the storefront’s origin>',
+    '# And the service’s own: CHECKOUT_TOKEN_SECRET (32+ bytes, shared with the storefront’s server), ALLOWED_ORIGINS=<the storefront’s origin>, SHIPPING_WEBHOOK_SECRET',
     '',
     'Stop with Ctrl+C. The data lives in memory and starts fresh every time.',
   ].join('\n');
