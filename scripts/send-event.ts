@@ -216,7 +216,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   console.log(`${event.type} (${event.id}) → HTTP ${answer.status} ${answer.body.slice(0, 500)}`);
-  process.exit(answer.status >= 200 && answer.status < 300 ? 0 : 1);
+  process.exitCode = answer.status >= 200 && answer.status < 300 ? 0 : 1;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
