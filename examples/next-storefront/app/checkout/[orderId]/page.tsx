@@ -22,8 +22,8 @@ export default async function CheckoutPage({ params }: { params: Promise<{ order
     <main>
       <h1>Order #{order.id}</h1>
       <ul>
-        {order.line_items.map((line) => (
-          <li key={line.name}>
+        {order.line_items.map((line, index) => (
+          <li key={index}>
             {line.quantity} × {line.name}: {line.total} {order.currency}
           </li>
         ))}
