@@ -2,34 +2,35 @@
  * The storefront's client for the checkout payment service: createPaymentIntent
  * (card payments, with Stripe's Payment Element) and submitOrder (manual
  * payments), with typed results and one error class per answer the storefront
- * can act on.
- *
- * Runs in a browser or on a storefront's server (fetch is injectable) and has
- * no runtime dependency: every import from the service is type-only, so the
- * built file (`npm run build:client`, client/dist/storefront-client.js) holds
- * this code alone while its types come from the same zod schemas the service
- * validates with.
+ * can act on. No runtime dependency: it runs in a browser or on a server.
  */
-import type { z } from 'zod';
-import type { paymentIntentRequestSchema, submitOrderRequestSchema } from '../lib/checkout/schemas';
 import type {
   CheckoutBusyResponse,
   CheckoutFailureResponse,
   InvalidRequestResponse,
+  NotPayableReason,
   NotPayableResponse,
-  PaymentIntentResponse,
-  SubmitOrderResponse,
+  PaymentIntent,
+  PaymentIntentInput,
+  SubmitOrderInput,
+  SubmittedOrder,
   ValidationIssue,
-} from '../lib/http/responses';
+} from './types.js';
 
-/** What createPaymentIntent sends: `token` is the order's checkout token. */
-export type PaymentIntentInput = z.input<typeof paymentIntentRequestSchema>;
-/** What submitOrder sends: `token` and `billing_address` are required. */
-export type SubmitOrderInput = z.input<typeof submitOrderRequestSchema>;
-export type Address = NonNullable<SubmitOrderInput['billing_address']>;
-export type ContactInfo = NonNullable<SubmitOrderInput['contact_info']>;
-export type { PaymentIntentResponse as PaymentIntent, SubmitOrderResponse as SubmittedOrder, ValidationIssue };
-export type NotPayableReason = NotPayableResponse['details']['reason'];
+export type {
+  Address,
+  CheckoutBusyResponse,
+  CheckoutFailureResponse,
+  ContactInfo,
+  InvalidRequestResponse,
+  NotPayableReason,
+  NotPayableResponse,
+  PaymentIntent,
+  PaymentIntentInput,
+  SubmitOrderInput,
+  SubmittedOrder,
+  ValidationIssue,
+} from './types.js';
 
 /** Every error this client throws. */
 export class CheckoutClientError extends Error {
@@ -132,9 +133,9 @@ export interface CallOptions {
 
 export interface CheckoutClient {
   /** Creates (or reuses) the order's card payment intent; returns the client secret for Stripe.js. */
-  createPaymentIntent(input: PaymentIntentInput, options?: CallOptions): Promise<PaymentIntentResponse>;
+  createPaymentIntent(input: PaymentIntentInput, options?: CallOptions): Promise<PaymentIntent>;
   /** Submits the order for manual payment; returns the order id and the server-computed total. */
-  submitOrder(input: SubmitOrderInput, options?: CallOptions): Promise<SubmitOrderResponse>;
+  submitOrder(input: SubmitOrderInput, options?: CallOptions): Promise<SubmittedOrder>;
 }
 
 type JsonRecord = Record<string, unknown>;
@@ -230,7 +231,7 @@ export function createCheckoutClient(options: CheckoutClientOptions): CheckoutCl
   }
 
   return {
-    createPaymentIntent: (input, call) => post<PaymentIntentResponse>('/api/payment-intent', input, call),
-    submitOrder: (input, call) => post<SubmitOrderResponse>('/api/submit-order', input, call),
+    createPaymentIntent: (input, call) => post<PaymentIntent>('/api/payment-intent', input, call),
+    submitOrder: (input, call) => post<SubmittedOrder>('/api/submit-order', input, call),
   };
 }

@@ -19,6 +19,8 @@
  *   GET | DELETE       /wp-json/wc/v3/orders/<id>/refunds/<refund_id>   (force defaults to true)
  *   GET | POST         /wp-json/wc/v3/orders/<id>/notes   (type: any, customer, internal)
  *   GET                /wp-json/wc/v3/customers/<id>
+ *   GET                /wp-json/wc/v3/products               (catalog.ts)
+ *   POST               /wp-json/wc/v3/orders                 (catalog.ts: priced from the products)
  *   DELETE             /wp-json/wc-checkout-bridge/v1/customers/<id>/cart           (companion plugin)
  *   POST               /wp-json/wc-checkout-bridge/v1/customers/<id>/cart/restore   (companion plugin; optional restore_key)
  *   POST               /wp-json/wc-checkout-bridge/v1/orders/<id>/shipment-packages (companion plugin)
@@ -33,6 +35,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FetchHandler } from '../loopback-http';
 import { WooCommerceModel, WooError, type WooNote, type WooOrder, type WooRefund } from './model';
 import { hasLoneSurrogate, invalidParams } from './rest-validation';
+import { createOrder, listProducts } from './catalog';
 import { shippingRatesRoute } from './shipping-zones';
 
 export interface WooCredentials {
@@ -301,6 +304,10 @@ export function wooCommerceApiHandler(model: WooCommerceModel, credentials: WooC
         const list = model.listOrders(page, perPage);
         return { body: list.items.map((order) => presentOrder(order, origin)), total: { items: list.total, perPage } };
       };
+    } else if (route === '/wc/v3/orders' && method === 'POST') {
+      action = (payload) => ({ body: presentOrder(createOrder(model, payload), origin), status: 201 });
+    } else if (route === '/wc/v3/products' && method === 'GET') {
+      action = () => ({ body: listProducts() });
     } else if (refundsRoute && method === 'GET') {
       action = () => {
         const { page, perPage } = pageArguments(query);

@@ -5,7 +5,7 @@ export const metadata = { title: 'Storefront checkout example' };
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
-      <body>{children}</body>
+      <body style={{ fontFamily: 'system-ui, sans-serif', maxWidth: 640, margin: '2rem auto', padding: '0 1rem' }}>{children}</body>
     </html>
   );
 }

@@ -1,0 +1,97 @@
+// The service's request and response bodies, written out so the package needs nothing from the service;
+// tests/unit/storefront-client-types.test.ts holds them equal to the service's zod schemas.
+
+/** An address as the service writes it to the order; any other key is dropped by the service. */
+export type Address = {
+  first_name?: string;
+  last_name?: string;
+  company?: string;
+  address_1?: string;
+  address_2?: string;
+  city?: string;
+  state?: string;
+  postcode?: string;
+  /** Two letters (ISO 3166-1 alpha-2). */
+  country?: string;
+  /** '' only when `contact_info.email` replaces it. */
+  email?: string;
+  phone?: string;
+};
+
+/** Added to the billing address. */
+export type ContactInfo = {
+  email?: string;
+  phone?: string;
+};
+
+/** What createPaymentIntent sends: `token` is the order's checkout token. */
+export type PaymentIntentInput = {
+  token: string;
+  billing_address?: Address;
+  /** null: ship to the billing address. */
+  shipping_address?: Address | null;
+  contact_info?: ContactInfo;
+};
+
+/** What submitOrder sends: `token` and `billing_address` are required. */
+export type SubmitOrderInput = {
+  token: string;
+  billing_address: Address;
+  /** Absent or null: ship to the billing address. */
+  shipping_address?: Address | null;
+  contact_info?: ContactInfo;
+};
+
+export type PaymentIntent = {
+  success: true;
+  /** Hand it to Stripe.js (Payment Element) to confirm the payment. */
+  client_secret: string;
+  payment_intent_id: string;
+};
+
+export type SubmittedOrder = {
+  success: true;
+  order_id: number;
+  /** The order total in minor units (cents), computed on the server. */
+  total: number;
+  currency: string;
+};
+
+/** One zod issue of a 400 `details`; zod adds fields per issue code. */
+export type ValidationIssue = {
+  code: string;
+  path: (string | number)[];
+  message: string;
+  [field: string]: unknown;
+};
+
+export type InvalidRequestResponse = {
+  error: 'Invalid request';
+  details: ValidationIssue[];
+};
+
+export type NotPayableReason = 'Order is already paid' | 'Order status is not pending';
+
+export type NotPayableResponse = {
+  error: 'Order cannot be paid' | 'Order cannot be submitted for payment';
+  details: { orderId: number; status: string; reason: NotPayableReason };
+};
+
+export type CheckoutFailureResponse = {
+  success: false;
+  error: {
+    code: 'PAYMENT_INTENT_ERROR' | 'SUBMIT_ORDER_ERROR';
+    message: string;
+    /** Present only in a development environment. */
+    details?: unknown;
+  };
+};
+
+export type CheckoutBusyResponse = {
+  success: false;
+  error: {
+    code: 'SHOP_BUSY';
+    message: 'The shop is busy, try again in a few seconds';
+    retry_after_seconds: number;
+  };
+};

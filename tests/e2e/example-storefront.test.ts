@@ -1,0 +1,163 @@
+/**
+ * examples/next-storefront as a storefront developer runs it: `next build` of a copy laid out as
+ * `npm install` leaves it (the client linked from ../../client, the other packages the service's own),
+ * then `next start` against the stand-ins and the service's production build. In Chromium, a cart
+ * becomes a pending order on the example's server, the address reaches the service with the token
+ * that server minted, the example's Payment Element code confirms with a stand-in of Stripe.js (served
+ * in place of js.stripe.com, which this machine does not reach), and after Stripe's webhook the return
+ * page shows the order paid.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildClient } from '@/scripts/build-client';
+import { environmentWithoutServiceVariables, stopGroup } from '@/scripts/service-process';
+import { DEMO_SECRETS } from '@/stand-ins/demo/world';
+import { stripeJsStandIn } from '@/stand-ins/stripe/stripe-js';
+import { freePort, LOOPBACK } from '@/stand-ins/loopback-http';
+import { ARTIFACTS, CHROMIUM_ARGS, CHROMIUM_PATH, chromiumAvailable, startE2eWorld, type E2eWorld } from '../support/e2e';
+
+const ROOT = process.cwd();
+const inCi = process.env.CI === 'true' || process.env.CI === '1';
+const haveBrowser = chromiumAvailable();
+if (!haveBrowser && !inCi) process.stderr.write(`[e2e] example storefront in the browser skipped: no Chromium at ${CHROMIUM_PATH}\n`);
+
+// Inside the repository, so the copy and the hard links of node_modules share its file system.
+const BUILD_DIR = join(ARTIFACTS, 'example-storefront-build');
+const APP_DIR = join(BUILD_DIR, 'examples', 'next-storefront');
+const nextBin = join(BUILD_DIR, 'node_modules', 'next', 'dist', 'bin', 'next');
+
+let world: E2eWorld;
+let origin: string;
+let example: ChildProcess | undefined;
+let exampleExited: Promise<unknown>;
+let buildOutput = '';
+let browser: Browser | undefined;
+
+/** The example, the client package and node_modules as `npm install` in the example lays them out. */
+async function layOut(): Promise<void> {
+  rmSync(BUILD_DIR, { recursive: true, force: true });
+  mkdirSync(join(BUILD_DIR, 'client'), { recursive: true });
+  cpSync(join(ROOT, 'examples', 'next-storefront'), APP_DIR, { recursive: true, filter: (source) => !/\/(node_modules|\.next)$/.test(source) });
+  cpSync(join(ROOT, 'client', 'package.json'), join(BUILD_DIR, 'client', 'package.json'));
+  await buildClient(join(BUILD_DIR, 'client', 'dist'));
+  // Hard links: the service's packages (next, react, @stripe/*, the WooCommerce client) in a second
+  // place within the build's root, without copying a byte; Turbopack reads nothing outside its root.
+  execFileSync('cp', ['-al', realpathSync(join(ROOT, 'node_modules')), join(BUILD_DIR, 'node_modules')]);
+  mkdirSync(join(BUILD_DIR, 'node_modules', '@checkout-service'), { recursive: true });
+  symlinkSync('../../client', join(BUILD_DIR, 'node_modules', '@checkout-service', 'storefront-client'));
+}
+
+/** In a new page: a cart of two T-shirts checked out, the address sent to the service, the Payment Element shown. */
+async function toPaymentElement(): Promise<{ page: Page; orderId: number }> {
+  const page = await browser!.newPage();
+  // Stripe.js comes from Stripe's servers, which this machine does not reach: its stand-in confirms at the Stripe stand-in.
+  await page.route('https://js.stripe.com/**', (route) => route.fulfill({ contentType: 'text/javascript', body: stripeJsStandIn(world.standIns.stripe.url) }));
+  await page.goto(`${origin}/`);
+  await page.getByLabel(/Organic cotton T-shirt/).fill('2');
+  await page.getByRole('button', { name: 'Check out' }).click();
+  await page.waitForURL(/\/checkout\/\d+$/);
+  const orderId = Number(/\/checkout\/(\d+)$/.exec(page.url())![1]);
+  // Priced by the shop: 2 × 20.00 and the flat shipping.
+  expect(world.standIns.woocommerce.model.get(orderId)).toMatchObject({ status: 'pending', total: '45.00' });
+  for (const [label, value] of [
+    ['First name', 'Ada'],
+    ['Last name', 'Lovelace'],
+    ['Address', '12 Analytical Row'],
+    ['City', 'Toronto'],
+    ['State / province', 'ON'],
+    ['Postcode', 'M5V 2T6'],
+    ['Country (2 letters)', 'CA'],
+    ['Email', 'ada@example.com'],
+  ] as const) {
+    await page.getByLabel(label, { exact: true }).fill(value);
+  }
+  const answer = page.waitForResponse((response) => response.url() === `${world.service.url}/api/payment-intent` && response.request().method() === 'POST');
+  await page.getByRole('button', { name: 'Continue to payment' }).click();
+  const intent = (await (await answer).json()) as { payment_intent_id: string };
+  // The service wrote the address with the token the example's server minted: WooCommerce taxed the order (13 % in Canada), and the intent is for the new total.
+  expect(world.standIns.woocommerce.model.get(orderId)).toMatchObject({ total: '50.85', billing: { city: 'Toronto' } });
+  expect(world.standIns.stripe.model.retrieve(intent.payment_intent_id)).toMatchObject({ amount: 5085, metadata: { shop_order_id: String(orderId) } });
+  await page.getByLabel('Test card (Stripe.js stand-in)').waitFor();
+  return { page, orderId };
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  origin = `http://${LOOPBACK}:${port}`;
+  world = await startE2eWorld('example-storefront', { allowedOrigins: [origin] });
+  await layOut();
+  const env = { ...environmentWithoutServiceVariables(), NEXT_TELEMETRY_DISABLED: '1' };
+  // NEXT_PUBLIC_* are written into the browser's code at build time.
+  const publicEnv = { NEXT_PUBLIC_CHECKOUT_SERVICE_URL: world.service.url, NEXT_PUBLIC_STRIPE_PUBLISHABLE_KEY: DEMO_SECRETS.stripePublishableKey };
+  buildOutput = execFileSync(process.execPath, [nextBin, 'build'], { cwd: APP_DIR, env: { ...env, ...publicEnv, NODE_ENV: 'production' }, encoding: 'utf8', stdio: 'pipe' });
+  writeFileSync(join(ARTIFACTS, 'e2e-example-storefront-build.log'), buildOutput);
+  example = spawn(process.execPath, [nextBin, 'start', '--port', String(port), '--hostname', LOOPBACK], {
+    cwd: APP_DIR,
+    env: {
+      ...env,
+      ...publicEnv,
+      NODE_ENV: 'production',
+      WOOCOMMERCE_URL: world.woocommerceUrl,
+      WOOCOMMERCE_CONSUMER_KEY: DEMO_SECRETS.consumerKey,
+      WOOCOMMERCE_CONSUMER_SECRET: DEMO_SECRETS.consumerSecret,
+      CHECKOUT_TOKEN_SECRET: DEMO_SECRETS.checkoutTokenSecret,
+    },
+    stdio: 'ignore',
+    detached: true,
+  });
+  exampleExited = new Promise((resolve) => example!.once('exit', resolve));
+  // Up once it answers its shop page (which reads the products from the WooCommerce stand-in).
+  for (let attempt = 0; attempt < 300; attempt += 1) {
+    const status = await fetch(`${origin}/`).then((r) => r.status, () => 0);
+    if (status === 200) break;
+    if (example.exitCode !== null || attempt === 299) throw new Error('the example storefront did not start');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  if (haveBrowser) browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+}, 300_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (example) await stopGroup(example, exampleExited);
+  await world?.close();
+  rmSync(BUILD_DIR, { recursive: true, force: true });
+});
+
+describe('the example storefront', () => {
+  it('builds with next build, with its shop, payment and return pages', () => {
+    for (const route of ['/', '/checkout/[orderId]', '/checkout/[orderId]/complete']) expect(buildOutput).toContain(route);
+  });
+
+  it.skipIf(!haveBrowser && !inCi)('takes a cart to a pending order, pays it with the token its server minted, and its return page shows it paid', async () => {
+    const { page, orderId } = await toPaymentElement();
+    // Stripe.js (played by the stand-in) confirms the card the customer chose and leaves for return_url.
+    await page.getByLabel('Test card (Stripe.js stand-in)').selectOption('pm_card_visa');
+    await page.getByRole('button', { name: 'Pay' }).click();
+    await page.waitForURL(new RegExp(`/checkout/${orderId}/complete\\?.*redirect_status=succeeded`));
+    // Paid once Stripe's webhook has reached the service, whatever the page showed before it.
+    await world.standIns.stripe.webhooksIdle();
+    expect(world.standIns.woocommerce.model.get(orderId).status).toBe('processing');
+    await page.reload();
+    expect(await page.getByRole('status').textContent()).toBe('Paid. Thank you for your order!');
+
+    // Another browser holds no token for the order: it neither pays nor reads it.
+    const stranger = await browser!.newPage();
+    await stranger.goto(`${origin}/checkout/${orderId}/complete?redirect_status=succeeded`);
+    expect(await stranger.textContent('main')).toContain('This order is not open in this browser');
+    await stranger.close();
+    await page.close();
+  });
+
+  it.skipIf(!haveBrowser && !inCi)('a declined card shows Stripe’s message on the payment page and leaves the order pending', async () => {
+    const { page, orderId } = await toPaymentElement();
+    await page.getByLabel('Test card (Stripe.js stand-in)').selectOption('pm_card_chargeDeclined');
+    await page.getByRole('button', { name: 'Pay' }).click();
+    await expect.poll(() => page.locator('main [role="alert"]').textContent()).toBe('Your card was declined.');
+    await world.standIns.stripe.webhooksIdle();
+    expect(world.standIns.woocommerce.model.get(orderId).status).toBe('pending');
+    await page.close();
+  });
+});
