@@ -80,7 +80,7 @@ export type NotPayableResponse = {
 export type CheckoutFailureResponse = {
   success: false;
   error: {
-    code: 'PAYMENT_INTENT_ERROR' | 'SUBMIT_ORDER_ERROR';
+    code: 'PAYMENT_INTENT_ERROR' | 'SUBMIT_ORDER_ERROR' | 'EXPRESS_CHECKOUT_ERROR';
     message: string;
     /** Present only in a development environment. */
     details?: unknown;

@@ -63,7 +63,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { invalidParams, isEmail, type ArgSchema } from './rest-validation';
-import { writeShippingLines } from './shipping-zones';
 
 export interface WooAddress {
   [field: string]: string;
@@ -1360,3 +1359,33 @@ export class WooCommerceModel {
   }
 }
 
+/**
+ * `shipping_lines` of a REST order update, on the order being written: a line whose method_id or method_title
+ * is null is removed, one with an id is updated, one without is added; then shipping_total is their sum.
+ */
+function writeShippingLines(model: WooCommerceModel, order: WooOrder, posted: unknown[]): void {
+  for (const raw of posted) {
+    if (raw === null || typeof raw !== 'object') continue;
+    const item = raw as Record<string, unknown>;
+    const id = typeof item.id === 'number' ? item.id : 0;
+    const at = order.shipping_lines.findIndex((line) => line.id === id);
+    if (('method_id' in item && item.method_id === null) || ('method_title' in item && item.method_title === null)) {
+      if (at < 0) throw new WooError(400, 'woocommerce_rest_invalid_item_id', 'Order item ID provided is not associated with order.');
+      order.shipping_lines.splice(at, 1);
+      continue;
+    }
+    if (id !== 0 && at < 0) throw new WooError(400, 'woocommerce_rest_invalid_item_id', 'Order item ID provided is not associated with order.');
+    if (id === 0 && !item.method_id) throw new WooError(400, 'woocommerce_rest_invalid_shipping_item', 'Shipping method ID is required.');
+    const line: WooShippingLine =
+      at >= 0
+        ? order.shipping_lines[at]!
+        : { id: Math.max(order.id * 100 + 89, ...order.shipping_lines.map((l) => l.id)) + 1, method_title: '', method_id: '', instance_id: '0', total: '0', total_tax: '0', taxes: [], meta_data: [] };
+    if (typeof item.method_id === 'string') line.method_id = item.method_id;
+    if (typeof item.method_title === 'string') line.method_title = item.method_title;
+    if (item.instance_id !== undefined) line.instance_id = String(item.instance_id);
+    if (item.total !== undefined) line.total = model.formatAmount(order.currency, String(item.total));
+    if (at < 0) order.shipping_lines.push(line);
+  }
+  const sum = order.shipping_lines.reduce((acc, line) => acc + Math.round(Number(line.total) * 1000), 0);
+  order.shipping_total = model.formatAmount(order.currency, (sum / 1000).toFixed(3));
+}

@@ -25,7 +25,8 @@ export function outsideReferences(path: string, text: string): string[] {
   lines.forEach((line, index) => {
     // A number wrapped onto the comment's next line still names the issue.
     const wrapped = `${line} ${(lines[index + 1] ?? '').replace(/^\s*(\*|\/\/|#)?\s*/, '')}`;
-    const hit = OUTSIDE.find(({ pattern }) => pattern.test(line)) ?? (OUTSIDE[0].pattern.test(wrapped) && /\bissues?\s*$/i.test(line) ? OUTSIDE[0] : undefined);
+    const issue = OUTSIDE[0]!;
+    const hit = OUTSIDE.find(({ pattern }) => pattern.test(line)) ?? (/\bissues?\s*$/i.test(line) && issue.pattern.test(wrapped) ? issue : undefined);
     if (hit) found.push(`${path}:${index + 1} names ${hit.what}: ${line.trim().slice(0, 120)}`);
   });
   return found;
