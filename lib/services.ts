@@ -68,6 +68,8 @@ interface SharedState {
   reconcileCursor: ReconcileCursorStore;
   /** Where an interrupted shipment reconciliation resumes. */
   shipmentCursor: ShipmentCursorStore;
+  /** The same for ShipStation V2's labels and fulfillments, each list its own pass. */
+  shipmentCursorsV2: { labels: ShipmentCursorStore; fulfillments: ShipmentCursorStore };
   /** Shipping updates that failed at the store, until the replay cron applies them. */
   shippingReplay: ShippingReplayQueue;
   /** Whether the store was recently found to lack the `shipped` status. */
@@ -109,6 +111,7 @@ function inProcessState(config: Config): SharedState & { shippingReplay: MemoryS
     processedEvents: new MemoryProcessedEvents(),
     reconcileCursor: new MemoryReconcileCursorStore(),
     shipmentCursor: new MemoryShipmentCursorStore(),
+    shipmentCursorsV2: { labels: new MemoryShipmentCursorStore(), fulfillments: new MemoryShipmentCursorStore() },
     shippingReplay: new MemoryShippingReplayQueue(),
     shippedStatus: new MemoryShippedStatus(),
     shipStationBudget: (_account, api) => new MemoryShipStationRateBudget(Date.now, api === 'v2' ? SHIPSTATION_V2_REQUESTS_PER_MINUTE : undefined),
@@ -137,6 +140,10 @@ function redisState(redis: RedisConnection, config: Config, local: ReturnType<ty
     processedEvents: new RedisProcessedEvents(redis, { prefix }),
     reconcileCursor: reconcileCursorWithFallback(new RedisReconcileCursorStore(redis, { prefix })),
     shipmentCursor: shipmentCursorWithFallback(new RedisShipmentCursorStore(redis, { prefix })),
+    shipmentCursorsV2: {
+      labels: shipmentCursorWithFallback(new RedisShipmentCursorStore(redis, { prefix: `${prefix}v2-labels:` })),
+      fulfillments: shipmentCursorWithFallback(new RedisShipmentCursorStore(redis, { prefix: `${prefix}v2-fulfillments:` })),
+    },
     shippingReplay: new ShippingReplayQueueWithFallback(new RedisShippingReplayQueue(redis, { prefix }), local.shippingReplay),
     shippedStatus: new ShippedStatusWithFallback(new RedisShippedStatus(redis, { prefix }), local.shippedStatus, warning),
     shipStationBudget: (account, api) =>

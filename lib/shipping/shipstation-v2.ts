@@ -117,6 +117,7 @@ export class ShipStationV2Client {
     kind: V2ResourceKind,
     url: URL,
     numbers = new Map<string, string | undefined>(),
+    options: { lazy?: boolean } = {},
   ): Promise<ShipmentsPage & { malformed: number }> {
     this.allowed(url.href);
     const data = await traceCall('shipstation', `get ${kind}`, () => this.http.getJson(url));
@@ -132,7 +133,7 @@ export class ShipStationV2Client {
       pages: parsed.data.pages ?? 1,
     };
     for (const raw of rows) {
-      const notice = kind === 'labels' ? await this.labelNotice(raw, numbers) : fulfillmentNotice(raw);
+      const notice = kind === 'labels' ? await this.labelNotice(raw, numbers, options.lazy === true) : fulfillmentNotice(raw);
       if (notice === 'malformed') page.malformed += 1;
       else if (notice === 'return') page.skipped = (page.skipped ?? 0) + 1;
       else {
@@ -151,24 +152,27 @@ export class ShipStationV2Client {
     return this.shipmentNumber(label.data.shipment_id);
   }
 
-  private async labelNotice(raw: unknown, numbers: Map<string, string | undefined>): Promise<ShipmentNotice | 'malformed' | 'return'> {
+  /** A label notice's order number, read when its page was read lazily (one shipment read, bounded like a page). */
+  async withOrderNumber(notice: ShipmentNotice): Promise<ShipmentNotice> {
+    const { orderShipmentId, ...rest } = notice;
+    if (notice.orderNumber !== undefined || orderShipmentId === undefined) return rest;
+    return { ...rest, orderNumber: await this.shipmentNumber(orderShipmentId) };
+  }
+
+  /** Lazy: the order number is left to withOrderNumber, so a page costs one read whatever its labels. */
+  private async labelNotice(raw: unknown, numbers: Map<string, string | undefined>, lazy: boolean): Promise<ShipmentNotice | 'malformed' | 'return'> {
     const label = labelSchema.safeParse(raw);
     if (!label.success) return 'malformed';
     if (label.data.is_return_label === true) return 'return';
     const shipmentId = label.data.shipment_id;
     let orderNumber: string | undefined;
-    if (shipmentId !== undefined) {
+    if (lazy) {
+      if (shipmentId !== undefined) return { ...labelFields(label.data), orderNumber, orderShipmentId: shipmentId };
+    } else if (shipmentId !== undefined) {
       if (!numbers.has(shipmentId)) numbers.set(shipmentId, await this.shipmentNumber(shipmentId));
       orderNumber = numbers.get(shipmentId);
     }
-    return {
-      orderNumber,
-      trackingNumber: label.data.tracking_number,
-      carrier: label.data.carrier_code,
-      shipDate: label.data.ship_date,
-      ...(label.data.label_id !== undefined ? { shipmentId: label.data.label_id } : {}),
-      ...(label.data.voided === true ? { voided: true } : {}),
-    };
+    return { ...labelFields(label.data), orderNumber };
   }
 
   private async shipmentNumber(shipmentId: string): Promise<string | undefined> {
@@ -192,6 +196,16 @@ export class ShipStationV2Client {
     if (!check.allowed) throw new ShipStationError(check.reason, undefined, check.origin);
     return check.url;
   }
+}
+
+function labelFields(label: z.infer<typeof labelSchema>): Omit<ShipmentNotice, 'orderNumber'> {
+  return {
+    trackingNumber: label.tracking_number,
+    carrier: label.carrier_code,
+    shipDate: label.ship_date,
+    ...(label.label_id !== undefined ? { shipmentId: label.label_id } : {}),
+    ...(label.voided === true ? { voided: true } : {}),
+  };
 }
 
 function fulfillmentNotice(raw: unknown): ShipmentNotice | 'malformed' {

@@ -43,6 +43,8 @@ export interface ShipmentNotice {
   shipmentId?: string | undefined;
   /** The label was voided: noted on the order, never shipped. */
   voided?: boolean | undefined;
+  /** V2 only, until read: the shipment whose `shipment_number` is the order number (ShipStationV2Client.withOrderNumber). */
+  orderShipmentId?: string | undefined;
 }
 
 /** Shipments of one response; voided ones are kept, marked, so the order can note them (never ship them). */

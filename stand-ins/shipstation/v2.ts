@@ -66,6 +66,7 @@ export class ShipStationV2Model {
   private windowStart = 0;
   private used = 0;
   private readonly throttles: number[] = [];
+  private readonly failures: number[] = [];
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -78,6 +79,7 @@ export class ShipStationV2Model {
     this.jwksReads = 0;
     this.used = 0;
     this.throttles.length = 0;
+    this.failures.length = 0;
   }
 
   private id(): string {
@@ -147,6 +149,11 @@ export class ShipStationV2Model {
   /** The next request is answered 429 with this Retry-After, whatever the budget says. */
   throttleNext(retryAfterSeconds: number): void {
     this.throttles.push(retryAfterSeconds);
+  }
+
+  /** The next API requests are answered with these statuses (ShipStation down: 500, 503), once each. */
+  failNext(...statuses: number[]): void {
+    this.failures.push(...statuses);
   }
 
   /** A new signing key: deliveries are signed with it from now on, and the JWKS lists it first. */
@@ -235,6 +242,8 @@ export class ShipStationV2Model {
     if (request.headers.get('api-key') !== V2_STAND_IN_API_KEY) {
       return Response.json({ request_id: randomBytes(8).toString('hex'), errors: [{ error_source: 'shipstation', error_type: 'security', error_code: 'unauthorized', message: 'The API key is invalid.' }] }, { status: 401 });
     }
+    const failure = this.failures.shift();
+    if (failure !== undefined) return Response.json({ errors: [{ error_source: 'shipstation', error_type: 'system', error_code: 'unspecified', message: 'Service unavailable.' }] }, { status: failure });
     const wait = this.take();
     if (wait !== undefined) {
       return Response.json({ errors: [{ error_source: 'shipstation', error_type: 'system', error_code: 'rate_limit_exceeded', message: 'You have exceeded the rate limit.' }] }, { status: 429, headers: { 'Retry-After': String(wait) } });
