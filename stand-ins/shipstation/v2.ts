@@ -66,7 +66,7 @@ export class ShipStationV2Model {
   private windowStart = 0;
   private used = 0;
   private readonly throttles: number[] = [];
-  private readonly failures: number[] = [];
+  private readonly failures: { status: number; path?: RegExp }[] = [];
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -153,7 +153,12 @@ export class ShipStationV2Model {
 
   /** The next API requests are answered with these statuses (ShipStation down: 500, 503), once each. */
   failNext(...statuses: number[]): void {
-    this.failures.push(...statuses);
+    this.failures.push(...statuses.map((status) => ({ status })));
+  }
+
+  /** The same, for the next requests whose path matches only. */
+  failPath(path: RegExp, ...statuses: number[]): void {
+    this.failures.push(...statuses.map((status) => ({ status, path })));
   }
 
   /** A new signing key: deliveries are signed with it from now on, and the JWKS lists it first. */
@@ -242,7 +247,8 @@ export class ShipStationV2Model {
     if (request.headers.get('api-key') !== V2_STAND_IN_API_KEY) {
       return Response.json({ request_id: randomBytes(8).toString('hex'), errors: [{ error_source: 'shipstation', error_type: 'security', error_code: 'unauthorized', message: 'The API key is invalid.' }] }, { status: 401 });
     }
-    const failure = this.failures.shift();
+    const index = this.failures.findIndex((f) => f.path === undefined || f.path.test(url.pathname));
+    const failure = index === -1 ? undefined : this.failures.splice(index, 1)[0]?.status;
     if (failure !== undefined) return Response.json({ errors: [{ error_source: 'shipstation', error_type: 'system', error_code: 'unspecified', message: 'Service unavailable.' }] }, { status: failure });
     const wait = this.take();
     if (wait !== undefined) {

@@ -86,6 +86,20 @@ describe('shipment reconciliation through V2', () => {
     expect(resumed.body).toMatchObject({ complete: true, resumed: true, applied: 1 });
     expect(woo().get(411).status).toBe('shipped');
   });
+
+  it('a label whose shipment cannot be read stops the pass before it, and the next run applies it', async () => {
+    woo().seed({ id: 412, status: 'processing' });
+    v2().addLabel({ orderNumber: '412', trackingNumber: '1Z412', createdAt: hoursAgo(1) });
+    v2().failPath(/^\/v2\/shipments\//, 503, 503);
+
+    const stopped = await cron(RECONCILE);
+    expect(stopped.body).toMatchObject({ complete: false, stoppedFor: 'shipstation:unavailable', checked: 0 });
+    expect(woo().get(412).status).toBe('processing');
+
+    const resumed = await cron(RECONCILE);
+    expect(resumed.body).toMatchObject({ complete: true, applied: 1 });
+    expect(woo().get(412).status).toBe('shipped');
+  });
 });
 
 describe('shipping replay through V2', () => {
