@@ -46,7 +46,7 @@ import { RedisStoreSlots } from '@/lib/shared-state/store-slots/redis';
 import { MemoryStoreSlots, StoreGate, type StoreSlots } from '@/lib/shared-state/store-slots/store-slots';
 import { ShipStationClient, shipStationSettings } from '@/lib/shipping/shipstation';
 import { ShipStationV2Client, shipStationV2Settings } from '@/lib/shipping/shipstation-v2';
-import { ShipStationV2Keys } from '@/lib/webhooks/shipping/signature-v2';
+import { ShipStationV2Keys } from '@/lib/shipping/signature-v2';
 import type { Store } from '@/lib/store/types';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
 

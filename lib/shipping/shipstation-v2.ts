@@ -24,7 +24,13 @@ export interface ShipStationV2Settings {
   timeoutMs: number;
 }
 
-export const SHIPSTATION_V2_DEFAULT_BASE_URL = 'https://api.shipstation.com';
+/** A delivery V2 tracking reported (TRACK_EVENT_V2 `DE`), as the service records it. */
+export interface DeliveryNotice {
+  orderNumber: string | undefined;
+  trackingNumber: string | undefined;
+  /** ShipStation's `actual_delivery_date`, else when the event arrived. */
+  deliveredAt: string;
+}
 
 const optionalText = z
   .union([z.string(), z.number()])

@@ -19,7 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { log } from '@/lib/log';
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
-import type { DeliveryNotice } from '@/lib/webhooks/shipping/mark-delivered';
+import type { DeliveryNotice } from '@/lib/shipping/shipstation-v2';
 
 /** The webhook's own failed attempt counts: the tenth failure parks the entry. */
 export const MAX_REPLAY_ATTEMPTS = 10;

@@ -14,18 +14,14 @@ import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { shopNotes } from '@/lib/orders/notes';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
+import type { DeliveryNotice } from '@/lib/shipping/shipstation-v2';
 import { SHIPPED_STATUS } from '@/lib/shared-state/shipped-status/shipped-status';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 import { isFinalStoreFailure } from '@/lib/webhooks/shipping/mark-shipped';
 import { checkNoteDetail } from '@/lib/webhooks/shipping/note-details';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
 
-export interface DeliveryNotice {
-  orderNumber: string | undefined;
-  trackingNumber: string | undefined;
-  /** ShipStation's `actual_delivery_date`, else when the event arrived. */
-  deliveredAt: string;
-}
+export type { DeliveryNotice };
 
 export type DeliveredOutcome =
   | 'delivered'

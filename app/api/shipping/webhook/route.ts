@@ -19,7 +19,7 @@ import { RATE_LIMITS } from '@/lib/shared-state/rate-limit/rate-limit';
 import { claimsV2, handleShipStationV2 } from '@/lib/webhooks/shipping/handle-v2';
 import { handleShippingNotification } from '@/lib/webhooks/shipping/handle-notification';
 import { assertShippingWebhookSecret } from '@/lib/webhooks/shipping/secret';
-import { carriesV2Signature, verifyV2Signature } from '@/lib/webhooks/shipping/signature-v2';
+import { carriesV2Signature, verifyV2Signature } from '@/lib/shipping/signature-v2';
 
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';
