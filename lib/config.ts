@@ -151,7 +151,7 @@ const envSchema = z.object({
   SHIPSTATION_V2_API_KEY: optional(z.string()),
   SHIPSTATION_V2_API_BASE_URL: optional(baseUrl).transform((v) => v ?? 'https://api.shipstation.com'),
   SHIPSTATION_V2_JWKS_URL: optional(baseUrl).transform((v) => v ?? 'https://api.shipengine.com/jwks'),
-  SHIPPING_DELIVERED_COMPLETES: optional(z.enum(['on', 'off'], { error: 'must be "on" or "off"' })).transform((v) => v !== 'off'),
+  SHIPPING_DELIVERED_COMPLETES: optional(z.enum(['on', 'off'])).transform((v) => v !== 'off'),
 
   REDIS_URL: optional(z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })),
   // Short: every request waits at most this long on Redis before falling back or failing (docs/operations.md, Shared state).
@@ -380,6 +380,7 @@ const EXPECTED: Partial<Record<keyof Env, string>> = {
   AUTHORIZATION_EXPIRY_ACTION: `must be ${EXPIRY_ACTIONS.join(' or ')} (or unset)`,
   AUTHORIZATION_EXPIRY_HOURS: 'must be a whole number of hours from 1 to 167 (authorizations lapse after 168)',
   SHIPMENT_TRACKING_META: 'must be on or off (or unset)',
+  SHIPPING_DELIVERED_COMPLETES: 'must be on or off (or unset)',
 };
 
 function malformedVariables(issues: readonly z.core.$ZodIssue[]): string[] {
