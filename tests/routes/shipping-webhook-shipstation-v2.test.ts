@@ -260,6 +260,18 @@ describe('V2 reads', () => {
     expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.resource_url_refused', reason }));
   });
 
+  it('a delivered TRACK_EVENT_V2 naming a label on another host is refused before any call and logged', async () => {
+    woo().seed({ id: 333, status: 'shipped' });
+    const label = v2().addLabel({ orderNumber: '333', trackingNumber: '1Z999AA10123456333' });
+
+    const response = await deliver(trackEvent('https://api.shipstation.com.attacker.example', label, 'DE'));
+
+    expect(response.status).toBe(200);
+    expect(apiCalls()).toHaveLength(0);
+    expect(woo().get(333).status).toBe('shipped');
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.resource_url_refused', reason: 'foreign_origin' }));
+  });
+
   it('a 429 is waited out for its Retry-After and the read goes on', async () => {
     woo().seed({ id: 331, status: 'processing' });
     v2().addFulfillment({ orderNumber: '331', trackingNumber: '770000000331' });

@@ -15,7 +15,7 @@ import { log, type RequestContext } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { settlePendingRateLimit } from '@/lib/shared-state/rate-limit/pending';
 import { queueForReplay } from '@/lib/shared-state/shipping-replay/replay-queue';
-import { isResourceUrlRefusal } from '@/lib/shipping/resource-url';
+import { checkResourceUrl, isResourceUrlRefusal } from '@/lib/shipping/resource-url';
 import { trackedLabelId } from '@/lib/shipping/shipstation-v2';
 import {
   applyNotices,
@@ -144,6 +144,12 @@ async function recordTrackEvent(payload: z.infer<typeof v2PayloadSchema>, servic
     return;
   }
   const client = services.shipStationV2;
+  const check = client && payload.resource_url ? checkResourceUrl(payload.resource_url, client.apiBaseUrl) : undefined;
+  if (check && !check.allowed) {
+    log.warn('shipping.resource_url_refused', { reason: check.reason, origin: check.origin });
+    context.outcome = 'resource_url_refused';
+    return;
+  }
   const labelId = client && payload.resource_url ? trackedLabelId(payload.resource_url, client.apiBaseUrl) : undefined;
   const delivery: DeliveryNotice = {
     orderNumber: undefined,
