@@ -58,7 +58,9 @@ export async function startShipStationV2StandIn(options: { port?: number; prefer
       const shipment = model.shipmentFor(orderNumber);
       const label = [...model.labels].reverse().find((l) => l.shipment_id === shipment && l.voided !== true);
       if (!label) return Response.json({ error: `no label for order ${orderNumber}: ship it first` }, { status: 404 });
-      return Response.json(await post(input.serviceUrl, model.delivery(trackEvent(baseUrl, label, 'DE'))));
+      const deliveredAt = new Date().toISOString();
+      model.tracking.set(String(label.label_id), { statusCode: 'DE', deliveredAt });
+      return Response.json(await post(input.serviceUrl, model.delivery(trackEvent(baseUrl, label, 'DE', deliveredAt))));
     }
     return Response.json({ error: 'unknown demo control' }, { status: 404 });
   });

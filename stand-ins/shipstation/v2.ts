@@ -58,6 +58,8 @@ export class ShipStationV2Model {
   readonly labels: Record<string, unknown>[] = [];
   readonly fulfillments: Record<string, unknown>[] = [];
   readonly shipments = new Map<string, Record<string, unknown>>();
+  /** Each label's tracking as GET /v2/labels/{id}/track answers it; `IT` (in transit) until set. */
+  readonly tracking = new Map<string, { statusCode: string; deliveredAt: string | null }>();
   readonly calls: V2Call[] = [];
   /** Keys in the JWKS; the first one signs. */
   keys: SigningKey[] = [newKey()];
@@ -74,6 +76,7 @@ export class ShipStationV2Model {
     this.labels.length = 0;
     this.fulfillments.length = 0;
     this.shipments.clear();
+    this.tracking.clear();
     this.calls.length = 0;
     this.keys = [this.keys[0] ?? newKey()];
     this.jwksReads = 0;
@@ -261,6 +264,21 @@ export class ShipStationV2Model {
       return this.page(rows, url);
     }
     if (url.pathname === '/v2/fulfillments') return this.page(this.listed(this.fulfillments, url, 'create_date_start', 'create_date_end'), url);
+    const track = /^\/v2\/labels\/([^/]+)\/track$/.exec(url.pathname);
+    if (track) {
+      const found = this.labels.find((l) => l.label_id === decodeURIComponent(track[1] ?? ''));
+      if (!found) return notFound();
+      const state = this.tracking.get(String(found.label_id)) ?? { statusCode: 'IT', deliveredAt: null };
+      return Response.json({
+        tracking_number: found.tracking_number,
+        status_code: state.statusCode,
+        status_description: state.statusCode === 'DE' ? 'Delivered' : 'In Transit',
+        carrier_code: found.carrier_code,
+        ship_date: found.ship_date,
+        actual_delivery_date: state.deliveredAt,
+        events: [],
+      });
+    }
     const label = /^\/v2\/labels\/([^/]+)$/.exec(url.pathname);
     if (label) {
       const found = this.labels.find((l) => l.label_id === decodeURIComponent(label[1] ?? ''));
@@ -275,7 +293,7 @@ export class ShipStationV2Model {
   };
 }
 
-/** TRACK_EVENT_V2 as ShipStation's payload schema shows it, for a label and a status code. */
+/** TRACK_EVENT_V2 as ShipStation's payload schema shows it, for a label and a status code (what GET …/track then answers too). */
 export function trackEvent(baseUrl: string, label: Record<string, unknown>, statusCode: string, deliveredAt = new Date().toISOString()) {
   return {
     resource_url: `${baseUrl}/v2/labels/${String(label.label_id)}/track`,

@@ -5,10 +5,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { POST } from '@/app/api/shipping/webhook/route';
 import { POST as SHIPSTATION_POST } from '@/app/api/shipstation/webhook/route';
+import { POST as PAYMENT_INTENT_POST } from '@/app/api/payment-intent/route';
+import { deliverEvent } from '../support/card-events';
 import { getServices } from '@/lib/services';
 import { trackEvent, V2_STAND_IN_API_KEY } from '@/stand-ins/shipstation/v2';
 import { useTestEnv } from '../support/env';
-import { freshIp } from '../support/requests';
+import { freshIp, postJson, tokenFor } from '../support/requests';
 import { loggedLines } from '../support/setup';
 import { SHIPSTATION_V2_BASE_URL, SHIPSTATION_V2_ENV, SHIPSTATION_V2_JWKS_URL, useShippingProviders } from '../support/shipstation';
 
@@ -244,6 +246,35 @@ describe('V2 event types', () => {
     expect(response.status).toBe(200);
     expect(apiCalls()).toHaveLength(0);
     expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.resource_url_not_configured', hint: expect.stringContaining('SHIPSTATION_V2_API_KEY') }));
+  });
+});
+
+describe('V2 shipments go through the V1 shipping code', () => {
+  it('STRIPE_CAPTURE=on_shipment: the authorized card is captured before a V2 label ships the order', async () => {
+    useTestEnv({ ...SHIPSTATION_V2_ENV, STRIPE_CAPTURE: 'on_shipment' });
+    woo().seed({ id: 341, lines: [{ total: '20.00' }, { total: '10.00' }] });
+    const intent = await PAYMENT_INTENT_POST(postJson('/api/payment-intent', { token: await tokenFor(341) }));
+    const intentId = ((await intent.json()) as { payment_intent_id: string }).payment_intent_id;
+    ctx.providers.stripe.authorize(intentId);
+    const authorized = ctx.providers.stripe.events.events.filter((e) => e.type === 'payment_intent.amount_capturable_updated').at(-1)!;
+    expect((await deliverEvent(authorized)).status).toBe(200);
+    const resourceUrl = v2().addBatch('se-341', [{ orderNumber: '341', trackingNumber: '9400111899223197428341' }], SHIPSTATION_V2_BASE_URL);
+
+    expect((await deliver({ resource_url: resourceUrl, resource_type: 'LABEL_CREATED_V2' })).status).toBe(200);
+
+    expect(ctx.providers.callsTo('card', 'POST', /\/capture$/)).toHaveLength(1);
+    expect(woo().get(341).status).toBe('shipped');
+  });
+
+  it('a store without the `shipped` status gets `completed`, as for V1', async () => {
+    ctx.providers.reset({ customStatuses: ['awaiting_shipment'] });
+    woo().seed({ id: 342, status: 'processing' });
+    v2().addFulfillment({ orderNumber: '342', trackingNumber: '770000000342' });
+
+    expect((await deliver({ resource_url: `${SHIPSTATION_V2_BASE_URL}/v2/fulfillments`, resource_type: 'FULFILLMENT_SHIPPED_V2' })).status).toBe(200);
+
+    expect(woo().get(342).status).toBe('completed');
+    expect(meta(342, '_tracking_number')).toBe('770000000342');
   });
 });
 

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POST } from '@/app/api/shipping/webhook/route';
 import { demoServiceEnv, startDemoStandIns, type DemoStandIns } from '@/stand-ins/demo/world';
 import { listen, serveFetch, type RunningServer } from '@/stand-ins/loopback-http';
+import { V2_STAND_IN_API_KEY } from '@/stand-ins/shipstation/v2';
 import { useTestEnv } from '../support/env';
 
 let standIns: DemoStandIns;
@@ -48,5 +49,8 @@ describe('the demo ships through ShipStation V2', () => {
 
     expect(delivered).toEqual({ status: 200, body: { received: true } });
     expect(standIns.woocommerce.model.get(1004).status).toBe('completed');
+    const label = standIns.shipstationV2.model.labels.at(-1) as { label_id: string };
+    const track = await fetch(`${standIns.shipstationV2.url}/v2/labels/${label.label_id}/track`, { headers: { 'api-key': V2_STAND_IN_API_KEY } });
+    expect(await track.json()).toMatchObject({ tracking_number: '9400111899223197421004', status_code: 'DE' });
   });
 });
