@@ -147,6 +147,11 @@ const envSchema = z.object({
   SHIPSTATION_API_KEY: optional(z.string()),
   SHIPSTATION_API_SECRET: optional(z.string()),
   SHIPSTATION_API_BASE_URL: optional(baseUrl).transform((v) => v ?? 'https://ssapi.shipstation.com'),
+  // ShipStation V2 (api.shipstation.com): its own key, base URL, signing keys, and what a delivery does.
+  SHIPSTATION_V2_API_KEY: optional(z.string()),
+  SHIPSTATION_V2_API_BASE_URL: optional(baseUrl).transform((v) => v ?? 'https://api.shipstation.com'),
+  SHIPSTATION_V2_JWKS_URL: optional(baseUrl).transform((v) => v ?? 'https://api.shipengine.com/jwks'),
+  SHIPPING_DELIVERED_COMPLETES: optional(z.enum(['on', 'off'])).transform((v) => v !== 'off'),
 
   REDIS_URL: optional(z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })),
   // Short: every request waits at most this long on Redis before falling back or failing (docs/operations.md, Shared state).
@@ -234,6 +239,14 @@ export interface Config {
     apiKey: string | undefined;
     apiSecret: string | undefined;
     apiBaseUrl: string;
+  };
+  /** ShipStation V2: deliveries signed with the keys at `jwksUrl`, resources read with `apiKey` (docs/integrations/shipstation.md). */
+  shippingV2: {
+    apiKey: string | undefined;
+    apiBaseUrl: string;
+    jwksUrl: string;
+    /** SHIPPING_DELIVERED_COMPLETES (on by default): a delivered `shipped` order becomes `completed`. */
+    deliveredCompletes: boolean;
   };
   /** Shared state across instances (lib/redis/); undefined keeps it in process memory. */
   redisUrl: string | undefined;
@@ -358,6 +371,8 @@ const EXPECTED: Partial<Record<keyof Env, string>> = {
   WOOCOMMERCE_SITE_URL: SITE_URL_EXPECTED,
   STRIPE_API_BASE_URL: URL_EXPECTED,
   SHIPSTATION_API_BASE_URL: URL_EXPECTED,
+  SHIPSTATION_V2_API_BASE_URL: URL_EXPECTED,
+  SHIPSTATION_V2_JWKS_URL: URL_EXPECTED,
   TRUST_PROXY_HOPS: 'must be a whole number from 1 to 10',
   REDIS_URL: 'must be a redis:// or rediss:// URL',
   UPSTREAM_TIMEOUT_MS: 'must be a whole number of milliseconds from 1 to 120000',
@@ -372,6 +387,7 @@ const EXPECTED: Partial<Record<keyof Env, string>> = {
   AUTHORIZATION_EXPIRY_HOURS: 'must be a whole number of hours from 1 to 167 (authorizations lapse after 168)',
   SHIPMENT_TRACKING_META: 'must be on or off (or unset)',
   SERVICE_URL: URL_EXPECTED,
+  SHIPPING_DELIVERED_COMPLETES: 'must be on or off (or unset)',
 };
 
 function malformedVariables(issues: readonly z.core.$ZodIssue[]): string[] {
@@ -513,6 +529,12 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       apiKey: env.SHIPSTATION_API_KEY,
       apiSecret: env.SHIPSTATION_API_SECRET,
       apiBaseUrl: env.SHIPSTATION_API_BASE_URL,
+    },
+    shippingV2: {
+      apiKey: env.SHIPSTATION_V2_API_KEY,
+      apiBaseUrl: env.SHIPSTATION_V2_API_BASE_URL,
+      jwksUrl: env.SHIPSTATION_V2_JWKS_URL,
+      deliveredCompletes: env.SHIPPING_DELIVERED_COMPLETES,
     },
     redisUrl: env.REDIS_URL,
     redisTimeoutMs: env.REDIS_TIMEOUT_MS,

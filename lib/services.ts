@@ -35,12 +35,18 @@ import { ShippingReplayQueueWithFallback } from '@/lib/shared-state/shipping-rep
 import { RedisShippingReplayQueue } from '@/lib/shared-state/shipping-replay/redis';
 import { MemoryShippingReplayQueue, type ShippingReplayQueue } from '@/lib/shared-state/shipping-replay/replay-queue';
 import { ShipStationBudgetWithFallback } from '@/lib/shared-state/shipstation-budget/fallback';
-import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shared-state/shipstation-budget/rate-budget';
+import {
+  MemoryShipStationRateBudget,
+  SHIPSTATION_V2_REQUESTS_PER_MINUTE,
+  type ShipStationRateBudget,
+} from '@/lib/shared-state/shipstation-budget/rate-budget';
 import { RedisShipStationRateBudget } from '@/lib/shared-state/shipstation-budget/redis';
 import { StoreSlotsWithFallback } from '@/lib/shared-state/store-slots/fallback';
 import { RedisStoreSlots } from '@/lib/shared-state/store-slots/redis';
 import { MemoryStoreSlots, StoreGate, type StoreSlots } from '@/lib/shared-state/store-slots/store-slots';
 import { ShipStationClient, shipStationSettings } from '@/lib/shipping/shipstation';
+import { ShipStationV2Client, shipStationV2Settings } from '@/lib/shipping/shipstation-v2';
+import { ShipStationV2Keys } from '@/lib/shipping/signature-v2';
 import type { Store } from '@/lib/store/types';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
 
@@ -62,14 +68,16 @@ interface SharedState {
   reconcileCursor: ReconcileCursorStore;
   /** Where an interrupted shipment reconciliation resumes. */
   shipmentCursor: ShipmentCursorStore;
+  /** The same for ShipStation V2's labels and fulfillments, each list its own pass. */
+  shipmentCursorsV2: { labels: ShipmentCursorStore; fulfillments: ShipmentCursorStore };
   /** Shipping updates that failed at the store, until the replay cron applies them. */
   shippingReplay: ShippingReplayQueue;
   /** Whether the store was recently found to lack the `shipped` status. */
   shippedStatus: ShippedStatusMemory;
   /** The cap on concurrent store calls (STORE_MAX_CONCURRENCY), or undefined when there is none. */
   storeSlots: StoreSlots | undefined;
-  /** ShipStation's rate budget of one account, shared by every caller of that account. */
-  shipStationBudget: (account: string) => ShipStationRateBudget;
+  /** ShipStation's rate budget of one account, shared by every caller of that account (V2's apart: `api`). */
+  shipStationBudget: (account: string, api?: 'v1' | 'v2') => ShipStationRateBudget;
 }
 
 /** The service's collaborators: the shared state (bar the ShipStation budget, which its client holds) and the upstreams. */
@@ -77,6 +85,10 @@ export interface Services extends Omit<SharedState, 'shipStationBudget'> {
   config: Config;
   /** ShipStation's API, or undefined when SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set. */
   shipStation: ShipStationClient | undefined;
+  /** ShipStation's V2 API, or undefined when SHIPSTATION_V2_API_KEY is not set. */
+  shipStationV2: ShipStationV2Client | undefined;
+  /** ShipStation V2's signing keys (SHIPSTATION_V2_JWKS_URL), read when a delivery first needs them. */
+  shipStationV2Keys: ShipStationV2Keys;
   /** Built on first use, so an unconfigured part fails only the requests that need it. */
   store(): Store;
   /**
@@ -99,9 +111,10 @@ function inProcessState(config: Config): SharedState & { shippingReplay: MemoryS
     processedEvents: new MemoryProcessedEvents(),
     reconcileCursor: new MemoryReconcileCursorStore(),
     shipmentCursor: new MemoryShipmentCursorStore(),
+    shipmentCursorsV2: { labels: new MemoryShipmentCursorStore(), fulfillments: new MemoryShipmentCursorStore() },
     shippingReplay: new MemoryShippingReplayQueue(),
     shippedStatus: new MemoryShippedStatus(),
-    shipStationBudget: () => new MemoryShipStationRateBudget(),
+    shipStationBudget: (_account, api) => new MemoryShipStationRateBudget(Date.now, api === 'v2' ? SHIPSTATION_V2_REQUESTS_PER_MINUTE : undefined),
     storeSlots: config.storeConcurrency ? new MemoryStoreSlots(config.storeConcurrency) : undefined,
   };
 }
@@ -127,12 +140,16 @@ function redisState(redis: RedisConnection, config: Config, local: ReturnType<ty
     processedEvents: new RedisProcessedEvents(redis, { prefix }),
     reconcileCursor: reconcileCursorWithFallback(new RedisReconcileCursorStore(redis, { prefix })),
     shipmentCursor: shipmentCursorWithFallback(new RedisShipmentCursorStore(redis, { prefix })),
+    shipmentCursorsV2: {
+      labels: shipmentCursorWithFallback(new RedisShipmentCursorStore(redis, { prefix: `${prefix}v2-labels:` })),
+      fulfillments: shipmentCursorWithFallback(new RedisShipmentCursorStore(redis, { prefix: `${prefix}v2-fulfillments:` })),
+    },
     shippingReplay: new ShippingReplayQueueWithFallback(new RedisShippingReplayQueue(redis, { prefix }), local.shippingReplay),
     shippedStatus: new ShippedStatusWithFallback(new RedisShippedStatus(redis, { prefix }), local.shippedStatus, warning),
-    shipStationBudget: (account) =>
+    shipStationBudget: (account, api) =>
       new ShipStationBudgetWithFallback(
-        new RedisShipStationRateBudget(redis, account, { prefix }),
-        local.shipStationBudget(account),
+        new RedisShipStationRateBudget(redis, account, { prefix, api }),
+        local.shipStationBudget(account, api),
         warning,
       ),
     storeSlots:
@@ -155,6 +172,8 @@ function build(config: Config): Services {
     config,
     ...shared,
     shipStation: shipStationClientFor(config, shipStationBudget),
+    shipStationV2: shipStationV2ClientFor(config, shipStationBudget),
+    shipStationV2Keys: new ShipStationV2Keys(config.shippingV2.jwksUrl, config.upstreamTimeoutMs),
     store: () => (store ??= new WooCommerceStore(requireSetting(config, 'store'), config.upstreamTimeoutMs, gate)),
     card: () => {
       const settings = requireSetting(config, 'card');
@@ -174,6 +193,11 @@ function build(config: Config): Services {
 function shipStationClientFor(config: Config, budgetOf: SharedState['shipStationBudget']): ShipStationClient | undefined {
   const settings = shipStationSettings(config);
   return settings ? new ShipStationClient(settings, { budget: budgetOf(settings.apiKey) }) : undefined;
+}
+
+function shipStationV2ClientFor(config: Config, budgetOf: SharedState['shipStationBudget']): ShipStationV2Client | undefined {
+  const settings = shipStationV2Settings(config);
+  return settings ? new ShipStationV2Client(settings, { budget: budgetOf(settings.apiKey, 'v2') }) : undefined;
 }
 
 export function getServices(): Services {

@@ -225,6 +225,7 @@ async function main(): Promise<void> {
     ...demoServiceEnv({
       woocommerce: standIns.woocommerce.url,
       stripe: standIns.stripe.url,
+      shipstationV2: standIns.shipstationV2.url,
       storefrontOrigins: [storefrontUrl, `http://${LOOPBACK}:${storefront.port}`],
     }),
     CARD_LIFECYCLE_EVENTS: lifecycleEvents,
@@ -238,6 +239,7 @@ async function main(): Promise<void> {
     storefrontOrigin: storefrontUrl,
     woocommerceUrl: standIns.woocommerce.url,
     stripeUrl: standIns.stripe.url,
+    shipstationV2Url: standIns.shipstationV2.url,
     checkoutTokenSecret: DEMO_SECRETS.checkoutTokenSecret,
     stripeWebhookSecret: DEMO_SECRETS.stripeWebhookSecret,
     shippingWebhookSecret: DEMO_SECRETS.shippingWebhookSecret,
@@ -284,6 +286,7 @@ async function main(): Promise<void> {
         `      -d "{\\"token\\":\\"$(npm run -s token -- 1001)\\"}"`,
         `    npm run demo:pay -- 1001                    # the card payment succeeds (or: 1001 failed)`,
         `    npm run demo:ship -- 1001                   # the shipment notification arrives`,
+        `    npm run demo:ship -- 1001 --v2 --delivered  # the same through ShipStation V2 (signed), then delivered`,
         `    curl -s ${standIns.woocommerce.url}/demo/orders/1001   # processing → shipped`,
         '',
         '  Stop with Ctrl+C. Demo data lives in memory and starts fresh every time.',

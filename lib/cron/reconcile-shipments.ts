@@ -1,7 +1,8 @@
 /**
  * Shipment reconciliation (GET /api/cron/reconcile-shipments): ShipStation's
  * shipments of the last SHIPMENT_RECONCILE_WINDOW_HOURS, read from its List
- * Shipments (GET /shipments) and applied one by one through the webhook's own
+ * Shipments (GET /shipments), and with V2 its labels and fulfillments (GET /v2/labels,
+ * GET /v2/fulfillments, each list its own pass and cursor), applied one by one through the webhook's own
  * markOrderShipped, so the order's lock and status gate decide: a shipment
  * already on its order is a no-op (one store read), one that never reached it
  * is applied now.
@@ -24,22 +25,23 @@
  */
 import { asUnit, unitDeadlineMs, worstCase } from '@/lib/cron/budget';
 import type { Budget } from '@/lib/cron/reconcile-payments';
-import type { ShipmentCursor } from '@/lib/shared-state/shipment-cursor/shipment-cursor';
+import type { ShipmentCursor, ShipmentCursorStore } from '@/lib/shared-state/shipment-cursor/shipment-cursor';
 import { ServiceNotConfiguredError, ShipStationError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { pageWorstCaseMs } from '@/lib/shipping/shipstation';
+import { pageWorstCaseMs, type ShipmentNotice, type ShipmentsPage } from '@/lib/shipping/shipstation';
+import type { V2ResourceKind } from '@/lib/shipping/shipstation-v2';
 import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
 import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
 import { queueForReplay } from '@/lib/shared-state/shipping-replay/replay-queue';
 
 export const SHIPMENT_RECONCILE_NOT_CONFIGURED =
-  'Shipment reconciliation needs ShipStation: set SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET';
+  'Shipment reconciliation needs ShipStation: set SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET, or SHIPSTATION_V2_API_KEY';
 
 /** ShipStation's default page size, and the one its documentation's examples use. */
 export const SHIPMENT_PAGE_SIZE = 100;
 
-export interface ShipmentReconcileSummary {
+export interface PassSummary {
   /** Shipments taken in this run. */
   checked: number;
   /** Written to their order now: the webhook's write never landed, or was lost with the replay queue. */
@@ -56,7 +58,12 @@ export interface ShipmentReconcileSummary {
   resumed: boolean;
   /** Why an incomplete run stopped: `time`, or ShipStation's failure (`shipstation:rate_limited`, …). */
   stoppedFor?: string;
+}
+
+export interface ShipmentReconcileSummary extends PassSummary {
   windowHours: number;
+  /** Each list's own pass, when more than one is configured (V2 beside V1, or V2's two lists). */
+  lists?: Partial<Record<ShipmentList['name'], PassSummary>>;
 }
 
 /** The List Shipments URL of one page of the pass. */
@@ -76,17 +83,109 @@ function isoSeconds(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/** One list a pass reads: V1's shipments, or V2's labels or fulfillments, each with its own cursor. */
+interface ShipmentList {
+  name: 'v1' | 'v2_labels' | 'v2_fulfillments';
+  cursor: ShipmentCursorStore;
+  pageUrl(cursor: Pick<ShipmentCursor, 'createdFrom' | 'createdTo' | 'page'>): string;
+  readPage(url: string): Promise<ShipmentsPage & { malformed: number }>;
+  /** V2 labels are listed without their order number: one shipment read each, before the shipment is applied. */
+  complete?(notice: ShipmentNotice): Promise<ShipmentNotice>;
+}
+
+/** The V2 list URL of one page of a pass (`created_at_*` for labels, `create_date_*` for fulfillments, oldest first). */
+export function v2PageUrl(apiBaseUrl: string, kind: V2ResourceKind, cursor: Pick<ShipmentCursor, 'createdFrom' | 'createdTo' | 'page'>): string {
+  const url = new URL(`${apiBaseUrl}/v2/${kind}`);
+  const [from, to] = kind === 'labels' ? ['created_at_start', 'created_at_end'] : ['create_date_start', 'create_date_end'];
+  url.searchParams.set(from as string, cursor.createdFrom);
+  url.searchParams.set(to as string, cursor.createdTo);
+  url.searchParams.set('sort_by', 'created_at');
+  url.searchParams.set('sort_dir', 'asc');
+  url.searchParams.set('page', String(cursor.page));
+  url.searchParams.set('page_size', String(SHIPMENT_PAGE_SIZE));
+  return url.href;
+}
+
+function listsOf(services: Services): ShipmentList[] {
+  const lists: ShipmentList[] = [];
+  const { shipStation, shipStationV2, config } = services;
+  if (shipStation) {
+    lists.push({
+      name: 'v1',
+      cursor: services.shipmentCursor,
+      pageUrl: (cursor) => shipmentsPageUrl(config.shipping.apiBaseUrl, cursor),
+      readPage: (url) => shipStation.shipmentsPage(url),
+    });
+  }
+  if (shipStationV2) {
+    for (const kind of ['labels', 'fulfillments'] as const) {
+      lists.push({
+        name: kind === 'labels' ? 'v2_labels' : 'v2_fulfillments',
+        cursor: services.shipmentCursorsV2[kind],
+        pageUrl: (cursor) => v2PageUrl(config.shippingV2.apiBaseUrl, kind, cursor),
+        readPage: (url) => shipStationV2.listPage(kind, new URL(url), undefined, { lazy: true }),
+        complete: (notice) => shipStationV2.withOrderNumber(notice),
+      });
+    }
+  }
+  return lists;
+}
+
+/**
+ * Every configured list in turn (V1's shipments, V2's labels then fulfillments), on one budget: the
+ * summary adds them up (`complete` only when every list reached its window's end); `lists` has each.
+ */
 export async function reconcileShipments(services: Services, budget: Budget, now: () => number = Date.now): Promise<ShipmentReconcileSummary> {
-  const { config, shipmentCursor, shipStation } = services;
-  if (!shipStation) throw new ServiceNotConfiguredError(SHIPMENT_RECONCILE_NOT_CONFIGURED);
+  const lists = listsOf(services);
+  if (lists.length === 0) throw new ServiceNotConfiguredError(SHIPMENT_RECONCILE_NOT_CONFIGURED);
+  const summary: ShipmentReconcileSummary = {
+    checked: 0,
+    applied: 0,
+    skipped: 0,
+    queued: 0,
+    pages: 0,
+    complete: true,
+    resumed: false,
+    windowHours: services.config.shipmentReconcileWindowHours,
+  };
+  for (const list of lists) {
+    const pass = await reconcileList(list, services, budget, now);
+    if (lists.length > 1) (summary.lists ??= {})[list.name] = pass;
+    summary.checked += pass.checked;
+    summary.applied += pass.applied;
+    summary.skipped += pass.skipped;
+    summary.queued += pass.queued;
+    summary.pages += pass.pages;
+    summary.resumed ||= pass.resumed;
+    if (!pass.complete) {
+      summary.complete = false;
+      summary.stoppedFor ??= pass.stoppedFor;
+    }
+  }
+  log.info('shipping.reconcile_summary', {
+    checked: summary.checked,
+    applied: summary.applied,
+    skipped: summary.skipped,
+    queued: summary.queued,
+    pages: summary.pages,
+    complete: summary.complete,
+    resumed: summary.resumed,
+    stoppedFor: summary.stoppedFor,
+  });
+  return summary;
+}
+
+async function reconcileList(list: ShipmentList, services: Services, budget: Budget, now: () => number): Promise<PassSummary> {
+  const { config } = services;
   const timeoutMs = config.upstreamTimeoutMs;
   const windowMs = config.shipmentReconcileWindowHours * 3_600_000;
+  const shipmentCursor = list.cursor;
 
   const saved = await shipmentCursor.load();
   const start = now();
   const pass = saved ?? { createdFrom: isoSeconds(start - windowMs), createdTo: isoSeconds(start), page: 1, done: 0 };
   let { page, done } = pass;
-  const summary: ShipmentReconcileSummary = {
+  const summary: PassSummary = {
     checked: 0,
     applied: 0,
     skipped: 0,
@@ -94,13 +193,19 @@ export async function reconcileShipments(services: Services, budget: Budget, now
     pages: 0,
     complete: false,
     resumed: saved !== undefined,
-    windowHours: config.shipmentReconcileWindowHours,
   };
 
   const stop = async (reason: string) => {
     summary.stoppedFor = reason;
     await shipmentCursor.save({ createdFrom: pass.createdFrom, createdTo: pass.createdTo, page, done, savedAt: now() }, windowMs);
-    log.warn('shipping.reconcile_stopped', { reason, page, done, checked: summary.checked });
+    log.warn('shipping.reconcile_stopped', { list: list.name === 'v1' ? undefined : list.name, reason, page, done, checked: summary.checked });
+  };
+  const stopForShipStation = async (error: ShipStationError) => {
+    const failure = shipStationFailure(error);
+    // Its rate budget spent or an outage: the next run reads on from here. A refusal that stays needs a person.
+    if (isRetryableShipStationFailure(error)) log.warn('shipping.reconcile_page_failed', { page, failure, status: error.status });
+    else log.error('shipping.reconcile_page_failed', { page, failure, status: error.status });
+    await stop(failure);
   };
 
   for (;;) {
@@ -110,24 +215,34 @@ export async function reconcileShipments(services: Services, budget: Budget, now
     }
     let answer;
     try {
-      const url = shipmentsPageUrl(config.shipping.apiBaseUrl, { ...pass, page });
-      answer = await asUnit(pageWorstCaseMs(timeoutMs), () => shipStation.shipmentsPage(url));
+      const url = list.pageUrl({ ...pass, page });
+      answer = await asUnit(pageWorstCaseMs(timeoutMs), () => list.readPage(url));
     } catch (error) {
       if (!(error instanceof ShipStationError)) throw error;
-      const failure = shipStationFailure(error);
-      // Its rate budget spent or an outage: the next run reads on from here. A refusal that stays needs a person.
-      if (isRetryableShipStationFailure(error)) log.warn('shipping.reconcile_page_failed', { page, failure, status: error.status });
-      else log.error('shipping.reconcile_page_failed', { page, failure, status: error.status });
-      await stop(failure);
+      await stopForShipStation(error);
       break;
     }
     summary.pages += 1;
 
-    let outOfTime = false;
-    for (const notice of answer.notices.slice(done)) {
-      if (!budget.fits(worstCase.shipment(timeoutMs))) {
-        outOfTime = true;
+    let stopped = false;
+    for (const listed of answer.notices.slice(done)) {
+      const complete = listed.orderShipmentId !== undefined ? list.complete : undefined;
+      const lookup = complete ? pageWorstCaseMs(timeoutMs) : 0;
+      if (!budget.fits(worstCase.shipment(timeoutMs) + lookup)) {
+        await stop('time');
+        stopped = true;
         break;
+      }
+      let notice = listed;
+      if (complete) {
+        try {
+          notice = await asUnit(lookup, () => complete(listed));
+        } catch (error) {
+          if (!(error instanceof ShipStationError)) throw error;
+          await stopForShipStation(error);
+          stopped = true;
+          break;
+        }
       }
       summary.checked += 1;
       const result = await asUnit(unitDeadlineMs(timeoutMs), () => markOrderShipped(notice, services));
@@ -143,13 +258,10 @@ export async function reconcileShipments(services: Services, budget: Budget, now
       }
       done += 1;
     }
-    if (outOfTime) {
-      await stop('time');
-      break;
-    }
+    if (stopped) break;
     // An empty page ends the window whatever `pages` says, as for a batch.
     // Voided shipments are among the notices (each noted on its order, never shipped).
-    const onPage = answer.notices.length + answer.malformed;
+    const onPage = answer.notices.length + answer.malformed + (answer.skipped ?? 0);
     if (page >= answer.pages || onPage === 0) {
       summary.complete = true;
       await shipmentCursor.clear();
@@ -158,16 +270,5 @@ export async function reconcileShipments(services: Services, budget: Budget, now
     page += 1;
     done = 0;
   }
-
-  log.info('shipping.reconcile_summary', {
-    checked: summary.checked,
-    applied: summary.applied,
-    skipped: summary.skipped,
-    queued: summary.queued,
-    pages: summary.pages,
-    complete: summary.complete,
-    resumed: summary.resumed,
-    stoppedFor: summary.stoppedFor,
-  });
   return summary;
 }

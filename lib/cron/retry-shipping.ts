@@ -16,6 +16,7 @@ import { ShipStationError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
+import { deliverThroughLabel } from '@/lib/webhooks/shipping/handle-v2';
 import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
 import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs, type ReplayEntry } from '@/lib/shared-state/shipping-replay/replay-queue';
@@ -123,10 +124,13 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
     summary.checked += 1;
 
     if (entry.work.kind === 'resource') {
-      const { shipStation } = services;
+      // A `*_V2` batch is read from V2 (labels or fulfillments), anything else from V1.
+      const v2 = entry.work.eventType.endsWith('_V2');
+      const shipStation = v2 ? services.shipStationV2 : services.shipStation;
       if (!shipStation) {
         // Queued while the credentials were set: kept (and parked in time) until they are set again, never dropped.
-        log.warn('shipping.replay_not_configured', { entryId: entry.id, hint: 'set SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET' });
+        const hint = v2 ? 'set SHIPSTATION_V2_API_KEY' : 'set SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET';
+        log.warn('shipping.replay_not_configured', { entryId: entry.id, hint });
         await failedAgain(entry, 'shipstation:not_configured');
         continue;
       }
@@ -178,6 +182,22 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
           log.error('shipping.replay_resource_refused', { entryId: entry.id, failure: error.failure, status: error.status });
         }
       }
+      continue;
+    }
+
+    if (entry.work.kind === 'delivery') {
+      const { labelId, delivery } = entry.work;
+      const result = await asUnit(unitDeadlineMs(timeoutMs), () => deliverThroughLabel(labelId, delivery, services));
+      if (result.retryableFailure) {
+        // The order found on this attempt is kept: the next one goes straight to the store.
+        await failedAgain({ ...entry, orderId: result.orderId, work: { ...entry.work, delivery: { ...delivery, orderNumber: result.orderNumber } } }, result.retryableFailure);
+        continue;
+      }
+      await queue.remove(entry.id);
+      const recorded = result.outcome === 'delivered' || result.outcome === 'delivered_completed';
+      if (recorded) summary.applied += 1;
+      else summary.skipped += 1;
+      log.info(recorded ? 'shipping.replay_applied' : 'shipping.replay_settled', { entryId: entry.id, orderId: result.orderId, outcome: result.outcome });
       continue;
     }
 

@@ -199,15 +199,23 @@ function shippingWebhookOperation(operationId: string, alias: boolean): JsonObje
     summary: alias ? 'Shipment notifications (ShipStation’s name)' : 'Shipment notifications',
     description:
       '`SHIP_NOTIFY`, `ITEM_SHIPPED` (and ShipStation’s `ITEM_SHIP_NOTIFY`) mark a `processing` or `awaiting_shipment` order `shipped`; ' +
-      'a payload with only `resource_url` is read from ShipStation. An invalid payload and every failure are acknowledged with 200 so they are not retried.' +
+      'a payload with only `resource_url` is read from ShipStation. ShipStation V2 deliveries (`FULFILLMENT_SHIPPED_V2`, `LABEL_CREATED_V2`, `TRACK_EVENT_V2`) are verified by their RSA-SHA256 signature instead of the shared secret. ' +
+      'An invalid payload and every failure are acknowledged with 200 so they are not retried.' +
       (alias ? ' Same handler and rate-limit counter as /api/shipping/webhook.' : ''),
     tags: ['webhooks'],
     security: [{ ShippingSecretQuery: [] }, { ShippingSecretHeader: [] }, {}],
     requestBody: { required: true, ...json('ShippingNotification') },
     responses: {
       '200': { description: 'Acknowledged, whatever the outcome.', ...json('Received') },
-      '400': { description: 'The body did not arrive whole (shorter than its Content-Length, or the connection failed mid-body): deliver it again.', ...json('CardWebhookError') },
+      '400': {
+        description:
+          'The body did not arrive whole (shorter than its Content-Length, or the connection failed mid-body): deliver it again. ' +
+          'Or a ShipStation V2 delivery whose signature does not hold: a timestamp more than 5 minutes off, a key id ShipStation does not publish, or a signature that does not verify.',
+        ...json('CardWebhookError'),
+      },
       '401': { description: 'A shared secret is configured and the delivery does not carry it.', ...json('Unauthorized') },
+      '404': { description: 'A ShipStation V2 delivery (a `*_V2` type, or some of its signature headers) without its whole RSA-SHA256 signature.', ...json('CardWebhookError') },
+      '503': { description: 'ShipStation V2’s signing keys could not be read: deliver it again.', ...json('CardWebhookError') },
       '413': { description: `The body is larger than ${WEBHOOK_BODY_LIMIT / 1024} KiB.`, ...json('PayloadTooLarge') },
       '429': { description: `More than ${RATE_LIMITS.shippingWebhook.limit} requests in ${RATE_LIMITS.shippingWebhook.windowMs / 1000} s from this client.`, ...json('WebhookRateLimited') },
     },

@@ -26,6 +26,8 @@ export const META = {
   shippingCarrier: '_shipping_carrier',
   shippedDate: '_shipped_date',
   shipstationWebhookReceivedAt: '_shipstation_webhook_received_at',
+  // Not in docs/contract.md#spec-2-1: when ShipStation V2 tracking reported the order delivered (its receipt).
+  deliveredAt: '_delivered_at',
   // Not in docs/contract.md#spec-2-1: WooCommerce's internal paid date (Unix seconds), see payment-succeeded.ts.
   datePaidInternal: '_date_paid',
   // CARD_LIFECYCLE_EVENTS=async: the payment is on its way (a bank debit), ISO 8601 timestamp.

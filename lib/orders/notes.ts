@@ -71,6 +71,8 @@ export const shopNotes = {
     `The delayed payment ${intentId} failed at Stripe: the order is not paid, though it is ${status}. Ask the customer to pay again before shipping it.`,
   chargeRounded: (charged: string, total: string, currency: string) =>
     `Stripe charged ${charged} ${currency} for this order's total of ${total} ${currency}: Stripe moves ${currency} in steps of 0.010. A full refund returns the ${charged} charged.`,
+  shipmentDelivered: (trackingNumber: string | undefined, deliveredAt: string) =>
+    `ShipStation tracking reports the package${trackingNumber ? ` with tracking number ${trackingNumber}` : ''} delivered (${deliveredAt}).`,
   shipmentVoided: (shipment: string, trackingNumber: string | undefined) =>
     `ShipStation voided a shipment${shipment ? ` (${shipment})` : ''}${trackingNumber ? ` (tracking number ${trackingNumber})` : ''}: its label was cancelled, nothing was shipped with it.`,
   authorizationExpiring: (intentId: string, amount: string, hours: number) =>

@@ -12,6 +12,14 @@ import { enforceRateLimit, runFamilyRoute } from '@/lib/routes/family';
 import { getServices, type Services } from '@/lib/services';
 import type { RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
 
+/** A use case's answer other than 200 (ShipStation V2's 404 and 400 for an unsigned or badly signed delivery). */
+export class WebhookAnswer {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {}
+}
+
 export interface WebhookRouteOptions<Checked> {
   route: string;
   rule: RateLimitRule;
@@ -30,7 +38,8 @@ export function webhookRoute<Checked>(options: WebhookRouteOptions<Checked>) {
       await enforceRateLimit(services, options.rule, request.headers);
       const checked = options.check(request, services);
       const rawBody = await readBodyText(request, WEBHOOK_BODY_LIMIT);
-      return { body: await options.handle(rawBody, checked, services, context) };
+      const result = await options.handle(rawBody, checked, services, context);
+      return result instanceof WebhookAnswer ? { status: result.status, body: result.body } : { body: result };
     });
   };
 }

@@ -21,17 +21,10 @@
  */
 import { z } from 'zod';
 import { ShipStationError } from '@/lib/errors';
-import { readStreamText } from '@/lib/upstream/read-stream';
-import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shared-state/shipstation-budget/rate-budget';
+import { ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
 import { checkResourceUrl } from '@/lib/shipping/resource-url';
 import { traceCall } from '@/lib/telemetry';
-import {
-  attemptTimeoutMs,
-  MIN_ATTEMPT_MS,
-  requestTimeLeftMs,
-  RETRY_JITTER_MAX_MS,
-  RETRY_JITTER_MIN_MS,
-} from '@/lib/upstream/budget';
+import { requestTimeLeftMs } from '@/lib/upstream/budget';
 
 export interface ShipStationSettings {
   apiKey: string;
@@ -50,6 +43,8 @@ export interface ShipmentNotice {
   shipmentId?: string | undefined;
   /** The label was voided: noted on the order, never shipped. */
   voided?: boolean | undefined;
+  /** V2 only, until read: the shipment whose `shipment_number` is the order number (ShipStationV2Client.withOrderNumber). */
+  orderShipmentId?: string | undefined;
 }
 
 /** Shipments of one response; voided ones are kept, marked, so the order can note them (never ship them). */
@@ -58,6 +53,8 @@ export interface ShipmentsPage {
   voided: number;
   page: number;
   pages: number;
+  /** Listed but not shipments of an order (V2's return labels): they count as the page's content. */
+  skipped?: number;
 }
 
 const optionalText = z
@@ -114,16 +111,8 @@ export function parseShipmentsResponse(data: unknown): ShipmentsPage & { malform
 export const SHIPMENT_PAGES_PER_READ = 10;
 /** A page's worst case: the wait for the rate budget and the call, each bounded by the upstream timeout. */
 export const pageWorstCaseMs = (timeoutMs: number) => 2 * timeoutMs;
-const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
-const MAX_ATTEMPTS = 2;
 
-export interface ShipStationClientOptions {
-  fetch?: typeof fetch;
-  now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
-  /** The account's request budget; one per client in process memory when not given (lib/services.ts shares one). */
-  budget?: ShipStationRateBudget;
-}
+export type ShipStationClientOptions = ShipStationHttpOptions;
 
 /** Where a read stopped before the batch's last page: the rest, to be read later. */
 export interface UnreadPages {
@@ -145,6 +134,47 @@ export interface ShipmentsResult {
   unread?: UnreadPages;
 }
 
+/**
+ * Reads a batch from the page its URL names to the last (`page`/`pages` of each answer, V1's and
+ * V2's alike), or until it stops early (`unread`). A failure of the first page is thrown.
+ */
+export async function readBatch(
+  first: URL,
+  readPage: (url: URL) => Promise<ShipmentsPage & { malformed: number }>,
+  timeoutMs: number,
+): Promise<ShipmentsResult> {
+  const result: ShipmentsResult = { notices: [], voided: 0, malformed: 0 };
+  let url = first;
+  let page = pageOf(url);
+  let answer = await readPage(url);
+  for (let read = 1; ; read += 1) {
+    result.notices.push(...answer.notices);
+    result.voided += answer.voided;
+    result.malformed += answer.malformed;
+    // An empty page ends the batch whatever `pages` says: a wrong count cannot keep the reads going.
+    const shipmentsOnPage = answer.notices.length + answer.malformed + (answer.skipped ?? 0);
+    if (page >= answer.pages || shipmentsOnPage === 0) return result;
+
+    url = new URL(url);
+    page += 1;
+    url.searchParams.set('page', String(page));
+    const rest = { resourceUrl: url.href, page, pages: answer.pages };
+    const unread = (reason: UnreadPages['reason'], error?: ShipStationError): ShipmentsResult => ({
+      ...result,
+      unread: { ...rest, reason, ...(error ? { error } : {}) },
+    });
+    if (read >= SHIPMENT_PAGES_PER_READ) return unread('pages_per_read');
+    // A page started without the time for its worst case could only be cut off by the deadline.
+    if (requestTimeLeftMs() < pageWorstCaseMs(timeoutMs)) return unread('no_time');
+    try {
+      answer = await readPage(url);
+    } catch (error) {
+      if (error instanceof ShipStationError) return unread('failed', error);
+      throw error;
+    }
+  }
+}
+
 /** The page a resource URL asks for (ShipStation's own URLs ask for none: the first). */
 function pageOf(url: URL): number {
   const raw = url.searchParams.get('page');
@@ -152,21 +182,14 @@ function pageOf(url: URL): number {
 }
 
 export class ShipStationClient {
-  private readonly budget: ShipStationRateBudget;
-  private readonly fetchImpl: typeof fetch;
-  private readonly now: () => number;
-  private readonly sleep: (ms: number) => Promise<void>;
-  private readonly authorization: string;
+  private readonly http: ShipStationHttp;
 
   constructor(
     private readonly settings: ShipStationSettings,
     options: ShipStationClientOptions = {},
   ) {
-    this.fetchImpl = options.fetch ?? fetch;
-    this.now = options.now ?? Date.now;
-    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
-    this.budget = options.budget ?? new MemoryShipStationRateBudget(this.now);
-    this.authorization = `Basic ${Buffer.from(`${settings.apiKey}:${settings.apiSecret}`).toString('base64')}`;
+    const authorization = `Basic ${Buffer.from(`${settings.apiKey}:${settings.apiSecret}`).toString('base64')}`;
+    this.http = new ShipStationHttp(settings.timeoutMs, { Authorization: authorization }, options);
   }
 
   /**
@@ -178,36 +201,7 @@ export class ShipStationClient {
     const check = checkResourceUrl(resourceUrl, this.settings.apiBaseUrl);
     if (!check.allowed) throw new ShipStationError(check.reason, undefined, check.origin);
 
-    const result: ShipmentsResult = { notices: [], voided: 0, malformed: 0 };
-    let url = check.url;
-    let page = pageOf(url);
-    let answer = await this.readPage(url);
-    for (let read = 1; ; read += 1) {
-      result.notices.push(...answer.notices);
-      result.voided += answer.voided;
-      result.malformed += answer.malformed;
-      // An empty page ends the batch whatever `pages` says: a wrong count cannot keep the reads going.
-      const shipmentsOnPage = answer.notices.length + answer.malformed;
-      if (page >= answer.pages || shipmentsOnPage === 0) return result;
-
-      url = new URL(url);
-      page += 1;
-      url.searchParams.set('page', String(page));
-      const rest = { resourceUrl: url.href, page, pages: answer.pages };
-      const unread = (reason: UnreadPages['reason'], error?: ShipStationError): ShipmentsResult => ({
-        ...result,
-        unread: { ...rest, reason, ...(error ? { error } : {}) },
-      });
-      if (read >= SHIPMENT_PAGES_PER_READ) return unread('pages_per_read');
-      // A page started without the time for its worst case could only be cut off by the deadline.
-      if (requestTimeLeftMs() < pageWorstCaseMs(this.settings.timeoutMs)) return unread('no_time');
-      try {
-        answer = await this.readPage(url);
-      } catch (error) {
-        if (error instanceof ShipStationError) return unread('failed', error);
-        throw error;
-      }
-    }
+    return readBatch(check.url, (url) => this.readPage(url), this.settings.timeoutMs);
   }
 
   /**
@@ -221,100 +215,8 @@ export class ShipStationClient {
   }
 
   private async readPage(url: URL): Promise<ShipmentsPage & { malformed: number }> {
-    return parseShipmentsResponse(await traceCall('shipstation', 'get shipments', () => this.getJson(url)));
+    return parseShipmentsResponse(await traceCall('shipstation', 'get shipments', () => this.http.getJson(url)));
   }
-
-  private async getJson(url: URL): Promise<unknown> {
-    // The wait for the budget counts against the same allowance as the request itself.
-    const deadline = this.now() + Math.min(this.settings.timeoutMs, requestTimeLeftMs());
-    // A page is a read: one more attempt after a network error, a timeout or a 5xx, when time remains.
-    let retriedTransient = false;
-    const retryTransient = async (): Promise<boolean> => {
-      if (retriedTransient) return false;
-      const pause = RETRY_JITTER_MIN_MS + Math.floor(Math.random() * (RETRY_JITTER_MAX_MS - RETRY_JITTER_MIN_MS));
-      if (requestTimeLeftMs() - pause < MIN_ATTEMPT_MS) return false;
-      retriedTransient = true;
-      await this.sleep(pause);
-      return true;
-    };
-    for (let attempt = 1; ; attempt += 1) {
-      await this.takeBudget(deadline);
-      const timeoutMs = attemptTimeoutMs(this.settings.timeoutMs);
-      if (timeoutMs === 0) throw new ShipStationError('timeout', undefined);
-      let response: Response;
-      try {
-        response = await this.fetchImpl(url, {
-          method: 'GET',
-          headers: { Authorization: this.authorization, Accept: 'application/json' },
-          // A redirect comes back as a 3xx answer and is refused below: never followed, and
-          // (unlike redirect: 'error', a network error) never mistaken for a failure worth a retry.
-          redirect: 'manual',
-          cache: 'no-store',
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch (error) {
-        const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-        if (await retryTransient()) continue;
-        throw new ShipStationError(timedOut ? 'timeout' : 'unavailable', undefined);
-      }
-
-      if (response.status === 429) {
-        await this.budget.throttled(response.headers);
-        discard(response);
-        if (attempt < MAX_ATTEMPTS) continue;
-        throw new ShipStationError('rate_limited', 429);
-      }
-      await this.budget.observe(response.headers);
-      if (!response.ok) {
-        discard(response);
-        if (response.status >= 500 && (await retryTransient())) continue;
-        throw new ShipStationError(response.status >= 500 ? 'unavailable' : 'rejected', response.status);
-      }
-      return this.readJson(response);
-    }
-  }
-
-  /** Waits for a request from the budget, or gives up when the wait would pass the deadline. */
-  private async takeBudget(deadline: number): Promise<void> {
-    for (;;) {
-      const wait = await this.budget.reserve();
-      if (wait === 0) return;
-      if (this.now() + wait > deadline) throw new ShipStationError('rate_limited', undefined);
-      await this.sleep(wait);
-    }
-  }
-
-  private async readJson(response: Response): Promise<unknown> {
-    const declared = Number(response.headers.get('content-length'));
-    if (Number.isFinite(declared) && declared > MAX_RESPONSE_BYTES) {
-      discard(response);
-      throw new ShipStationError('bad_response', response.status);
-    }
-    let text: string;
-    try {
-      text = await readLimited(response, MAX_RESPONSE_BYTES);
-    } catch (error) {
-      if (error instanceof ShipStationError) throw error;
-      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-      throw new ShipStationError(timedOut ? 'timeout' : 'unavailable', response.status);
-    }
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      throw new ShipStationError('bad_response', response.status);
-    }
-  }
-}
-
-/** Drops a body that will not be read, without waiting on the sender. */
-function discard(response: Response): void {
-  response.body?.cancel().catch(() => undefined);
-}
-
-async function readLimited(response: Response, limit: number): Promise<string> {
-  const text = await readStreamText(response.body, limit);
-  if (text === undefined) throw new ShipStationError('bad_response', response.status);
-  return text;
 }
 
 /** The client's settings when both ShipStation credentials are configured, else undefined. */

@@ -12,6 +12,8 @@ import { StripeModel } from '../stripe/model';
 import { startStripeStandIn, type StripeStandIn } from '../stripe/loopback-server';
 import { WooCommerceModel } from '../woocommerce/model';
 import { startWooCommerceStandIn, type WooStandIn } from '../woocommerce/loopback-server';
+import { V2_STAND_IN_API_KEY } from '../shipstation/v2';
+import { startShipStationV2StandIn, type ShipStationV2StandIn } from '../shipstation/v2-loopback';
 
 export const DEMO_SECRETS = {
   consumerKey: 'ck_demo_local_stand_in_key',
@@ -29,7 +31,7 @@ export const DEMO_SECRETS = {
 } as const;
 
 /** Preferred ports; a busy one is replaced by a free one (the launcher prints what it used). */
-export const DEMO_PORTS = { service: 3000, storefront: 3001, woocommerce: 3101, stripe: 3102 } as const;
+export const DEMO_PORTS = { service: 3000, storefront: 3001, woocommerce: 3101, stripe: 3102, shipstationV2: 3103 } as const;
 
 export const DEMO_CUSTOMER_ID = 42;
 
@@ -166,6 +168,8 @@ export function installCompanionGateway(woocommerce: WooCommerceModel, serviceUr
 export interface DemoStandIns {
   woocommerce: WooStandIn;
   stripe: StripeStandIn;
+  /** ShipStation V2 (`npm run demo:ship -- <id> --v2`): its API, its JWKS, and deliveries it signs. */
+  shipstationV2: ShipStationV2StandIn;
   close(): Promise<void>;
 }
 
@@ -188,11 +192,13 @@ export async function startDemoStandIns(
     ...(options.webhookRetryDelaysMs ? { webhookRetryDelaysMs: options.webhookRetryDelaysMs } : {}),
     ...(ports.stripe ? { preferredPort: ports.stripe } : { port: 0 }),
   });
+  const shipstationV2 = await startShipStationV2StandIn(ports.woocommerce ? { preferredPort: DEMO_PORTS.shipstationV2 } : { port: 0 });
   return {
     woocommerce,
     stripe,
+    shipstationV2,
     close: async () => {
-      await Promise.all([woocommerce.close(), stripe.close()]);
+      await Promise.all([woocommerce.close(), stripe.close(), shipstationV2.close()]);
     },
   };
 }
@@ -203,8 +209,15 @@ export function demoWebhookEndpoint(serviceUrl: string): { url: string; secret: 
 }
 
 /** The service's environment against the stand-ins, with the demo secrets. */
-export function demoServiceEnv(urls: { woocommerce: string; stripe: string; storefrontOrigins: string[] }): Record<string, string> {
+export function demoServiceEnv(urls: { woocommerce: string; stripe: string; storefrontOrigins: string[]; shipstationV2?: string }): Record<string, string> {
   return {
+    ...(urls.shipstationV2
+      ? {
+          SHIPSTATION_V2_API_KEY: V2_STAND_IN_API_KEY,
+          SHIPSTATION_V2_API_BASE_URL: urls.shipstationV2,
+          SHIPSTATION_V2_JWKS_URL: `${urls.shipstationV2}/jwks`,
+        }
+      : {}),
     WOOCOMMERCE_URL: urls.woocommerce,
     WOOCOMMERCE_CONSUMER_KEY: DEMO_SECRETS.consumerKey,
     WOOCOMMERCE_CONSUMER_SECRET: DEMO_SECRETS.consumerSecret,
@@ -225,6 +238,8 @@ export interface DemoState {
   storefrontUrl: string;
   woocommerceUrl: string;
   stripeUrl: string;
+  /** The ShipStation V2 stand-in (absent in a state file written before it existed). */
+  shipstationV2Url?: string;
   storefrontOrigin: string;
   checkoutTokenSecret: string;
   stripeWebhookSecret: string;

@@ -225,6 +225,15 @@ describe('webhooks answer as documented', () => {
       for (let i = 0; i < RATE_LIMITS.shippingWebhook.limit; i += 1) await ship(notification, { ip });
       expect(await ship(notification, { ip })).toEqual({ error: 'Too many requests' });
     });
+
+    it(`${route.path}: a ShipStation V2 delivery unsigned 404, stale 400, without its signing keys 503`, async () => {
+      useTestEnv({ SHIPSTATION_V2_JWKS_URL: 'https://keys.unreachable.test/jwks' });
+      const v2 = { resource_url: 'https://api.shipstation.com/v2/fulfillments', resource_type: 'FULFILLMENT_SHIPPED_V2' };
+      const signed = (timestamp: string) => ({ 'x-shipengine-rsa-sha256-key-id': 'se-key-1', 'x-shipengine-rsa-sha256-signature': 'c2ln', 'x-shipengine-timestamp': timestamp });
+      expect(await ship(v2)).toEqual({ error: 'Not found' });
+      expect(await ship(v2, { headers: signed(new Date(Date.now() - 10 * 60_000).toISOString()) })).toEqual({ error: 'Invalid signature' });
+      expect(await ship(v2, { headers: signed(new Date().toISOString()) })).toEqual({ error: 'Signing keys unavailable, try again' });
+    });
   }
 });
 

@@ -10,6 +10,7 @@
  */
 import { delay, http, HttpResponse } from 'msw';
 import { beforeAll, beforeEach, afterAll, afterEach } from 'vitest';
+import { ShipStationV2Model, V2_STAND_IN_API_KEY } from '@/stand-ins/shipstation/v2';
 import { createProviders, type Providers } from './providers';
 
 export const SHIPSTATION_BASE_URL = 'https://ssapi.shipstation.com';
@@ -198,17 +199,27 @@ export class ShipStationStandIn {
   ];
 }
 
+export const SHIPSTATION_V2_BASE_URL = 'https://api.shipstation.com';
+/** The default SHIPSTATION_V2_JWKS_URL, where the V2 stand-in's JWKS is mounted. */
+export const SHIPSTATION_V2_JWKS_URL = 'https://api.shipengine.com/jwks';
+export const SHIPSTATION_V2_ENV = { SHIPSTATION_V2_API_KEY: V2_STAND_IN_API_KEY };
+
 export interface ShippingProviders {
   providers: Providers;
   shipStation: ShipStationStandIn;
+  /** The V2 stand-in (stand-ins/shipstation/v2.ts) on api.shipstation.com, its JWKS on api.shipengine.com. */
+  shipStationV2: ShipStationV2Model;
   /** URL of every request that left the service in this test, to any host. */
   outgoing: string[];
+  /** The msw server, for a test's own one-off handlers. */
+  server: ReturnType<typeof createProviders>['server'];
 }
 
 /** providers.ts's store and card models (with `shipped` and `awaiting_shipment` registered) plus the ShipStation stand-in, fresh for every test. */
 export function useShippingProviders(): ShippingProviders {
   const { providers, server } = createProviders();
-  const state: ShippingProviders = { providers, shipStation: new ShipStationStandIn(), outgoing: [] };
+  const state: ShippingProviders = { providers, shipStation: new ShipStationStandIn(), shipStationV2: new ShipStationV2Model(), outgoing: [], server };
+  const v2 = ({ request }: { request: Request }) => state.shipStationV2.handler(request);
   beforeAll(() => {
     server.events.on('request:start', ({ request }) => {
       state.outgoing.push(request.url);
@@ -218,8 +229,9 @@ export function useShippingProviders(): ShippingProviders {
   beforeEach(() => {
     providers.reset({ customStatuses: ['shipped', 'awaiting_shipment'] });
     state.shipStation.reset();
+    state.shipStationV2.reset();
     state.outgoing.length = 0;
-    server.use(...state.shipStation.handlers);
+    server.use(...state.shipStation.handlers, http.get(SHIPSTATION_V2_JWKS_URL, v2), http.get(`${SHIPSTATION_V2_BASE_URL}/*`, v2));
   });
   afterEach(() => server.resetHandlers());
   afterAll(() => server.close());

@@ -19,6 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { log } from '@/lib/log';
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
+import type { DeliveryNotice } from '@/lib/shipping/shipstation-v2';
 
 /** The webhook's own failed attempt counts: the tenth failure parks the entry. */
 export const MAX_REPLAY_ATTEMPTS = 10;
@@ -26,8 +27,10 @@ export const MAX_REPLAY_ATTEMPTS = 10;
 export type ReplayWork =
   /** One shipment, as the webhook had it (inline, or read from ShipStation). */
   | { kind: 'shipment'; notice: ShipmentNotice }
-  /** A ShipStation batch, or the rest of one from the page its `resource_url` names, not read yet. */
-  | { kind: 'resource'; resourceUrl: string; eventType: string };
+  /** A ShipStation batch, or the rest of one from the page its `resource_url` names, not read yet (a `*_V2` type: read from V2). */
+  | { kind: 'resource'; resourceUrl: string; eventType: string }
+  /** A V2 delivery not recorded yet; without an order number, its label's order is still to be looked up. */
+  | { kind: 'delivery'; labelId: string | undefined; delivery: DeliveryNotice };
 
 export interface ReplayEntry {
   id: string;

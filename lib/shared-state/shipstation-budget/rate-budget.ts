@@ -10,6 +10,8 @@
  * (lib/shared-state/shipstation-budget/redis.ts). Either way a 429 is still handled.
  */
 export const SHIPSTATION_REQUESTS_PER_MINUTE = 40;
+/** The V2 API's (api.shipstation.com) own budget: 200 requests a minute per API key, a 429 says how long with Retry-After. */
+export const SHIPSTATION_V2_REQUESTS_PER_MINUTE = 200;
 export const BUDGET_WINDOW_MS = 60_000;
 /** A Reset header beyond this is not believed (a misread or a unit mix-up would otherwise stall every delivery). */
 const MAX_RESET_SECONDS = 120;
@@ -58,11 +60,17 @@ export function throttledForMs(headers: Headers): number {
 }
 
 export class MemoryShipStationRateBudget implements ShipStationRateBudget {
-  private limit = SHIPSTATION_REQUESTS_PER_MINUTE;
-  private remaining = SHIPSTATION_REQUESTS_PER_MINUTE;
+  private limit: number;
+  private remaining: number;
   private resetAt = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    perMinute = SHIPSTATION_REQUESTS_PER_MINUTE,
+  ) {
+    this.limit = perMinute;
+    this.remaining = perMinute;
+  }
 
   async reserve(): Promise<number> {
     const now = this.now();

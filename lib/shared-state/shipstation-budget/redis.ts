@@ -10,6 +10,7 @@ import {
   BUDGET_WINDOW_MS,
   readBudgetHeaders,
   SHIPSTATION_REQUESTS_PER_MINUTE,
+  SHIPSTATION_V2_REQUESTS_PER_MINUTE,
   throttledForMs,
   type ShipStationRateBudget,
 } from '@/lib/shared-state/shipstation-budget/rate-budget';
@@ -65,19 +66,23 @@ return 0
 export class RedisShipStationRateBudget implements ShipStationRateBudget {
   private readonly key: string;
   private readonly now: () => number;
+  private readonly perMinute: number;
 
+  /** `api: 'v2'` is the V2 API's budget: its own hash and limit, never shared with a V1 key's. */
   constructor(
     private readonly connection: RedisConnection,
     account: string,
-    options: { prefix?: string; now?: () => number } = {},
+    options: { prefix?: string; now?: () => number; api?: 'v1' | 'v2' } = {},
   ) {
     const digest = createHash('sha256').update(account).digest('hex').slice(0, 16);
-    this.key = `${options.prefix ?? KEY_PREFIX}shipstation:budget:${digest}`;
+    const v2 = options.api === 'v2';
+    this.key = `${options.prefix ?? KEY_PREFIX}shipstation:budget:${v2 ? 'v2:' : ''}${digest}`;
     this.now = options.now ?? Date.now;
+    this.perMinute = v2 ? SHIPSTATION_V2_REQUESTS_PER_MINUTE : SHIPSTATION_REQUESTS_PER_MINUTE;
   }
 
   private run(name: string, script: RedisScript, extra: string[] = []): Promise<unknown> {
-    const args = [String(this.now()), String(BUDGET_WINDOW_MS), String(SHIPSTATION_REQUESTS_PER_MINUTE), String(STATE_TTL_MS), ...extra];
+    const args = [String(this.now()), String(BUDGET_WINDOW_MS), String(this.perMinute), String(STATE_TTL_MS), ...extra];
     return this.connection.run(name, (redis) => script.run(redis, [this.key], args));
   }
 

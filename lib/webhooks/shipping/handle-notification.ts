@@ -63,6 +63,11 @@ export async function handleShippingNotification(rawBody: string, services: Serv
     return;
   }
 
+  await applyNotices(notices, services, context);
+}
+
+/** Applies each shipment in turn (queuing what the store did not take) and sets the request's outcome. */
+export async function applyNotices(notices: ShipmentNotice[], services: Services, context: RequestContext): Promise<void> {
   const results: ShipResult[] = [];
   // One at a time: shipments of one batch may name the same order, and the lock then makes the later ones no-ops.
   for (const notice of notices) {
@@ -167,7 +172,7 @@ export function shipStationFailure(error: ShipStationError): string {
 }
 
 /** The pages of a batch a read stopped before (its page bound, no time left, or a failed page) are queued from the first unread one. */
-async function queueUnreadPages(unread: UnreadPages, eventType: string, services: Services): Promise<void> {
+export async function queueUnreadPages(unread: UnreadPages, eventType: string, services: Services): Promise<void> {
   if (unread.error && !isRetryableShipStationFailure(unread.error)) {
     log.error('shipping.resource_read_failed', { failure: unread.error.failure, status: unread.error.status, page: unread.page });
     return;

@@ -4,25 +4,58 @@
  * `shipped` with tracking details. Real ShipStation deliveries carry only a
  * `resource_url`, which is read from ShipStation (docs/decisions.md#d11).
  *
- * Order of checks: rate limit (429), shared secret when configured (401,
- * before the body is read, so an unauthenticated sender costs no parsing),
+ * Order of checks: rate limit (429); a delivery with ShipStation V2's signature headers is
+ * verified over its raw body (404 unsigned, 400 stale or badly signed, as ShipStation's guide
+ * advises; 503 while its signing keys cannot be read); any other carries the shared secret when
+ * configured (401, before the body is read), and a `*_V2` type without a signature is 404;
  * body size (413); everything else answers 200 `{received: true}`.
  */
 import { shippingWebhookErrorResponse } from '@/lib/http/errors';
-import { webhookRoute } from '@/lib/routes/webhook';
+import { log, type RequestContext } from '@/lib/log';
+import { WebhookAnswer, webhookRoute } from '@/lib/routes/webhook';
+import type { Services } from '@/lib/services';
+import { settlePendingRateLimit } from '@/lib/shared-state/rate-limit/pending';
 import { RATE_LIMITS } from '@/lib/shared-state/rate-limit/rate-limit';
+import { claimsV2, handleShipStationV2 } from '@/lib/webhooks/shipping/handle-v2';
 import { handleShippingNotification } from '@/lib/webhooks/shipping/handle-notification';
 import { assertShippingWebhookSecret } from '@/lib/webhooks/shipping/secret';
+import { carriesV2Signature, verifyV2Signature } from '@/lib/shipping/signature-v2';
 
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';
+
+const NOT_FOUND = () => new WebhookAnswer(404, { error: 'Not found' });
+
+async function handleV2(rawBody: string, headers: Headers, services: Services, context: RequestContext): Promise<unknown> {
+  // The signing keys may have to be read: an upstream call, so the rate-limit hit is counted first.
+  await settlePendingRateLimit();
+  const verdict = await verifyV2Signature(headers, rawBody, services.shipStationV2Keys);
+  if (!verdict.ok) {
+    context.outcome = `v2_signature:${verdict.reason}`;
+    if (verdict.reason === 'keys_unavailable') return new WebhookAnswer(503, { error: 'Signing keys unavailable, try again' });
+    log.warn('shipping.v2_signature_refused', { reason: verdict.reason });
+    return verdict.reason === 'unsigned' ? NOT_FOUND() : new WebhookAnswer(400, { error: 'Invalid signature' });
+  }
+  await handleShipStationV2(rawBody, services, context);
+  return { received: true };
+}
 
 export const POST = webhookRoute({
   route: '/api/shipping/webhook',
   rule: RATE_LIMITS.shippingWebhook,
   toErrorResponse: shippingWebhookErrorResponse,
-  check: (request, services) => assertShippingWebhookSecret(request, services.config.shipping.webhookSecrets),
-  handle: async (rawBody, _checked, services, context) => {
+  check: (request, services) => {
+    if (carriesV2Signature(request.headers)) return { v2: request.headers };
+    assertShippingWebhookSecret(request, services.config.shipping.webhookSecrets);
+    return { v2: undefined };
+  },
+  handle: async (rawBody, checked, services, context) => {
+    if (checked.v2) return handleV2(rawBody, checked.v2, services, context);
+    if (claimsV2(rawBody)) {
+      log.warn('shipping.v2_signature_refused', { reason: 'unsigned' });
+      context.outcome = 'v2_signature:unsigned';
+      return NOT_FOUND();
+    }
     await handleShippingNotification(rawBody, services, context);
     return { received: true };
   },

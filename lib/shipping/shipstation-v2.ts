@@ -1,0 +1,238 @@
+/**
+ * The ShipStation V2 client (api.shipstation.com, the former ShipEngine): reads what a V2
+ * delivery's `resource_url` names, with the `api-key` header, only on SHIPSTATION_V2_API_BASE_URL's
+ * origin (lib/shipping/resource-url.ts), within V2's own budget of 200 requests a minute
+ * (lib/shared-state/shipstation-budget), a 429 waited out for its Retry-After once (lib/shipping/http.ts).
+ *
+ * V2's names: a V1 order is a V2 shipment, its `orderNumber` is `shipment_number`, a V1 shipment
+ * is a V2 label. A label carries no order number: it comes from GET /v2/shipments/{shipment_id},
+ * read once per shipment per read. A fulfillment (a shipment marked shipped with an outside
+ * tracking number) carries its `shipment_number`. Both become the service's ShipmentNotice, known
+ * by their label or fulfillment id (a voided label and the one that replaces it are two packages).
+ */
+import { z } from 'zod';
+import { ShipStationError } from '@/lib/errors';
+import { SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget/rate-budget';
+import { ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
+import { checkResourceUrl } from '@/lib/shipping/resource-url';
+import { readBatch, type ShipmentNotice, type ShipmentsPage, type ShipmentsResult } from '@/lib/shipping/shipstation';
+import { traceCall } from '@/lib/telemetry';
+
+export interface ShipStationV2Settings {
+  apiKey: string;
+  apiBaseUrl: string;
+  timeoutMs: number;
+}
+
+/** A delivery V2 tracking reported (TRACK_EVENT_V2 `DE`), as the service records it. */
+export interface DeliveryNotice {
+  orderNumber: string | undefined;
+  trackingNumber: string | undefined;
+  /** ShipStation's `actual_delivery_date`, else when the event arrived. */
+  deliveredAt: string;
+}
+
+const optionalText = z
+  .union([z.string(), z.number()])
+  .nullish()
+  .transform((v) => (v === null || v === undefined ? undefined : String(v).trim().slice(0, 200) || undefined));
+
+// Only the fields the service reads; addresses, costs and label files are dropped unread.
+const labelSchema = z.object({
+  label_id: optionalText,
+  shipment_id: optionalText,
+  tracking_number: optionalText,
+  carrier_code: optionalText,
+  ship_date: optionalText,
+  voided: z.boolean().nullish(),
+  is_return_label: z.boolean().nullish(),
+});
+
+const fulfillmentSchema = z.object({
+  fulfillment_id: optionalText,
+  shipment_number: optionalText,
+  tracking_number: optionalText,
+  ship_date: optionalText,
+  voided: z.boolean().nullish(),
+  fulfillment_carrier_friendly_name: optionalText,
+});
+
+const shipmentSchema = z.object({ shipment_number: optionalText });
+
+const paging = { page: z.number().int().nullish(), pages: z.number().int().nullish() };
+const listSchemas = {
+  labels: z.object({ labels: z.array(z.unknown()), ...paging }).transform(({ labels, ...rest }) => ({ rows: labels, ...rest })),
+  fulfillments: z
+    .object({ fulfillments: z.array(z.unknown()), ...paging })
+    .transform(({ fulfillments, ...rest }) => ({ rows: fulfillments, ...rest })),
+};
+
+/** What a V2 resource URL lists, by its path under the base URL; undefined for anything else (a batch, a track). */
+export type V2ResourceKind = 'labels' | 'fulfillments';
+
+/** The label id of a TRACK_EVENT_V2's `resource_url` (`/v2/labels/se-…/track`). */
+export function trackedLabelId(resourceUrl: string, apiBaseUrl: string): string | undefined {
+  const check = checkResourceUrl(resourceUrl, apiBaseUrl);
+  if (!check.allowed) return undefined;
+  const match = /^\/v2\/labels\/([A-Za-z0-9_-]{1,64})\/track$/.exec(relativePath(check.url, apiBaseUrl));
+  return match?.[1];
+}
+
+function relativePath(url: URL, apiBaseUrl: string): string {
+  const basePath = new URL(apiBaseUrl).pathname.replace(/\/+$/, '');
+  return url.pathname.slice(basePath.length).replace(/\/+$/, '');
+}
+
+export class ShipStationV2Client {
+  private readonly http: ShipStationHttp;
+
+  constructor(
+    private readonly settings: ShipStationV2Settings,
+    options: ShipStationHttpOptions = {},
+  ) {
+    this.http = new ShipStationHttp(settings.timeoutMs, { 'api-key': settings.apiKey }, options, SHIPSTATION_V2_REQUESTS_PER_MINUTE);
+  }
+
+  get apiBaseUrl(): string {
+    return this.settings.apiBaseUrl;
+  }
+
+  /** What the URL lists, once it passed the origin check; a refused URL throws its refusal. */
+  kindOf(resourceUrl: string): V2ResourceKind | undefined {
+    const url = this.allowed(resourceUrl);
+    const path = relativePath(url, this.settings.apiBaseUrl);
+    return path === '/v2/labels' ? 'labels' : path === '/v2/fulfillments' ? 'fulfillments' : undefined;
+  }
+
+  /**
+   * The labels or fulfillments a resource URL lists, page by page as V1's batches are read
+   * (lib/shipping/shipstation.ts readBatch). Return labels ship nothing and are left out; voided
+   * ones are kept, marked. A URL that lists neither throws `rejected` without a call.
+   */
+  async shipmentsAt(resourceUrl: string): Promise<ShipmentsResult> {
+    const kind = this.kindOf(resourceUrl);
+    if (kind === undefined) throw new ShipStationError('rejected', undefined);
+    const url = this.allowed(resourceUrl);
+    // One shipment read per shipment for the whole read, whichever page its labels are on.
+    const numbers = new Map<string, string | undefined>();
+    return readBatch(url, (page) => this.listPage(kind, page, numbers), this.settings.timeoutMs);
+  }
+
+  /** One page exactly as the URL names it (shipment reconciliation keeps its own place). */
+  async listPage(
+    kind: V2ResourceKind,
+    url: URL,
+    numbers = new Map<string, string | undefined>(),
+    options: { lazy?: boolean } = {},
+  ): Promise<ShipmentsPage & { malformed: number }> {
+    this.allowed(url.href);
+    const data = await traceCall('shipstation', `get ${kind}`, () => this.http.getJson(url));
+    const parsed = listSchemas[kind].safeParse(data);
+    if (!parsed.success) throw new ShipStationError('bad_response', 200);
+    const rows = parsed.data.rows;
+    const page: ShipmentsPage & { malformed: number } = {
+      notices: [],
+      voided: 0,
+      malformed: 0,
+      skipped: 0,
+      page: parsed.data.page ?? 1,
+      pages: parsed.data.pages ?? 1,
+    };
+    for (const raw of rows) {
+      const notice = kind === 'labels' ? await this.labelNotice(raw, numbers, options.lazy === true) : fulfillmentNotice(raw);
+      if (notice === 'malformed') page.malformed += 1;
+      else if (notice === 'return') page.skipped = (page.skipped ?? 0) + 1;
+      else {
+        if (notice.voided) page.voided += 1;
+        page.notices.push(notice);
+      }
+    }
+    return page;
+  }
+
+  /** The order number of the shipment a label belongs to (a delivered label's order), or undefined when unknown. */
+  async labelOrderNumber(labelId: string): Promise<string | undefined> {
+    const url = new URL(`${this.settings.apiBaseUrl.replace(/\/+$/, '')}/v2/labels/${encodeURIComponent(labelId)}`);
+    const label = labelSchema.safeParse(await this.getOrMissing(url, 'get label'));
+    if (!label.success || !label.data.shipment_id) return undefined;
+    return this.shipmentNumber(label.data.shipment_id);
+  }
+
+  /** A label notice's order number, read when its page was read lazily (one shipment read, bounded like a page). */
+  async withOrderNumber(notice: ShipmentNotice): Promise<ShipmentNotice> {
+    const { orderShipmentId, ...rest } = notice;
+    if (notice.orderNumber !== undefined || orderShipmentId === undefined) return rest;
+    return { ...rest, orderNumber: await this.shipmentNumber(orderShipmentId) };
+  }
+
+  /** Lazy: the order number is left to withOrderNumber, so a page costs one read whatever its labels. */
+  private async labelNotice(raw: unknown, numbers: Map<string, string | undefined>, lazy: boolean): Promise<ShipmentNotice | 'malformed' | 'return'> {
+    const label = labelSchema.safeParse(raw);
+    if (!label.success) return 'malformed';
+    if (label.data.is_return_label === true) return 'return';
+    const shipmentId = label.data.shipment_id;
+    let orderNumber: string | undefined;
+    if (lazy) {
+      if (shipmentId !== undefined) return { ...labelFields(label.data), orderNumber, orderShipmentId: shipmentId };
+    } else if (shipmentId !== undefined) {
+      if (!numbers.has(shipmentId)) numbers.set(shipmentId, await this.shipmentNumber(shipmentId));
+      orderNumber = numbers.get(shipmentId);
+    }
+    return { ...labelFields(label.data), orderNumber };
+  }
+
+  private async shipmentNumber(shipmentId: string): Promise<string | undefined> {
+    const url = new URL(`${this.settings.apiBaseUrl.replace(/\/+$/, '')}/v2/shipments/${encodeURIComponent(shipmentId)}`);
+    const shipment = shipmentSchema.safeParse(await this.getOrMissing(url, 'get shipment'));
+    return shipment.success ? shipment.data.shipment_number : undefined;
+  }
+
+  /** A resource that does not exist (404) reads as nothing; every other failure is thrown. */
+  private async getOrMissing(url: URL, operation: string): Promise<unknown> {
+    try {
+      return await traceCall('shipstation', operation, () => this.http.getJson(url));
+    } catch (error) {
+      if (error instanceof ShipStationError && error.failure === 'rejected' && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  private allowed(resourceUrl: string): URL {
+    const check = checkResourceUrl(resourceUrl, this.settings.apiBaseUrl);
+    if (!check.allowed) throw new ShipStationError(check.reason, undefined, check.origin);
+    return check.url;
+  }
+}
+
+function labelFields(label: z.infer<typeof labelSchema>): Omit<ShipmentNotice, 'orderNumber'> {
+  return {
+    trackingNumber: label.tracking_number,
+    carrier: label.carrier_code,
+    shipDate: label.ship_date,
+    ...(label.label_id !== undefined ? { shipmentId: label.label_id } : {}),
+    ...(label.voided === true ? { voided: true } : {}),
+  };
+}
+
+function fulfillmentNotice(raw: unknown): ShipmentNotice | 'malformed' {
+  const fulfillment = fulfillmentSchema.safeParse(raw);
+  if (!fulfillment.success) return 'malformed';
+  const f = fulfillment.data;
+  return {
+    orderNumber: f.shipment_number,
+    trackingNumber: f.tracking_number,
+    carrier: f.fulfillment_carrier_friendly_name,
+    shipDate: f.ship_date,
+    ...(f.fulfillment_id !== undefined ? { shipmentId: f.fulfillment_id } : {}),
+    ...(f.voided === true ? { voided: true } : {}),
+  };
+}
+
+/** The V2 client's settings when SHIPSTATION_V2_API_KEY is set, else undefined. */
+export function shipStationV2Settings(config: {
+  shippingV2: { apiKey: string | undefined; apiBaseUrl: string };
+  upstreamTimeoutMs: number;
+}): ShipStationV2Settings | undefined {
+  const { apiKey, apiBaseUrl } = config.shippingV2;
+  return apiKey ? { apiKey, apiBaseUrl, timeoutMs: config.upstreamTimeoutMs } : undefined;
+}

@@ -1,0 +1,142 @@
+/**
+ * ShipStation V2's webhook signature, as its Webhook Validation guide describes it: RSA-SHA256,
+ * base64, over `<x-shipengine-timestamp as received>.<raw body>`, made with the key that
+ * `x-shipengine-rsa-sha256-key-id` names in the JWKS at SHIPSTATION_V2_JWKS_URL. The guide's
+ * answers: 404 when the headers are missing (it hides the endpoint from impersonators), 400 when
+ * the timestamp is more than 5 minutes off (either way: ShipStation's clock may be ahead).
+ * A bad signature or a key id the JWKS does not hold is answered 400 too, and nothing is applied.
+ */
+import { createPublicKey, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { log } from '@/lib/log';
+import { readStreamText } from '@/lib/upstream/read-stream';
+
+export const V2_SIGNATURE_HEADERS = {
+  keyId: 'x-shipengine-rsa-sha256-key-id',
+  signature: 'x-shipengine-rsa-sha256-signature',
+  timestamp: 'x-shipengine-timestamp',
+} as const;
+
+export const V2_SIGNATURE_WINDOW_MS = 5 * 60_000;
+/** An unknown key id fetches the JWKS again at most this often: a stream of forged key ids costs one fetch a minute. */
+export const JWKS_REFETCH_INTERVAL_MS = 60_000;
+const MAX_JWKS_BYTES = 64 * 1024;
+
+/** Whether the request carries any of V2's signature headers: then it is a V2 delivery, verified as one. */
+export function carriesV2Signature(headers: Headers): boolean {
+  return Object.values(V2_SIGNATURE_HEADERS).some((name) => headers.has(name));
+}
+
+export type V2Verdict =
+  | { ok: true }
+  /** `unsigned`: a header missing (404); the rest 400; `keys_unavailable`: the JWKS could not be read (503, ShipStation retries). */
+  | { ok: false; reason: 'unsigned' | 'stale' | 'bad_timestamp' | 'unknown_key' | 'bad_signature' | 'keys_unavailable' };
+
+export class ShipStationV2Keys {
+  private keys = new Map<string, KeyObject>();
+  private fetchedAt: number | undefined;
+  private inFlight: Promise<boolean> | undefined;
+
+  constructor(
+    private readonly jwksUrl: string,
+    private readonly timeoutMs: number,
+    private readonly options: { fetch?: typeof fetch; now?: () => number } = {},
+  ) {}
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  /**
+   * The key a delivery names: from the cache, else from the JWKS read again when the last read is
+   * older than a minute (one read however many requests ask at once). 'unavailable' when that
+   * read failed.
+   */
+  async keyFor(keyId: string): Promise<KeyObject | undefined | 'unavailable'> {
+    const cached = this.keys.get(keyId);
+    if (cached) return cached;
+    const due = this.fetchedAt === undefined || this.now() - this.fetchedAt >= JWKS_REFETCH_INTERVAL_MS;
+    if (due || this.inFlight) {
+      this.inFlight ??= this.refresh().finally(() => {
+        this.inFlight = undefined;
+      });
+      // The JWKS could not be read just now: the key may well be a new one, so not "unknown".
+      if (!(await this.inFlight)) return 'unavailable';
+    }
+    return this.keys.get(keyId);
+  }
+
+  /** Reads the JWKS; the attempt counts for the interval whether it worked or not. */
+  private async refresh(): Promise<boolean> {
+    this.fetchedAt = this.now();
+    try {
+      const response = await (this.options.fetch ?? fetch)(this.jwksUrl, {
+        headers: { Accept: 'application/json' },
+        redirect: 'error',
+        cache: 'no-store',
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      if (!response.ok) {
+        response.body?.cancel().catch(() => undefined);
+        log.error('shipping.v2_keys_unavailable', { status: response.status });
+        return false;
+      }
+      const text = await readStreamText(response.body, MAX_JWKS_BYTES);
+      const keys = text === undefined ? undefined : parseJwks(JSON.parse(text) as unknown);
+      if (!keys) {
+        log.error('shipping.v2_keys_unavailable', { reason: 'not_a_jwks' });
+        return false;
+      }
+      this.keys = keys;
+      log.info('shipping.v2_keys_read', { keys: keys.size });
+      return true;
+    } catch (error) {
+      log.error('shipping.v2_keys_unavailable', { reason: error instanceof Error ? error.name : 'unknown' });
+      return false;
+    }
+  }
+}
+
+/** The RSA keys of a JWKS by key id; others (ShipStation also publishes an EC key) are skipped. */
+function parseJwks(data: unknown): Map<string, KeyObject> | undefined {
+  if (typeof data !== 'object' || data === null || !Array.isArray((data as { keys?: unknown }).keys)) return undefined;
+  const keys = new Map<string, KeyObject>();
+  for (const jwk of (data as { keys: unknown[] }).keys) {
+    if (typeof jwk !== 'object' || jwk === null) continue;
+    const { kid, kty } = jwk as { kid?: unknown; kty?: unknown };
+    if (typeof kid !== 'string' || kty !== 'RSA') continue;
+    try {
+      keys.set(kid, createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }));
+    } catch {
+      // A key node cannot import signs nothing the service accepts.
+    }
+  }
+  return keys;
+}
+
+/** Verifies a V2 delivery's signature over the timestamp header as received and the raw body. */
+export async function verifyV2Signature(
+  headers: Headers,
+  rawBody: string,
+  keys: ShipStationV2Keys,
+  now: number = Date.now(),
+): Promise<V2Verdict> {
+  const keyId = headers.get(V2_SIGNATURE_HEADERS.keyId);
+  const signature = headers.get(V2_SIGNATURE_HEADERS.signature);
+  const timestamp = headers.get(V2_SIGNATURE_HEADERS.timestamp);
+  if (!keyId || !signature || !timestamp) return { ok: false, reason: 'unsigned' };
+  // ISO 8601 with a date and a time: a bare number or date is not ShipStation's timestamp.
+  const signedAt = /^\d{4}-\d{2}-\d{2}T/.test(timestamp) ? Date.parse(timestamp) : NaN;
+  if (!Number.isFinite(signedAt)) return { ok: false, reason: 'bad_timestamp' };
+  if (Math.abs(now - signedAt) > V2_SIGNATURE_WINDOW_MS) return { ok: false, reason: 'stale' };
+  if (keyId.length > 200 || signature.length > 4096) return { ok: false, reason: 'bad_signature' };
+  const key = await keys.keyFor(keyId);
+  if (key === 'unavailable') return { ok: false, reason: 'keys_unavailable' };
+  if (!key) return { ok: false, reason: 'unknown_key' };
+  let valid = false;
+  try {
+    valid = verify('RSA-SHA256', Buffer.from(`${timestamp}.${rawBody}`, 'utf8'), key, Buffer.from(signature, 'base64'));
+  } catch {
+    valid = false;
+  }
+  return valid ? { ok: true } : { ok: false, reason: 'bad_signature' };
+}

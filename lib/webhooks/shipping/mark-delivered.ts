@@ -1,0 +1,83 @@
+/**
+ * A delivery ShipStation V2's tracking reported (TRACK_EVENT_V2, status `DE`), recorded once on
+ * its order under the order's lock: a private note for the shop, then `_delivered_at` (the
+ * receipt: a repeated event finds it and writes nothing). With SHIPPING_DELIVERED_COMPLETES on
+ * (the default) an order in `shipped` becomes `completed`: delivered is what `completed` means to
+ * a shop that has the `shipped` status. An order in any other status keeps it (the `completed`
+ * fallback already is; an order never shipped is not completed by a carrier's scan).
+ */
+import { OrderBusyError, StoreError } from '@/lib/errors';
+import { log } from '@/lib/log';
+import { META } from '@/lib/orders/meta-keys';
+import { metaValue } from '@/lib/orders/normalize';
+import { buildOrderUpdate } from '@/lib/orders/mutation';
+import { shopNotes } from '@/lib/orders/notes';
+import { ORDER_STATUS } from '@/lib/order-statuses';
+import type { Services } from '@/lib/services';
+import type { DeliveryNotice } from '@/lib/shipping/shipstation-v2';
+import { SHIPPED_STATUS } from '@/lib/shared-state/shipped-status/shipped-status';
+import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
+import { isFinalStoreFailure } from '@/lib/webhooks/shipping/mark-shipped';
+import { checkNoteDetail } from '@/lib/webhooks/shipping/note-details';
+import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
+
+export type { DeliveryNotice };
+
+export type DeliveredOutcome =
+  | 'delivered'
+  | 'delivered_completed'
+  | 'already_delivered'
+  | 'bad_order_number'
+  | 'order_fetch_failed'
+  | 'update_failed'
+  | 'order_busy';
+
+export interface DeliveredResult {
+  orderId: number | undefined;
+  outcome: DeliveredOutcome;
+  /** Set when the delivery is still to be recorded (the replay queue's reason). */
+  retryableFailure?: string;
+}
+
+function retryable(error: StoreError): { retryableFailure?: string } {
+  return isFinalStoreFailure(error) ? {} : { retryableFailure: `store:${error.failure}` };
+}
+
+export async function markOrderDelivered(notice: DeliveryNotice, services: Services): Promise<DeliveredResult> {
+  const orderId = parseOrderNumber(notice.orderNumber);
+  if (orderId === undefined) return { orderId, outcome: 'bad_order_number' };
+  // Shown to the shop only, but still ShipStation's text: kept to the shapes a tracking number and a date have.
+  const tracking = notice.trackingNumber && !checkNoteDetail('trackingNumber', notice.trackingNumber) ? notice.trackingNumber : undefined;
+  const deliveredAt = checkNoteDetail('shipDate', notice.deliveredAt) ? new Date().toISOString() : notice.deliveredAt;
+  try {
+    return await services.orderLocks.withOrderLock(orderId, async () => {
+      const store = services.store();
+      try {
+        const order = await store.getOrder(orderId);
+        if (metaValue(order, META.deliveredAt)) {
+          log.info('shipping.already_delivered', { orderId });
+          return { orderId, outcome: 'already_delivered' as const };
+        }
+        await addShopNoteOnce(store, orderId, shopNotes.shipmentDelivered(tracking, deliveredAt));
+        const complete = services.config.shippingV2.deliveredCompletes && order.status === SHIPPED_STATUS;
+        await store.updateOrder(
+          orderId,
+          buildOrderUpdate(order, {
+            ...(complete ? { status: ORDER_STATUS.completed } : {}),
+            meta: { [META.deliveredAt]: deliveredAt },
+            metaMode: 'replace',
+          }),
+        );
+        log.info('shipping.delivered', { orderId, orderStatus: order.status, completed: complete });
+        return { orderId, outcome: complete ? ('delivered_completed' as const) : ('delivered' as const) };
+      } catch (error) {
+        if (!(error instanceof StoreError)) throw error;
+        log.warn('shipping.delivery_write_failed', { orderId, failure: error.failure, status: error.status, code: error.code });
+        return { orderId, outcome: 'update_failed' as const, ...retryable(error) };
+      }
+    });
+  } catch (error) {
+    if (error instanceof OrderBusyError) return { orderId, outcome: 'order_busy', retryableFailure: 'order_busy' };
+    throw error;
+  }
+}
