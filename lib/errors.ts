@@ -330,6 +330,14 @@ export class UpstreamHttpError extends Error {
   }
 }
 
+/** A ShipStation webhook-management call of `npm run setup:webhooks` that failed: the operation and status, never a body. */
+export class ShipStationSetupError extends Error {
+  constructor(operation: string, status: number | undefined) {
+    super(`ShipStation ${operation} failed${status === undefined ? ' (no answer)' : ` (HTTP ${status})`}`);
+    this.name = 'ShipStationSetupError';
+  }
+}
+
 /** A Redis command that outlived REDIS_TIMEOUT_MS (lib/redis/connection.ts). */
 export class RedisTimeoutError extends Error {
   override readonly name = 'TimeoutError';

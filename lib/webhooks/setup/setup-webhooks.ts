@@ -3,9 +3,9 @@
  * configuration, told in plain lines. The Stripe signing secret of a new endpoint is printed once, here, and nowhere else.
  */
 import { requireSetting, type Config } from '@/lib/config';
-import { CardProviderError, ServiceError, ServiceNotConfiguredError } from '@/lib/errors';
+import { CardProviderError, ServiceError, ServiceNotConfiguredError, ShipStationSetupError } from '@/lib/errors';
 import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '@/lib/webhooks/setup/events';
-import { setupShipStationV1, setupShipStationV2, ShipStationSetupError, type ShipStationSetupReport } from '@/lib/webhooks/setup/shipstation-setup';
+import { setupShipStationV1, setupShipStationV2, type ShipStationSetupReport } from '@/lib/webhooks/setup/shipstation-setup';
 import { stripeWebhookEndpoints, type StripeWebhookEndpoints } from '@/lib/webhooks/setup/stripe-endpoints';
 import { deployedSecretCheck, setupStripeWebhook, webhookUrl, type StripeSetupReport } from '@/lib/webhooks/setup/stripe-setup';
 

@@ -5,16 +5,10 @@
  * A failed call throws an error naming the operation and the status only, never ShipStation's body.
  */
 import { z } from 'zod';
+import { ShipStationSetupError } from '@/lib/errors';
 import { SHIPSTATION_V1_EVENT, SHIPSTATION_V1_SHIPPED_EVENTS, SHIPSTATION_V2_EVENTS, SHIPSTATION_WEBHOOK_PATH } from '@/lib/webhooks/setup/events';
 
 const FRIENDLY_NAME = 'Checkout payment service';
-
-export class ShipStationSetupError extends Error {
-  constructor(operation: string, status: number | undefined) {
-    super(`ShipStation ${operation} failed${status === undefined ? ' (no answer)' : ` (HTTP ${status})`}`);
-    this.name = 'ShipStationSetupError';
-  }
-}
 
 export interface ShipStationSetupReport {
   /** What was done, in words (never a URL carrying the secret); empty when up to date. */
