@@ -3,11 +3,14 @@
  * (transition.ts): the order becomes `processing` with the payment recorded, or is held for an amount that is
  * not the order's (compared in minor units against `charge_cents`, currency included). A payment captured at
  * shipping is recorded on the shipped order, which keeps its status; holds still active keep it on hold.
- * The paid date goes in as `_date_paid` too (docs/decisions.md#d14); superseded state as docs/decisions.md#d13 says.
+ * The store stamps the paid date itself at its payment-complete status; when it did not (an e-book order left `processing`,
+ * a held or shipped order), `_date_paid` follows (docs/decisions.md#d14); superseded state as docs/decisions.md#d13 says.
  * The cart is cleared only by the delivery that recorded the payment.
  */
 import { paymentMethodTitle } from '@/lib/card/payment-methods';
-import { InvalidCardEventError } from '@/lib/errors';
+import { InvalidCardEventError, StoreError } from '@/lib/errors';
+import { buildOrderUpdate } from '@/lib/orders/mutation';
+import type { StoreOrder } from '@/lib/store/types';
 import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
 import { metaValue, normalizeOrder } from '@/lib/orders/normalize';
@@ -75,14 +78,11 @@ export async function applyPaymentSucceeded(
   const now = paidAt.toISOString();
   const { cardId } = services.config.paymentMethods;
   const methodTitle = paymentMethodTitle(intent.paymentMethodType, services.config.paymentMethods.cardTitle);
+  // `_payment_method`, `_payment_method_title` and `_transaction_id` are the order's own properties (paymentMethod below).
   const meta: Record<string, string> = {
     [META.providerPaymentIntentId]: intent.intentId,
     [META.providerChargeId]: intent.chargeId,
     [META.paidDate]: now,
-    [META.paymentMethod]: cardId,
-    [META.paymentMethodTitle]: methodTitle,
-    [META.transactionId]: intent.chargeId,
-    [META.datePaidInternal]: String(Math.floor(paidAt.getTime() / 1000)),
   };
   if (metaValue(order, META.manualPaymentStatus) !== undefined) meta[META.manualPaymentStatus] = 'superseded';
   const rounded = normalized.charge_cents !== normalized.total_cents;
@@ -99,7 +99,22 @@ export async function applyPaymentSucceeded(
     customerId: order.customer_id,
   }));
   if (paid.outcome !== 'applied') return unchanged(DUPLICATE_EVENT);
+  if (paid.written && !paid.written.date_paid) await recordPaidDate(paid.written, paidAt, services);
 
   if (order.customer_id > 0) await clearCartAfterPayment(store, order.customer_id, orderId);
   return changed('paid');
+}
+
+/**
+ * WooCommerce's REST API takes no paid date (`date_paid` is read-only; `set_paid` would choose the status itself):
+ * the meta `_date_paid` is the one way, and it logs one "doing it wrong" notice, so it is sent only when needed.
+ */
+async function recordPaidDate(order: StoreOrder, paidAt: Date, services: Services): Promise<void> {
+  try {
+    await services.store().updateOrder(order.id, buildOrderUpdate(order, { metaValues: { [META.datePaidInternal]: String(Math.floor(paidAt.getTime() / 1000)) } }));
+  } catch (error) {
+    // The payment is recorded; only the store's "paid on" date is missing, and the shop can set it.
+    if (!(error instanceof StoreError)) throw error;
+    log.warn('card_webhook.paid_date_not_recorded', { orderId: order.id, failure: error.failure, status: error.status, code: error.code });
+  }
 }

@@ -27,6 +27,7 @@ import type { Services } from '@/lib/services';
 import { StoreError } from '@/lib/errors';
 import type { StoreOrder } from '@/lib/store/types';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
+import { sendCustomerMessage } from '@/lib/orders/customer-message';
 
 export interface Transition {
   outcome: FactOutcome;
@@ -34,6 +35,8 @@ export interface Transition {
   after: PaymentState;
   /** The status written, when it changed. */
   status: string | undefined;
+  /** The order as the store answered the write (absent when nothing was written). */
+  written?: StoreOrder;
 }
 
 export interface TransitionEffects extends Omit<OrderChange, 'status'> {
@@ -58,9 +61,10 @@ export async function applyTransition(
   const settings = { authorizedStatus: services.config.capture === 'on_shipment' };
   const next = nextStatus(order.status, before, applied.state, settings);
   const transition = { before, after: next.state, status: next.status };
-  const { shopNote, ...change } = effects(transition);
+  const { shopNote, ...effectChange } = effects(transition);
   const store = services.store();
   if (shopNote) await addShopNoteOnce(store, order.id, shopNote);
+  const change = await sendCustomerMessage(store, order, effectChange, services.config.customerMessages);
   const write = (status: string | undefined) =>
     store.updateOrder(
       order.id,
@@ -71,15 +75,13 @@ export async function applyTransition(
       }),
     );
   try {
-    await write(next.status);
+    return { outcome: 'applied', ...transition, written: await write(next.status) };
   } catch (error) {
     // A store without the companion plugin's `authorized` status refuses it before changing anything.
     if (next.status !== ORDER_STATUS.authorized || !(error instanceof StoreError) || error.code !== 'rest_invalid_param') throw error;
     log.warn('store.authorized_status_missing', { orderId: order.id, action: 'update the companion plugin (1.3 or later) so authorized orders reach ShipStation' });
-    await write(ORDER_STATUS.onHold);
-    return { outcome: 'applied', ...transition, status: ORDER_STATUS.onHold };
+    return { outcome: 'applied', ...transition, status: ORDER_STATUS.onHold, written: await write(ORDER_STATUS.onHold) };
   }
-  return { outcome: 'applied', ...transition };
 }
 
 /**
