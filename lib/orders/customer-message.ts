@@ -25,7 +25,7 @@ export async function sendCustomerMessage(store: Store, order: StoreOrder, chang
 }
 
 /** The private note showing the shop the customer's own note, when `replacement` is the first message to replace it. */
-export async function showKeptCustomerNote(store: Store, order: StoreOrder, replacement: string): Promise<void> {
+async function showKeptCustomerNote(store: Store, order: StoreOrder, replacement: string): Promise<void> {
   const kept = Object.values(keptCustomerNote(order, replacement))[0];
   if (kept === undefined) return;
   // Found by its text on a retry (as lib/webhooks/card/shop-note.ts does), so it is written once.
@@ -37,7 +37,7 @@ export async function showKeptCustomerNote(store: Store, order: StoreOrder, repl
  * Adds a customer order note unless it is already the newest one: the same message again (a retry, a second
  * delivery) is not emailed twice, while a message that comes back after another one is.
  */
-export async function addCustomerNoteOnce(store: Store, orderId: number, note: string): Promise<boolean> {
+async function addCustomerNoteOnce(store: Store, orderId: number, note: string): Promise<boolean> {
   const [newest] = await store.listCustomerNotes(orderId);
   if (newest !== undefined && newest.trim() === note.trim()) return false;
   await store.addCustomerNote(orderId, note);

@@ -90,6 +90,19 @@ describe('customer messages in customer_note (the default)', () => {
     expect(notes(2703, 'internal')).toEqual([customerNoteKeptNote(CUSTOMER_NOTE)]);
   });
 
+  it("keeps the customer's note once when the storefront repeats submit-order after a lost answer", async () => {
+    providers.woo.seed({ id: 2706, customer_note: CUSTOMER_NOTE });
+    const body = { token: await tokenFor(2706), billing_address: { first_name: 'Ada', country: 'US' } };
+    providers.storeFaults.inject({ kind: 'reset', method: 'PUT', path: ORDER_WRITE, commit: 'after' });
+
+    expect((await submitOrder(postJson('/api/submit-order', body))).status).not.toBe(200);
+    expect((await submitOrder(postJson('/api/submit-order', body))).status).toBe(200);
+
+    expect(providers.woo.get(2706).customer_note).toBe(manualPaymentAwaitedNote('Manual Payment (Zelle / Venmo)'));
+    expect(keptMeta(2706)).toEqual([CUSTOMER_NOTE]);
+    expect(notes(2706, 'internal')).toEqual([customerNoteKeptNote(CUSTOMER_NOTE)]);
+  });
+
   it("keeps the customer's note when the shipped message replaces it", async () => {
     providers.woo.seed({ id: 2705, status: 'processing', customer_note: CUSTOMER_NOTE });
     const delivery = { resource_type: 'SHIP_NOTIFY', order_number: '2705', tracking_number: '1Z999', carrier: 'UPS' };
@@ -155,6 +168,18 @@ describe('customer messages as customer order notes (CUSTOMER_MESSAGES=order_not
     expect(response.status).toBe(200);
     expect(providers.woo.get(2714).customer_note).toBe(CUSTOMER_NOTE);
     expect(notes(2714, 'customer')).toEqual([manualPaymentAwaitedNote('Manual Payment (Zelle / Venmo)')]);
+  });
+
+  it('sends the manual-payment message once when the storefront repeats submit-order after a lost answer', async () => {
+    providers.woo.seed({ id: 2716, customer_note: CUSTOMER_NOTE });
+    const body = { token: await tokenFor(2716), billing_address: { first_name: 'Ada', country: 'US' } };
+    providers.storeFaults.inject({ kind: 'reset', method: 'PUT', path: ORDER_WRITE, commit: 'after' });
+
+    expect((await submitOrder(postJson('/api/submit-order', body))).status).not.toBe(200);
+    expect((await submitOrder(postJson('/api/submit-order', body))).status).toBe(200);
+
+    expect(notes(2716, 'customer')).toEqual([manualPaymentAwaitedNote('Manual Payment (Zelle / Venmo)')]);
+    expect(providers.woo.get(2716).customer_note).toBe(CUSTOMER_NOTE);
   });
 
   it('sends the shipped message as a customer order note and leaves customer_note alone', async () => {
