@@ -263,7 +263,8 @@ async function shipThroughPlugin(
   const customerNote = change.customerNote ?? order.customer_note;
   const kept = change.customerNote === undefined ? {} : keptCustomerNote(order, change.customerNote);
   const merge: ShipmentPackageMerge = {
-    ...packageMerge(entry, anotherPackageLine(notice), services.config.shipmentTrackingMeta),
+    // Shipped meanwhile by another delivery, this becomes a later package: its line only where messages go in customer_note.
+    ...packageMerge(entry, change.customerNote === undefined ? undefined : anotherPackageLine(notice), services.config.shipmentTrackingMeta),
     ship: { from: order.status, status: change.status, customer_note: customerNote, meta: { ...change.meta, ...kept } },
   };
   let answer: ShipmentPackageMerged | undefined;
