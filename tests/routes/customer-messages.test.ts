@@ -9,6 +9,7 @@ import { POST as shippingWebhook } from '@/app/api/shipping/webhook/route';
 import { customerNoteKeptNote, manualPaymentAwaitedNote, paymentFailedNote, shippedNote } from '@/lib/orders/notes';
 import type { StripeIntent } from '@/stand-ins/stripe/objects';
 import { cardEvent, signCardEvent, type CardEventType } from '@/stand-ins/webhook-deliveries';
+import { freePort } from '@/stand-ins/loopback-http';
 import { TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 import { freshIp, postJson, tokenFor } from '../support/requests';
@@ -103,10 +104,16 @@ describe('customer messages in customer_note (the default)', () => {
     expect(notes(2706, 'internal')).toEqual([customerNoteKeptNote(CUSTOMER_NOTE)]);
   });
 
-  it("keeps the customer's note when the shipped message replaces it", async () => {
+  it.each([
+    ["through the companion plugin's merge (Redis down: the order's lock is not shared)", true, /shipment-packages$/],
+    ['in the order update', false, ORDER_WRITE],
+  ])("keeps the customer's note when the shipped message replaces it, %s", async (_how, redisDown, write) => {
+    if (redisDown) useTestEnv({ REDIS_URL: `redis://127.0.0.1:${await freePort()}`, REDIS_TIMEOUT_MS: '300' });
     providers.woo.seed({ id: 2705, status: 'processing', customer_note: CUSTOMER_NOTE });
-    const delivery = { resource_type: 'SHIP_NOTIFY', order_number: '2705', tracking_number: '1Z999', carrier: 'UPS' };
+    const delivery = { resource_type: 'SHIP_NOTIFY', order_number: '2705', shipment_id: 91, tracking_number: '1Z999', carrier: 'UPS' };
     expect((await shippingWebhook(postJson('/api/shipping/webhook', delivery, { origin: null }))).status).toBe(200);
+    // Two writes each way: `shipped`, which this store does not have, then `completed`.
+    expect(providers.callsTo('store', redisDown ? 'POST' : 'PUT', write)).toHaveLength(2);
 
     expect(providers.woo.get(2705).customer_note).toBe(shippedNote({ trackingNumber: '1Z999', carrier: 'UPS' }));
     expect(keptMeta(2705)).toEqual([CUSTOMER_NOTE]);
@@ -190,6 +197,35 @@ describe('customer messages as customer order notes (CUSTOMER_MESSAGES=order_not
     expect(response.status).toBe(200);
     expect(providers.woo.get(2715).customer_note).toBe(CUSTOMER_NOTE);
     expect(notes(2715, 'customer')).toEqual([shippedNote({ trackingNumber: '1Z999', carrier: 'UPS' })]);
+  });
+
+  it("writes no line into customer_note when the plugin finds the order shipped meanwhile and keeps the package as a later one", async () => {
+    useTestEnv({ CUSTOMER_MESSAGES: 'order_notes', REDIS_URL: `redis://127.0.0.1:${await freePort()}`, REDIS_TIMEOUT_MS: '300' });
+    providers.woo.seed({ id: 2718, status: 'processing', customer_note: CUSTOMER_NOTE });
+    const merge = providers.holdStore('POST', /\/orders\/2718\/shipment-packages$/);
+    const delivery = { resource_type: 'SHIP_NOTIFY', order_number: '2718', shipment_id: 84, tracking_number: 'LATER', carrier: 'UPS' };
+    const delivering = shippingWebhook(postJson('/api/shipping/webhook', delivery, { origin: null }));
+    await merge.reached;
+    // Another instance shipped the order with its own package while this delivery's merge was on its way.
+    providers.woo.update(2718, { status: 'completed', meta_data: [{ key: '_shipment_packages', value: '[]' }] });
+    merge.release();
+
+    expect((await delivering).status).toBe(200);
+    expect(providers.woo.get(2718)).toMatchObject({ status: 'completed', customer_note: CUSTOMER_NOTE });
+  });
+
+  it('sends a later package as a customer order note of its own, the customer_note untouched', async () => {
+    providers.woo.seed({ id: 2717, status: 'processing', customer_note: CUSTOMER_NOTE });
+    const ship = (shipmentId: number, tracking: string) =>
+      shippingWebhook(postJson('/api/shipping/webhook', { resource_type: 'SHIP_NOTIFY', order_number: '2717', shipment_id: shipmentId, tracking_number: tracking, carrier: 'UPS' }, { origin: null }));
+    expect((await ship(81, 'FIRST')).status).toBe(200);
+    expect((await ship(82, 'SECOND')).status).toBe(200);
+
+    expect(providers.woo.get(2717).customer_note).toBe(CUSTOMER_NOTE);
+    expect(notes(2717, 'customer')).toEqual([
+      'Another package of your order has been shipped! Tracking Number: SECOND | Carrier: UPS',
+      shippedNote({ trackingNumber: 'FIRST', carrier: 'UPS' }),
+    ]);
   });
 });
 
