@@ -41,6 +41,8 @@ export const storeOrderSchema = z.object({
   transaction_id: z.string().nullish(),
   date_paid: z.string().nullish().transform((v) => v ?? null),
   date_paid_gmt: z.string().nullish().transform((v) => v ?? null),
+  /** False when every item is virtual and downloadable: WooCommerce's payment-complete status is then `completed`. */
+  needs_processing: z.boolean().nullish(),
   meta_data: z.array(metaEntrySchema).nullish().transform((v) => v ?? []),
   line_items: z.array(lineSchema).nullish().transform((v) => v ?? []),
   fee_lines: z.array(lineSchema).nullish().transform((v) => v ?? []),

@@ -3,13 +3,13 @@
  * (transition.ts): the order becomes `processing` with the payment recorded, or is held for an amount that is
  * not the order's (compared in minor units against `charge_cents`, currency included). A payment captured at
  * shipping is recorded on the shipped order, which keeps its status; holds still active keep it on hold.
- * The store stamps the paid date itself at its payment-complete status; when it did not (an e-book order left `processing`,
- * a held or shipped order), `_date_paid` follows (docs/decisions.md#d14); superseded state as docs/decisions.md#d13 says.
+ * The store stamps the paid date itself when the write reaches its payment-complete status; when it will not (an e-book
+ * order left `processing`, a held order), `_date_paid` goes in the same write (docs/decisions.md#d14); superseded state
+ * as docs/decisions.md#d13 says.
  * The cart is cleared only by the delivery that recorded the payment.
  */
 import { paymentMethodTitle } from '@/lib/card/payment-methods';
-import { InvalidCardEventError, StoreError } from '@/lib/errors';
-import { buildOrderUpdate } from '@/lib/orders/mutation';
+import { InvalidCardEventError } from '@/lib/errors';
 import type { StoreOrder } from '@/lib/store/types';
 import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
@@ -86,7 +86,7 @@ export async function applyPaymentSucceeded(
   };
   if (metaValue(order, META.manualPaymentStatus) !== undefined) meta[META.manualPaymentStatus] = 'superseded';
   const rounded = normalized.charge_cents !== normalized.total_cents;
-  const paid = await applyTransition(order, fact, services, () => ({
+  const paid = await applyTransition(order, fact, services, (transition) => ({
     // A three-decimal total Stripe charged in multiples of 10: the shop sees why the two differ.
     ...(rounded
       ? { shopNote: shopNotes.chargeRounded(formatMinorUnits(paidAmount, normalized.currency), formatMinorUnits(normalized.total_cents, normalized.currency), normalized.currency) }
@@ -97,24 +97,23 @@ export async function applyPaymentSucceeded(
     paymentMethod: { id: cardId, title: methodTitle, transactionId: intent.chargeId },
     datePaid: now,
     customerId: order.customer_id,
+    ...(storeStampsPaidDate(order, transition.status) ? {} : { metaValues: { [META.datePaidInternal]: String(Math.floor(paidAt.getTime() / 1000)) } }),
   }));
   if (paid.outcome !== 'applied') return unchanged(DUPLICATE_EVENT);
-  if (paid.written && !paid.written.date_paid) await recordPaidDate(paid.written, paidAt, services);
 
   if (order.customer_id > 0) await clearCartAfterPayment(store, order.customer_id, orderId);
   return changed('paid');
 }
 
 /**
- * WooCommerce's REST API takes no paid date (`date_paid` is read-only; `set_paid` would choose the status itself):
- * the meta `_date_paid` is the one way, and it logs one "doing it wrong" notice, so it is sent only when needed.
+ * Whether WooCommerce stamps the paid date itself in a write that changes the status to `status`
+ * (WC_Order::maybe_set_date_paid, run on a status change). Otherwise the meta `_date_paid` is the one way: the REST
+ * API takes no `date_paid`, and `set_paid` picks the status itself. It logs a "doing it wrong" notice, so only then.
  */
-async function recordPaidDate(order: StoreOrder, paidAt: Date, services: Services): Promise<void> {
-  try {
-    await services.store().updateOrder(order.id, buildOrderUpdate(order, { metaValues: { [META.datePaidInternal]: String(Math.floor(paidAt.getTime() / 1000)) } }));
-  } catch (error) {
-    // The payment is recorded; only the store's "paid on" date is missing, and the shop can set it.
-    if (!(error instanceof StoreError)) throw error;
-    log.warn('card_webhook.paid_date_not_recorded', { orderId: order.id, failure: error.failure, status: error.status, code: error.code });
-  }
+export function storeStampsPaidDate(order: Pick<StoreOrder, 'status' | 'date_paid' | 'needs_processing'>, status: string | undefined): boolean {
+  if (order.date_paid) return true;
+  // A store that does not say whether the order needs processing gets the date written.
+  if (status === undefined || status === order.status || typeof order.needs_processing !== 'boolean') return false;
+  const paymentComplete = order.needs_processing ? 'processing' : 'completed';
+  return status === paymentComplete || (paymentComplete === 'processing' && status === 'completed');
 }

@@ -35,8 +35,6 @@ export interface Transition {
   after: PaymentState;
   /** The status written, when it changed. */
   status: string | undefined;
-  /** The order as the store answered the write (absent when nothing was written). */
-  written?: StoreOrder;
 }
 
 export interface TransitionEffects extends Omit<OrderChange, 'status'> {
@@ -75,13 +73,15 @@ export async function applyTransition(
       }),
     );
   try {
-    return { outcome: 'applied', ...transition, written: await write(next.status) };
+    await write(next.status);
   } catch (error) {
     // A store without the companion plugin's `authorized` status refuses it before changing anything.
     if (next.status !== ORDER_STATUS.authorized || !(error instanceof StoreError) || error.code !== 'rest_invalid_param') throw error;
     log.warn('store.authorized_status_missing', { orderId: order.id, action: 'update the companion plugin (1.3 or later) so authorized orders reach ShipStation' });
-    return { outcome: 'applied', ...transition, status: ORDER_STATUS.onHold, written: await write(ORDER_STATUS.onHold) };
+    await write(ORDER_STATUS.onHold);
+    return { outcome: 'applied', ...transition, status: ORDER_STATUS.onHold };
   }
+  return { outcome: 'applied', ...transition };
 }
 
 /**
