@@ -101,6 +101,9 @@ const paymentMethodsSetting = z
 /** STRIPE_CAPTURE: when a card payment is captured (docs/integrations/woocommerce-plugin.md, "From the WooCommerce admin"). */
 export const CAPTURE_SETTINGS = ['automatic', 'on_shipment', 'manual'] as const;
 export type CaptureSetting = (typeof CAPTURE_SETTINGS)[number];
+/** `customer_note`: the spec's field (the customer's own note is kept aside); `order_notes`: emailed customer order notes. */
+export const CUSTOMER_MESSAGE_SETTINGS = ['customer_note', 'order_notes'] as const;
+export type CustomerMessageSetting = (typeof CUSTOMER_MESSAGE_SETTINGS)[number];
 /** AUTHORIZATION_EXPIRY_ACTION: what the expiry cron does with an old authorization (docs/integrations/woocommerce-plugin.md, "From the WooCommerce admin"). */
 export const EXPIRY_ACTIONS = ['report', 'capture'] as const;
 /** STORE_RESERVED_SLOTS: `checkout:<n>,webhook:<n>`; a class not named keeps its default share. */
@@ -181,6 +184,7 @@ const envSchema = z.object({
   AUTHORIZATION_EXPIRY_ACTION: optional(z.enum(EXPIRY_ACTIONS)).transform((v) => v ?? 'report'),
   AUTHORIZATION_EXPIRY_HOURS: optional(positiveInt.max(167)).transform((v) => v ?? 144),
   SHIPMENT_TRACKING_META: optional(z.enum(['on', 'off'])).transform((v) => v === 'on'),
+  CUSTOMER_MESSAGES: optional(z.enum(CUSTOMER_MESSAGE_SETTINGS)).transform((v) => v ?? 'customer_note'),
   // Signs the companion plugin's calls (docs/decisions.md#d15); as long as a token secret, so it cannot be guessed.
   STORE_CALLBACK_SECRET: optional(z.string().min(32, 'must be at least 32 characters long')),
 
@@ -275,6 +279,8 @@ export interface Config {
   authorizationExpiry: { action: (typeof EXPIRY_ACTIONS)[number]; ageHours: number };
   /** SHIPMENT_TRACKING_META=on: packages are also written as `_wc_shipment_tracking_items` (off by default: the spec's writes). */
   shipmentTrackingMeta: boolean;
+  /** CUSTOMER_MESSAGES: the service's messages to the customer in `customer_note` (the spec) or as customer order notes. */
+  customerMessages: CustomerMessageSetting;
   /** STORE_CALLBACK_SECRET: signs the store's calls to /api/store/*; unset, those routes refuse (503). */
   storeCallbackSecret: string | undefined;
   /** CARD_LIFECYCLE_EVENTS: which card events after the payment change orders (empty: the spec's behaviour). */
@@ -388,6 +394,7 @@ const EXPECTED: Partial<Record<keyof Env, string>> = {
   SHIPMENT_TRACKING_META: 'must be on or off (or unset)',
   SERVICE_URL: URL_EXPECTED,
   SHIPPING_DELIVERED_COMPLETES: 'must be on or off (or unset)',
+  CUSTOMER_MESSAGES: `must be ${CUSTOMER_MESSAGE_SETTINGS.join(' or ')} (or unset)`,
 };
 
 function malformedVariables(issues: readonly z.core.$ZodIssue[]): string[] {
@@ -553,6 +560,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     capture: env.STRIPE_CAPTURE,
     authorizationExpiry: { action: env.AUTHORIZATION_EXPIRY_ACTION, ageHours: env.AUTHORIZATION_EXPIRY_HOURS },
     shipmentTrackingMeta: env.SHIPMENT_TRACKING_META,
+    customerMessages: env.CUSTOMER_MESSAGES,
     storeCallbackSecret: env.STORE_CALLBACK_SECRET,
     lifecycleEvents: new Set(env.CARD_LIFECYCLE_EVENTS),
     missing,

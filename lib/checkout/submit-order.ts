@@ -1,12 +1,13 @@
 /**
  * POST /api/submit-order (docs/contract.md#spec-4-2): submit a pending order for manual
- * payment verification. One order read, one order update.
+ * payment verification. One order read, one order update (and a note first, as CUSTOMER_MESSAGES says).
  */
 import { checkoutAddressChange } from '@/lib/checkout/addresses';
 import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
 import { META } from '@/lib/orders/meta-keys';
 import type { SubmitOrderRequest } from '@/lib/checkout/schemas';
 import type { RequestContext } from '@/lib/log';
+import { sendCustomerMessage } from '@/lib/orders/customer-message';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { normalizeOrder } from '@/lib/orders/normalize';
 import { manualPaymentAwaitedNote } from '@/lib/orders/notes';
@@ -32,12 +33,14 @@ export async function submitOrderForManualPayment(
   return services.orderLocks.withOrderLock(orderId, async () => {
     const { order } = await loadPayableOrder(orderId, services);
     const now = new Date().toISOString();
-    const updated = await services.store().updateOrder(
+    const store = services.store();
+    const message = await sendCustomerMessage(store, order, { customerNote: manualPaymentAwaitedNote(manualTitle) }, services.config.customerMessages);
+    const updated = await store.updateOrder(
       orderId,
       buildOrderUpdate(order, {
+        ...message,
         ...checkoutAddressChange(input, { shippingFallsBackToBilling: true }),
         status: ORDER_STATUS.pending,
-        customerNote: manualPaymentAwaitedNote(manualTitle),
         metaMode: 'replace',
         meta: {
           [META.paymentMethod]: 'manual',

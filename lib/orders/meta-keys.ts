@@ -50,6 +50,8 @@ export const META = {
   shipmentPackages: '_shipment_packages',
   // SHIPMENT_TRACKING_META: WooCommerce Shipment Tracking's list (an array value, not a string).
   shipmentTrackingItems: '_wc_shipment_tracking_items',
+  // Not in docs/contract.md#spec-2-1: what the customer wrote in customer_note at checkout, kept by the update that replaced it.
+  customerNoteAtCheckout: '_customer_note_at_checkout',
   // Not in docs/contract.md#spec-2-1: the order's payment facts (lib/orders/payment-state.ts), JSON, written with each card event's change.
   paymentState: '_cardprovider_payment',
 } as const;

@@ -6,6 +6,9 @@
  * value (one entry per key), webhooks append their entries to the existing
  * list. Either way the body carries the existing entries plus the new ones.
  */
+import { META } from '@/lib/orders/meta-keys';
+import { metaValue } from '@/lib/orders/normalize';
+import { isServiceMessage } from '@/lib/orders/notes';
 import type { OrderAddress, OrderUpdate, StoreOrder } from '@/lib/store/types';
 
 export const ADDRESS_FIELDS = [
@@ -29,6 +32,8 @@ export interface OrderChange {
   billing?: OrderAddress;
   shipping?: OrderAddress;
   customerNote?: string;
+  /** A line added under the current customer note (a later package), rather than a note replacing it. */
+  customerNoteLine?: string;
   meta?: Record<string, string>;
   /** Required with `meta`: checkout writes replace, webhooks append. */
   metaMode?: MetaMode;
@@ -59,6 +64,8 @@ export function buildOrderUpdate(order: StoreOrder, change: OrderChange): OrderU
   if (change.billing !== undefined) update.billing = pickAddress(change.billing, { withEmail: true });
   if (change.shipping !== undefined) update.shipping = pickAddress(change.shipping, { withEmail: false });
   if (change.customerNote !== undefined) update.customer_note = change.customerNote;
+  if (change.customerNoteLine !== undefined) update.customer_note = order.customer_note ? `${order.customer_note}\n${change.customerNoteLine}` : change.customerNoteLine;
+  const kept = change.customerNote === undefined ? {} : keptCustomerNote(order, change.customerNote);
   if (change.customerId !== undefined && change.customerId > 0) update.customer_id = change.customerId;
   if (change.paymentMethod !== undefined) {
     update.payment_method = change.paymentMethod.id;
@@ -70,16 +77,52 @@ export function buildOrderUpdate(order: StoreOrder, change: OrderChange): OrderU
     update.date_paid_gmt = change.datePaid;
   }
   if (change.shippingLine !== undefined) update.shipping_lines = shippingLinesUpdate(order, change.shippingLine);
-  if (change.meta !== undefined || change.metaValues !== undefined) {
+  const metaValues = change.metaValues === undefined && Object.keys(kept).length === 0 ? undefined : { ...change.metaValues, ...kept };
+  const spec = change.meta === undefined ? undefined : orderPropertiesOf(change.meta, update);
+  if (spec !== undefined || metaValues !== undefined) {
     let meta: MetaList = order.meta_data.map(({ id, key, value }) => (id === undefined ? { key, value } : { id, key, value }));
-    if (change.meta !== undefined) {
+    if (spec !== undefined) {
       if (change.metaMode === undefined) throw new TypeError('metaMode is required when writing meta');
-      meta = mergeMeta(meta, change.meta, change.metaMode);
+      meta = mergeMeta(meta, spec, change.metaMode);
     }
-    if (change.metaValues !== undefined) meta = mergeMeta(meta, change.metaValues, 'replace');
+    if (metaValues !== undefined) meta = mergeMeta(meta, metaValues, 'replace');
     update.meta_data = meta;
   }
   return update;
+}
+
+/**
+ * The spec's meta keys that are WooCommerce order properties: a meta write of them logs a "doing it wrong"
+ * notice per key on the store (WC_Data::is_internal_meta_key) before the setter stores the value anyway,
+ * and REST never shows them in `meta_data`. They are sent as the properties, which hold the same values.
+ */
+export const ORDER_PROPERTY_META = {
+  [META.paymentMethod]: 'payment_method',
+  [META.paymentMethodTitle]: 'payment_method_title',
+  [META.transactionId]: 'transaction_id',
+} as const satisfies Record<string, keyof OrderUpdate>;
+
+/** Moves the spec's property keys out of `meta` onto the update (an explicit property wins); the rest is meta. */
+function orderPropertiesOf(meta: Record<string, string>, update: OrderUpdate): Record<string, string> {
+  const rest: Record<string, string> = {};
+  for (const [key, value] of Object.entries(meta)) {
+    const property = (ORDER_PROPERTY_META as Partial<Record<string, (typeof ORDER_PROPERTY_META)[keyof typeof ORDER_PROPERTY_META]>>)[key];
+    if (property === undefined) rest[key] = value;
+    else update[property] ??= value;
+  }
+  return rest;
+}
+
+/**
+ * The customer's own note, when this change is the first to replace it with the service's message: kept in
+ * `_customer_note_at_checkout` by the very update that replaces it, so a retried or concurrent write finds it
+ * kept (or keeps the same text again) and it is never lost. A note of the service's own is no customer's.
+ */
+export function keptCustomerNote(order: StoreOrder, replacement: string): Record<string, string> {
+  const current = order.customer_note;
+  if (current.trim() === '' || current === replacement || isServiceMessage(current)) return {};
+  if (metaValue(order, META.customerNoteAtCheckout) !== undefined) return {};
+  return { [META.customerNoteAtCheckout]: current };
 }
 
 type MetaList = NonNullable<OrderUpdate['meta_data']>;

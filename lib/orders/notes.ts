@@ -33,6 +33,24 @@ export function isSupersededByPayment(note: string): boolean {
   return note.startsWith(PAYMENT_FAILED_START) || note.startsWith(MANUAL_PAYMENT_AWAITED_START) || note === PAYMENT_PROCESSING_NOTE || note.startsWith(PAYMENT_AUTHORIZED_START);
 }
 
+const SHIPPED_START = 'Your order has been shipped!';
+const ANOTHER_PACKAGE_START = 'Another package of your order has been shipped!';
+
+/** Whether a customer note is one of the service's messages (by its wording), not what the customer wrote at checkout. */
+export function isServiceMessage(note: string): boolean {
+  return (
+    isSupersededByPayment(note) ||
+    note === PAYMENT_RECEIVED_NOTE ||
+    note === AMOUNT_MISMATCH_NOTE ||
+    note.startsWith(SHIPPED_START) ||
+    note.startsWith(ANOTHER_PACKAGE_START)
+  );
+}
+
+/** The private note that shows the shop what the customer wrote, once the service's message took its place. */
+export const customerNoteKeptNote = (customerNote: string) =>
+  `Customer's note at checkout (the customer note field now holds the checkout service's message): ${customerNote}`;
+
 export const AMOUNT_MISMATCH_NOTE =
   'We received your payment, but the amount paid does not match your order total, so your order has been placed on hold. Please contact support so we can resolve it.';
 
@@ -58,7 +76,7 @@ export function shippedNote(details: ShipmentDetails): string {
     details.carrier ? `Carrier: ${details.carrier}` : undefined,
     details.shipDate ? `Ship Date: ${details.shipDate}` : undefined,
   ].filter((part): part is string => part !== undefined);
-  return parts.length === 0 ? 'Your order has been shipped!' : `Your order has been shipped! ${parts.join(' | ')}`;
+  return parts.length === 0 ? SHIPPED_START : `${SHIPPED_START} ${parts.join(' | ')}`;
 }
 
 const HOLD_NOTE_STATUSES: ReadonlySet<string> = new Set(['on-hold', 'authorized']);

@@ -43,6 +43,8 @@ export const storeOrderSchema = z.object({
   transaction_id: z.string().nullish(),
   date_paid: z.string().nullish().transform((v) => v ?? null),
   date_paid_gmt: z.string().nullish().transform((v) => v ?? null),
+  /** False when every item is virtual and downloadable: WooCommerce's payment-complete status is then `completed`. */
+  needs_processing: z.boolean().nullish(),
   meta_data: z.array(metaEntrySchema).nullish().transform((v) => v ?? []),
   line_items: z.array(lineSchema).nullish().transform((v) => v ?? []),
   fee_lines: z.array(lineSchema).nullish().transform((v) => v ?? []),
@@ -191,6 +193,10 @@ export interface Store {
   deleteRefund(orderId: number, refundId: number): Promise<void>;
   /** A private note for the shop (`customer_note: false`: the customer is not emailed). */
   addPrivateNote(orderId: number, note: string): Promise<void>;
+  /** A customer order note (`customer_note: true`): WooCommerce emails it and shows it in the customer's account. */
+  addCustomerNote(orderId: number, note: string): Promise<void>;
+  /** The texts of the order's customer notes, newest first. */
+  listCustomerNotes(orderId: number): Promise<string[]>;
   /** The texts of the order's notes (private and customer notes alike), newest first. */
   listOrderNotes(orderId: number): Promise<string[]>;
   /** The cheapest authenticated read (one order id), for the health check; StoreError when it fails. */

@@ -267,6 +267,24 @@ export class WooCommerceStore implements Store {
     );
   }
 
+  async addCustomerNote(orderId: number, note: string): Promise<void> {
+    await this.call(
+      'add customer note',
+      'write',
+      (options) => this.using(this.api, options).post(`orders/${orderId}/notes`, { note, customer_note: true }),
+      (data) => void z.looseObject({ id: z.number().int().positive() }).parse(data),
+    );
+  }
+
+  listCustomerNotes(orderId: number): Promise<string[]> {
+    return this.call(
+      'list customer notes',
+      'read',
+      (options) => this.using(this.api, options).get(`orders/${orderId}/notes`, { type: 'customer' }),
+      (data) => z.array(z.looseObject({ note: z.string() })).parse(data).map((entry) => entry.note),
+    );
+  }
+
   listOrderNotes(orderId: number): Promise<string[]> {
     return this.call(
       'list order notes',

@@ -16,8 +16,8 @@
  * - billing and shipping merge field by field;
  * - `meta_data` goes through WC_Data::update_meta_data, entry by entry: an
  *   internal key (WC_Order_Data_Store_CPT::$internal_meta_keys) whose setter
- *   exists on WC_Order (`set_` + the key without its underscore) changes the
- *   order's own field (`_billing_email`, `_payment_method`, `_date_paid` in
+ *   exists on WC_Order (`set_` + the key without its underscore) logs a "doing
+ *   it wrong" notice (phpNotices()) and changes the order's own field (`_billing_email`, `_payment_method`, `_date_paid` in
  *   Unix seconds, …; `_order_total` too, as the real store showed, although
  *   WC_Order has no setter of that name); an
  *   internal key without a setter (`_paid_date`, `_customer_user`, …) is
@@ -411,6 +411,10 @@ const INTERNAL_META_KEYS = new Set([
   '_new_order_email_sent',
 ]);
 
+/** The notice wc_doing_it_wrong() writes to the PHP error log (WP_DEBUG on), as a real 10.0.2 store logged it, backtrace left out. */
+export const doingItWrongNotice = (key: string) =>
+  `is_internal_meta_key was called incorrectly. Generic add/update/get meta methods should not be used for internal meta data, including "${key}". Use getters and setters.`;
+
 /** wc_string_to_bool(). */
 const wcBool = (value: unknown): boolean => value === true || value === 1 || (typeof value === 'string' && ['1', 'yes', 'true'].includes(value.toLowerCase()));
 const text = (value: unknown): string => (value === null || value === undefined ? '' : String(value));
@@ -633,6 +637,7 @@ export class WooCommerceModel {
   private nextNoteId = 7000;
   /** Internal meta the REST API never shows (`_paid_date`), by order id. */
   private readonly hiddenMeta = new Map<number, Record<string, unknown>>();
+  private readonly noticeLog: string[] = [];
 
   constructor(options: WooModelOptions = {}) {
     this.settings = { ...options };
@@ -923,6 +928,11 @@ export class WooCommerceModel {
     return { items: all.slice((page - 1) * perPage, page * perPage).map((order) => this.get(order.id)), total: all.length };
   }
 
+  /** The store's PHP error log: the "doing it wrong" notices its writes caused, oldest first. */
+  phpNotices(): string[] {
+    return [...this.noticeLog];
+  }
+
   /** Internal meta the REST API hides (e.g. `_paid_date`), for tests that check it was written. */
   hiddenMetaOf(id: number): Record<string, unknown> {
     return { ...this.hiddenMeta.get(id) };
@@ -1180,8 +1190,11 @@ export class WooCommerceModel {
       if (typeof key !== 'string' || key === '') continue;
       if (INTERNAL_META_KEYS.has(key)) {
         const setter = metaSetter(this, key);
-        if (setter) setter(order, value);
-        else this.hiddenMeta.set(order.id, { ...this.hiddenMeta.get(order.id), [key]: value });
+        if (setter) {
+          // WC_Data::is_internal_meta_key: a key with a setter logs the notice, then the setter stores the value anyway.
+          this.noticeLog.push(doingItWrongNotice(key));
+          setter(order, value);
+        } else this.hiddenMeta.set(order.id, { ...this.hiddenMeta.get(order.id), [key]: value });
         continue;
       }
       let target: (typeof meta)[number] | undefined;

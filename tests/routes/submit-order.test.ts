@@ -40,19 +40,20 @@ describe('POST /api/submit-order', () => {
       billing: { ...billing, ...contact },
       shipping: billing,
       customer_note: manualPaymentAwaitedNote('Manual Payment (Zelle / Venmo)'),
+      // The spec's _payment_method and _payment_method_title, as the order properties WooCommerce keeps them in.
+      payment_method: 'manual',
+      payment_method_title: 'Manual Payment (Zelle / Venmo)',
     });
     const meta = Object.fromEntries((update.meta_data as { key: string; value: string }[]).map((m) => [m.key, m.value]));
-    expect(meta).toMatchObject({
-      _payment_method: 'manual',
-      _payment_method_title: 'Manual Payment (Zelle / Venmo)',
-      _manual_payment_status: 'pending-screenshot',
-    });
+    expect(meta).toMatchObject({ _manual_payment_status: 'pending-screenshot' });
+    expect(meta).not.toHaveProperty('_payment_method');
+    expect(providers.woo.phpNotices()).toEqual([]);
     expect(Date.parse(meta._order_submitted_at!)).not.toBeNaN();
     expect(meta._checkout_address_updated).toBe(meta._order_submitted_at);
 
     const stored = providers.woo.get(501);
     expect(stored.status).toBe('pending');
-    expect(stored.payment_method).toBe('manual'); // WooCommerce maps _payment_method to its own field
+    expect(stored.payment_method).toBe('manual');
     expect(stored.customer_note).toContain('awaiting manual payment');
     expect(stored.meta_data.find((m) => m.key === '_manual_payment_status')?.value).toBe('pending-screenshot');
   });

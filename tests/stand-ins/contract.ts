@@ -171,6 +171,28 @@ export function defineContract(label: string, target: ContractTarget): void {
       expect(target.woo().hiddenMetaOf(id)._paid_date).toBe('2026-11-22T02:30:15.000Z');
     });
 
+    it('logs a "doing it wrong" notice for each internal key written as meta, stores its value anyway, and none for properties', async () => {
+      const id = newOrderId();
+      target.woo().seed({ id });
+      const before = target.woo().phpNotices().length;
+      const viaMeta = await store().updateOrder(id, {
+        meta_data: [
+          { key: '_payment_method', value: 'cardprovider' },
+          { key: '_transaction_id', value: 'ch_1' },
+          { key: '_paid_date', value: '2026-11-22T02:30:15.000Z' },
+        ],
+      });
+      expect(viaMeta).toMatchObject({ payment_method: 'cardprovider', transaction_id: 'ch_1' });
+      // `_paid_date` has no setter on WC_Order: hidden, but no notice.
+      expect(target.woo().phpNotices().slice(before)).toEqual([
+        'is_internal_meta_key was called incorrectly. Generic add/update/get meta methods should not be used for internal meta data, including "_payment_method". Use getters and setters.',
+        'is_internal_meta_key was called incorrectly. Generic add/update/get meta methods should not be used for internal meta data, including "_transaction_id". Use getters and setters.',
+      ]);
+      const viaProperties = await store().updateOrder(id, { payment_method: 'manual', payment_method_title: 'Manual', transaction_id: 'tx_2' });
+      expect(viaProperties).toMatchObject({ payment_method: 'manual', transaction_id: 'tx_2' });
+      expect(target.woo().phpNotices().slice(before)).toHaveLength(2);
+    });
+
     it('treats meta by unknown id as a new entry: every entry with its key goes, one comes back with a new id', async () => {
       const id = newOrderId();
       target.woo().seed({ id, meta_data: [{ key: 'color', value: 'red' }, { key: 'color', value: 'green' }, { key: 'size', value: 'L' }] });

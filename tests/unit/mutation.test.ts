@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
+import { PAYMENT_RECEIVED_NOTE, paymentFailedNote, shippedNote } from '@/lib/orders/notes';
 import { storeOrderSchema } from '@/lib/store/types';
 
 const order = storeOrderSchema.parse({
@@ -84,5 +85,46 @@ describe('order-mutation helper: the shipping line', () => {
 
   it('adds the line to an order without one', () => {
     expect(buildOrderUpdate(order, { shippingLine: line }).shipping_lines).toEqual([{ method_id: 'flat_rate', method_title: 'Flat rate', instance_id: '2', total: '15.00' }]);
+  });
+});
+
+describe("the payment's own fields and the customer's own note", () => {
+  it("writes the contract's _payment_method, _payment_method_title and _transaction_id as the order's properties, not meta", () => {
+    const update = buildOrderUpdate(order, {
+      meta: { _payment_method: 'manual', _payment_method_title: 'Manual Payment', _transaction_id: 'tx_1', _manual_payment_status: 'pending-screenshot' },
+      metaMode: 'replace',
+    });
+    expect(update).toMatchObject({ payment_method: 'manual', payment_method_title: 'Manual Payment', transaction_id: 'tx_1' });
+    expect(update.meta_data!.map((m) => m.key)).toEqual(['_payment_intent_id', 'gift_wrap', '_manual_payment_status']);
+  });
+
+  it('lets an explicit payment method win over the same meta key', () => {
+    const update = buildOrderUpdate(order, { paymentMethod: { id: 'cardprovider', title: 'Card' }, meta: { _payment_method: 'manual' }, metaMode: 'append' });
+    expect(update.payment_method).toBe('cardprovider');
+  });
+
+  const noted = (customer_note: string, meta: { key: string; value: string }[] = []) =>
+    storeOrderSchema.parse({ id: 10, status: 'pending', currency: 'USD', customer_note, meta_data: meta });
+  const kept = (update: ReturnType<typeof buildOrderUpdate>) => (update.meta_data ?? []).filter((m) => m.key === '_customer_note_at_checkout').map((m) => m.value);
+
+  it("keeps the customer's note in the same update that replaces it", () => {
+    const update = buildOrderUpdate(noted('Ring twice.'), { customerNote: PAYMENT_RECEIVED_NOTE });
+    expect(update.customer_note).toBe(PAYMENT_RECEIVED_NOTE);
+    expect(kept(update)).toEqual(['Ring twice.']);
+  });
+
+  it("never keeps the service's own message, nor over a note already kept, nor an unchanged note", () => {
+    expect(kept(buildOrderUpdate(noted(paymentFailedNote('Declined.', false)), { customerNote: PAYMENT_RECEIVED_NOTE }))).toEqual([]);
+    expect(kept(buildOrderUpdate(noted(shippedNote({})), { customerNote: PAYMENT_RECEIVED_NOTE }))).toEqual([]);
+    const already = noted('A later edit', [{ key: '_customer_note_at_checkout', value: 'Ring twice.' }]);
+    expect(buildOrderUpdate(already, { customerNote: PAYMENT_RECEIVED_NOTE }).meta_data).toBeUndefined();
+    expect(kept(buildOrderUpdate(noted('Ring twice.'), { customerNote: 'Ring twice.' }))).toEqual([]);
+    expect(kept(buildOrderUpdate(noted(''), { customerNote: PAYMENT_RECEIVED_NOTE }))).toEqual([]);
+  });
+
+  it('adds a line under the current note without keeping anything', () => {
+    const update = buildOrderUpdate(noted('Ring twice.'), { customerNoteLine: 'Another package of your order has been shipped!' });
+    expect(update.customer_note).toBe('Ring twice.\nAnother package of your order has been shipped!');
+    expect(update.meta_data).toBeUndefined();
   });
 });

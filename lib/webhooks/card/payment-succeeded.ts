@@ -3,11 +3,14 @@
  * (transition.ts): the order becomes `processing` with the payment recorded, or is held for an amount that is
  * not the order's (compared in minor units against `charge_cents`, currency included). A payment captured at
  * shipping is recorded on the shipped order, which keeps its status; holds still active keep it on hold.
- * The paid date goes in as `_date_paid` too (docs/decisions.md#d14); superseded state as docs/decisions.md#d13 says.
+ * The store stamps the paid date itself when the write reaches its payment-complete status; when it will not (an e-book
+ * order left `processing`, a held order), `_date_paid` goes in the same write (docs/decisions.md#d14); superseded state
+ * as docs/decisions.md#d13 says.
  * The cart is cleared only by the delivery that recorded the payment.
  */
 import { paymentMethodTitle } from '@/lib/card/payment-methods';
 import { InvalidCardEventError } from '@/lib/errors';
+import type { StoreOrder } from '@/lib/store/types';
 import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
 import { metaValue, normalizeOrder } from '@/lib/orders/normalize';
@@ -75,18 +78,15 @@ export async function applyPaymentSucceeded(
   const now = paidAt.toISOString();
   const { cardId } = services.config.paymentMethods;
   const methodTitle = paymentMethodTitle(intent.paymentMethodType, services.config.paymentMethods.cardTitle);
+  // `_payment_method`, `_payment_method_title` and `_transaction_id` are the order's own properties (paymentMethod below).
   const meta: Record<string, string> = {
     [META.providerPaymentIntentId]: intent.intentId,
     [META.providerChargeId]: intent.chargeId,
     [META.paidDate]: now,
-    [META.paymentMethod]: cardId,
-    [META.paymentMethodTitle]: methodTitle,
-    [META.transactionId]: intent.chargeId,
-    [META.datePaidInternal]: String(Math.floor(paidAt.getTime() / 1000)),
   };
   if (metaValue(order, META.manualPaymentStatus) !== undefined) meta[META.manualPaymentStatus] = 'superseded';
   const rounded = normalized.charge_cents !== normalized.total_cents;
-  const paid = await applyTransition(order, fact, services, () => ({
+  const paid = await applyTransition(order, fact, services, (transition) => ({
     // A three-decimal total Stripe charged in multiples of 10: the shop sees why the two differ.
     ...(rounded
       ? { shopNote: shopNotes.chargeRounded(formatMinorUnits(paidAmount, normalized.currency), formatMinorUnits(normalized.total_cents, normalized.currency), normalized.currency) }
@@ -97,9 +97,23 @@ export async function applyPaymentSucceeded(
     paymentMethod: { id: cardId, title: methodTitle, transactionId: intent.chargeId },
     datePaid: now,
     customerId: order.customer_id,
+    ...(storeStampsPaidDate(order, transition.status) ? {} : { metaValues: { [META.datePaidInternal]: String(Math.floor(paidAt.getTime() / 1000)) } }),
   }));
   if (paid.outcome !== 'applied') return unchanged(DUPLICATE_EVENT);
 
   if (order.customer_id > 0) await clearCartAfterPayment(store, order.customer_id, orderId);
   return changed('paid');
+}
+
+/**
+ * Whether WooCommerce stamps the paid date itself in a write that changes the status to `status`
+ * (WC_Order::maybe_set_date_paid, run on a status change). Otherwise the meta `_date_paid` is the one way: the REST
+ * API takes no `date_paid`, and `set_paid` picks the status itself. It logs a "doing it wrong" notice, so only then.
+ */
+export function storeStampsPaidDate(order: Pick<StoreOrder, 'status' | 'date_paid' | 'needs_processing'>, status: string | undefined): boolean {
+  if (order.date_paid) return true;
+  // A store that does not say whether the order needs processing gets the date written.
+  if (status === undefined || status === order.status || typeof order.needs_processing !== 'boolean') return false;
+  const paymentComplete = order.needs_processing ? 'processing' : 'completed';
+  return status === paymentComplete || (paymentComplete === 'processing' && status === 'completed');
 }

@@ -27,6 +27,7 @@ import type { Services } from '@/lib/services';
 import { StoreError } from '@/lib/errors';
 import type { StoreOrder } from '@/lib/store/types';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
+import { sendCustomerMessage } from '@/lib/orders/customer-message';
 
 export interface Transition {
   outcome: FactOutcome;
@@ -58,9 +59,10 @@ export async function applyTransition(
   const settings = { authorizedStatus: services.config.capture === 'on_shipment' };
   const next = nextStatus(order.status, before, applied.state, settings);
   const transition = { before, after: next.state, status: next.status };
-  const { shopNote, ...change } = effects(transition);
+  const { shopNote, ...effectChange } = effects(transition);
   const store = services.store();
   if (shopNote) await addShopNoteOnce(store, order.id, shopNote);
+  const change = await sendCustomerMessage(store, order, effectChange, services.config.customerMessages);
   const write = (status: string | undefined) =>
     store.updateOrder(
       order.id,

@@ -31,7 +31,8 @@
  */
 import { CardProviderError, OrderBusyError, StoreCallbackRefusedError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
-import { buildOrderUpdate } from '@/lib/orders/mutation';
+import { sendCustomerMessage } from '@/lib/orders/customer-message';
+import { buildOrderUpdate, keptCustomerNote } from '@/lib/orders/mutation';
 import { shippedNote, shopNotes } from '@/lib/orders/notes';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import { captureOrderAuthorization } from '@/lib/store-callbacks/authorization';
@@ -199,8 +200,16 @@ async function shipLocked(
 
   const now = new Date().toISOString();
   const tracked = trackingItemsMeta(order, notice.trackingNumber ? [entryOf(notice, key ?? '', now)] : [], trackingMeta);
+  let message: { customerNote?: string };
+  try {
+    const note = shippedNote({ trackingNumber: notice.trackingNumber, carrier: notice.carrier, shipDate: notice.shipDate });
+    message = await sendCustomerMessage(store, order, { customerNote: note }, services.config.customerMessages);
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    return updateFailed(orderId, error);
+  }
   const change = {
-    customerNote: shippedNote({ trackingNumber: notice.trackingNumber, carrier: notice.carrier, shipDate: notice.shipDate }),
+    ...message,
     meta: {
       [META.trackingNumber]: notice.trackingNumber ?? '',
       [META.shippingCarrier]: notice.carrier ?? '',
@@ -246,13 +255,17 @@ async function shipThroughPlugin(
   order: StoreOrder,
   notice: ShipmentNotice,
   key: string,
-  change: { status: string; customerNote: string; meta: Record<string, string> },
+  change: { status: string; customerNote?: string; meta: Record<string, string> },
   services: Services,
 ): Promise<LockedResult | StoreError | undefined> {
   const entry = entryOf(notice, key, change.meta[META.shippedDate] ?? new Date().toISOString());
+  // The plugin writes `customer_note` as given: the customer's own note when the message went as an order note.
+  const customerNote = change.customerNote ?? order.customer_note;
+  const kept = change.customerNote === undefined ? {} : keptCustomerNote(order, change.customerNote);
   const merge: ShipmentPackageMerge = {
-    ...packageMerge(entry, anotherPackageLine(notice), services.config.shipmentTrackingMeta),
-    ship: { from: order.status, status: change.status, customer_note: change.customerNote, meta: change.meta },
+    // Shipped meanwhile by another delivery, this becomes a later package: its line only where messages go in customer_note.
+    ...packageMerge(entry, change.customerNote === undefined ? undefined : anotherPackageLine(notice), services.config.shipmentTrackingMeta),
+    ship: { from: order.status, status: change.status, customer_note: customerNote, meta: { ...change.meta, ...kept } },
   };
   let answer: ShipmentPackageMerged | undefined;
   try {
@@ -347,7 +360,8 @@ async function addPackage(
 ): Promise<LockedResult> {
   const now = new Date().toISOString();
   const entry = entryOf(notice, key, now);
-  const line = anotherPackageLine(notice);
+  const message = await sendCustomerMessage(services.store(), order, { customerNoteLine: anotherPackageLine(notice) }, services.config.customerMessages);
+  const line = message.customerNoteLine;
   const merged = await mergePackage(orderId, packageMerge(entry, line, services.config.shipmentTrackingMeta), services);
   if (merged) {
     if (!merged.added) {
@@ -359,10 +373,9 @@ async function addPackage(
     return { outcome: 'package_added', applied: true };
   }
   const listed = [...packages, entry];
-  const note = order.customer_note ? `${order.customer_note}\n${line}` : line;
   await services.store().updateOrder(
     orderId,
-    buildOrderUpdate(order, { customerNote: note, metaValues: packagesMeta(order, listed, services.config.shipmentTrackingMeta) }),
+    buildOrderUpdate(order, { ...message, metaValues: packagesMeta(order, listed, services.config.shipmentTrackingMeta) }),
   );
   log.info('shipping.package_added', { orderId, packages: listed.length });
   return { outcome: 'package_added', applied: true };
