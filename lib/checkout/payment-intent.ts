@@ -18,6 +18,7 @@ import type { CardProvider, IntentChanges, PaymentIntentSummary } from '@/lib/ca
 import { checkoutAddressChange } from '@/lib/checkout/addresses';
 import { stripeReceiptEmail } from '@/lib/checkout/email';
 import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
+import { stripeCustomerFor } from '@/lib/checkout/saved-cards';
 import type { PaymentIntentRequest } from '@/lib/checkout/schemas';
 import { CardProviderError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
@@ -32,6 +33,8 @@ export interface PaymentIntentResponse {
   success: true;
   client_secret: string;
   payment_intent_id: string;
+  /** A registered customer's Customer Session (saved cards in the Payment Element); absent for a guest. */
+  customer_session_client_secret?: string;
 }
 
 /**
@@ -174,6 +177,30 @@ async function createIntent(
   }
 }
 
+/**
+ * The order's Stripe Customer (lib/checkout/saved-cards.ts). Without a card to save, a failure only
+ * hides saved cards: the payment goes on without them; with one, the customer asked, so it is the answer.
+ */
+async function orderStripeCustomer(services: Services, card: CardProvider, orderId: number, wooCustomerId: number, saveCard: boolean): Promise<string | undefined> {
+  try {
+    return await stripeCustomerFor(services, card, wooCustomerId, saveCard);
+  } catch (error) {
+    if (saveCard) throw error;
+    log.warn('saved_cards.unavailable', { orderId, error: error instanceof Error ? error.name : 'unknown' });
+    return undefined;
+  }
+}
+
+/** The Customer Session's client secret, or undefined when Stripe refused it: the card form still works. */
+async function customerSession(card: CardProvider, orderId: number, customerId: string): Promise<string | undefined> {
+  try {
+    return await card.customers.createCustomerSession(customerId);
+  } catch (error) {
+    log.warn('saved_cards.session_failed', { orderId, error: error instanceof Error ? error.name : 'unknown' });
+    return undefined;
+  }
+}
+
 export async function preparePaymentIntent(
   input: PaymentIntentRequest,
   services: Services,
@@ -185,6 +212,8 @@ export async function preparePaymentIntent(
 
   return services.orderLocks.withOrderLock(orderId, async () => {
     let state: OrderState = await loadPayableOrder(orderId, services);
+    const saveCard = input.save_payment_method === true;
+    const stripeCustomer = await orderStripeCustomer(services, card, orderId, state.order.customer_id, saveCard);
 
     const stored = await storedIntent(card, orderId, state);
     let intent = stored.intent;
@@ -210,7 +239,13 @@ export async function preparePaymentIntent(
     const changes: IntentChanges = {};
     if (intent.amount !== due.amount) changes.amount = due.amount;
     if (due.email !== undefined && intent.receiptEmail !== due.email) changes.receiptEmail = due.email;
-    if (changes.amount !== undefined || changes.receiptEmail !== undefined) {
+    if (stripeCustomer !== undefined) {
+      // Saved cards are the customer's; the card is saved only when the customer asked (docs/decisions.md#d39).
+      if (intent.customerId !== stripeCustomer) changes.customerId = stripeCustomer;
+      const usage = saveCard ? 'off_session' : '';
+      if ((intent.setupFutureUsage ?? '') !== usage) changes.setupFutureUsage = usage;
+    }
+    if (Object.keys(changes).length > 0) {
       if (intent.status === 'requires_payment_method') {
         intent = await card.updatePaymentIntent(intent.id, changes, orderId);
       } else if (changes.amount !== undefined) {
@@ -220,6 +255,9 @@ export async function preparePaymentIntent(
     }
 
     context.outcome = created ? 'intent_created' : 'intent_reused';
-    return { success: true, client_secret: intent.clientSecret, payment_intent_id: intent.id };
+    const response: PaymentIntentResponse = { success: true, client_secret: intent.clientSecret, payment_intent_id: intent.id };
+    const session = stripeCustomer === undefined ? undefined : await customerSession(card, orderId, stripeCustomer);
+    if (session !== undefined) response.customer_session_client_secret = session;
+    return response;
   });
 }
