@@ -52,9 +52,9 @@ export function setUserMeta(model: WooCommerceModel, customerId: number, key: st
   const row = rows.find((r) => r.key === key);
   if (row) row.value = value;
   else rows.push({ id: customerMeta(model).nextId++, key, value });
-  // stripe-customer.php: the gateway reads the prefixed key first, so it is kept equal.
+  // stripe-customer.php: the gateway reads a prefixed key first, so one that differs is brought in line.
   if (key === STRIPE_KEY && customerMeta(model).stripeCustomerBridge && model.cartBridgeInstalled && typeof value === 'string' && value !== '') {
-    setUserMeta(model, customerId, `${TABLE_PREFIX}${STRIPE_KEY}`, value);
+    if (gatewayReadsCustomer(model, customerId) !== value) setUserMeta(model, customerId, `${TABLE_PREFIX}${STRIPE_KEY}`, value);
   }
 }
 
@@ -72,6 +72,11 @@ export function gatewaySavesCustomer(model: WooCommerceModel, customerId: number
 function userOption(model: WooCommerceModel, customerId: number, key: string): unknown {
   const prefixed = userMeta(model, customerId, `${TABLE_PREFIX}${key}`);
   return prefixed !== undefined && prefixed !== '' ? prefixed : userMeta(model, customerId, key);
+}
+
+/** The Stripe Customer the official gateway uses: get_user_option( '_stripe_customer_id', $id ). */
+export function gatewayReadsCustomer(model: WooCommerceModel, customerId: number): unknown {
+  return userOption(model, customerId, STRIPE_KEY);
 }
 
 /** GET /wc/v3/customers/<id>: the customer with the meta the REST API shows. */

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { POST } from '@/app/api/payment-intent/route';
 import { PAYMENT_ELEMENT_FEATURES } from '@/lib/card/customers';
 import { customerIdempotencyKey } from '@/lib/checkout/saved-cards';
-import { customerMeta, gatewaySavesCustomer, setUserMeta, userMeta } from '@/stand-ins/woocommerce/customers';
+import { customerMeta, gatewayReadsCustomer, gatewaySavesCustomer, setUserMeta, userMeta } from '@/stand-ins/woocommerce/customers';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 import { postJson, tokenFor } from '../support/requests';
@@ -217,8 +217,21 @@ describe('saved cards: the official Stripe gateway', () => {
 
     await pay(342, { save_payment_method: true });
 
-    const created = metaOf(7) as string;
-    expect(userMeta(providers.woo, 7, 'wp__stripe_customer_id')).toBe(created);
+    expect(gatewayReadsCustomer(providers.woo, 7)).toBe(metaOf(7));
+  });
+
+  it("a Customer recreated by the service replaces the gateway's deleted one for the gateway too", async () => {
+    const gatewayCustomer = stripeCustomers().seed();
+    providers.woo.seed({ id: 344, customer_id: 7, lines: [{ total: '20.00' }] });
+    gatewaySavesCustomer(providers.woo, 7, gatewayCustomer.id);
+    stripeCustomers().delete(gatewayCustomer.id);
+
+    await pay(344, { save_payment_method: true });
+
+    const renewed = metaOf(7) as string;
+    expect(renewed).not.toBe(gatewayCustomer.id);
+    expect(userMeta(providers.woo, 7, 'wp__stripe_customer_id')).toBe(renewed);
+    expect(gatewayReadsCustomer(providers.woo, 7)).toBe(renewed);
   });
 
   it('without the plugin release that shows it, the gateway key stays hidden and the plain key is used', async () => {
