@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CardProvider } from '@/lib/card/stripe';
-import { CardProviderError } from '@/lib/errors';
+import { CardProviderError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import type { StoreCustomer } from '@/lib/store/types';
@@ -61,7 +61,14 @@ async function createCustomer(card: CardProvider, customer: StoreCustomer, repla
 export async function stripeCustomerFor(services: Services, card: CardProvider, wooCustomerId: number, create: boolean): Promise<string | undefined> {
   if (!Number.isSafeInteger(wooCustomerId) || wooCustomerId <= 0) return undefined;
   const store = services.store();
-  const customer = await store.getCustomer(wooCustomerId);
+  let customer: StoreCustomer;
+  try {
+    customer = await store.getCustomer(wooCustomerId);
+  } catch (error) {
+    // The user was deleted after ordering: the order is paid as a guest's.
+    if (error instanceof StoreError && error.code === 'woocommerce_rest_invalid_id') return undefined;
+    throw error;
+  }
   const stored = storedStripeCustomer(customer);
   if (stored !== undefined) {
     const found = CUSTOMER_ID.test(stored) ? await card.customers.retrieveCustomer(stored) : undefined;

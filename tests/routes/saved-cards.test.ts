@@ -46,6 +46,17 @@ describe('saved cards: guests', () => {
     expect(intentOf(body.payment_intent_id)).toMatchObject({ customer: null, setup_future_usage: null });
   });
 
+  it('an order whose registered customer was deleted from WordPress is paid as a guest', async () => {
+    providers.woo.seed({ id: 303, customer_id: 9, lines: [{ total: '20.00' }] });
+    providers.woo.customers.delete(9);
+
+    const { status, body } = await pay(303, { save_payment_method: true });
+
+    expect(status).toBe(200);
+    expect(body).not.toHaveProperty('customer_session_client_secret');
+    expect(stripeCustomers().customers.size).toBe(0);
+  });
+
   it('refuses a save_payment_method that is not a boolean, writing nothing', async () => {
     providers.woo.seed({ id: 302, customer_id: 7, lines: [{ total: '20.00' }] });
 
