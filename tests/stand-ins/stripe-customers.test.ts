@@ -4,7 +4,7 @@ import { TEST_STRIPE_KEY, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 
 const providers = useProviders();
-const stripeAt = () => new StripeCardProvider({ secretKey: TEST_STRIPE_KEY, webhookSecrets: [] }, 2000);
+const stripeAt = () => new StripeCardProvider({ secretKey: TEST_STRIPE_KEY, webhookSecrets: [], apiBaseUrl: undefined }, 2000);
 
 beforeEach(() => {
   useTestEnv();
