@@ -256,7 +256,8 @@ export async function preparePaymentIntent(
 
     context.outcome = created ? 'intent_created' : 'intent_reused';
     const response: PaymentIntentResponse = { success: true, client_secret: intent.clientSecret, payment_intent_id: intent.id };
-    const session = stripeCustomer === undefined ? undefined : await customerSession(card, orderId, stripeCustomer);
+    // Saved cards pay only an intent of their customer: none is offered for an intent that could not take it.
+    const session = stripeCustomer !== undefined && intent.customerId === stripeCustomer ? await customerSession(card, orderId, stripeCustomer) : undefined;
     if (session !== undefined) response.customer_session_client_secret = session;
     return response;
   });

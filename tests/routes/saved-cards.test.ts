@@ -168,6 +168,24 @@ describe('saved cards: whose cards', () => {
   });
 });
 
+describe('saved cards: an intent already being paid', () => {
+  it('a reused intent that can no longer take the customer gets no session for their cards', async () => {
+    const customer = stripeCustomers().seed();
+    const intent = providers.stripe.create({ amount: '2000', currency: 'usd', metadata: { shop_order_id: '361' } });
+    providers.stripe.setStatus(intent.id, 'requires_action');
+    providers.woo.seed({ id: 361, customer_id: 7, lines: [{ total: '20.00' }], meta_data: [{ key: '_payment_intent_id', value: intent.id }] });
+    userMetaSet(7, customer.id);
+
+    const { status, body } = await pay(361);
+
+    expect(status).toBe(200);
+    expect(body.payment_intent_id).toBe(intent.id);
+    expect(intentOf(intent.id).customer).toBeNull();
+    expect(body).not.toHaveProperty('customer_session_client_secret');
+    expect(stripeCustomers().sessions).toEqual([]);
+  });
+});
+
 describe('saved cards: a Stripe Customer that is gone', () => {
   it('a customer deleted at Stripe is recreated and the meta updated, not an error', async () => {
     const old = stripeCustomers().seed({ email: 'ada@example.com' });
