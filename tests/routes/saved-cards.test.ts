@@ -348,6 +348,18 @@ describe('saved cards: faults', () => {
     expect(loggedLines().some((line) => line.event === 'saved_cards.unavailable')).toBe(true);
   });
 
+  it('a Customer Session Stripe refuses leaves the card form: the intent is still handed out, set to save the card', async () => {
+    providers.woo.seed({ id: 356, customer_id: 7, lines: [{ total: '20.00' }] });
+    providers.failCard('POST', /\/v1\/customer_sessions$/, 429, 'invalid_request_error', 'rate_limit');
+
+    const { status, body } = await pay(356, { save_payment_method: true });
+
+    expect(status).toBe(200);
+    expect(body).not.toHaveProperty('customer_session_client_secret');
+    expect(intentOf(body.payment_intent_id)).toMatchObject({ customer: metaOf(7), setup_future_usage: 'off_session' });
+    expect(loggedLines().some((line) => line.event === 'saved_cards.session_failed')).toBe(true);
+  });
+
   it('the idempotency key depends on the WooCommerce customer and the Customer it replaces', () => {
     const base = { wooCustomerId: 7, replaces: undefined, email: 'a@example.com', name: 'Ada' };
     expect(customerIdempotencyKey(base)).toBe(customerIdempotencyKey({ ...base }));
