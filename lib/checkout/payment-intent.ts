@@ -8,6 +8,8 @@
  * recalculates taxes when addresses change (docs/decisions.md#d7), so the intent's
  * amount is then brought to the total that update returned, and its receipt
  * email to the order's email, in one more call when either changed.
+ * A registered customer's order adds a customer read, the intent's customer
+ * in that update call, and a Customer Session (lib/checkout/saved-cards.ts).
  *
  * The lock is one guard; the idempotency key of the create is the other, for
  * when the lock is only this instance's (Redis down): two calls for one order
