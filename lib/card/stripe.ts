@@ -6,6 +6,7 @@
  * SDK errors become CardProviderError carrying only Stripe's type and code.
  */
 import Stripe from 'stripe';
+import { StripeCustomers, type CustomerProvider } from '@/lib/card/customers';
 import { BoundedNodeHttpClient } from '@/lib/card/stripe-http';
 import { chargeIdOf, readCardEvent, readRefund, toCardEvent, type CardEvent, type CardEventPage, type CardEventQuery, type RefundFacts } from '@/lib/card/events';
 import type { CardSettings } from '@/lib/config';
@@ -29,6 +30,10 @@ export interface PaymentIntentSummary {
   chargeId: string;
   /** Where Stripe sends the receipt, when set. */
   receiptEmail: string | undefined;
+  /** The Stripe Customer the intent pays for (saved cards), when set. */
+  customerId?: string | undefined;
+  /** `setup_future_usage`: the card is saved to the customer once paid. */
+  setupFutureUsage?: string | undefined;
 }
 
 /** A refund made by the service for a refund the store holds (lib/store-callbacks/refund.ts). */
@@ -55,6 +60,9 @@ export interface CreateIntentInput {
 export interface IntentChanges {
   amount?: number;
   receiptEmail?: string;
+  customerId?: string;
+  /** `''` clears it (possible on an intent created without it, as every one here is). */
+  setupFutureUsage?: 'off_session' | '';
 }
 
 /** A charge as Stripe holds it now: what a capture checks before money moves. */
@@ -93,6 +101,8 @@ export interface ChargePage {
 }
 
 export interface CardProvider {
+  /** Stripe Customers and Customer Sessions (saved cards). */
+  readonly customers: CustomerProvider;
   createPaymentIntent(input: CreateIntentInput): Promise<PaymentIntentSummary>;
   /** The intent, or undefined when the provider does not know the id (deleted, other account or mode). */
   retrievePaymentIntent(id: string): Promise<PaymentIntentSummary | undefined>;
@@ -129,6 +139,8 @@ function summarize(intent: Stripe.PaymentIntent): PaymentIntentSummary {
     amountReceived: intent.amount_received ?? 0,
     chargeId: chargeIdOf(intent.latest_charge),
     receiptEmail: intent.receipt_email ?? undefined,
+    customerId: chargeIdOf(intent.customer) || undefined,
+    setupFutureUsage: intent.setup_future_usage ?? undefined,
   };
 }
 
@@ -180,6 +192,7 @@ function paymentMethodsParam(methods: CardSettings['paymentMethods'] = ['card'])
 
 export class StripeCardProvider implements CardProvider {
   private readonly stripe: Stripe;
+  readonly customers: CustomerProvider;
 
   constructor(
     private readonly settings: CardSettings,
@@ -204,6 +217,7 @@ export class StripeCardProvider implements CardProvider {
           }
         : {}),
     });
+    this.customers = new StripeCustomers(this.stripe, (operation, retry, call) => this.attempt(operation, retry, call));
   }
 
   /**
@@ -263,6 +277,8 @@ export class StripeCardProvider implements CardProvider {
         {
           ...(changes.amount !== undefined ? { amount: changes.amount } : {}),
           ...(changes.receiptEmail !== undefined ? { receipt_email: changes.receiptEmail } : {}),
+          ...(changes.customerId !== undefined ? { customer: changes.customerId } : {}),
+          ...(changes.setupFutureUsage !== undefined ? { setup_future_usage: changes.setupFutureUsage } : {}),
           metadata: { shop_order_id: String(orderId) },
         },
         options,

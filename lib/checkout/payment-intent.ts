@@ -8,6 +8,8 @@
  * recalculates taxes when addresses change (docs/decisions.md#d7), so the intent's
  * amount is then brought to the total that update returned, and its receipt
  * email to the order's email, in one more call when either changed.
+ * A registered customer's order adds a customer read, the intent's customer
+ * in that update call, and a Customer Session (lib/checkout/saved-cards.ts).
  *
  * The lock is one guard; the idempotency key of the create is the other, for
  * when the lock is only this instance's (Redis down): two calls for one order
@@ -18,6 +20,7 @@ import type { CardProvider, IntentChanges, PaymentIntentSummary } from '@/lib/ca
 import { checkoutAddressChange } from '@/lib/checkout/addresses';
 import { stripeReceiptEmail } from '@/lib/checkout/email';
 import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
+import { stripeCustomerFor } from '@/lib/checkout/saved-cards';
 import type { PaymentIntentRequest } from '@/lib/checkout/schemas';
 import { CardProviderError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
@@ -32,6 +35,8 @@ export interface PaymentIntentResponse {
   success: true;
   client_secret: string;
   payment_intent_id: string;
+  /** A registered customer's Customer Session (saved cards in the Payment Element); absent for a guest. */
+  customer_session_client_secret?: string;
 }
 
 /**
@@ -174,6 +179,30 @@ async function createIntent(
   }
 }
 
+/**
+ * The order's Stripe Customer (lib/checkout/saved-cards.ts). Without a card to save, a failure only
+ * hides saved cards: the payment goes on without them; with one, the customer asked, so it is the answer.
+ */
+async function orderStripeCustomer(services: Services, card: CardProvider, orderId: number, wooCustomerId: number, saveCard: boolean): Promise<string | undefined> {
+  try {
+    return await stripeCustomerFor(services, card, wooCustomerId, saveCard);
+  } catch (error) {
+    if (saveCard) throw error;
+    log.warn('saved_cards.unavailable', { orderId, error: error instanceof Error ? error.name : 'unknown' });
+    return undefined;
+  }
+}
+
+/** The Customer Session's client secret, or undefined when Stripe refused it: the card form still works. */
+async function customerSession(card: CardProvider, orderId: number, customerId: string): Promise<string | undefined> {
+  try {
+    return await card.customers.createCustomerSession(customerId);
+  } catch (error) {
+    log.warn('saved_cards.session_failed', { orderId, error: error instanceof Error ? error.name : 'unknown' });
+    return undefined;
+  }
+}
+
 export async function preparePaymentIntent(
   input: PaymentIntentRequest,
   services: Services,
@@ -185,6 +214,8 @@ export async function preparePaymentIntent(
 
   return services.orderLocks.withOrderLock(orderId, async () => {
     let state: OrderState = await loadPayableOrder(orderId, services);
+    const saveCard = input.save_payment_method === true;
+    const stripeCustomer = await orderStripeCustomer(services, card, orderId, state.order.customer_id, saveCard);
 
     const stored = await storedIntent(card, orderId, state);
     let intent = stored.intent;
@@ -210,7 +241,13 @@ export async function preparePaymentIntent(
     const changes: IntentChanges = {};
     if (intent.amount !== due.amount) changes.amount = due.amount;
     if (due.email !== undefined && intent.receiptEmail !== due.email) changes.receiptEmail = due.email;
-    if (changes.amount !== undefined || changes.receiptEmail !== undefined) {
+    if (stripeCustomer !== undefined) {
+      // Saved cards are the customer's; the card is saved only when the customer asked (docs/decisions.md#d41).
+      if (intent.customerId !== stripeCustomer) changes.customerId = stripeCustomer;
+      const usage = saveCard ? 'off_session' : '';
+      if ((intent.setupFutureUsage ?? '') !== usage) changes.setupFutureUsage = usage;
+    }
+    if (Object.keys(changes).length > 0) {
       if (intent.status === 'requires_payment_method') {
         intent = await card.updatePaymentIntent(intent.id, changes, orderId);
       } else if (changes.amount !== undefined) {
@@ -220,6 +257,10 @@ export async function preparePaymentIntent(
     }
 
     context.outcome = created ? 'intent_created' : 'intent_reused';
-    return { success: true, client_secret: intent.clientSecret, payment_intent_id: intent.id };
+    const response: PaymentIntentResponse = { success: true, client_secret: intent.clientSecret, payment_intent_id: intent.id };
+    // Saved cards pay only an intent of their customer: none is offered for an intent that could not take it.
+    const session = stripeCustomer !== undefined && intent.customerId === stripeCustomer ? await customerSession(card, orderId, stripeCustomer) : undefined;
+    if (session !== undefined) response.customer_session_client_secret = session;
+    return response;
   });
 }

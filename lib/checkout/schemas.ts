@@ -73,6 +73,10 @@ export const paymentIntentRequestSchema = z
     billing_address: addressSchema.optional(),
     shipping_address: addressSchema.nullable().optional(),
     contact_info: contactInfoSchema.optional(),
+    save_payment_method: z
+      .boolean({ error: 'must be true or false' })
+      .optional()
+      .meta({ description: "The customer ticked \"save this card\": a registered customer's card is saved to their Stripe Customer once paid." }),
   })
   .superRefine(billingEmailGiven);
 

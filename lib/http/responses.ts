@@ -11,6 +11,11 @@ export const paymentIntentResponseSchema = z.object({
   success: z.literal(true),
   client_secret: z.string().min(1).describe('Hand it to Stripe.js (Payment Element) to confirm the payment.'),
   payment_intent_id: z.string().min(1),
+  customer_session_client_secret: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("A registered customer's Stripe Customer Session: pass it to Elements as customerSessionClientSecret to list their saved cards. Absent for a guest."),
 });
 
 export const submitOrderResponseSchema = z.object({

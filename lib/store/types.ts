@@ -53,6 +53,17 @@ export const storeOrderSchema = z.object({
 
 export type StoreOrder = z.infer<typeof storeOrderSchema>;
 
+/** A registered customer (GET /customers/<id>): what a Stripe Customer is made from, and its meta. */
+export const storeCustomerSchema = z.object({
+  id: z.number().int().positive(),
+  email: z.string().nullish().transform((v) => v ?? ''),
+  first_name: z.string().nullish().transform((v) => v ?? ''),
+  last_name: z.string().nullish().transform((v) => v ?? ''),
+  meta_data: z.array(metaEntrySchema).nullish().transform((v) => v ?? []),
+});
+
+export type StoreCustomer = z.infer<typeof storeCustomerSchema>;
+
 /** Address fields the service writes (docs/decisions.md#d6); every other key is dropped. */
 export interface OrderAddress {
   first_name?: string;
@@ -201,4 +212,8 @@ export interface Store {
   listOrderNotes(orderId: number): Promise<string[]>;
   /** The cheapest authenticated read (one order id), for the health check; StoreError when it fails. */
   checkReachable(): Promise<void>;
+  /** A registered customer with its meta (saved cards: `_stripe_customer_id`). */
+  getCustomer(customerId: number): Promise<StoreCustomer>;
+  /** Sets one meta key of a customer (WooCommerce replaces the key's value). */
+  setCustomerMeta(customerId: number, key: string, value: string): Promise<StoreCustomer>;
 }

@@ -15,6 +15,7 @@ import { StoreError, StoreSignatureRefusedError, UpstreamHttpError, type StoreFa
 import type { StoreSettings } from '@/lib/config';
 import { z } from 'zod';
 import {
+  storeCustomerSchema,
   storeOrderSchema,
   storeRefundSchema,
   storeShippingQuoteSchema,
@@ -25,6 +26,7 @@ import {
   type ShipmentPackageMerge,
   type ShipmentPackageMerged,
   type Store,
+  type StoreCustomer,
   type StoreOrder,
   type StoreRefund,
 } from '@/lib/store/types';
@@ -302,6 +304,24 @@ export class WooCommerceStore implements Store {
       (data) => {
         if (!Array.isArray(data)) throw new Error('unexpected answer');
       },
+    );
+  }
+
+  getCustomer(customerId: number): Promise<StoreCustomer> {
+    return this.call(
+      'get customer',
+      'read',
+      (options) => this.using(this.api, options).get(`customers/${customerId}`),
+      (data) => storeCustomerSchema.parse(data),
+    );
+  }
+
+  setCustomerMeta(customerId: number, key: string, value: string): Promise<StoreCustomer> {
+    return this.call(
+      'update customer',
+      'write',
+      (options) => this.using(this.api, options).put(`customers/${customerId}`, { meta_data: [{ key, value }] }),
+      (data) => storeCustomerSchema.parse(data),
     );
   }
 

@@ -14,7 +14,8 @@
  * POST /v1/payment_intents/<id>/confirm, POST /v1/payment_intents/<id>/capture | cancel,
  * GET | POST /v1/refunds, POST /v1/refunds/<id> (metadata), GET /v1/events, GET /v1/charges, GET /v1/charges/<id>, GET /v1/reviews/<id>,
  * GET | POST /v1/webhook_endpoints, GET | POST | DELETE /v1/webhook_endpoints/<id>,
- * GET | POST /v1/payment_method_domains[/<id>[/validate]] (payment-method-domains.ts).
+ * GET | POST /v1/payment_method_domains[/<id>[/validate]] (payment-method-domains.ts);
+ * customers, customer sessions and saved payment methods (customers.ts).
  *
  * The browser side, as Stripe.js calls it: with the publishable key in the
  * form body (`key=pk_…`, or the query string of a GET) instead of an
@@ -27,6 +28,7 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FetchHandler } from '../loopback-http';
+import { customerRoute } from './customers';
 import { StripeModel, parseFormBody, type ConfirmOutcome } from './model';
 import { StripeApiError } from './objects';
 import { paymentMethodDomainsRoute } from './payment-method-domains';
@@ -132,6 +134,10 @@ export function stripeApiHandler(model: StripeModel, secretKey: string, options:
     const idempotencyKey = method === 'POST' ? request.headers.get('idempotency-key') : null;
 
     try {
+      const customerAnswer = await customerRoute(model.customers, { method, path, params }, (run) =>
+        model.idempotent(idempotencyKey, path, `POST ${path} ${JSON.stringify(params)}`, run),
+      );
+      if (customerAnswer) return stripeJson(customerAnswer.status, customerAnswer.body);
       if (path === '/v1/events' && method === 'GET') {
         const result = model.events.list(url.searchParams);
         return stripeJson(result.status, result.body);

@@ -12,6 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { StripeEventLog, type StripeEvent } from './events';
+import { StripeCustomers } from './customers';
 import { StripeApiError, type StripeIntent, type StripeObject } from './objects';
 import { StripeWebhookEndpoints } from './webhook-endpoints';
 
@@ -103,6 +104,8 @@ function parseAmount(value: unknown, currency: string): number {
 
 export class StripeModel {
   readonly intents = new Map<string, StripeIntent>();
+  /** Customers, Customer Sessions and saved cards (customers.ts). */
+  readonly customers = new StripeCustomers();
   /** `payment_intent.succeeded` / `payment_intent.payment_failed`, recorded by succeed() and fail(). */
   readonly events = new StripeEventLog();
   /** The webhook endpoints API (webhook-endpoints.ts). */
@@ -213,7 +216,10 @@ export class StripeModel {
       last_payment_error: null,
       created: Math.floor(Date.now() / 1000),
       livemode: false,
+      customer: null,
+      setup_future_usage: null,
     };
+    this.customers.applyToIntent(intent, params, true);
     this.intents.set(id, intent);
     return structuredClone(intent);
   }
@@ -249,6 +255,7 @@ export class StripeModel {
     }
     if (typeof params.description === 'string') target.description = params.description;
     if (typeof params.receipt_email === 'string') target.receipt_email = params.receipt_email;
+    this.customers.applyToIntent(target, params, false);
     return structuredClone(target);
   }
 
@@ -276,7 +283,7 @@ export class StripeModel {
     if (!methodId) {
       throw invalid('You must provide a payment_method to confirm this PaymentIntent.', 'payment_method', 'parameter_missing');
     }
-    const method = TEST_PAYMENT_METHODS[methodId];
+    const method: (typeof TEST_PAYMENT_METHODS)[string] | undefined = TEST_PAYMENT_METHODS[methodId] ?? this.customers.savedCard(methodId, target.customer);
     if (!method) {
       throw new StripeApiError(400, 'invalid_request_error', 'resource_missing', `No such PaymentMethod: '${methodId}'`, 'payment_method');
     }
@@ -300,6 +307,7 @@ export class StripeModel {
         payment_intent: declined,
       });
     }
+    this.customers.attachFromIntent(target, method);
     if (target.capture_method === 'manual') {
       this.holdAuthorization(target, onOutcome);
       return structuredClone(target);

@@ -28,6 +28,9 @@ export interface StripeIntent {
   last_payment_error: StripePaymentError | null;
   created: number;
   livemode: false;
+  /** The Stripe Customer (customers.ts); null when none. */
+  customer?: string | null;
+  setup_future_usage?: 'on_session' | 'off_session' | null;
 }
 
 /** A charge, refund, dispute, Radar review or early fraud warning, as Stripe shapes the fields the service reads (API 2022-11-15 and later). */

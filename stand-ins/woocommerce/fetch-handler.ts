@@ -18,7 +18,7 @@
  *   GET | POST         /wp-json/wc/v3/orders/<id>/refunds (newest first; page, per_page)
  *   GET | DELETE       /wp-json/wc/v3/orders/<id>/refunds/<refund_id>   (force defaults to true)
  *   GET | POST         /wp-json/wc/v3/orders/<id>/notes   (type: any, customer, internal)
- *   GET                /wp-json/wc/v3/customers/<id>
+ *   GET | PUT | POST   /wp-json/wc/v3/customers/<id>      (meta_data: customers.ts)
  *   GET                /wp-json/wc/v3/products               (catalog.ts)
  *   POST               /wp-json/wc/v3/orders                 (catalog.ts: priced from the products)
  *   DELETE             /wp-json/wc-checkout-bridge/v1/customers/<id>/cart           (companion plugin)
@@ -33,6 +33,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FetchHandler } from '../loopback-http';
+import { presentCustomer, updateCustomer } from './customers';
 import { WooCommerceModel, WooError, type WooNote, type WooOrder, type WooRefund } from './model';
 import { hasLoneSurrogate, invalidParams } from './rest-validation';
 import { createOrder, listProducts } from './catalog';
@@ -334,7 +335,8 @@ export function wooCommerceApiHandler(model: WooCommerceModel, credentials: WooC
       });
     } else if (notesRoute && method === 'POST') {
       action = (payload) => ({ body: presentChild(model.addNote(idOf(notesRoute), payload), origin, idOf(notesRoute), 'notes'), status: 201 });
-    } else if (customerRoute && method === 'GET') action = () => ({ body: model.getCustomer(idOf(customerRoute)) });
+    } else if (customerRoute && method === 'GET') action = () => ({ body: presentCustomer(model, idOf(customerRoute)) });
+    else if (customerRoute && ['PUT', 'POST', 'PATCH'].includes(method)) action = (payload) => ({ body: updateCustomer(model, idOf(customerRoute), payload) });
     else if (cartRoute && method === 'DELETE') action = () => ({ body: model.clearCart(idOf(cartRoute)) });
     else if (restoreRoute && method === 'POST') {
       action = (payload) => ({ body: model.restoreCart(idOf(restoreRoute), orderIdArgument(payload), restoreKeyArgument(payload)) });

@@ -917,4 +917,25 @@ export function defineContract(label: string, target: ContractTarget): void {
       expect(target.woo().get(manualId).meta_data.find((m) => m.key === '_manual_payment_status')?.value).toBe('pending-screenshot');
     });
   });
+
+  describe(`${label}: saved cards`, () => {
+    it("keeps a registered customer's Stripe Customer on the customer meta and hands out a Customer Session", async () => {
+      const id = newOrderId();
+      const wooCustomerId = id;
+      target.woo().seed({ id, customer_id: wooCustomerId, lines: [{ total: '20.00' }] });
+
+      const answer = await paymentIntent(postJson('/api/payment-intent', { token: await tokenFor(id), save_payment_method: true }, { ip: freshIp() }));
+      const body = (await answer.json()) as Record<string, string>;
+
+      expect(answer.status).toBe(200);
+      expect(body.customer_session_client_secret).toMatch(/^cuss_secret_/);
+      const customer = await store().getCustomer(wooCustomerId);
+      const stripeCustomer = customer.meta_data.find((m) => m.key === '_stripe_customer_id')?.value as string;
+      expect(stripeCustomer).toMatch(/^cus_/);
+      expect(target.stripe().intents.get(body.payment_intent_id!)).toMatchObject({ customer: stripeCustomer, setup_future_usage: 'off_session' });
+
+      target.stripe().customers.delete(stripeCustomer);
+      expect(await card().customers.retrieveCustomer(stripeCustomer)).toBeUndefined();
+    });
+  });
 }

@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import type { CardProvider } from '@/lib/card/stripe';
+import { CardProviderError, StoreError } from '@/lib/errors';
+import { log } from '@/lib/log';
+import type { Services } from '@/lib/services';
+import type { StoreCustomer } from '@/lib/store/types';
+import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
+
+/**
+ * The customer meta holding the Stripe Customer id, the official Stripe gateway's name for it. The gateway
+ * writes `<table prefix>_stripe_customer_id` (update_user_option), which WooCommerce's customers REST API
+ * never shows; the companion plugin answers the gateway's value under this name (docs/decisions.md#d41).
+ */
+export const STRIPE_CUSTOMER_META = '_stripe_customer_id';
+
+const CUSTOMER_ID = /^cus_[A-Za-z0-9]{1,250}$/;
+
+/**
+ * Stripe idempotency key for creating a WooCommerce customer's Stripe Customer: the same for every call
+ * that read the same customer (two tabs, a retry after a lost meta write), so Stripe answers them all with
+ * one Customer; a new one once the id it replaces (deleted at Stripe) or the customer's details change.
+ */
+export function customerIdempotencyKey(parts: { wooCustomerId: number; replaces: string | undefined; email: string; name: string }): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([parts.wooCustomerId, parts.replaces ?? '', parts.email, parts.name]))
+    .digest('hex')
+    .slice(0, 32);
+  return `checkout-customer-${parts.wooCustomerId}-${digest}`;
+}
+
+function storedStripeCustomer(customer: StoreCustomer): string | undefined {
+  const entry = [...customer.meta_data].reverse().find((meta) => meta.key === STRIPE_CUSTOMER_META);
+  return typeof entry?.value === 'string' && entry.value.trim() !== '' ? entry.value.trim() : undefined;
+}
+
+const PAUSES_MS = [100, 250, 500, 1000];
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Creates the customer; while another call's create with the same key still runs (409), asks again after a pause. */
+async function createCustomer(card: CardProvider, customer: StoreCustomer, replaces: string | undefined): Promise<string> {
+  const email = customer.email.trim();
+  const name = `${customer.first_name} ${customer.last_name}`.trim();
+  const idempotencyKey = customerIdempotencyKey({ wooCustomerId: customer.id, replaces, email, name });
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await card.customers.createCustomer({ wooCustomerId: customer.id, email: email || undefined, name: name || undefined, idempotencyKey });
+    } catch (error) {
+      const wait = PAUSES_MS[attempt];
+      const inProgress = error instanceof CardProviderError && error.status === 409;
+      if (!inProgress || wait === undefined || requestTimeLeftMs() - wait <= MIN_ATTEMPT_MS) throw error;
+      await pause(wait);
+    }
+  }
+}
+
+/**
+ * The Stripe Customer of a registered customer (WooCommerce customer id > 0, read from the order, never
+ * from the client): the one its meta names while Stripe still has it; otherwise, when `create`, a new one,
+ * stored on the customer's meta before any intent or session uses it. Undefined when there is none to use.
+ */
+export async function stripeCustomerFor(services: Services, card: CardProvider, wooCustomerId: number, create: boolean): Promise<string | undefined> {
+  if (!Number.isSafeInteger(wooCustomerId) || wooCustomerId <= 0) return undefined;
+  const store = services.store();
+  let customer: StoreCustomer;
+  try {
+    customer = await store.getCustomer(wooCustomerId);
+  } catch (error) {
+    // The user was deleted after ordering: the order is paid as a guest's.
+    if (error instanceof StoreError && error.code === 'woocommerce_rest_invalid_id') return undefined;
+    throw error;
+  }
+  const stored = storedStripeCustomer(customer);
+  if (stored !== undefined) {
+    const found = CUSTOMER_ID.test(stored) ? await card.customers.retrieveCustomer(stored) : undefined;
+    if (found !== undefined) return found;
+    // Deleted at Stripe, another account or mode, or not an id at all: replaced when a card is to be saved.
+    log.warn('saved_cards.customer_missing', { wooCustomerId, recreate: create });
+  }
+  if (!create) return undefined;
+  const created = await createCustomer(card, customer, stored);
+  await store.setCustomerMeta(wooCustomerId, STRIPE_CUSTOMER_META, created);
+  log.info('saved_cards.customer_created', { wooCustomerId, replaced: stored !== undefined });
+  return created;
+}
