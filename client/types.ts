@@ -31,6 +31,8 @@ export type PaymentIntentInput = {
   /** null: ship to the billing address. */
   shipping_address?: Address | null;
   contact_info?: ContactInfo;
+  /** The customer ticked "save this card": a registered customer's card is saved to their Stripe Customer once paid. */
+  save_payment_method?: boolean;
 };
 
 /** What submitOrder sends: `token` and `billing_address` are required. */
@@ -47,6 +49,8 @@ export type PaymentIntent = {
   /** Hand it to Stripe.js (Payment Element) to confirm the payment. */
   client_secret: string;
   payment_intent_id: string;
+  /** A registered customer's Stripe Customer Session: pass it to Elements as `customerSessionClientSecret` to list their saved cards. Absent for a guest. */
+  customer_session_client_secret?: string;
 };
 
 export type SubmittedOrder = {

@@ -5,7 +5,9 @@ import type * as Client from '@/client/types';
 import type { paymentIntentRequestSchema, submitOrderRequestSchema, addressSchema, contactInfoSchema } from '@/lib/checkout/schemas';
 import type * as Service from '@/lib/http/responses';
 
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Assignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+// Both ways assignable, and the same keys: an optional field on one side only would pass the first test alone.
+type Same<A, B> = Assignable<A, B> extends true ? Assignable<Extract<keyof A, string>, Extract<keyof B, string>> : false;
 
 export const sameTypes: Record<string, true> = {
   address: true satisfies Same<Client.Address, z.input<typeof addressSchema>>,
