@@ -4,7 +4,7 @@
  * WooCommerce Stripe gateway. The gateway keeps the id with update_user_option() under the
  * site's table prefix (`wp__stripe_customer_id`), a key WooCommerce's customers REST API never
  * shows (WC_Customer_Data_Store::exclude_internal_meta_keys); the service reads and writes
- * `_stripe_customer_id` through that API (its docs/decisions.md, D39).
+ * `_stripe_customer_id` through that API (its docs/decisions.md, D41).
  *
  * @package CheckoutCartBridge
  */
