@@ -6,7 +6,6 @@
  * docs/integrations/stripe.md says what it prints and when to run it again.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { z } from 'zod';
 import { parseConfig } from '../lib/config';
 import { parseServiceUrl, runWebhookSetup } from '../lib/webhooks/setup/setup-webhooks';
 
@@ -20,12 +19,6 @@ function loadDotEnv(): void {
     }
   }
 }
-
-// ShipStation V2's settings, read here until the configuration names them.
-const shipStationV2Schema = z.object({
-  SHIPSTATION_V2_API_KEY: z.string().trim().min(1).optional().catch(undefined),
-  SHIPSTATION_V2_API_BASE_URL: z.url({ protocol: /^https?$/ }).optional().catch(undefined),
-});
 
 function argument(args: string[], name: string): string | undefined {
   const index = args.indexOf(name);
@@ -52,13 +45,9 @@ async function main(): Promise<number> {
     console.error(error instanceof Error ? error.message : 'Invalid configuration');
     return 2;
   }
-  const v2 = shipStationV2Schema.parse(process.env);
   const ok = await runWebhookSetup({
     serviceUrl: target.url,
     config,
-    shipStationV2: v2.SHIPSTATION_V2_API_KEY
-      ? { apiKey: v2.SHIPSTATION_V2_API_KEY, apiBaseUrl: v2.SHIPSTATION_V2_API_BASE_URL ?? 'https://api.shipstation.com' }
-      : undefined,
     print: (line) => console.log(line),
   });
   return ok ? 0 : 1;

@@ -70,8 +70,7 @@ async function setup(overrides: Record<string, string | undefined> = {}, v2 = fa
   const lines: string[] = [];
   const ok = await runWebhookSetup({
     serviceUrl: SERVICE,
-    config: localConfig(overrides),
-    shipStationV2: v2 ? { apiKey: SS_V2_KEY, apiBaseUrl: 'https://api.shipstation.com' } : undefined,
+    config: localConfig(v2 ? { SHIPSTATION_V2_API_KEY: SS_V2_KEY, ...overrides } : overrides),
     print: (line) => lines.push(line),
   });
   return { ok, lines, text: lines.join('\n') };

@@ -12,8 +12,6 @@ import { deployedSecretCheck, setupStripeWebhook, webhookUrl, type StripeSetupRe
 export interface SetupOptions {
   serviceUrl: string;
   config: Config;
-  /** SHIPSTATION_V2_API_KEY and its base URL, when set. */
-  shipStationV2?: { apiKey: string; apiBaseUrl: string } | undefined;
   print: (line: string) => void;
   /** Tests: another Stripe client, or the fetch that reaches the deployment. */
   stripe?: StripeWebhookEndpoints;
@@ -124,9 +122,10 @@ export async function runWebhookSetup(options: SetupOptions): Promise<boolean> {
     print('ShipStation V1: skipped (SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set)');
   }
 
-  if (options.shipStationV2) {
+  const { apiKey: v2Key, apiBaseUrl: v2BaseUrl } = config.shippingV2;
+  if (v2Key) {
     try {
-      printShipStation('V2', await setupShipStationV2({ serviceUrl: options.serviceUrl, ...options.shipStationV2, timeoutMs }), print);
+      printShipStation('V2', await setupShipStationV2({ serviceUrl: options.serviceUrl, apiKey: v2Key, apiBaseUrl: v2BaseUrl, timeoutMs }), print);
     } catch (error) {
       fail('ShipStation V2', error);
     }
