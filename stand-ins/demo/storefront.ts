@@ -202,6 +202,11 @@ function checkoutPage(config: PageConfig): string {
   <dl class="facts" id="order-facts"></dl>
 </section>
 <form id="checkout" onsubmit="return false">
+  <fieldset id="express" hidden><legend>Express checkout (Apple Pay, Google Pay: the wallet is played by the Stripe stand-in)</legend>
+    <p class="hint">The wallet reports an address before the customer authorizes: the shop's rates there come from the checkout service, each rate chosen is written to the order, and the wallet's total is always the order's.</p>
+    <div id="wallet"></div>
+    <p id="wallet-status" class="result" role="status" aria-live="polite" data-state="idle"></p>
+  </fieldset>
   <div class="columns">
   <fieldset><legend>Contact</legend>
     <label for="email">Email</label><input id="email" value="grace@example.com"><br>
@@ -217,11 +222,6 @@ function checkoutPage(config: PageConfig): string {
     <label for="country">Country</label><input id="country" value="US">
   </fieldset>
   </div>
-  <fieldset id="express" hidden><legend>Express checkout (Apple Pay, Google Pay: the wallet is played by the Stripe stand-in)</legend>
-    <p class="hint">The wallet reports an address before the customer authorizes: the shop's rates there come from the checkout service, each rate chosen is written to the order, and the wallet's total is always the order's.</p>
-    <div id="wallet"></div>
-    <p id="wallet-status" class="result" role="status" aria-live="polite" data-state="idle"></p>
-  </fieldset>
   <fieldset class="cards" id="card-choice"><legend>Test card (Stripe test payment methods)</legend>
     <label><input type="radio" name="card" value="pm_card_visa" checked style="width:auto"> Visa •••• 4242 — succeeds</label>
     <label><input type="radio" name="card" value="pm_card_chargeDeclined" style="width:auto"> Visa •••• 0002 — declined</label>

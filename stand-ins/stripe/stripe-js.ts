@@ -80,13 +80,14 @@ export function stripeJsStandIn(stripeUrl: string): string {
   /** The wallet's button and sheet, driving the storefront's handlers as Stripe.js does. */
   function mountExpressCheckout(target, group, options, listeners) {
     const button = el('button', { type: 'button' }, 'Pay with wallet (Stripe.js stand-in)');
-    const sheet = el('div', { role: 'dialog', 'aria-label': 'Wallet (Stripe.js stand-in)' });
+    // Inline styles: the sheet looks the same whatever the storefront's own CSS.
+    const sheet = el('div', { role: 'dialog', 'aria-label': 'Wallet (Stripe.js stand-in)', style: 'border:1px solid #8c959f;border-radius:10px;padding:.6rem .9rem;margin:.5rem 0;max-width:26rem;background:#fff' });
     sheet.hidden = true;
     const addressChoice = el('select', { 'aria-label': 'Wallet shipping address' });
     config.wallet.addresses.forEach((entry, index) => addressChoice.append(new Option(entry.label, String(index))));
     const rateList = el('fieldset', { 'aria-label': 'Wallet shipping rates' });
     const lines = el('ul', { 'aria-label': 'Wallet lines' });
-    const total = el('p', { 'aria-label': 'Wallet total' });
+    const total = el('p', { 'aria-label': 'Wallet total', style: 'font-weight:600' });
     const problem = el('p', { role: 'alert' });
     const pay = el('button', { type: 'button' }, 'Pay in wallet');
     const cancel = el('button', { type: 'button' }, 'Cancel');
@@ -101,10 +102,10 @@ export function stripeJsStandIn(stripeUrl: string): string {
     function render() {
       rateList.replaceChildren(el('legend', {}, 'Shipping'));
       for (const rate of rates) {
-        const radio = el('input', { type: 'radio', name: 'wallet-rate', value: rate.id });
+        const radio = el('input', { type: 'radio', name: 'wallet-rate', value: rate.id, style: 'width:auto;margin-right:.4rem' });
         radio.checked = chosen && chosen.id === rate.id;
         radio.addEventListener('change', () => changeRate(rate));
-        const label = el('label', {});
+        const label = el('label', { style: 'display:block' });
         label.append(radio, ' ' + rate.displayName + ' ' + money(rate.amount, group.currency));
         rateList.append(label);
       }

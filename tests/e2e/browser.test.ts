@@ -281,6 +281,7 @@ describe.skipIf(!haveBrowser && !inCi)('storefront checkout in Chromium', () => 
     ]);
     await sheet.getByRole('radio', { name: /Express/ }).check();
     await expect.poll(() => total.textContent()).toBe('Total $70.00');
+    await page.screenshot({ path: join(ARTIFACTS, 'browser-order-wallet-sheet.png'), fullPage: true });
     expect(await orderState(1007)).toMatchObject({ total: '70.00', shipping_total: '30.00' });
 
     const paid = await press(page, 'role=button[name="Pay in wallet"]', '#wallet-status');
