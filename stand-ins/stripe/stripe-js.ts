@@ -1,15 +1,10 @@
 /**
  * A stand-in for Stripe.js (the script @stripe/stripe-js loads from js.stripe.com) that confirms at the
- * Stripe stand-in: a browser test serves it in place of Stripe's, so a storefront's own Payment Element
- * code runs unchanged offline. Its Payment Element is a choice of Stripe's test payment methods;
- * confirmPayment posts what Stripe.js posts (publishable key, client secret, payment method) and, on
- * success, leaves for return_url with Stripe's query parameters (or answers the intent with
- * `redirect: 'if_required'`).
- *
- * Its Express Checkout Element plays a wallet (Apple Pay, Google Pay): a button, then a sheet that fires
- * the storefront's handlers in Stripe's order (`click`, `shippingaddresschange` with the partial address a
- * wallet reveals, `shippingratechange`, `confirm` with the full details) and shows what they resolved:
- * the rates, the lines and the Elements amount. Not part of the production bundle.
+ * Stripe stand-in, so a storefront's own Elements code runs unchanged offline. Its Payment Element is a
+ * choice of Stripe's test payment methods; its Express Checkout Element plays a wallet whose sheet fires the
+ * storefront's handlers in Stripe's order (click, shippingaddresschange with the partial address a wallet
+ * reveals, shippingratechange, confirm). confirmPayment posts what Stripe.js posts and leaves for return_url
+ * (or answers the intent with `redirect: 'if_required'`). Not part of the production bundle.
  */
 import { TEST_PAYMENT_METHODS } from './model';
 

@@ -1,10 +1,8 @@
 'use client';
 /**
- * Stripe's Express Checkout Element (Apple Pay, Google Pay, Link). The wallet's sheet opens before the
- * customer has typed an address: at each address the wallet reports, the service answers the shop's own
- * rates and writes the first one to the order; each rate chosen is written too, and the sheet's amount is
- * always the total the service answers. On confirm, createPaymentIntent with the wallet's details is the
- * last word (it writes them and brings the intent to the order's total), then stripe.confirmPayment.
+ * Stripe's Express Checkout Element (Apple Pay, Google Pay, Link): the sheet's rates are the shop's at the
+ * wallet's address and its amount the order's total, both answered by the service; createPaymentIntent
+ * with the wallet's details is the last word before stripe.confirmPayment (docs/storefront.md).
  */
 import type { Address, ExpressShippingRate, SheetLineItem, WalletAddress } from '@checkout-service/storefront-client';
 import { Elements, ExpressCheckoutElement, useElements, useStripe } from '@stripe/react-stripe-js';
