@@ -1,17 +1,21 @@
 /**
  * The storefront's client for the checkout payment service: createPaymentIntent
- * (card payments, with Stripe's Payment Element) and submitOrder (manual
- * payments), with typed results and one error class per answer the storefront
- * can act on. No runtime dependency: it runs in a browser or on a server.
+ * (card payments, with Stripe's Payment Element), submitOrder (manual
+ * payments), shippingRates and chooseShippingRate (express checkout), with
+ * typed results and one error class per answer the storefront can act on. No runtime dependency: it runs in a browser or on a server.
  */
 import type {
   CheckoutBusyResponse,
   CheckoutFailureResponse,
+  ChosenShippingRate,
   InvalidRequestResponse,
   NotPayableReason,
   NotPayableResponse,
   PaymentIntent,
   PaymentIntentInput,
+  ShippingRateInput,
+  ShippingRates,
+  ShippingRatesInput,
   SubmitOrderInput,
   SubmittedOrder,
   ValidationIssue,
@@ -21,15 +25,22 @@ export type {
   Address,
   CheckoutBusyResponse,
   CheckoutFailureResponse,
+  ChosenShippingRate,
   ContactInfo,
+  ExpressShippingRate,
   InvalidRequestResponse,
   NotPayableReason,
   NotPayableResponse,
   PaymentIntent,
   PaymentIntentInput,
+  SheetLineItem,
+  ShippingRateInput,
+  ShippingRates,
+  ShippingRatesInput,
   SubmitOrderInput,
   SubmittedOrder,
   ValidationIssue,
+  WalletAddress,
 } from './types.js';
 
 /** Every error this client throws. */
@@ -99,7 +110,7 @@ export class ShopBusy extends CheckoutClientError {
 
 /**
  * Any other failure: the service's 500 (`code` PAYMENT_INTENT_ERROR or
- * SUBMIT_ORDER_ERROR: token invalid or expired, origin not allowed, an upstream
+ * SUBMIT_ORDER_ERROR, EXPRESS_CHECKOUT_ERROR: token invalid or expired, origin not allowed, an upstream
  * failing), 413, an unexpected answer, or no answer at all (`code` NETWORK_ERROR).
  */
 export class ServiceError extends CheckoutClientError {
@@ -136,6 +147,10 @@ export interface CheckoutClient {
   createPaymentIntent(input: PaymentIntentInput, options?: CallOptions): Promise<PaymentIntent>;
   /** Submits the order for manual payment; returns the order id and the server-computed total. */
   submitOrder(input: SubmitOrderInput, options?: CallOptions): Promise<SubmittedOrder>;
+  /** Express checkout: the order's shipping rates at the wallet's address, each with the order's total there; changes nothing. */
+  shippingRates(input: ShippingRatesInput, options?: CallOptions): Promise<ShippingRates>;
+  /** Express checkout: writes the rate and address to the order and brings its intent to the new total, which it returns. */
+  chooseShippingRate(input: ShippingRateInput, options?: CallOptions): Promise<ChosenShippingRate>;
 }
 
 type JsonRecord = Record<string, unknown>;
@@ -233,5 +248,7 @@ export function createCheckoutClient(options: CheckoutClientOptions): CheckoutCl
   return {
     createPaymentIntent: (input, call) => post<PaymentIntent>('/api/payment-intent', input, call),
     submitOrder: (input, call) => post<SubmittedOrder>('/api/submit-order', input, call),
+    shippingRates: (input, call) => post<ShippingRates>('/api/express-checkout/shipping-rates', input, call),
+    chooseShippingRate: (input, call) => post<ChosenShippingRate>('/api/express-checkout/shipping-rate', input, call),
   };
 }

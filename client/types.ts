@@ -61,6 +61,63 @@ export type SubmittedOrder = {
   currency: string;
 };
 
+/** The partial address a wallet reports before the customer authorizes (Stripe's names; the postal code may be cut short). */
+export type WalletAddress = {
+  /** Two letters (ISO 3166-1 alpha-2), required. */
+  country: string;
+  state?: string;
+  postal_code?: string;
+  city?: string;
+};
+
+/** What shippingRates sends: the wallet's address on `shippingaddresschange`. */
+export type ShippingRatesInput = {
+  token: string;
+  address: WalletAddress;
+};
+
+/** What chooseShippingRate sends: a rate id of shippingRates' answer at the same address. */
+export type ShippingRateInput = {
+  token: string;
+  shipping_rate_id: string;
+  address: WalletAddress;
+};
+
+/** One line of the wallet's sheet (the Express Checkout Element's `lineItems`); the lines add up to the total. */
+export type SheetLineItem = {
+  name: string;
+  /** Minor units (cents). */
+  amount: number;
+};
+
+export type ExpressShippingRate = {
+  /** WooCommerce's rate id (`flat_rate:3`): send it back to choose the rate. */
+  id: string;
+  label: string;
+  /** The rate with its tax, in minor units, as the wallet lists it. */
+  amount: number;
+  /** The order's total with this rate at this address, in minor units. */
+  total: number;
+  line_items: SheetLineItem[];
+};
+
+export type ShippingRates = {
+  success: true;
+  /** Lower-case ISO code, as Stripe.js takes it. */
+  currency: string;
+  /** Empty when no shipping method serves the address: reject it in the wallet. */
+  shipping_rates: ExpressShippingRate[];
+};
+
+export type ChosenShippingRate = {
+  success: true;
+  currency: string;
+  /** The order's total as the store recalculated it, in minor units: the sheet's amount (`elements.update({ amount: total })`). */
+  total: number;
+  shipping_rate: { id: string; label: string; amount: number };
+  line_items: SheetLineItem[];
+};
+
 /** One zod issue of a 400 `details`; zod adds fields per issue code. */
 export type ValidationIssue = {
   code: string;

@@ -52,6 +52,7 @@ import {
   type CardLifecycleDemo,
 } from './card-lifecycle';
 import { DEMO_SECRETS } from './world';
+import { stripeJsStandIn } from '../stripe/stripe-js';
 import { listen, listenPreferring, sendJson, type RunningServer } from '../loopback-http';
 import { deliverShipNotification, shipNotification } from '../webhook-deliveries';
 
@@ -201,6 +202,11 @@ function checkoutPage(config: PageConfig): string {
   <dl class="facts" id="order-facts"></dl>
 </section>
 <form id="checkout" onsubmit="return false">
+  <fieldset id="express" hidden><legend>Express checkout (Apple Pay, Google Pay: the wallet is played by the Stripe stand-in)</legend>
+    <p class="hint">The wallet reports an address before the customer authorizes: the shop's rates there come from the checkout service, each rate chosen is written to the order, and the wallet's total is always the order's.</p>
+    <div id="wallet"></div>
+    <p id="wallet-status" class="result" role="status" aria-live="polite" data-state="idle"></p>
+  </fieldset>
   <div class="columns">
   <fieldset><legend>Contact</legend>
     <label for="email">Email</label><input id="email" value="grace@example.com"><br>
@@ -247,12 +253,118 @@ function checkoutPage(config: PageConfig): string {
   <ol id="timeline"></ol>
 </section>
 <details><summary class="hint">Last answer from the checkout service</summary><pre id="result"></pre></details>
+${config.stripe ? '<script src="/demo/stripe.js"></script>' : ''}
 <script>
 const config = ${embedded};
 ${PAGE_SCRIPT}
+${config.stripe ? WALLET_SCRIPT : ''}
 </script>`,
   );
 }
+
+/**
+ * Express checkout on the page: Stripe's Express Checkout Element as Stripe.js creates it, its wallet played
+ * by the Stripe stand-in's Stripe.js (served at /demo/stripe.js), its handlers calling the service as a storefront does.
+ */
+const WALLET_SCRIPT = String.raw`
+async function post(path, body) {
+  const response = await fetch(config.serviceUrl + path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const answer = await response.json().catch(() => null);
+  $('result').textContent = JSON.stringify(answer, null, 2);
+  if (!response.ok) {
+    const message = answer && (typeof answer.error === 'string' ? answer.error : answer.error && answer.error.message);
+    throw new Error('HTTP ' + response.status + ': ' + (message || 'the checkout service refused the request'));
+  }
+  return answer;
+}
+
+function walletAddressOf(name, address, contact) {
+  const [first, ...rest] = name.trim().split(/\s+/);
+  return { first_name: first, last_name: rest.join(' '), address_1: address.line1, address_2: address.line2 || '', city: address.city,
+    state: address.state, postcode: address.postal_code, country: address.country, ...contact };
+}
+
+function startWallet(start) {
+  const digits = digitsOf(start.currency);
+  const stripe = Stripe(config.stripe.publishableKey);
+  const elements = stripe.elements({ mode: 'payment', amount: toMinor(start.total, digits), currency: start.currency.toLowerCase() });
+  const wallet = elements.create('expressCheckout', { emailRequired: true, phoneNumberRequired: true, shippingAddressRequired: true, billingAddressRequired: true });
+  let at;
+  const place = (a) => [a.city, a.state, a.postal_code, a.country].filter(Boolean).join(', ');
+
+  // Within a second, with what the order holds now: the wallet must be given a rate before it reports an address.
+  wallet.on('click', (event) => {
+    const items = start.items.reduce((sum, item) => sum + toMinor(item.total, digits), 0);
+    event.resolve({
+      shippingRates: [{ id: 'current', displayName: 'Shipping', amount: toMinor(start.shipping_total, digits) }],
+      lineItems: [{ name: 'Subtotal', amount: items }, { name: 'Shipping', amount: toMinor(start.shipping_total, digits) }],
+    });
+  });
+  wallet.on('shippingaddresschange', async (event) => {
+    const address = { country: event.address.country, state: event.address.state, postal_code: event.address.postal_code, city: event.address.city };
+    show('wallet-status', 'working', 'The wallet reports ' + place(address) + ': asking the service for the shop’s rates there (POST /api/express-checkout/shipping-rates) …');
+    try {
+      const { shipping_rates: rates } = await post('/api/express-checkout/shipping-rates', { token: config.token, address });
+      if (rates.length === 0) {
+        show('wallet-status', 'blocked', 'No shipping method of the shop serves ' + place(address) + ': the wallet refuses the address.');
+        return event.reject();
+      }
+      const chosen = await post('/api/express-checkout/shipping-rate', { token: config.token, shipping_rate_id: rates[0].id, address });
+      at = address;
+      elements.update({ amount: chosen.total });
+      event.resolve({ shippingRates: rates.map((rate) => ({ id: rate.id, displayName: rate.label, amount: rate.amount })), lineItems: chosen.line_items });
+      show('wallet-status', 'ok', rates.length + ' rate(s) at ' + place(address) + ': ' + rates.map((rate) => rate.label + ' ' + money(rate.amount, start.currency)).join(', ') +
+        '. ' + chosen.shipping_rate.label + ' written to the order (POST /api/express-checkout/shipping-rate): total ' + money(chosen.total, start.currency) + '.');
+      loadOrder();
+    } catch (error) {
+      show('wallet-status', 'error', error.message);
+      event.reject();
+    }
+  });
+  wallet.on('shippingratechange', async (event) => {
+    try {
+      const chosen = await post('/api/express-checkout/shipping-rate', { token: config.token, shipping_rate_id: event.shippingRate.id, address: at });
+      elements.update({ amount: chosen.total });
+      event.resolve({ lineItems: chosen.line_items });
+      show('wallet-status', 'ok', chosen.shipping_rate.label + ' chosen and written to the order: total ' + money(chosen.total, start.currency) + '.');
+      loadOrder();
+    } catch (error) {
+      show('wallet-status', 'error', error.message);
+      event.reject();
+    }
+  });
+  wallet.on('confirm', async (event) => {
+    await elements.submit();
+    const billing = event.billingDetails;
+    show('wallet-status', 'working', 'The customer authorized the wallet: the service writes its details and brings the intent to the order’s total (POST /api/payment-intent) …');
+    let result;
+    try {
+      const intent = await post('/api/payment-intent', {
+        token: config.token,
+        billing_address: walletAddressOf(billing.name, billing.address, {}),
+        shipping_address: walletAddressOf(event.shippingAddress.name, event.shippingAddress.address, {}),
+        contact_info: { email: billing.email, phone: billing.phone },
+      });
+      result = await stripe.confirmPayment({ elements, clientSecret: intent.client_secret, redirect: 'if_required' });
+    } catch (error) {
+      show('wallet-status', 'error', error.message);
+      return event.paymentFailed({ reason: 'fail' });
+    }
+    if (result.error) {
+      show('wallet-status', 'declined', 'The wallet’s card was declined: ' + result.error.message);
+      return event.paymentFailed({ reason: 'fail', message: result.error.message });
+    }
+    show('wallet-status', 'working', 'Stripe took ' + money(result.paymentIntent.amount, start.currency) + '. Waiting for the shop to record the payment …');
+    const paid = await waitForOrder((current) => current.status !== 'pending', 20000);
+    if (paid) show('wallet-status', 'ok', 'Paid with the wallet: ' + money(result.paymentIntent.amount, start.currency) + ', the order’s total; order #' + paid.id + ' is now ' + paid.status + '.');
+    else show('wallet-status', 'error', 'Stripe took the payment, but the order is still pending: the webhook has not arrived (yet).');
+  });
+  wallet.mount('#wallet');
+  $('express').hidden = false;
+}
+
+if (typeof Stripe === 'function' && config.order && config.order.status === 'pending' && config.token) startWallet(config.order);
+`;
 
 /** The checkout page's script: plain JavaScript, run as it is by the browser. */
 const PAGE_SCRIPT = String.raw`
@@ -912,6 +1024,12 @@ export function storefrontHandler(options: StorefrontOptions) {
       } catch {
         sendJson(response, 502, { message: 'The checkout service did not answer: nothing was shipped.' });
       }
+      return;
+    }
+    if (request.method === 'GET' && url.pathname === '/demo/stripe.js' && options.stripe) {
+      const script = stripeJsStandIn(options.stripe.url);
+      response.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Content-Length': Buffer.byteLength(script), 'Cache-Control': 'no-store' });
+      response.end(script);
       return;
     }
     if (request.method !== 'GET' || url.pathname !== '/') {

@@ -11,6 +11,7 @@ import { companionGateway } from '../woocommerce/companion-gateway';
 import { StripeModel } from '../stripe/model';
 import { startStripeStandIn, type StripeStandIn } from '../stripe/loopback-server';
 import { WooCommerceModel } from '../woocommerce/model';
+import { configureShipping } from '../woocommerce/shipping-zones';
 import { startWooCommerceStandIn, type WooStandIn } from '../woocommerce/loopback-server';
 import { V2_STAND_IN_API_KEY } from '../shipstation/v2';
 import { startShipStationV2StandIn, type ShipStationV2StandIn } from '../shipstation/v2-loopback';
@@ -63,7 +64,34 @@ export const DEMO_ORDERS: DemoOrder[] = [
     what: 'pending guest order of e-books only (virtual, downloadable), 12.00 USD: paid by card it still gets its paid date',
     shows: 'guest order of e-books only (virtual, downloadable): paid by card it still gets its paid date',
   },
+  {
+    id: 1007,
+    what: 'pending guest order, 45.00 USD, to pay with a wallet (Express checkout, played by the Stripe stand-in): the shop’s rates at the wallet’s address',
+    shows: 'guest order to pay with a wallet (Express checkout): the shop’s rates at the wallet’s address',
+  },
 ];
+
+/**
+ * The demo shop's shipping, for the wallet's rates: Canada a taxed flat rate or free from 50.00, Australia a zone
+ * with no method (the wallet refuses the address), elsewhere a standard and an express rate.
+ */
+export const DEMO_SHIPPING = {
+  zones: [
+    {
+      name: 'Canada',
+      locations: [{ type: 'country' as const, code: 'CA' }],
+      methods: [
+        { type: 'flat_rate' as const, instanceId: 1, cost: '10.00' },
+        { type: 'free_shipping' as const, instanceId: 3, minAmount: '50.00' },
+      ],
+    },
+    { name: 'Australia', locations: [{ type: 'country' as const, code: 'AU' }], methods: [] },
+  ],
+  restOfWorld: [
+    { type: 'flat_rate' as const, instanceId: 2, cost: '15.00' },
+    { type: 'flat_rate' as const, instanceId: 4, title: 'Express', cost: '30.00' },
+  ],
+};
 
 /** The shop and the card provider of the demo, seeded so that each demo order is in the state DEMO_ORDERS says. */
 export interface DemoModels {
@@ -74,11 +102,13 @@ export interface DemoModels {
 /**
  * WooCommerce as a shop with a shipment-tracking plugin (`shipped` is a
  * registered status; stock WooCommerce has none) and a 13% Canadian tax rate,
- * taxed by the customer's shipping address (WooCommerce's default setting);
+ * taxed by the customer's shipping address (WooCommerce's default setting),
+ * and shipping zones for express checkout's rates (DEMO_SHIPPING);
  * Stripe holding the card payment of the order that is already paid.
  */
 export function createDemoModels(): DemoModels {
   const woocommerce = new WooCommerceModel({ customStatuses: ['shipped'], taxRates: { CA: 13 } });
+  configureShipping(woocommerce, DEMO_SHIPPING);
   const stripe = new StripeModel();
   seedDemoOrders(woocommerce, stripe);
   return { woocommerce, stripe };
@@ -154,6 +184,15 @@ export function seedDemoOrders(woo: WooCommerceModel, stripe: StripeModel): void
       { name: 'Notes on the Analytical Engine (e-book)', quantity: 1, total: '9.00', virtual: true, downloadable: true },
       { name: 'Sketch of the Engine (PDF)', quantity: 1, total: '3.00', virtual: true, downloadable: true },
     ],
+  });
+  woo.seed({
+    id: 1007,
+    billing: guest,
+    lines: [
+      { name: 'Organic cotton T-shirt', quantity: 1, total: '20.00' },
+      { name: 'Wool socks', quantity: 2, total: '20.00' },
+    ],
+    shipping_total: '5.00',
   });
 }
 

@@ -261,6 +261,39 @@ describe.skipIf(!haveBrowser && !inCi)('storefront checkout in Chromium', () => 
     await page.close();
   });
 
+  it('on the allowed origin, the wallet pays the order: the shop’s rates at the wallet’s address, the rate chosen, exactly the order’s total', async () => {
+    const page = await openCheckout(allowedStorefront, 1007);
+    await page.locator('#order-status', { hasText: 'pending' }).waitFor();
+    const sheet = page.getByRole('dialog', { name: 'Wallet (Stripe.js stand-in)' });
+    const total = sheet.getByLabel('Wallet total');
+    await page.getByRole('button', { name: 'Pay with wallet (Stripe.js stand-in)' }).click();
+    // The wallet opens on Toronto: one taxed flat rate there, written to the order by the service.
+    await expect.poll(() => total.textContent()).toBe('Total $56.50');
+    expect(await finalStatus(page, '#wallet-status')).toEqual({
+      state: 'ok',
+      text: '1 rate(s) at Toronto, ON, M5V, CA: Flat rate 11.30 USD. Flat rate written to the order (POST /api/express-checkout/shipping-rate): total 56.50 USD.',
+    });
+    await sheet.getByLabel('Wallet shipping address').selectOption({ label: 'New York, United States' });
+    await expect.poll(() => total.textContent()).toBe('Total $55.00');
+    expect(await sheet.getByRole('radio').evaluateAll((radios) => radios.map((radio) => radio.parentElement!.textContent!.trim()))).toEqual([
+      'Flat rate $15.00',
+      'Express $30.00',
+    ]);
+    await sheet.getByRole('radio', { name: /Express/ }).check();
+    await expect.poll(() => total.textContent()).toBe('Total $70.00');
+    await page.screenshot({ path: join(ARTIFACTS, 'browser-order-wallet-sheet.png'), fullPage: true });
+    expect(await orderState(1007)).toMatchObject({ total: '70.00', shipping_total: '30.00' });
+
+    const paid = await press(page, 'role=button[name="Pay in wallet"]', '#wallet-status');
+    expect(paid).toEqual({ state: 'ok', text: 'Paid with the wallet: 70.00 USD, the order’s total; order #1007 is now processing.' });
+    const order = await orderState(1007);
+    expect(order).toMatchObject({ status: 'processing', total: '70.00', shipping: { city: 'New York', address_1: '1 Harbor Way' }, billing: { email: 'grace@example.com' } });
+    expect(world.standIns.stripe.model.retrieve(order.meta._payment_intent_id as string)).toMatchObject({ amount: 7000, status: 'succeeded' });
+    expect(arrived(allowedStorefront.url, '/api/express-checkout/shipping-rates').filter((m) => m === 'POST')).toHaveLength(2);
+    await page.screenshot({ path: join(ARTIFACTS, 'browser-order-wallet-paid.png'), fullPage: true });
+    await page.close();
+  });
+
   it('on the allowed origin, Pay manually submits the order and shows its total', async () => {
     const page = await openCheckout(allowedStorefront, 1005);
     await page.locator('#order-status', { hasText: 'pending' }).waitFor();

@@ -135,7 +135,7 @@ describe('the example storefront', () => {
     const { page, orderId } = await toPaymentElement();
     // Stripe.js (played by the stand-in) confirms the card the customer chose and leaves for return_url.
     await page.getByLabel('Test card (Stripe.js stand-in)').selectOption('pm_card_visa');
-    await page.getByRole('button', { name: 'Pay' }).click();
+    await page.getByRole('button', { name: 'Pay', exact: true }).click();
     await page.waitForURL(new RegExp(`/checkout/${orderId}/complete\\?.*redirect_status=succeeded`));
     // Paid once Stripe's webhook has reached the service, whatever the page showed before it.
     await world.standIns.stripe.webhooksIdle();
@@ -151,11 +151,69 @@ describe('the example storefront', () => {
     await page.close();
   });
 
+  it.skipIf(!haveBrowser && !inCi)('pays a cart through the wallet: the shop’s rates at the wallet’s address, a rate chosen, exactly the order’s total', async () => {
+    const page = await browser!.newPage();
+    await page.route('https://js.stripe.com/**', (route) => route.fulfill({ contentType: 'text/javascript', body: stripeJsStandIn(world.standIns.stripe.url) }));
+    const calls: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && request.url().startsWith(world.service.url)) calls.push(new URL(request.url()).pathname);
+    });
+    await page.goto(`${origin}/`);
+    await page.getByLabel(/Organic cotton T-shirt/).fill('3');
+    await page.getByRole('button', { name: 'Check out' }).click();
+    await page.waitForURL(/\/checkout\/\d+$/);
+    const orderId = Number(/\/checkout\/(\d+)$/.exec(page.url())![1]);
+    const order = () => world.standIns.woocommerce.model.get(orderId);
+    expect(order()).toMatchObject({ status: 'pending', total: '65.00' });
+
+    // The wallet opens on its Toronto address: the shop's Canadian rates (taxed flat rate, free from 50.00), the first written to the order.
+    const sheet = page.getByRole('dialog', { name: 'Wallet (Stripe.js stand-in)' });
+    const total = sheet.getByLabel('Wallet total');
+    await page.getByRole('button', { name: 'Pay with wallet (Stripe.js stand-in)' }).click();
+    await expect.poll(() => total.textContent()).toBe('Total $79.10');
+    expect(await sheet.getByRole('radio').evaluateAll((radios) => radios.map((radio) => radio.parentElement!.textContent!.trim()))).toEqual([
+      'Flat rate $11.30',
+      'Free shipping $0.00',
+    ]);
+    expect(order()).toMatchObject({ total: '79.10', shipping_lines: [{ method_id: 'flat_rate' }], shipping: { city: 'Toronto', postcode: 'M5V' } });
+
+    // An address no method serves is refused in the wallet; back in Canada, the free rate is chosen.
+    await sheet.getByLabel('Wallet shipping address').selectOption({ label: 'Sydney, Australia' });
+    await expect.poll(() => sheet.getByRole('alert').textContent()).toBe('The shop does not ship to this address.');
+    expect(await sheet.getByRole('button', { name: 'Pay in wallet' }).isDisabled()).toBe(true);
+    await sheet.getByLabel('Wallet shipping address').selectOption({ label: 'Toronto, Canada' });
+    await expect.poll(() => total.textContent()).toBe('Total $79.10');
+    await sheet.getByRole('radio', { name: /Free shipping/ }).check();
+    await expect.poll(() => total.textContent()).toBe('Total $67.80');
+    expect(order()).toMatchObject({ total: '67.80', shipping_lines: [{ method_id: 'free_shipping', total: '0.00' }] });
+
+    await sheet.getByRole('button', { name: 'Pay in wallet' }).click();
+    await page.waitForURL(new RegExp(`/checkout/${orderId}/complete\\?.*redirect_status=succeeded`));
+    await world.standIns.stripe.webhooksIdle();
+    // Paid with exactly the order's total, free shipping included; the wallet's full details written by the final payment intent.
+    const paid = order();
+    expect(paid).toMatchObject({ status: 'processing', total: '67.80', shipping: { address_1: '12 Analytical Row', postcode: 'M5V 2T6' }, billing: { email: 'ada@example.com' } });
+    const intentId = paid.meta_data.find((meta) => meta.key === '_payment_intent_id')!.value as string;
+    expect(world.standIns.stripe.model.retrieve(intentId)).toMatchObject({ amount: 6780, status: 'succeeded' });
+    expect(calls).toEqual([
+      '/api/express-checkout/shipping-rates',
+      '/api/express-checkout/shipping-rate',
+      '/api/express-checkout/shipping-rates',
+      '/api/express-checkout/shipping-rates',
+      '/api/express-checkout/shipping-rate',
+      '/api/express-checkout/shipping-rate',
+      '/api/payment-intent',
+    ]);
+    await page.reload();
+    expect(await page.getByRole('status').textContent()).toBe('Paid. Thank you for your order!');
+    await page.close();
+  });
+
   it.skipIf(!haveBrowser && !inCi)('a declined card shows Stripe’s message on the payment page and leaves the order pending', async () => {
     const { page, orderId } = await toPaymentElement();
     await page.getByLabel('Test card (Stripe.js stand-in)').selectOption('pm_card_chargeDeclined');
-    await page.getByRole('button', { name: 'Pay' }).click();
-    await expect.poll(() => page.locator('main [role="alert"]').textContent()).toBe('Your card was declined.');
+    await page.getByRole('button', { name: 'Pay', exact: true }).click();
+    await expect.poll(() => page.locator('main form [role="alert"]').textContent()).toBe('Your card was declined.');
     await world.standIns.stripe.webhooksIdle();
     expect(world.standIns.woocommerce.model.get(orderId).status).toBe('pending');
     await page.close();

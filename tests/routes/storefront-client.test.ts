@@ -11,9 +11,12 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { POST as paymentIntentPOST } from '@/app/api/payment-intent/route';
 import { POST as submitOrderPOST } from '@/app/api/submit-order/route';
+import { POST as shippingRatePOST } from '@/app/api/express-checkout/shipping-rate/route';
+import { POST as shippingRatesPOST } from '@/app/api/express-checkout/shipping-rates/route';
 import type * as ClientModule from '@/client/index';
 import { buildClient } from '@/scripts/build-client';
 import { TEST_STOREFRONT_ORIGIN, useTestEnv } from '../support/env';
+import { expressShop } from '../support/express-shop';
 import { useProviders } from '../support/providers';
 import { awayFromWindowEdge, freshIp, postJson, tokenFor } from '../support/requests';
 
@@ -39,6 +42,8 @@ beforeEach(() => {
 const ROUTES: Record<string, (request: Request) => Promise<Response>> = {
   '/api/payment-intent': paymentIntentPOST,
   '/api/submit-order': submitOrderPOST,
+  '/api/express-checkout/shipping-rates': shippingRatesPOST,
+  '/api/express-checkout/shipping-rate': shippingRatePOST,
 };
 
 /** A fetch that delivers to the route handlers, with the Origin and client address a browser's request would carry. */
@@ -101,6 +106,57 @@ describe('results', () => {
     providers.woo.seed({ id: 302, lines: [{ total: '40.00' }], shipping_total: '4.35', total_tax: '3.65' });
     const result = await newClient(serviceFetch().fetch).submitOrder({ token: await tokenFor(302), billing_address: billing });
     expect(result).toEqual({ success: true, order_id: 302, total: 4800, currency: 'USD' });
+  });
+});
+
+describe('express checkout', () => {
+  const TORONTO = { country: 'CA', state: 'ON', postal_code: 'M5V', city: 'Toronto' };
+
+  it('shippingRates returns the store’s rates at the wallet’s address, each with the order’s total there', async () => {
+    expressShop(providers);
+    providers.woo.seed({ id: 311, currency: 'CAD', lines: [{ total: '60.00' }] });
+    const result = await newClient(serviceFetch().fetch).shippingRates({ token: await tokenFor(311), address: TORONTO });
+    expect(result.currency).toBe('cad');
+    expect(result.shipping_rates.map(({ id, amount, total }) => [id, amount, total])).toEqual([
+      ['flat_rate:1', 1130, 7910],
+      ['free_shipping:3', 0, 6780],
+    ]);
+    expect(providers.orderUpdates(311)).toEqual([]);
+  });
+
+  it('chooseShippingRate returns the order’s new total, which the order’s intent now holds', async () => {
+    expressShop(providers);
+    providers.woo.seed({ id: 312, currency: 'CAD', lines: [{ total: '20.00' }] });
+    const token = await tokenFor(312);
+    const checkout = newClient(serviceFetch().fetch);
+    const { payment_intent_id } = await checkout.createPaymentIntent({ token });
+    const chosen = await checkout.chooseShippingRate({ token, shipping_rate_id: 'flat_rate:1', address: TORONTO });
+    expect(chosen).toEqual({
+      success: true,
+      currency: 'cad',
+      total: 3390,
+      shipping_rate: { id: 'flat_rate:1', label: 'Flat rate', amount: 1130 },
+      line_items: [
+        { name: 'Subtotal', amount: 2000 },
+        { name: 'Shipping', amount: 1000 },
+        { name: 'Tax', amount: 390 },
+      ],
+    });
+    expect(providers.stripe.intents.get(payment_intent_id)!.amount).toBe(3390);
+  });
+
+  it('a rate the store does not offer at the address is an InvalidRequest on shipping_rate_id', async () => {
+    expressShop(providers);
+    providers.woo.seed({ id: 313, currency: 'CAD', lines: [{ total: '20.00' }] });
+    const error = await caught(newClient(serviceFetch().fetch).chooseShippingRate({ token: await tokenFor(313), shipping_rate_id: 'flat_rate:2', address: TORONTO }));
+    expect(error).toBeInstanceOf(client.InvalidRequest);
+    expect((error as ClientModule.InvalidRequest).issues.map((issue) => issue.path.join('.'))).toEqual(['shipping_rate_id']);
+  });
+
+  it('an invalid token is a ServiceError with EXPRESS_CHECKOUT_ERROR', async () => {
+    const error = await caught(newClient(serviceFetch().fetch).shippingRates({ token: 'not-a-token', address: TORONTO }));
+    expect(error).toBeInstanceOf(client.ServiceError);
+    expect(error).toMatchObject({ status: 500, code: 'EXPRESS_CHECKOUT_ERROR' });
   });
 });
 

@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import type * as Client from '@/client/types';
 import type { paymentIntentRequestSchema, submitOrderRequestSchema, addressSchema, contactInfoSchema } from '@/lib/checkout/schemas';
 import type * as Service from '@/lib/http/responses';
+import type * as Express from '@/lib/checkout/express-schemas';
 
 type Assignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 // Both ways assignable, and the same keys: an optional field on one side only would pass the first test alone.
@@ -21,4 +22,11 @@ export const sameTypes: Record<string, true> = {
   notPayable: true satisfies Same<Client.NotPayableResponse, Service.NotPayableResponse>,
   checkoutFailure: true satisfies Same<Client.CheckoutFailureResponse, Service.CheckoutFailureResponse>,
   checkoutBusy: true satisfies Same<Client.CheckoutBusyResponse, Service.CheckoutBusyResponse>,
+  walletAddress: true satisfies Same<Client.WalletAddress, z.input<typeof Express.walletAddressSchema>>,
+  shippingRatesInput: true satisfies Same<Client.ShippingRatesInput, z.input<typeof Express.shippingRatesRequestSchema>>,
+  shippingRateInput: true satisfies Same<Client.ShippingRateInput, z.input<typeof Express.shippingRateRequestSchema>>,
+  sheetLineItem: true satisfies Same<Client.SheetLineItem, Express.SheetLineItem>,
+  expressShippingRate: true satisfies Same<Client.ExpressShippingRate, Express.ExpressShippingRate>,
+  shippingRates: true satisfies Same<Client.ShippingRates, Express.ShippingRatesResponse>,
+  chosenShippingRate: true satisfies Same<Client.ChosenShippingRate, Express.ShippingRateResponse>,
 };

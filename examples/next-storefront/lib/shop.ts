@@ -23,7 +23,10 @@ export interface ShopOrder {
   currency: string;
   /** Decimal string, as WooCommerce answers it. */
   total: string;
+  shipping_total: string;
+  total_tax: string;
   line_items: { name: string; quantity: number; total: string }[];
+  shipping_lines: { method_id: string; method_title: string; instance_id?: string; total: string; total_tax: string }[];
   meta_data: { key: string; value: unknown }[];
 }
 
@@ -57,7 +60,7 @@ export async function createPendingOrder(cart: CartLine[]): Promise<ShopOrder> {
     currency: process.env.SHOP_CURRENCY || 'USD',
     set_paid: false,
     line_items: cart.map((line) => ({ product_id: line.productId, quantity: line.quantity })),
-    // One flat rate here. Rates for the customer's address: see docs/storefront.md ("Shipping rates").
+    // One flat rate until the customer's address is known; express checkout replaces it with the shop's rate there.
     shipping_lines: [{ method_id: 'flat_rate', method_title: 'Flat rate', total: process.env.SHOP_FLAT_SHIPPING || '5.00' }],
   });
   return data as ShopOrder;
@@ -66,4 +69,10 @@ export async function createPendingOrder(cart: CartLine[]): Promise<ShopOrder> {
 export async function getOrder(orderId: number): Promise<ShopOrder> {
   const { data } = await api().get(`orders/${orderId}`);
   return data as ShopOrder;
+}
+
+/** A decimal amount as WooCommerce answers it, in the currency's minor unit (for display: the service computes what is charged). */
+export function minorUnits(amount: string, currency: string): number {
+  const digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  return Math.round(Number(amount) * 10 ** digits);
 }

@@ -1,6 +1,7 @@
 import Link from 'next/link';
 import { checkoutTokenFor } from '../../../lib/checkout-token';
-import { getOrder } from '../../../lib/shop';
+import { getOrder, minorUnits, type ShopOrder } from '../../../lib/shop';
+import { ExpressCheckout, type ExpressCheckoutProps } from './express-checkout';
 import { PaymentForm } from './payment-form';
 
 export const dynamic = 'force-dynamic';
@@ -31,9 +32,29 @@ export default async function CheckoutPage({ params }: { params: Promise<{ order
       <p>
         Total: {order.total} {order.currency} (tax for your address is added when you continue to payment)
       </p>
-      {/* Express checkout (Apple Pay, Google Pay, Link with the shop's shipping rates) goes here. */}
+      <h2>Express checkout</h2>
+      <ExpressCheckout token={token} orderId={order.id} {...walletStart(order)} />
+      <h2>Or pay by card</h2>
       {/* Saved cards of a returning customer: shown by the Payment Element below once the service sends a customer session. */}
       <PaymentForm token={token} orderId={order.id} />
     </main>
   );
+}
+
+/** What the wallet shows when it opens, before it reports an address: the order as the shop priced it. */
+function walletStart(order: ShopOrder): Omit<ExpressCheckoutProps, 'token' | 'orderId'> {
+  const cents = (amount: string) => minorUnits(amount, order.currency);
+  const line = order.shipping_lines[0];
+  const items = order.line_items.reduce((sum, item) => sum + cents(item.total), 0);
+  const lineItems = [
+    { name: 'Subtotal', amount: items },
+    { name: 'Shipping', amount: cents(order.shipping_total) },
+    { name: 'Tax', amount: cents(order.total_tax) },
+  ].filter((item) => item.name === 'Subtotal' || item.amount !== 0);
+  return {
+    amount: cents(order.total),
+    currency: order.currency.toLowerCase(),
+    currentRate: { id: line ? `${line.method_id}:${line.instance_id ?? ''}` : 'shipping', displayName: line?.method_title ?? 'Shipping', amount: line ? cents(line.total) + cents(line.total_tax) : 0 },
+    lineItems,
+  };
 }

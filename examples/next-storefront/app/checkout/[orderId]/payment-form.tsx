@@ -6,12 +6,9 @@
  */
 import { InvalidRequest, NotPayable, RateLimited, ShopBusy, type Address } from '@checkout-service/storefront-client';
 import { Elements, PaymentElement, useElements, useStripe } from '@stripe/react-stripe-js';
-import { loadStripe } from '@stripe/stripe-js';
 import { type FormEvent, useState } from 'react';
 import { checkout } from '../../../lib/checkout-client';
-
-// Loaded once, outside the component, so Stripe.js is not fetched again on every render.
-const stripePromise = loadStripe(process.env.NEXT_PUBLIC_STRIPE_PUBLISHABLE_KEY ?? '');
+import { stripePromise } from '../../../lib/stripe';
 
 const ADDRESS_FIELDS = [
   ['first_name', 'First name'],
@@ -25,7 +22,7 @@ const ADDRESS_FIELDS = [
 ] as const;
 
 /** Turns the client's typed errors into what the customer should read. */
-function messageFor(error: unknown): string {
+export function messageFor(error: unknown): string {
   if (error instanceof NotPayable) return error.reason === 'Order is already paid' ? 'This order is already paid.' : 'This order can no longer be paid.';
   if (error instanceof RateLimited) return `Too many attempts. Please try again at ${error.resetAt?.toLocaleTimeString() ?? 'in a minute'}.`;
   if (error instanceof ShopBusy) return error.message;
