@@ -43,7 +43,8 @@
  *   and looks the refund up by its id alone: one of another order is deleted
  *   before the error is answered;
  * - the companion plugin's routes answer 404 `checkout_bridge_customer_not_found`
- *   and `checkout_bridge_order_not_found` (unknown order, or someone else's).
+ *   and `checkout_bridge_order_not_found` (unknown order, or someone else's);
+ * - with the companion plugin, meta `_date_paid` sets the paid date without the notice (includes/paid-date.php).
  *
  * Deliberately left out (nothing the service reads or writes depends on them):
  * - order creation, deletion and batch routes, and line, shipping, fee and
@@ -1192,7 +1193,8 @@ export class WooCommerceModel {
         const setter = metaSetter(this, key);
         if (setter) {
           // WC_Data::is_internal_meta_key: a key with a setter logs the notice, then the setter stores the value anyway.
-          this.noticeLog.push(doingItWrongNotice(key));
+          // The companion plugin (includes/paid-date.php) takes `_date_paid` out first and calls the setter itself.
+          if (!(key === '_date_paid' && this.cartBridgeInstalled)) this.noticeLog.push(doingItWrongNotice(key));
           setter(order, value);
         } else this.hiddenMeta.set(order.id, { ...this.hiddenMeta.get(order.id), [key]: value });
         continue;

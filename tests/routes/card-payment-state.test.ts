@@ -3,7 +3,8 @@
  * on every kind of order, and no stale state from an earlier manual
  * submission or failed attempt. The store behind msw is the WooCommerce
  * stand-in, which behaves as WooCommerce 11 does (date_paid read-only, stamped
- * only at the payment-complete status; `_date_paid` meta mapped to it; meta
+ * only at the payment-complete status; `_date_paid` meta mapped to it, without a notice when the companion
+ * plugin takes it; meta
  * without an id replacing the entry with its key).
  */
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -44,7 +45,7 @@ const metaOf = (orderId: number) => providers.woo.get(orderId).meta_data;
 const valuesOf = (orderId: number, key: string) => metaOf(orderId).filter((m) => m.key === key).map((m) => m.value);
 
 describe('paid date on every order', () => {
-  it('gives an order of e-books only (virtual and downloadable) its paid date in the same write, the one meta notice WooCommerce leaves no way around, and leaves it processing', async () => {
+  it('gives an order of e-books only (virtual and downloadable) its paid date in the same write, with no notice through the companion plugin, and leaves it processing', async () => {
     providers.woo.seed({
       id: 901,
       lines: [
@@ -65,6 +66,20 @@ describe('paid date on every order', () => {
     expect(order.date_paid).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/);
     expect(order.date_paid_gmt).toBe(order.date_paid);
     expect(order.date_paid).toBe((paid!.date_paid as string).slice(0, 19));
+    expect(providers.woo.phpNotices()).toEqual([]);
+  });
+
+  it('gives an e-book order its paid date on a store without the companion plugin too, with the one meta notice WooCommerce then leaves no way around', async () => {
+    providers.woo.cartBridgeInstalled = false;
+    providers.woo.seed({ id: 903, lines: [{ name: 'Analytical engine (e-book)', total: '9.00', virtual: true, downloadable: true }] });
+    const intent = intentFor(903, 900);
+
+    expect(await deliver('payment_intent.succeeded', providers.stripe.succeed(intent.id))).toBe(200);
+
+    const order = providers.woo.get(903);
+    expect(order.status).toBe('processing');
+    expect(order.date_paid).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/);
+    expect(providers.orderUpdates(903)).toHaveLength(1);
     expect(providers.woo.phpNotices()).toEqual([expect.stringContaining('"_date_paid"')]);
   });
 

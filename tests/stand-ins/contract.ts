@@ -162,6 +162,24 @@ export function defineContract(label: string, target: ContractTarget): void {
       expect(paid.meta_data.map((m) => m.key)).not.toContain('_date_paid');
     });
 
+    it('logs no notice for meta _date_paid with the companion plugin, which sets the paid date itself, and one without it', async () => {
+      const seconds = Math.floor(Date.parse('2026-11-22T02:30:15Z') / 1000);
+      const before = target.woo().phpNotices().length;
+      const withPlugin = newOrderId();
+      target.woo().seed({ id: withPlugin });
+      expect(await store().updateOrder(withPlugin, { meta_data: [{ key: '_date_paid', value: String(seconds) }] })).toMatchObject({ date_paid: '2026-11-22T02:30:15' });
+      expect(target.woo().phpNotices().slice(before)).toEqual([]);
+      target.woo().cartBridgeInstalled = false;
+      try {
+        const without = newOrderId();
+        target.woo().seed({ id: without });
+        expect(await store().updateOrder(without, { meta_data: [{ key: '_date_paid', value: String(seconds) }] })).toMatchObject({ date_paid: '2026-11-22T02:30:15' });
+        expect(target.woo().phpNotices().slice(before)).toEqual([expect.stringContaining('"_date_paid"')]);
+      } finally {
+        target.woo().cartBridgeInstalled = true;
+      }
+    });
+
     it('hides _paid_date from REST reads', async () => {
       const id = newOrderId();
       target.woo().seed({ id });

@@ -67,6 +67,7 @@ require_once __DIR__ . '/includes/order-status.php';
 require_once __DIR__ . '/includes/shipment-packages.php';
 require_once __DIR__ . '/includes/shipping-rates.php';
 require_once __DIR__ . '/includes/stripe-customer.php';
+require_once __DIR__ . '/includes/paid-date.php';
 
 add_action( 'plugins_loaded', 'checkout_cart_bridge_load_gateway', 11 );
 

@@ -108,7 +108,8 @@ export async function applyPaymentSucceeded(
 /**
  * Whether WooCommerce stamps the paid date itself in a write that changes the status to `status`
  * (WC_Order::maybe_set_date_paid, run on a status change). Otherwise the meta `_date_paid` is the one way: the REST
- * API takes no `date_paid`, and `set_paid` picks the status itself. It logs a "doing it wrong" notice, so only then.
+ * API takes no `date_paid`, and `set_paid` picks the status itself. It logs a "doing it wrong" notice, so only then;
+ * the companion plugin (1.4.0, includes/paid-date.php) takes the key and calls the setter itself, without the notice.
  */
 export function storeStampsPaidDate(order: Pick<StoreOrder, 'status' | 'date_paid' | 'needs_processing'>, status: string | undefined): boolean {
   if (order.date_paid) return true;

@@ -13,9 +13,26 @@ defined( 'ABSPATH' ) || exit;
 
 const CHECKOUT_CART_BRIDGE_STRIPE_CUSTOMER_META = '_stripe_customer_id';
 
+add_filter( 'is_protected_meta', 'checkout_cart_bridge_unprotect_stripe_customer', 10, 3 );
 add_filter( 'woocommerce_rest_prepare_customer', 'checkout_cart_bridge_show_stripe_customer', 10, 2 );
 add_action( 'added_user_meta', 'checkout_cart_bridge_mirror_stripe_customer', 10, 4 );
 add_action( 'updated_user_meta', 'checkout_cart_bridge_mirror_stripe_customer', 10, 4 );
+
+/**
+ * WooCommerce's customers REST API skips protected (underscored) meta on read and on write, so the
+ * service's PUT of `_stripe_customer_id` would be dropped without an error. Only this key, only over REST.
+ *
+ * @param bool   $protected Whether WordPress treats the key as protected.
+ * @param string $meta_key  Meta key.
+ * @param string $meta_type Object type of the meta.
+ * @return bool
+ */
+function checkout_cart_bridge_unprotect_stripe_customer( $protected, $meta_key, $meta_type = '' ) {
+	if ( 'user' === $meta_type && CHECKOUT_CART_BRIDGE_STRIPE_CUSTOMER_META === $meta_key && defined( 'REST_REQUEST' ) && REST_REQUEST ) {
+		return false;
+	}
+	return $protected;
+}
 
 /**
  * The REST answer's `_stripe_customer_id` is the one the gateway uses: get_user_option() reads
