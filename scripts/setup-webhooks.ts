@@ -5,20 +5,9 @@
  * set) for that deployment, from the service's own configuration: the environment, or .env.local / .env.
  * docs/integrations/stripe.md says what it prints and when to run it again.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { parseConfig } from '../lib/config';
+import { nextEnvironment } from './configuration';
 import { parseServiceUrl, runWebhookSetup } from '../lib/webhooks/setup/setup-webhooks';
-
-function loadDotEnv(): void {
-  for (const file of ['.env.local', '.env']) {
-    if (!existsSync(file)) continue;
-    for (const line of readFileSync(file, 'utf8').split('\n')) {
-      const match = /^\s*([A-Z0-9_]+)\s*=\s*(.*?)\s*$/.exec(line);
-      if (!match || match[1] === undefined || process.env[match[1]] !== undefined) continue;
-      process.env[match[1]] = (match[2] ?? '').replace(/^(['"])(.*)\1$/, '$2');
-    }
-  }
-}
 
 function argument(args: string[], name: string): string | undefined {
   const index = args.indexOf(name);
@@ -27,7 +16,7 @@ function argument(args: string[], name: string): string | undefined {
 }
 
 async function main(): Promise<number> {
-  loadDotEnv();
+  nextEnvironment(process.cwd(), false);
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
     console.log('Usage: npm run setup:webhooks -- --url https://<deployment>');

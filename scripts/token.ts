@@ -5,20 +5,9 @@
  * (read from the environment, or from .env.local / .env like Next.js does).
  * With none set, a running demo's secret (.demo/state.json, see `npm run dev`) is used.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { mintCheckoutToken } from '../lib/security/checkout-token';
+import { nextEnvironment } from './configuration';
 import { readDemoState } from '../stand-ins/demo/world';
-
-function loadDotEnv(): void {
-  for (const file of ['.env.local', '.env']) {
-    if (!existsSync(file)) continue;
-    for (const line of readFileSync(file, 'utf8').split('\n')) {
-      const match = /^\s*([A-Z0-9_]+)\s*=\s*(.*?)\s*$/.exec(line);
-      if (!match || match[1] === undefined || process.env[match[1]] !== undefined) continue;
-      process.env[match[1]] = (match[2] ?? '').replace(/^(['"])(.*)\1$/, '$2');
-    }
-  }
-}
 
 function usage(message?: string): never {
   if (message) console.error(message);
@@ -27,7 +16,7 @@ function usage(message?: string): never {
 }
 
 async function main(): Promise<void> {
-  loadDotEnv();
+  nextEnvironment(process.cwd(), true);
   const args = process.argv.slice(2);
   let ttl = '30m';
   const positional: string[] = [];
