@@ -21,7 +21,7 @@ import { log, type RequestContext } from '@/lib/log';
 import { settlePendingRateLimit } from '@/lib/shared-state/rate-limit/pending';
 import type { Services } from '@/lib/services';
 import { isResourceUrlRefusal } from '@/lib/shipping/resource-url';
-import { type ShipmentNotice, type UnreadPages } from '@/lib/shipping/shipstation';
+import { type ShipmentNotice, type ShipmentsResult, type UnreadPages } from '@/lib/shipping/shipstation';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
 import { markOrderShipped, type ShipResult } from '@/lib/webhooks/shipping/mark-shipped';
 import { queueForReplay } from '@/lib/shared-state/shipping-replay/replay-queue';
@@ -134,17 +134,7 @@ async function shipmentNotices(
 
   try {
     const result = await shipStation.shipmentsAt(payload.resource_url);
-    const { unread } = result;
-    log.info('shipping.resource_read', {
-      eventType: payload.resource_type,
-      shipments: result.notices.length,
-      voided: result.voided,
-      malformed: result.malformed || undefined,
-      unreadFromPage: unread?.page,
-      pages: unread?.pages,
-      stoppedFor: unread?.reason,
-    });
-    if (unread) await queueUnreadPages(unread, payload.resource_type, services);
+    await noteResourceRead(result, payload.resource_type, services);
     return result.notices;
   } catch (error) {
     if (!(error instanceof ShipStationError)) throw error;
@@ -172,6 +162,21 @@ export function shipStationFailure(error: ShipStationError): string {
 }
 
 /** The pages of a batch a read stopped before (its page bound, no time left, or a failed page) are queued from the first unread one. */
+/** Logs what a resource URL gave (V1 or V2) and queues the pages left unread for the replay. */
+export async function noteResourceRead(result: ShipmentsResult, eventType: string, services: Services): Promise<void> {
+  const { unread } = result;
+  log.info('shipping.resource_read', {
+    eventType,
+    shipments: result.notices.length,
+    voided: result.voided,
+    malformed: result.malformed || undefined,
+    unreadFromPage: unread?.page,
+    pages: unread?.pages,
+    stoppedFor: unread?.reason,
+  });
+  if (unread) await queueUnreadPages(unread, eventType, services);
+}
+
 export async function queueUnreadPages(unread: UnreadPages, eventType: string, services: Services): Promise<void> {
   if (unread.error && !isRetryableShipStationFailure(unread.error)) {
     log.error('shipping.resource_read_failed', { failure: unread.error.failure, status: unread.error.status, page: unread.page });

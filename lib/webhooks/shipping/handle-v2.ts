@@ -20,7 +20,7 @@ import { trackedLabelId } from '@/lib/shipping/shipstation-v2';
 import {
   applyNotices,
   isRetryableShipStationFailure,
-  queueUnreadPages,
+  noteResourceRead,
   shipStationFailure,
 } from '@/lib/webhooks/shipping/handle-notification';
 import { markOrderDelivered, type DeliveryNotice } from '@/lib/webhooks/shipping/mark-delivered';
@@ -101,17 +101,7 @@ export async function handleShipStationV2(rawBody: string, services: Services, c
       return;
     }
     const result = await client.shipmentsAt(resourceUrl);
-    const { unread } = result;
-    log.info('shipping.resource_read', {
-      eventType: type,
-      shipments: result.notices.length,
-      voided: result.voided,
-      malformed: result.malformed || undefined,
-      unreadFromPage: unread?.page,
-      pages: unread?.pages,
-      stoppedFor: unread?.reason,
-    });
-    if (unread) await queueUnreadPages(unread, type, services);
+    await noteResourceRead(result, type, services);
     if (result.notices.length === 0) {
       context.outcome = 'no_shipments';
       return;
