@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { POST } from '@/app/api/payment-intent/route';
 import { PAYMENT_ELEMENT_FEATURES } from '@/lib/card/customers';
+import { stripeApiHandler } from '@/stand-ins/stripe/fetch-handler';
 import { customerIdempotencyKey, META_DROPPED_TTL_MS } from '@/lib/checkout/saved-cards';
 import { customerMeta, gatewayReadsCustomer, gatewaySavesCustomer, presentCustomer, setUserMeta, updateCustomer, userMeta } from '@/stand-ins/woocommerce/customers';
 import { useTestEnv } from '../support/env';
@@ -140,6 +141,33 @@ describe('saved cards: a registered customer saving a card', () => {
     expect(body).not.toHaveProperty('customer_session_client_secret');
     expect(stripeCustomers().customers.size).toBe(0);
     expect(metaOf(7)).toBeUndefined();
+  });
+});
+
+describe("saved cards: Stripe.js's Payment Element", () => {
+  const browserStripe = () => stripeApiHandler(providers.stripe, 'sk_test_unused', { publishableKey: 'pk_test_page' });
+  const elementsSession = (clientSecret: string, customerSession: string) =>
+    browserStripe()(
+      new Request(`https://api.stripe.com/v1/elements/sessions?${new URLSearchParams({ key: 'pk_test_page', client_secret: clientSecret, customer_session_client_secret: customerSession })}`),
+    );
+
+  it("lists the customer session's saved cards with the publishable key, only beside an intent of that customer", async () => {
+    providers.woo.seed({ id: 316, customer_id: 7, lines: [{ total: '20.00' }] });
+    const first = await pay(316, { save_payment_method: true });
+    payWithNewCard(first.body.payment_intent_id);
+    providers.woo.seed({ id: 317, customer_id: 7, lines: [{ total: '35.00' }] });
+    const second = await pay(317);
+
+    const shown = await elementsSession(second.body.client_secret, second.body.customer_session_client_secret);
+    expect(shown.status).toBe(200);
+    const saved = stripeCustomers().list(metaOf(7) as string)[0]!;
+    expect(await shown.json()).toMatchObject({ customer: { payment_methods: [{ id: saved.id, card: { brand: 'visa', last4: '4242' } }] } });
+
+    // Another customer's intent, or a secret that is not the intent's, gets none of them.
+    providers.woo.seed({ id: 318, customer_id: 8, lines: [{ total: '20.00' }] });
+    const other = await pay(318, { save_payment_method: true });
+    expect((await elementsSession(other.body.client_secret, second.body.customer_session_client_secret)).status).toBe(400);
+    expect((await elementsSession(`${second.body.payment_intent_id}_secret_wrong`, second.body.customer_session_client_secret)).status).toBe(400);
   });
 });
 
