@@ -33,6 +33,18 @@ function storedStripeCustomer(customer: StoreCustomer): string | undefined {
   return typeof entry?.value === 'string' && entry.value.trim() !== '' ? entry.value.trim() : undefined;
 }
 
+/**
+ * How long a store found dropping the meta write (WooCommerce skips underscored customer meta over REST
+ * without Checkout Bridge 1.4.0) is left alone: no Customer is created for it meanwhile, so at most one
+ * unkept Customer per instance and hour (a customer's repeat within Stripe's 24 h key window replays the
+ * same one), and a store that installs the plugin gets saved cards back within the hour, without a restart.
+ * Kept in this process: a few extra empty Customers across instances cost less than a shared key.
+ */
+export const META_DROPPED_TTL_MS = 60 * 60 * 1000;
+const metaDroppedUntil = new WeakMap<Services, number>();
+
+export const CHECKOUT_BRIDGE_ADVICE = 'install or update the Checkout Bridge plugin to 1.4.0, which lets the customers REST API keep _stripe_customer_id';
+
 const PAUSES_MS = [100, 250, 500, 1000];
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -77,8 +89,29 @@ export async function stripeCustomerFor(services: Services, card: CardProvider, 
     log.warn('saved_cards.customer_missing', { wooCustomerId, recreate: create });
   }
   if (!create) return undefined;
+  if (Date.now() < (metaDroppedUntil.get(services) ?? 0)) {
+    log.warn('saved_cards.not_saved', { wooCustomerId, reason: 'store.customer_meta_dropped' });
+    return undefined;
+  }
   const created = await createCustomer(card, customer, stored);
-  await store.setCustomerMeta(wooCustomerId, STRIPE_CUSTOMER_META, created);
+  let answer: StoreCustomer;
+  try {
+    answer = await store.setCustomerMeta(wooCustomerId, STRIPE_CUSTOMER_META, created);
+  } catch (error) {
+    // A shop-manager key may edit only users whose role is `customer`: that one pays without saving.
+    if (error instanceof StoreError && error.status === 403) {
+      log.warn('saved_cards.not_saved', { wooCustomerId, reason: 'store.customer_not_editable', code: error.code });
+      return undefined;
+    }
+    throw error;
+  }
+  // A Customer the store did not keep would hold a card no later payment shows: the card is not saved.
+  const kept = storedStripeCustomer(answer);
+  if (kept !== created) {
+    metaDroppedUntil.set(services, Date.now() + META_DROPPED_TTL_MS);
+    log.error('store.customer_meta_dropped', { wooCustomerId, shown: kept === undefined ? 'none' : 'other', advice: CHECKOUT_BRIDGE_ADVICE });
+    return undefined;
+  }
   log.info('saved_cards.customer_created', { wooCustomerId, replaced: stored !== undefined });
   return created;
 }

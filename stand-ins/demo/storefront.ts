@@ -225,6 +225,11 @@ function checkoutPage(config: PageConfig): string {
   <fieldset class="cards" id="card-choice"><legend>Test card (Stripe test payment methods)</legend>
     <label><input type="radio" name="card" value="pm_card_visa" checked style="width:auto"> Visa •••• 4242 — succeeds</label>
     <label><input type="radio" name="card" value="pm_card_chargeDeclined" style="width:auto"> Visa •••• 0002 — declined</label>
+    <div id="saved-cards" hidden>
+      <p class="hint">A registered customer: the checkout service answers a customer session with the payment intent, and Stripe lists the cards saved before.</p>
+      <button id="show-saved" type="button" class="secondary">Show my saved cards</button>
+      <label><input type="checkbox" id="save-card" style="width:auto"> Save this card for my next order</label>
+    </div>
   </fieldset>
   <label for="token">Checkout token</label><input id="token"><br>
   <button id="pay-card" type="button">Pay by card</button>
@@ -530,6 +535,7 @@ let order;
 function renderOrder() {
   clearStale();
   $('order').hidden = false;
+  $('saved-cards').hidden = !(registered() && order.status === 'pending');
   $('order-id').textContent = '#' + order.id;
   $('order-status').textContent = order.status;
   $('order-status').dataset.status = order.status;
@@ -639,7 +645,7 @@ async function waitForOrder(condition, timeoutMs) {
   return undefined;
 }
 
-async function call(path, what) {
+async function call(path, what, extra) {
   show('status', 'working', what + ' …');
   $('result').textContent = '';
   let response;
@@ -647,7 +653,7 @@ async function call(path, what) {
     response = await fetch(config.serviceUrl + path, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(checkoutBody()),
+      body: JSON.stringify({ ...checkoutBody(), ...extra }),
     });
   } catch (error) {
     show('status', 'blocked', 'Blocked by the browser: the checkout service did not allow this page’s origin (CORS), or did not answer.');
@@ -681,8 +687,41 @@ async function confirmWithStripe(intentId, clientSecret, paymentMethod) {
   return response.ok ? { paymentIntent: body } : { error: (body && body.error) || { message: 'The card was not accepted.' } };
 }
 
+const registered = () => Boolean(config.stripe && order && order.customer_id > 0);
+
+/** The customer session's saved cards, as Stripe.js asks for the Payment Element (publishable key), listed first and chosen. */
+async function listSavedCards(body) {
+  if (!body.customer_session_client_secret) return [];
+  const query = new URLSearchParams({ key: config.stripe.publishableKey, client_secret: body.client_secret, customer_session_client_secret: body.customer_session_client_secret });
+  const response = await fetch(config.stripe.url + '/v1/elements/sessions?' + query);
+  const session = response.ok ? await response.json() : null;
+  const saved = (session && session.customer && session.customer.payment_methods) || [];
+  document.querySelectorAll('input[name="card"][data-saved]').forEach((input) => input.parentElement.remove());
+  for (const method of [...saved].reverse()) {
+    const label = element('label', ' Saved ' + method.card.brand + ' •••• ' + method.card.last4);
+    const input = document.createElement('input');
+    Object.assign(input, { type: 'radio', name: 'card', value: method.id });
+    input.dataset.saved = 'true';
+    input.style.width = 'auto';
+    label.prepend(input);
+    $('card-choice').querySelector('legend').after(label);
+  }
+  if (saved.length > 0) document.querySelector('input[name="card"][data-saved]').checked = true;
+  return saved;
+}
+
+$('show-saved').addEventListener('click', async () => {
+  const body = await call('/api/payment-intent', 'Asking the checkout service for the customer’s saved cards (POST /api/payment-intent)');
+  if (!body) return;
+  const saved = await listSavedCards(body);
+  show('status', 'ok', saved.length > 0
+    ? saved.length + ' saved card(s) of customer #' + order.customer_id + ', listed first: pay with one.'
+    : 'No saved card yet: tick “Save this card” when you pay.');
+});
+
 $('pay-card').addEventListener('click', async () => {
-  const body = await call('/api/payment-intent', 'Asking the checkout service for a card payment (POST /api/payment-intent)');
+  const save = registered() && $('save-card').checked ? { save_payment_method: true } : {};
+  const body = await call('/api/payment-intent', 'Asking the checkout service for a card payment (POST /api/payment-intent)', save);
   if (!body) return;
   if (!config.stripe) {
     show('status', 'ok', 'Card payment ready: payment intent ' + body.payment_intent_id +

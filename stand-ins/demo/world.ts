@@ -35,6 +35,8 @@ export const DEMO_SECRETS = {
 export const DEMO_PORTS = { service: 3000, storefront: 3001, woocommerce: 3101, stripe: 3102, shipstationV2: 3103 } as const;
 
 export const DEMO_CUSTOMER_ID = 42;
+/** The registered customer whose first order saves a card and whose second pays with it. */
+export const DEMO_SAVED_CARD_CUSTOMER_ID = 43;
 
 export interface DemoOrder {
   id: number;
@@ -68,6 +70,16 @@ export const DEMO_ORDERS: DemoOrder[] = [
     id: 1007,
     what: 'pending guest order, 45.00 USD, to pay with a wallet (Express checkout, played by the Stripe stand-in): the shop’s rates at the wallet’s address',
     shows: 'guest order to pay with a wallet (Express checkout): the shop’s rates at the wallet’s address',
+  },
+  {
+    id: 1008,
+    what: `pending order of registered customer #${DEMO_SAVED_CARD_CUSTOMER_ID}, 30.00 USD: tick “Save this card” and pay`,
+    shows: `order of registered customer #${DEMO_SAVED_CARD_CUSTOMER_ID}: tick “Save this card” and pay`,
+  },
+  {
+    id: 1009,
+    what: `second pending order of registered customer #${DEMO_SAVED_CARD_CUSTOMER_ID}, 25.00 USD: the card saved on #1008 is listed and pays it`,
+    shows: `second order of registered customer #${DEMO_SAVED_CARD_CUSTOMER_ID}: the card saved on #1008 pays it`,
   },
 ];
 
@@ -194,6 +206,10 @@ export function seedDemoOrders(woo: WooCommerceModel, stripe: StripeModel): void
     ],
     shipping_total: '5.00',
   });
+  const mary = { first_name: 'Mary', last_name: 'Somerville', email: 'mary@example.com', country: 'US' };
+  woo.seedCustomer({ id: DEMO_SAVED_CARD_CUSTOMER_ID, email: mary.email, first_name: mary.first_name, last_name: mary.last_name });
+  woo.seed({ id: 1008, customer_id: DEMO_SAVED_CARD_CUSTOMER_ID, billing: mary, lines: [{ name: 'Brass gear set', quantity: 1, total: '25.00' }], shipping_total: '5.00' });
+  woo.seed({ id: 1009, customer_id: DEMO_SAVED_CARD_CUSTOMER_ID, billing: mary, lines: [{ name: 'Linen apron', quantity: 1, total: '20.00' }], shipping_total: '5.00' });
 }
 
 /**

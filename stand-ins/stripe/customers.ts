@@ -147,6 +147,20 @@ export class StripeCustomers {
     return this.list(session.customer).filter((method) => filters.includes(method.allow_redisplay));
   }
 
+  /**
+   * What Stripe.js asks for a Payment Element (GET /v1/elements/sessions, publishable key): the saved cards
+   * of the customer session, only for an intent of that same customer.
+   */
+  elementsSession(intent: Pick<StripeIntent, 'customer'>, customerSessionSecret: string | null): { object: 'elements_session'; customer: { payment_methods: SavedPaymentMethod[] } | null } {
+    if (!customerSessionSecret) return { object: 'elements_session', customer: null };
+    const session = this.sessions.find((s) => s.client_secret === customerSessionSecret);
+    if (!session || session.expires_at < now()) throw invalid('No such customer session.', 'customer_session_client_secret', 'resource_missing');
+    if (session.customer !== intent.customer) {
+      throw invalid("The customer session's customer does not match the PaymentIntent's customer.", 'customer_session_client_secret', 'parameter_invalid_string');
+    }
+    return { object: 'elements_session', customer: { payment_methods: this.cardsShownBy(customerSessionSecret) } };
+  }
+
   /** GET /v1/customers/<id>/payment_methods, newest first. */
   list(customerId: string): SavedPaymentMethod[] {
     return [...this.paymentMethods.values()].filter((method) => method.customer === customerId).reverse().map((method) => structuredClone(method));

@@ -20,7 +20,8 @@
  * The browser side, as Stripe.js calls it: with the publishable key in the
  * form body (`key=pk_…`, or the query string of a GET) instead of an
  * Authorization header, a publishable-key call may only confirm or read a
- * payment intent and must carry that intent's `client_secret`. Answers carry
+ * payment intent and must carry that intent's `client_secret` (or ask for the Payment Element's saved
+ * cards, GET /v1/elements/sessions, with it and a customer session's). Answers carry
  * `Access-Control-Allow-Origin: *`, as api.stripe.com's do, so a storefront
  * page on any origin can read them.
  *
@@ -104,6 +105,17 @@ export function stripeApiHandler(model: StripeModel, secretKey: string, options:
         return unauthorized(`Invalid API Key provided: ${redactKey(publishable)}`, 'api_key_invalid');
       }
       const readsIntent = Boolean(intentRoute) && method === 'GET';
+      if (path === '/v1/elements/sessions' && method === 'GET') {
+        const secret = url.searchParams.get('client_secret') ?? '';
+        const id = secret.split('_secret_')[0] ?? '';
+        if (!model.clientSecretMatches(id, secret)) return stripeJson(400, new StripeApiError(400, 'invalid_request_error', 'parameter_invalid_string', 'Invalid client_secret.', 'client_secret').toJSON());
+        try {
+          return stripeJson(200, model.customers.elementsSession(model.retrieve(id), url.searchParams.get('customer_session_client_secret')));
+        } catch (error) {
+          if (!(error instanceof StripeApiError)) throw error;
+          return stripeJson(error.status, error.toJSON());
+        }
+      }
       if (!(confirmRoute && method === 'POST') && !readsIntent) {
         return unauthorized('This API call cannot be made with a publishable API key. Please use a secret API key.');
       }

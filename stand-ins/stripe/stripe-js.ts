@@ -1,7 +1,7 @@
 /**
  * A stand-in for Stripe.js (the script @stripe/stripe-js loads from js.stripe.com) that confirms at the
  * Stripe stand-in, so a storefront's own Elements code runs unchanged offline. Its Payment Element is a
- * choice of Stripe's test payment methods; its Express Checkout Element plays a wallet whose sheet fires the
+ * choice of Stripe's test payment methods, after a customer session's saved cards; its Express Checkout Element plays a wallet whose sheet fires the
  * storefront's handlers in Stripe's order (click, shippingaddresschange with the partial address a wallet
  * reveals, shippingratechange, confirm). confirmPayment posts what Stripe.js posts and leaves for return_url
  * (or answers the intent with `redirect: 'if_required'`). Not part of the production bundle.
@@ -190,7 +190,7 @@ export function stripeJsStandIn(stripeUrl: string): string {
       createPaymentMethod: unsupported,
       confirmCardPayment: unsupported,
       elements(options = {}) {
-        const group = { clientSecret: options.clientSecret, amount: options.amount, currency: options.currency, method: config.methods[0] };
+        const group = { clientSecret: options.clientSecret, customerSessionClientSecret: options.customerSessionClientSecret, amount: options.amount, currency: options.currency, method: config.methods[0] };
         last = group;
         return {
           _group: group,
@@ -213,7 +213,20 @@ export function stripeJsStandIn(stripeUrl: string): string {
                 target.append(select);
                 group.method = select.value;
                 select.addEventListener('change', () => (group.method = select.value));
-                setTimeout(() => (listeners.ready || []).forEach((cb) => cb({ elementType: type })));
+                const ready = () => (listeners.ready || []).forEach((cb) => cb({ elementType: type }));
+                if (!group.customerSessionClientSecret || !group.clientSecret) return void setTimeout(ready);
+                // A customer session: the customer's saved cards first, the newest selected, as Stripe's Payment Element shows them.
+                const query = new URLSearchParams({ key: publishableKey, client_secret: group.clientSecret, customer_session_client_secret: group.customerSessionClientSecret });
+                fetch(config.api + '/v1/elements/sessions?' + query)
+                  .then((response) => (response.ok ? response.json() : null))
+                  .then((session) => {
+                    const saved = (session && session.customer && session.customer.payment_methods) || [];
+                    for (const method of [...saved].reverse()) select.prepend(new Option('Saved ' + method.card.brand + ' •••• ' + method.card.last4, method.id));
+                    if (saved.length > 0) select.value = saved[0].id;
+                    group.method = select.value;
+                  })
+                  .catch(() => {})
+                  .finally(ready);
               },
               on(event, cb) { (listeners[event] = listeners[event] || []).push(cb); },
               off(event, cb) { listeners[event] = (listeners[event] || []).filter((f) => f !== cb); },

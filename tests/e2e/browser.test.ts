@@ -28,7 +28,8 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { environmentWithoutServiceVariables, stopGroup } from '@/scripts/service-process';
-import { DEMO_ORDERS, DEMO_SECRETS } from '@/stand-ins/demo/world';
+import { DEMO_ORDERS, DEMO_SAVED_CARD_CUSTOMER_ID, DEMO_SECRETS } from '@/stand-ins/demo/world';
+import { userMeta } from '@/stand-ins/woocommerce/customers';
 import { freePort, type RunningServer } from '@/stand-ins/loopback-http';
 import { startStorefront } from '@/stand-ins/demo/storefront';
 import {
@@ -292,6 +293,36 @@ describe.skipIf(!haveBrowser && !inCi)('storefront checkout in Chromium', () => 
     expect(arrived(allowedStorefront.url, '/api/express-checkout/shipping-rates').filter((m) => m === 'POST')).toHaveLength(2);
     await page.screenshot({ path: join(ARTIFACTS, 'browser-order-wallet-paid.png'), fullPage: true });
     await page.close();
+  });
+
+  it('on the allowed origin, a registered customer saves the card on one order, sees it listed on the next and pays with it', async () => {
+    const first = await openCheckout(allowedStorefront, 1008);
+    await first.locator('#order-status', { hasText: 'pending' }).waitFor();
+    expect(await press(first, '#show-saved', '#status')).toEqual({ state: 'ok', text: 'No saved card yet: tick “Save this card” when you pay.' });
+    await first.check('#save-card');
+    expect(await press(first, '#pay-card', '#status')).toEqual({ state: 'ok', text: 'Payment received: order #1008 is now processing.' });
+    const stripeCustomer = userMeta(world.standIns.woocommerce.model, DEMO_SAVED_CARD_CUSTOMER_ID, '_stripe_customer_id') as string;
+    const [saved] = world.standIns.stripe.model.customers.list(stripeCustomer);
+    expect(saved).toMatchObject({ card: { brand: 'visa', last4: '4242' } });
+    await first.close();
+
+    const second = await openCheckout(allowedStorefront, 1009);
+    await second.locator('#order-status', { hasText: 'pending' }).waitFor();
+    expect(await press(second, '#show-saved', '#status')).toEqual({
+      state: 'ok',
+      text: `1 saved card(s) of customer #${DEMO_SAVED_CARD_CUSTOMER_ID}, listed first: pay with one.`,
+    });
+    expect(await second.getByRole('radio', { name: 'Saved visa •••• 4242' }).isChecked()).toBe(true);
+    await second.screenshot({ path: join(ARTIFACTS, 'browser-order-saved-card.png'), fullPage: true });
+    expect(await press(second, '#pay-card', '#status')).toEqual({ state: 'ok', text: 'Payment received: order #1009 is now processing.' });
+    const order = await orderState(1009);
+    expect(world.standIns.stripe.model.retrieve(order.meta._payment_intent_id as string)).toMatchObject({
+      status: 'succeeded',
+      customer: stripeCustomer,
+      payment_method: saved!.id,
+      amount: 2500,
+    });
+    await second.close();
   });
 
   it('on the allowed origin, Pay manually submits the order and shows its total', async () => {

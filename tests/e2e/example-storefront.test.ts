@@ -14,7 +14,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildClient } from '@/scripts/build-client';
 import { environmentWithoutServiceVariables, stopGroup } from '@/scripts/service-process';
-import { DEMO_SECRETS } from '@/stand-ins/demo/world';
+import { DEMO_CUSTOMER_ID, DEMO_SECRETS } from '@/stand-ins/demo/world';
+import { userMeta } from '@/stand-ins/woocommerce/customers';
 import { stripeJsStandIn } from '@/stand-ins/stripe/stripe-js';
 import { freePort, LOOPBACK } from '@/stand-ins/loopback-http';
 import { ARTIFACTS, CHROMIUM_ARGS, CHROMIUM_PATH, chromiumAvailable, startE2eWorld, type E2eWorld } from '../support/e2e';
@@ -51,7 +52,7 @@ async function layOut(): Promise<void> {
 }
 
 /** In a new page: a cart of two T-shirts checked out, the address sent to the service, the Payment Element shown. */
-async function toPaymentElement(): Promise<{ page: Page; orderId: number }> {
+async function toPaymentElement(options: { saveCard?: boolean } = {}): Promise<{ page: Page; orderId: number }> {
   const page = await browser!.newPage();
   // Stripe.js comes from Stripe's servers, which this machine does not reach: its stand-in confirms at the Stripe stand-in.
   await page.route('https://js.stripe.com/**', (route) => route.fulfill({ contentType: 'text/javascript', body: stripeJsStandIn(world.standIns.stripe.url) }));
@@ -74,6 +75,7 @@ async function toPaymentElement(): Promise<{ page: Page; orderId: number }> {
   ] as const) {
     await page.getByLabel(label, { exact: true }).fill(value);
   }
+  if (options.saveCard) await page.getByLabel('Save this card for my next order').check();
   const answer = page.waitForResponse((response) => response.url() === `${world.service.url}/api/payment-intent` && response.request().method() === 'POST');
   await page.getByRole('button', { name: 'Continue to payment' }).click();
   const intent = (await (await answer).json()) as { payment_intent_id: string };
@@ -104,6 +106,8 @@ beforeAll(async () => {
       WOOCOMMERCE_CONSUMER_KEY: DEMO_SECRETS.consumerKey,
       WOOCOMMERCE_CONSUMER_SECRET: DEMO_SECRETS.consumerSecret,
       CHECKOUT_TOKEN_SECRET: DEMO_SECRETS.checkoutTokenSecret,
+      // The example's stand-in for a login: every order is this registered demo customer's.
+      SHOP_CUSTOMER_ID: String(DEMO_CUSTOMER_ID),
     },
     stdio: 'ignore',
     detached: true,
@@ -217,5 +221,31 @@ describe('the example storefront', () => {
     await world.standIns.stripe.webhooksIdle();
     expect(world.standIns.woocommerce.model.get(orderId).status).toBe('pending');
     await page.close();
+  });
+
+  it.skipIf(!haveBrowser && !inCi)('a signed-in customer saves the card when asked, and the next order’s Payment Element lists it and pays with it', async () => {
+    const first = await toPaymentElement({ saveCard: true });
+    await first.page.getByLabel('Test card (Stripe.js stand-in)').selectOption('pm_card_visa');
+    await first.page.getByRole('button', { name: 'Pay', exact: true }).click();
+    await first.page.waitForURL(new RegExp(`/checkout/${first.orderId}/complete\\?.*redirect_status=succeeded`));
+    await world.standIns.stripe.webhooksIdle();
+    const stripeCustomer = userMeta(world.standIns.woocommerce.model, DEMO_CUSTOMER_ID, '_stripe_customer_id') as string;
+    const [saved] = world.standIns.stripe.model.customers.list(stripeCustomer);
+    expect(saved).toMatchObject({ card: { brand: 'visa', last4: '4242' } });
+    await first.page.close();
+
+    // The next order's answer carries the customer session: the saved card is listed first and chosen.
+    const second = await toPaymentElement();
+    const cards = second.page.getByLabel('Test card (Stripe.js stand-in)');
+    await expect.poll(() => cards.inputValue()).toBe(saved!.id);
+    expect(await cards.locator('option:checked').textContent()).toBe('Saved visa •••• 4242');
+    await second.page.getByRole('button', { name: 'Pay', exact: true }).click();
+    await second.page.waitForURL(new RegExp(`/checkout/${second.orderId}/complete\\?.*redirect_status=succeeded`));
+    await world.standIns.stripe.webhooksIdle();
+    const paid = world.standIns.woocommerce.model.get(second.orderId);
+    expect(paid.status).toBe('processing');
+    const intentId = paid.meta_data.find((meta) => meta.key === '_payment_intent_id')!.value as string;
+    expect(world.standIns.stripe.model.retrieve(intentId)).toMatchObject({ status: 'succeeded', customer: stripeCustomer, payment_method: saved!.id });
+    await second.page.close();
   });
 });

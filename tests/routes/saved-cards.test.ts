@@ -1,8 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { POST } from '@/app/api/payment-intent/route';
 import { PAYMENT_ELEMENT_FEATURES } from '@/lib/card/customers';
-import { customerIdempotencyKey } from '@/lib/checkout/saved-cards';
-import { customerMeta, gatewayReadsCustomer, gatewaySavesCustomer, setUserMeta, userMeta } from '@/stand-ins/woocommerce/customers';
+import { stripeApiHandler } from '@/stand-ins/stripe/fetch-handler';
+import { customerIdempotencyKey, META_DROPPED_TTL_MS } from '@/lib/checkout/saved-cards';
+import { customerMeta, gatewayReadsCustomer, gatewaySavesCustomer, presentCustomer, setUserMeta, updateCustomer, userMeta } from '@/stand-ins/woocommerce/customers';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
 import { postJson, tokenFor } from '../support/requests';
@@ -143,6 +144,33 @@ describe('saved cards: a registered customer saving a card', () => {
   });
 });
 
+describe("saved cards: Stripe.js's Payment Element", () => {
+  const browserStripe = () => stripeApiHandler(providers.stripe, 'sk_test_unused', { publishableKey: 'pk_test_page' });
+  const elementsSession = (clientSecret: string, customerSession: string) =>
+    browserStripe()(
+      new Request(`https://api.stripe.com/v1/elements/sessions?${new URLSearchParams({ key: 'pk_test_page', client_secret: clientSecret, customer_session_client_secret: customerSession })}`),
+    );
+
+  it("lists the customer session's saved cards with the publishable key, only beside an intent of that customer", async () => {
+    providers.woo.seed({ id: 316, customer_id: 7, lines: [{ total: '20.00' }] });
+    const first = await pay(316, { save_payment_method: true });
+    payWithNewCard(first.body.payment_intent_id);
+    providers.woo.seed({ id: 317, customer_id: 7, lines: [{ total: '35.00' }] });
+    const second = await pay(317);
+
+    const shown = await elementsSession(second.body.client_secret, second.body.customer_session_client_secret);
+    expect(shown.status).toBe(200);
+    const saved = stripeCustomers().list(metaOf(7) as string)[0]!;
+    expect(await shown.json()).toMatchObject({ customer: { payment_methods: [{ id: saved.id, card: { brand: 'visa', last4: '4242' } }] } });
+
+    // Another customer's intent, or a secret that is not the intent's, gets none of them.
+    providers.woo.seed({ id: 318, customer_id: 8, lines: [{ total: '20.00' }] });
+    const other = await pay(318, { save_payment_method: true });
+    expect((await elementsSession(other.body.client_secret, second.body.customer_session_client_secret)).status).toBe(400);
+    expect((await elementsSession(`${second.body.payment_intent_id}_secret_wrong`, second.body.customer_session_client_secret)).status).toBe(400);
+  });
+});
+
 describe('saved cards: whose cards', () => {
   it("a token for one customer's order never reaches another customer's Stripe Customer or cards", async () => {
     providers.woo.seed({ id: 321, customer_id: 7, lines: [{ total: '20.00' }] });
@@ -263,17 +291,95 @@ describe('saved cards: the official Stripe gateway', () => {
     expect(gatewayReadsCustomer(providers.woo, 7)).toBe(renewed);
   });
 
-  it('without the plugin release that shows it, the gateway key stays hidden and the plain key is used', async () => {
+  it("without Checkout Bridge 1.4.0 the gateway's Customer stays hidden and the written id is dropped: the payment goes on without saving", async () => {
     const gatewayCustomer = stripeCustomers().seed();
     providers.woo.seed({ id: 343, customer_id: 7, lines: [{ total: '20.00' }] });
     customerMeta(providers.woo).stripeCustomerBridge = false;
     gatewaySavesCustomer(providers.woo, 7, gatewayCustomer.id);
 
-    const { body } = await pay(343, { save_payment_method: true });
+    const { status, body } = await pay(343, { save_payment_method: true });
 
-    // WooCommerce's REST API never shows a prefixed key: a second Customer is made, under the plain key.
-    expect(metaOf(7)).not.toBe(gatewayCustomer.id);
-    expect(intentOf(body.payment_intent_id).customer).toBe(metaOf(7));
+    // WooCommerce's REST API shows no prefixed key and skips the protected `_stripe_customer_id` (200, nothing stored).
+    expect(status).toBe(200);
+    expect(metaOf(7)).toBeUndefined();
+    expect(gatewayReadsCustomer(providers.woo, 7)).toBe(gatewayCustomer.id);
+    expect(intentOf(body.payment_intent_id)).toMatchObject({ customer: null, setup_future_usage: null });
+    expect(body).not.toHaveProperty('customer_session_client_secret');
+  });
+});
+
+describe('saved cards: a store that drops the Customer id', () => {
+  const dropped = () => loggedLines().filter((line) => line.event === 'store.customer_meta_dropped');
+
+  it('the customers REST API neither shows nor keeps an underscored key without the plugin, and keeps only its own with it', async () => {
+    providers.woo.seedCustomer({ id: 7, email: 'ada@example.com' });
+    setUserMeta(providers.woo, 7, '_private_note', 'x');
+    const put = (key: string) => updateCustomer(providers.woo, 7, { meta_data: [{ key, value: 'cus_Written1' }] });
+
+    providers.woo.cartBridgeInstalled = false;
+    expect(put('_stripe_customer_id').meta_data).toEqual([]);
+    expect(metaOf(7)).toBeUndefined();
+    expect(presentCustomer(providers.woo, 7).meta_data).toEqual([]);
+
+    providers.woo.cartBridgeInstalled = true;
+    expect(put('_stripe_customer_id').meta_data).toEqual([expect.objectContaining({ key: '_stripe_customer_id', value: 'cus_Written1' })]);
+    put('_other_protected');
+    expect(userMeta(providers.woo, 7, '_other_protected')).toBeUndefined();
+    expect(presentCustomer(providers.woo, 7).meta_data.map((row) => row.key)).toEqual(['_stripe_customer_id']);
+  });
+
+  it('a dropped write hands out no Customer: the intent is paid unsaved, without a session, and the log says why once', async () => {
+    providers.woo.cartBridgeInstalled = false;
+    providers.woo.seed({ id: 345, customer_id: 7, lines: [{ total: '20.00' }] });
+
+    const { status, body } = await pay(345, { save_payment_method: true });
+
+    expect(status).toBe(200);
+    expect(body).not.toHaveProperty('customer_session_client_secret');
+    expect(intentOf(body.payment_intent_id)).toMatchObject({ customer: null, setup_future_usage: null });
+    expect(dropped()).toEqual([expect.objectContaining({ level: 'error', wooCustomerId: 7, shown: 'none', advice: expect.stringContaining('Checkout Bridge plugin to 1.4.0') })]);
+    payWithNewCard(body.payment_intent_id);
+    for (const customer of stripeCustomers().customers.keys()) expect(stripeCustomers().list(customer)).toEqual([]);
+  });
+
+  it('a store found dropping the id gets no new Stripe Customer for an hour, then is tried again and kept once the plugin is there', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      providers.woo.cartBridgeInstalled = false;
+      providers.woo.seed({ id: 346, customer_id: 7, lines: [{ total: '20.00' }] });
+      providers.woo.seed({ id: 347, customer_id: 8, lines: [{ total: '20.00' }] });
+      await pay(346, { save_payment_method: true });
+      const creates = () => providers.callsTo('card', 'POST', /\/v1\/customers$/).length;
+      expect(creates()).toBe(1);
+
+      vi.advanceTimersByTime(META_DROPPED_TTL_MS - 1000);
+      const other = await pay(347, { save_payment_method: true });
+      expect(other.status).toBe(200);
+      expect(creates()).toBe(1);
+      expect(dropped()).toHaveLength(1);
+      expect(loggedLines().some((line) => line.event === 'saved_cards.not_saved' && line.reason === 'store.customer_meta_dropped')).toBe(true);
+
+      providers.woo.cartBridgeInstalled = true;
+      vi.advanceTimersByTime(2000);
+      const later = await pay(347, { save_payment_method: true });
+      expect(creates()).toBe(2);
+      expect(metaOf(8)).toMatch(/^cus_/);
+      expect(intentOf(later.body.payment_intent_id)).toMatchObject({ customer: metaOf(8), setup_future_usage: 'off_session' });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a shop-manager key refused (403) for a user who is not a customer: the payment goes on without saving', async () => {
+    providers.woo.seed({ id: 348, customer_id: 9, lines: [{ total: '20.00' }] });
+    providers.woo.customers.get(9)!.role = 'shop_manager';
+    customerMeta(providers.woo).keyRole = 'shop_manager';
+
+    const { status, body } = await pay(348, { save_payment_method: true });
+
+    expect(status).toBe(200);
+    expect(intentOf(body.payment_intent_id)).toMatchObject({ customer: null, setup_future_usage: null });
+    expect(loggedLines().some((line) => line.event === 'saved_cards.not_saved' && line.reason === 'store.customer_not_editable')).toBe(true);
   });
 });
 

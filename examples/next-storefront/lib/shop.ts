@@ -20,6 +20,8 @@ export interface CartLine {
 export interface ShopOrder {
   id: number;
   status: string;
+  /** The WooCommerce customer (0: a guest); only a registered customer's card can be saved. */
+  customer_id: number;
   currency: string;
   /** Decimal string, as WooCommerce answers it. */
   total: string;
@@ -34,6 +36,15 @@ function setting(name: string): string {
   const value = process.env[name];
   if (!value) throw new Error(`${name} is not set: see .env.example`);
   return value;
+}
+
+/**
+ * The signed-in shop customer, or 0 for a guest. This example has no accounts: SHOP_CUSTOMER_ID stands in
+ * for your own login session, which must be what names the customer (never a value the browser sends).
+ */
+export function signedInCustomerId(): number {
+  const id = Number(process.env.SHOP_CUSTOMER_ID || 0);
+  return Number.isSafeInteger(id) && id > 0 ? id : 0;
 }
 
 function api(): WooCommerceRestApi {
@@ -59,6 +70,7 @@ export async function createPendingOrder(cart: CartLine[]): Promise<ShopOrder> {
     status: 'pending',
     currency: process.env.SHOP_CURRENCY || 'USD',
     set_paid: false,
+    customer_id: signedInCustomerId(),
     line_items: cart.map((line) => ({ product_id: line.productId, quantity: line.quantity })),
     // One flat rate until the customer's address is known; express checkout replaces it with the shop's rate there.
     shipping_lines: [{ method_id: 'flat_rate', method_title: 'Flat rate', total: process.env.SHOP_FLAT_SHIPPING || '5.00' }],

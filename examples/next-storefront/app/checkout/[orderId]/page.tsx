@@ -35,8 +35,8 @@ export default async function CheckoutPage({ params }: { params: Promise<{ order
       <h2>Express checkout</h2>
       <ExpressCheckout token={token} orderId={order.id} {...walletStart(order)} />
       <h2>Or pay by card</h2>
-      {/* Saved cards of a returning customer: shown by the Payment Element below once the service sends a customer session. */}
-      <PaymentForm token={token} orderId={order.id} />
+      {/* A registered customer may save the card; their saved cards show in the Payment Element (the service's customer session). */}
+      <PaymentForm token={token} orderId={order.id} registered={order.customer_id > 0} />
     </main>
   );
 }

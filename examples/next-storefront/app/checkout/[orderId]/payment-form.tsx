@@ -30,8 +30,8 @@ export function messageFor(error: unknown): string {
   return 'The payment could not be prepared. Please try again.';
 }
 
-export function PaymentForm({ token, orderId }: { token: string; orderId: number }) {
-  const [clientSecret, setClientSecret] = useState<string>();
+export function PaymentForm({ token, orderId, registered }: { token: string; orderId: number; registered: boolean }) {
+  const [secrets, setSecrets] = useState<{ clientSecret: string; customerSessionClientSecret?: string }>();
   const [message, setMessage] = useState<string>();
   const [busy, setBusy] = useState(false);
 
@@ -42,8 +42,11 @@ export function PaymentForm({ token, orderId }: { token: string; orderId: number
     setBusy(true);
     setMessage(undefined);
     try {
-      const intent = await checkout.createPaymentIntent({ token, billing_address: billing, shipping_address: null });
-      setClientSecret(intent.client_secret);
+      // Only when the customer asked: the service then saves the card to their Stripe Customer when the payment succeeds.
+      const save = registered && form.get('save_payment_method') === 'on';
+      const intent = await checkout.createPaymentIntent({ token, billing_address: billing, shipping_address: null, ...(save ? { save_payment_method: true } : {}) });
+      // A returning customer's session: the Payment Element lists the cards saved before.
+      setSecrets({ clientSecret: intent.client_secret, customerSessionClientSecret: intent.customer_session_client_secret });
     } catch (error) {
       setMessage(messageFor(error));
     } finally {
@@ -51,9 +54,9 @@ export function PaymentForm({ token, orderId }: { token: string; orderId: number
     }
   }
 
-  if (clientSecret) {
+  if (secrets) {
     return (
-      <Elements stripe={stripePromise} options={{ clientSecret }}>
+      <Elements stripe={stripePromise} options={secrets}>
         <ConfirmPayment orderId={orderId} />
       </Elements>
     );
@@ -67,6 +70,13 @@ export function PaymentForm({ token, orderId }: { token: string; orderId: number
           </label>
         </p>
       ))}
+      {registered && (
+        <p>
+          <label>
+            <input type="checkbox" name="save_payment_method" /> Save this card for my next order
+          </label>
+        </p>
+      )}
       <button type="submit" disabled={busy}>
         Continue to payment
       </button>
