@@ -170,11 +170,13 @@ describe('a V2 delivery is verified by its RSA-SHA256 signature', () => {
 describe('V2 event types', () => {
   it('LABEL_CREATED_V2 reads every page of its labels, ships each order through its shipment number, skips return labels and notes a voided one', async () => {
     for (const id of [311, 312, 313, 314]) woo().seed({ id, status: 'processing' });
-    const first = v2().addLabel({ orderNumber: '311', trackingNumber: '9400111899223197428311', carrierCode: 'stamps_com', shipDate: '2026-05-01', batchId: 'se-77' });
-    v2().addLabel({ orderNumber: '312', trackingNumber: '1Z999AA10123456312', carrierCode: 'ups', shipDate: '2026-05-02', batchId: 'se-77' });
-    v2().addLabel({ orderNumber: '313', trackingNumber: '9400111899223197428313', isReturnLabel: true, batchId: 'se-77' });
-    v2().addLabel({ orderNumber: '314', trackingNumber: '776655443314', carrierCode: 'fedex', voided: true, batchId: 'se-77' });
-    v2().addLabel({ orderNumber: '311', trackingNumber: '9400111899223197428399', carrierCode: 'stamps_com', shipDate: '2026-05-01', batchId: 'se-77' });
+    // One batch, one instant: the list (newest first) then keeps the order the labels were made in, whatever the clock did.
+    const createdAt = '2026-05-01T10:00:00.000Z';
+    const first = v2().addLabel({ orderNumber: '311', trackingNumber: '9400111899223197428311', carrierCode: 'stamps_com', shipDate: '2026-05-01', batchId: 'se-77', createdAt });
+    v2().addLabel({ orderNumber: '312', trackingNumber: '1Z999AA10123456312', carrierCode: 'ups', shipDate: '2026-05-02', batchId: 'se-77', createdAt });
+    v2().addLabel({ orderNumber: '313', trackingNumber: '9400111899223197428313', isReturnLabel: true, batchId: 'se-77', createdAt });
+    v2().addLabel({ orderNumber: '314', trackingNumber: '776655443314', carrierCode: 'fedex', voided: true, batchId: 'se-77', createdAt });
+    v2().addLabel({ orderNumber: '311', trackingNumber: '9400111899223197428399', carrierCode: 'stamps_com', shipDate: '2026-05-01', batchId: 'se-77', createdAt });
 
     const response = await deliver({ resource_url: `${SHIPSTATION_V2_BASE_URL}/v2/labels?batch_id=se-77&page_size=2`, resource_type: 'LABEL_CREATED_V2' });
 
