@@ -1,6 +1,6 @@
 /**
  * examples/next-storefront as a storefront developer runs it: `next build` of a copy laid out as
- * `npm install` leaves it (the client linked from ../../client, the other packages the service's own),
+ * `npm install` leaves it (the client copied in from ../../client, the other packages the service's own),
  * then `next start` against the stand-ins and the service's production build. In Chromium, a cart
  * becomes a pending order on the example's server, the address reaches the service with the token
  * that server minted, the example's Payment Element code confirms with a stand-in of Stripe.js (served
@@ -8,7 +8,7 @@
  * page shows the order paid.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,18 +37,17 @@ let exampleExited: Promise<unknown>;
 let buildOutput = '';
 let browser: Browser | undefined;
 
-/** The example, the client package and node_modules as `npm install` in the example lays them out. */
+/** The example and its node_modules as `npm install` lays them out there (.npmrc install-links: the client a copy, not a link). */
 async function layOut(): Promise<void> {
   rmSync(BUILD_DIR, { recursive: true, force: true });
-  mkdirSync(join(BUILD_DIR, 'client'), { recursive: true });
   cpSync(join(ROOT, 'examples', 'next-storefront'), APP_DIR, { recursive: true, filter: (source) => !/\/(node_modules|\.next)$/.test(source) });
-  cpSync(join(ROOT, 'client', 'package.json'), join(BUILD_DIR, 'client', 'package.json'));
-  await buildClient(join(BUILD_DIR, 'client', 'dist'));
-  // Hard links: the service's packages (next, react, @stripe/*, the WooCommerce client) in a second
-  // place within the build's root, without copying a byte; Turbopack reads nothing outside its root.
-  execFileSync('cp', ['-al', realpathSync(join(ROOT, 'node_modules')), join(BUILD_DIR, 'node_modules')]);
-  mkdirSync(join(BUILD_DIR, 'node_modules', '@checkout-service'), { recursive: true });
-  symlinkSync('../../client', join(BUILD_DIR, 'node_modules', '@checkout-service', 'storefront-client'));
+  // Hard links: the service's packages (next, react, @stripe/*, the WooCommerce client) inside the app,
+  // without copying a byte; Turbopack reads nothing outside the app's own root.
+  execFileSync('cp', ['-al', realpathSync(join(ROOT, 'node_modules')), join(APP_DIR, 'node_modules')]);
+  const client = join(APP_DIR, 'node_modules', '@checkout-service', 'storefront-client');
+  mkdirSync(client, { recursive: true });
+  cpSync(join(ROOT, 'client', 'package.json'), join(client, 'package.json'));
+  await buildClient(join(client, 'dist'));
 }
 
 /** In a new page: a cart of two T-shirts checked out, the address sent to the service, the Payment Element shown. */
