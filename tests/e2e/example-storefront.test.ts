@@ -28,7 +28,7 @@ if (!haveBrowser && !inCi) process.stderr.write(`[e2e] example storefront in the
 // Inside the repository, so the copy and the hard links of node_modules share its file system.
 const BUILD_DIR = join(ARTIFACTS, 'example-storefront-build');
 const APP_DIR = join(BUILD_DIR, 'examples', 'next-storefront');
-const nextBin = join(BUILD_DIR, 'node_modules', 'next', 'dist', 'bin', 'next');
+const nextBin = join(APP_DIR, 'node_modules', 'next', 'dist', 'bin', 'next');
 
 let world: E2eWorld;
 let origin: string;
