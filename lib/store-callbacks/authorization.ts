@@ -1,23 +1,5 @@
-/**
- * A card authorization held for an order (STRIPE_CAPTURE other than
- * `automatic`: the intent was created with manual capture), settled from the
- * WooCommerce admin through the companion plugin:
- *
- * - POST /api/store/capture: the "Capture charge" order action. Captures the
- *   order's total as the store holds it now: the whole authorization, or less
- *   when the order's total dropped (an item removed); never more than was
- *   authorized. The payment is then recorded by `payment_intent.succeeded`,
- *   as any payment is. Checked when the money would move: never for an order
- *   cancelled, refunded or failed, nor while Stripe shows a Radar review open.
- * - POST /api/store/cancel-authorization: an order cancelled in the admin
- *   releases the customer's authorization at once instead of letting it lapse,
- *   and cancels an attempt still open (3-D Secure, another tab) so it never becomes one.
- *
- * Both act on the intent checkout handed out for the order, checked to be the
- * order's, and are idempotent by the order: a capture or cancellation already
- * done answers as done, and Stripe's idempotency key covers a retry whose
- * answer was lost.
- */
+// Capturing or releasing an order's card authorization from the admin (docs/decisions.md#d36,
+// docs/contract.md#the-stores-calls-apistore); `payment_intent.succeeded` then records a capture as any payment.
 import type { PaymentIntentSummary } from '@/lib/card/stripe';
 import { CardProviderError, StoreCallbackRefusedError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
@@ -33,18 +15,16 @@ import type { StoreOrder } from '@/lib/store/types';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
 export interface CaptureAnswer {
-  /** The amount captured, a decimal string in the order's currency. */
   captured: string;
 }
 
 export interface CancelAuthorizationAnswer {
-  /** Whether the order's authorization is released (now or before); false when there was none to release. */
   canceled: boolean;
 }
 
 const NOT_AUTHORIZED = 'The customer has not authorized a card payment for this order (yet).';
 
-/** What to capture of an authorized intent: undefined for all of it, else the order's lower total. */
+/** Undefined captures all of it; an order's lower total (an item removed) captures less. */
 function amountToCapture(intent: PaymentIntentSummary, orderTotal: number, currency: string): number | undefined {
   if (orderTotal <= 0) throw new StoreCallbackRefusedError('The order total is zero: cancel the order to release the authorization.');
   if (orderTotal > intent.amountCapturable) {
@@ -58,19 +38,14 @@ function amountToCapture(intent: PaymentIntentSummary, orderTotal: number, curre
 
 export interface CapturedAuthorization {
   outcome: 'captured' | 'already_captured';
-  /** Minor units collected. */
   amount: number;
   intentId: string;
   authorized: number;
 }
 
-/** Orders the shop let go or whose payment ended: nothing is captured for them. */
 const NOT_CAPTURABLE_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.cancelled, ORDER_STATUS.refunded, ORDER_STATUS.failed]);
 
-/**
- * Stripe's current word on the authorization, read when the money would move (not from an event or
- * the order's meta, which may be behind): a Radar review still open, or a deadline passed, refuses.
- */
+/** Read from Stripe when the money would move: an event or the order's meta may be behind. */
 async function checkChargeAtStripe(intent: PaymentIntentSummary, services: Services, nowSeconds: number): Promise<void> {
   const charge = intent.chargeId ? await (await services.card()).retrieveCharge(intent.chargeId) : undefined;
   if (!charge || charge.intentId !== intent.id) throw new StoreCallbackRefusedError(NOT_AUTHORIZED);
@@ -85,14 +60,7 @@ async function checkChargeAtStripe(intent: PaymentIntentSummary, services: Servi
   }
 }
 
-/**
- * Captures the order's authorization as the store holds the order now (the caller holds the order's
- * lock): the whole amount, or the order's lower total. An intent captured before answers what it
- * collected. Refusals (an order cancelled, refunded or failed, nothing authorized, cancelled or expired,
- * a Radar review open, a total above the authorization, Stripe's own) throw StoreCallbackRefusedError
- * in words for the shop owner; Stripe not answering throws CardProviderError. `keyPrefix` names the
- * caller in Stripe's idempotency key.
- */
+/** The caller holds the order's lock; `keyPrefix` names the caller in Stripe's idempotency key. */
 export async function captureOrderAuthorization(
   order: StoreOrder,
   services: Services,
@@ -134,17 +102,15 @@ export async function captureOrderAuthorization(
   return { outcome: 'captured', amount: captured.amountReceived, intentId, authorized: intent.amountCapturable };
 }
 
-/** Intent statuses a cancel can still end: an authorization, or an attempt that could still become one. */
+/** An authorization, or an attempt that could still become one. */
 const RELEASABLE_STATUSES: ReadonlySet<string> = new Set(['requires_capture', 'requires_payment_method', 'requires_confirmation', 'requires_action']);
 
 export interface ReleasedAuthorization {
-  /** `released`: cancelled now; `already_released`: cancelled before; `captured`: too late, the money was taken; `not_releasable`: processing. */
+  /** `not_releasable`: the intent is processing. */
   outcome: 'released' | 'already_released' | 'captured' | 'not_releasable';
-  /** What was held on the card when it was released (minor units), 0 for an attempt not yet authorized. */
   held: number;
 }
 
-/** Cancels the intent at Stripe, whatever it is waiting for, once (Stripe's idempotency key covers a lost answer). */
 async function cancelAtStripe(order: StoreOrder, intentId: string, services: Services, keyPrefix: string): Promise<ReleasedAuthorization> {
   const intent = await orderIntent(order, intentId, services);
   if (intent.status === 'canceled') return { outcome: 'already_released', held: 0 };
@@ -162,15 +128,10 @@ async function cancelAtStripe(order: StoreOrder, intentId: string, services: Ser
   return { outcome: 'released', held: intent.amountCapturable };
 }
 
-/** The shop's note when the service released an authorization on its own (not asked from the admin, which notes it itself). */
+/** Only when the service releases on its own: a release asked from the admin is noted by the plugin. */
 export const releasedNote = (intentId: string, why: string) =>
   `The card payment ${intentId} was released at Stripe (${why}): the order is cancelled, so the customer is not charged.`;
 
-/**
- * Releases what the order's intent holds or could still hold (an authorization, or a payment the
- * customer may still complete in another tab): for an order that is cancelled. Cancelled at Stripe
- * with an idempotency key, and told to the shop in a private note written once.
- */
 export async function releaseAuthorization(order: StoreOrder, intentId: string, services: Services, why: string): Promise<ReleasedAuthorization> {
   const released = await cancelAtStripe(order, intentId, services, 'release');
   if (released.outcome === 'released' || released.outcome === 'already_released') {

@@ -1,15 +1,10 @@
-/**
- * What the store's calls share: the order read from the store (never a
- * figure from the request), its card payment intent as Stripe holds it, and
- * Stripe's refusals turned into words a shop owner can act on.
- */
+// What the store's calls share: the order, its intent at Stripe, Stripe's refusals in words (docs/decisions.md#d22).
 import type { PaymentIntentSummary } from '@/lib/card/stripe';
 import { CardProviderError, StoreCallbackRefusedError, StoreError } from '@/lib/errors';
 import { META } from '@/lib/orders/meta-keys';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
 
-/** The order, or a refusal naming it when the store does not know it. */
 export async function orderForCallback(orderId: number, services: Services): Promise<StoreOrder> {
   try {
     return await services.store().getOrder(orderId);
@@ -19,22 +14,18 @@ export async function orderForCallback(orderId: number, services: Services): Pro
   }
 }
 
-/** The intent the card webhook recorded as the order's payment (the last one: webhooks append). */
+/** The last one: webhooks append. */
 export function paidIntentId(order: StoreOrder): string | undefined {
   const recorded = order.meta_data.filter((m) => m.key === META.providerPaymentIntentId && typeof m.value === 'string' && m.value !== '');
   return recorded.at(-1)?.value as string | undefined;
 }
 
-/** The intent checkout handed out for the order (what an authorization not yet captured is on). */
 export function checkoutIntentId(order: StoreOrder): string | undefined {
   const entry = order.meta_data.find((m) => m.key === META.paymentIntentId && typeof m.value === 'string' && m.value !== '');
   return entry?.value as string | undefined;
 }
 
-/**
- * The intent as Stripe holds it, only when it is this order's (its metadata names the order, its
- * currency is the order's: docs/decisions.md#d13); a refusal otherwise.
- */
+/** Only this order's intent (docs/decisions.md#d13); a refusal otherwise. */
 export async function orderIntent(order: StoreOrder, intentId: string, services: Services): Promise<PaymentIntentSummary> {
   const intent = await (await services.card()).retrievePaymentIntent(intentId);
   if (!intent || intent.orderId !== String(order.id) || intent.currency !== order.currency.toLowerCase()) {
@@ -48,7 +39,6 @@ function isRefusal(error: unknown): error is CardProviderError {
   return error instanceof CardProviderError && error.status !== undefined && [400, 402, 404].includes(error.status);
 }
 
-/** What Stripe's error codes (docs.stripe.com/error-codes) mean for the shop owner. */
 export const PLAIN_WORDS: Record<string, string> = {
   charge_already_refunded: 'Stripe has already refunded this payment in full.',
   amount_too_large: 'The amount is more than what remains of this payment at Stripe.',
@@ -61,7 +51,6 @@ export const PLAIN_WORDS: Record<string, string> = {
   payment_intent_unexpected_state: 'The payment is no longer in a state that allows this at Stripe.',
 };
 
-/** Runs a Stripe call, turning its refusal into a StoreCallbackRefusedError in plain words. */
 export async function refusedInPlainWords<T>(what: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();

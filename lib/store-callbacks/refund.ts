@@ -1,44 +1,5 @@
-/**
- * POST /api/store/refunds: a refund clicked in the WooCommerce admin ("Refund
- * via Credit Card"), called by the companion plugin's gateway from
- * WooCommerce's process_refund.
- *
- * WooCommerce saves its refund before it asks the gateway, and deletes it when
- * the gateway answers an error. So the WooCommerce refund named in the call
- * exists when the call arrives: its amount, read from the store, is the one
- * refunded (the body's must agree), in the order's own currency.
- *
- * The Stripe refund carries the order and the WooCommerce refund in its
- * metadata, and its idempotency key is derived from them: a retry of the same
- * WooCommerce refund (the plugin retries a call whose answer was lost) finds
- * the refund already made, at Stripe's key or, after Stripe forgot the key,
- * in the charge's refunds. The later `charge.refunded` recognises it by that
- * metadata and records nothing (lib/webhooks/card/refund.ts).
- *
- * A retry after a lost answer: WooCommerce deleted the refund the first call
- * named (the plugin gave up), and the shop owner clicks Refund again, which
- * makes a new WooCommerce refund. A Stripe refund of the same amount on this
- * payment, made within ADOPTION_WINDOW_S, that names a WooCommerce refund no
- * longer there (and that no WooCommerce refund records) is adopted: its
- * metadata is made to name the new refund, before the answer, so
- * `charge.refunded` sees it recorded, and it is answered instead of refunding
- * again. A WooCommerce refund id that a Stripe refund of another amount
- * already names (the store handed the id out again) is refused.
- *
- * One guard against refunding twice: when Stripe has refunded more of the
- * payment than WooCommerce shows (a refund made in the Stripe Dashboard whose
- * event is not recorded yet), a new refund is refused with what to check,
- * instead of paying the customer back twice.
- *
- * Three-decimal currencies move in steps of 10 thousandths, as they are
- * charged (lib/money.ts, chargeableAmount): a refund must be such a multiple,
- * except the one that leaves nothing to refund in WooCommerce, which moves its
- * amount rounded as the charge was (12.344 → 12.340, 12.345 → 12.350), so a
- * full refund moves exactly what was charged. The answer says what Stripe moved.
- *
- * Time: the whole call is answered within STORE_REFUND_ANSWER_MS, inside the
- * plugin's 20 s wait, whatever UPSTREAM_TIMEOUT_MS is.
- */
+// POST /api/store/refunds: the admin's "Refund via Credit Card", exactly once (docs/contract.md#admin-refunds-exactly-once,
+// docs/decisions.md#d22). WooCommerce saves its refund before calling the plugin, so its amount is read from the store.
 import type { RefundFacts } from '@/lib/card/events';
 import { MoneyError, StoreCallbackRefusedError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
@@ -56,22 +17,15 @@ export interface StoreRefundAnswer {
   amount: string;
 }
 
-/** Refund statuses that mean the money is (or is on its way) back with the customer. */
+/** The money is back with the customer, or on its way. */
 const MONEY_RETURNED: ReadonlySet<string> = new Set(['succeeded', 'pending', 'requires_action']);
 
-/**
- * A dropped refund's Stripe refund is adopted by a click within a day of it: the shop owner
- * trying again. Later, a refund of the same amount may be a new one, and the guard asks to look.
- */
 export const ADOPTION_WINDOW_S = 24 * 60 * 60;
 
 /** The plugin waits 20 s for an answer (store-callbacks.php); 5 s are left for the network and the route around this. */
 export const STORE_REFUND_ANSWER_MS = 15_000;
 
-/**
- * Stripe keeps an idempotency key for 24 hours; the metadata lookup covers the time after.
- * The amount is part of it, as a store may hand a refund id out again.
- */
+/** Stripe keeps a key 24 hours (the metadata lookup covers later); the amount is in it as a store may reuse a refund id. */
 export function refundIdempotencyKey(orderId: number, storeRefundId: number, amount: number): string {
   return `store-refund-${orderId}-${storeRefundId}-${amount}`;
 }
@@ -92,7 +46,7 @@ function answerOf(refund: RefundFacts, currency: string): StoreRefundAnswer {
   return { refund_id: refund.refundId, amount: formatMinorUnits(refund.amount, currency) };
 }
 
-/** What Stripe moves for a WooCommerce refund of `amount` (see above); refused when it cannot move it. */
+/** Three-decimal currencies move in steps of 10 (docs/contract.md#three-decimal-refunds). */
 function amountToMove(amount: number, currency: string, leavesNothing: boolean): number {
   const rounded = chargeableAmount(amount, currency);
   if (rounded === amount || leavesNothing) return rounded;

@@ -1,10 +1,4 @@
-/**
- * The bodies of the store's calls (docs/decisions.md#d15), as the companion plugin
- * sends them: WooCommerce ids as JSON integers, the refund amount as the
- * decimal string WooCommerce holds (in the order's currency, which the
- * service reads from the order itself, never from the body). Strict: an unknown key is a 400, so
- * a body written for one action is never read as another's with its extra keys dropped.
- */
+// The store's call bodies (docs/decisions.md#d15): strict, so one action's body is never read as another's.
 import { z } from 'zod';
 
 const storeId = z.int().positive().max(Number.MAX_SAFE_INTEGER);

@@ -1,9 +1,4 @@
-/**
- * The customer's cart around a card payment (docs/decisions.md#d10), through the
- * companion plugin's routes. The cart is a convenience: when the plugin is
- * missing (404) or a call fails, the webhook still succeeds and a warning
- * names the failure (an identifier, never the store's answer).
- */
+// The customer's cart around a payment, through Checkout Bridge (docs/decisions.md#d10): never throws, a warning names the failure.
 import { StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Store } from '@/lib/store/types';
@@ -14,7 +9,6 @@ function failureOf(error: unknown): string {
   return error instanceof Error ? error.name : 'unknown';
 }
 
-/** Empties a registered customer's cart once the order is paid; never throws. */
 export async function clearCartAfterPayment(store: Store, customerId: number, orderId: number): Promise<boolean> {
   try {
     await store.clearCustomerCart(customerId);
@@ -25,10 +19,7 @@ export async function clearCartAfterPayment(store: Store, customerId: number, or
   }
 }
 
-/**
- * Puts the order's items back in a registered customer's cart after a failed payment; never throws.
- * Keyed by the failure event's id: the plugin restores once per key and customer (payment-failed.ts).
- */
+/** Keyed by the failure event: the plugin restores once per key and customer (docs/decisions.md#d28). */
 export async function restoreCartAfterFailure(store: Store, customerId: number, orderId: number, eventId: string): Promise<boolean> {
   try {
     await store.restoreCustomerCart(customerId, orderId, eventId);

@@ -1,10 +1,4 @@
-/**
- * `charge.dispute.created` and `charge.dispute.closed` (CARD_LIFECYCLE_EVENTS=disputes): a cardholder's
- * chargeback. Transitions of the payment model: an open dispute is a hold, recorded whenever it arrives
- * (a dispute of a payment the order does not show yet, or of the one captured at shipping, is the
- * order's); closed `lost`, the order is marked failed; closed otherwise, its hold ends and the order goes
- * where its other holds and its payment put it. A private note for the shop each time (the customer is not told).
- */
+// charge.dispute.created and .closed (docs/contract.md#payment-life): an open dispute is a hold; a private note each time.
 import type { DisputeFacts } from '@/lib/card/events';
 import { shopNotes } from '@/lib/orders/notes';
 import type { Services } from '@/lib/services';

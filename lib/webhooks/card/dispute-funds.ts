@@ -1,9 +1,4 @@
-/**
- * `charge.dispute.funds_withdrawn` and `charge.dispute.funds_reinstated`
- * (CARD_LIFECYCLE_EVENTS=disputes): money moving because of a dispute. A
- * private note only; the two types share this file as they differ by a word.
- * The note is the whole effect and its own record (shop-note.ts): written once.
- */
+// charge.dispute.funds_withdrawn and .funds_reinstated: a private note only, its own record (docs/contract.md#order-writes).
 import type { DisputeFacts } from '@/lib/card/events';
 import { shopNotes } from '@/lib/orders/notes';
 import type { Services } from '@/lib/services';

@@ -1,12 +1,4 @@
-/**
- * `radar.early_fraud_warning.created` (CARD_LIFECYCLE_EVENTS=reviews): the
- * card issuer reported the charge as likely fraud, usually days before the
- * cardholder disputes it. A private note tells the shop what Stripe
- * recommends: refund while the warning is actionable (a refunded charge
- * cannot be disputed, and a dispute costs a fee), and not ship meanwhile. The
- * status is left alone: the shop decides. The note is the whole effect and
- * its own record (shop-note.ts): written once.
- */
+// radar.early_fraud_warning.created: a private note with Stripe's advice, its own record; the status is the shop's to change.
 import { shopNotes } from '@/lib/orders/notes';
 import { currentPaymentState } from '@/lib/orders/order-payment';
 import { OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';

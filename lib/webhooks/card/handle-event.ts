@@ -1,15 +1,5 @@
-/**
- * The card provider's events (docs/contract.md#spec-4-3), in two steps: the webhook verifies
- * the raw body against its signature, then applies the verified event; payment
- * reconciliation (lib/cron/reconcile-payments.ts) applies events it listed from
- * the provider through the very same second step. Handled types change their
- * order exactly once, under the order's lock, whoever brings the event first;
- * every other type, and every event without a usable order id, is
- * acknowledged and touches nothing.
- *
- * Which types are handled: the spec's two, plus those CARD_LIFECYCLE_EVENTS
- * turns on, and the authorization (STRIPE_CAPTURE other than automatic). A type switched off is answered as any other type (200, no effect).
- */
+// The card webhook (docs/contract.md#spec-4-3): verify, then apply; payment reconciliation applies listed events
+// through the same applyCardEvent. A type not handled or switched off is 200 with no effect (docs/decisions.md#d24).
 import type { CardEvent } from '@/lib/card/events';
 import type { Config } from '@/lib/config';
 import { InvalidCardEventError } from '@/lib/errors';
@@ -65,7 +55,7 @@ function handlerFor(type: string, config: HandlerSettings): CardEventHandler | u
   return handler && isOn(handler.setting, config) ? handler : undefined;
 }
 
-/** The event types that change orders under this configuration: what reconciliation asks the provider for. */
+/** What reconciliation asks the provider for. */
 export function handledEventTypes(config: HandlerSettings): string[] {
   return [...HANDLERS.keys()].filter((type) => handlerFor(type, config) !== undefined);
 }
@@ -78,7 +68,6 @@ export interface AppliedCardEvent {
   orderId: number | undefined;
 }
 
-/** The webhook: verify, then apply. */
 export async function handleCardWebhook(
   rawBody: string,
   signature: string,
@@ -92,11 +81,7 @@ export async function handleCardWebhook(
   return { received: true };
 }
 
-/**
- * Applies an event the provider vouches for (signed, or listed from its API)
- * exactly once: the same event id is remembered whichever path applied it.
- * The order id goes into `context` before the store is touched, so a failure's log line names it.
- */
+/** The order id goes into `context` before the store is touched, so a failure's log line names it. */
 export async function applyCardEvent(
   event: CardEvent,
   services: Services,
@@ -115,8 +100,6 @@ export async function applyCardEvent(
   const orderId = await orderIdOfEvent(event, services);
   if (orderId === undefined) return { outcome: unchanged(NO_ORDER_ID), orderId: undefined };
   context.orderId = orderId;
-  // The kind was checked above: the handler gets the event it reads.
   const outcome = await applyEventOnce(services, orderId, event.id, () => handler.apply(orderId, event as never, services));
-  // Found remembered: the order was not read, let alone written.
   return { outcome: outcome === DUPLICATE_EVENT ? unchanged(DUPLICATE_EVENT) : outcome, orderId };
 }

@@ -1,10 +1,5 @@
-/**
- * `payment_intent.amount_capturable_updated` (STRIPE_CAPTURE other than `automatic`): the card was
- * authorized; the money is reserved, not taken. A transition of the payment model: the authorization is a
- * hold ("awaiting capture") with its own deadline (`capture_before`, read from the charge), a customer
- * note saying what the capture mode does, and `_payment_authorized_at`. Not paid: `payment_intent.succeeded`
- * records the payment once it is captured (at shipping, from the admin or by the expiry cron).
- */
+// payment_intent.amount_capturable_updated (docs/decisions.md#d36): the authorization is a hold with its
+// `capture_before`; `payment_intent.succeeded` records the payment once captured.
 import type { PaymentIntentFacts } from '@/lib/card/events';
 import { META } from '@/lib/orders/meta-keys';
 import { paymentAuthorizedNote } from '@/lib/orders/notes';
@@ -25,7 +20,7 @@ export type PaymentAuthorizedOutcome =
 
 const NOT_HOLDING: ReadonlySet<string> = new Set([ORDER_STATUS.cancelled, ORDER_STATUS.failed, ORDER_STATUS.refunded]);
 
-/** When the authorization lapses, from its charge; unknown (undefined) when Stripe cannot say now: the expiry cron reads it anyway. */
+/** Undefined when Stripe cannot say now: the expiry cron reads it anyway. */
 async function captureBeforeOf(chargeId: string, services: Services): Promise<number | undefined> {
   if (!chargeId) return undefined;
   try {
@@ -46,7 +41,7 @@ export async function recordAuthorization(
   const fact = { kind: 'authorized' as const, at: event.created, intentId: intent.intentId, chargeId: intent.chargeId };
   const state = currentPaymentState(order);
   if (state.paid || isPaid(order)) return unchanged('already_paid');
-  // An order that can no longer be paid (cancelled, failed, refunded) holds no money: the authorization is released at once.
+  // An order that can no longer be paid holds no money: released at once.
   if (NOT_HOLDING.has(order.status)) {
     const released = { ...fact, released: true };
     if (applyFact(state, released).outcome !== 'applied') return unchanged(DUPLICATE_EVENT);

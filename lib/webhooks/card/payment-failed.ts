@@ -1,13 +1,5 @@
-/**
- * `payment_intent.payment_failed` (docs/contract.md#spec-4-3): the customer's payment did not go through. A
- * pending order records the failure (note, meta, the cart back first for a registered customer); with
- * CARD_LIFECYCLE_EVENTS=async an order held for a delayed payment returns to pending the same way. A
- * transition of the payment model: a failure older than a newer attempt fact (a debit started after it)
- * is stale, and a failure already recorded changes nothing, however many attempts came since.
- *
- * The cart is restored before the write, keyed by the event id (the plugin restores once per key), so the
- * note and `_cart_restored_on_failure` in the one write can say whether it came back.
- */
+// payment_intent.payment_failed (docs/contract.md#payment-life). The cart is restored before the write, so the one
+// write can say whether it came back (docs/decisions.md#d28).
 import type { PaymentIntentFacts } from '@/lib/card/events';
 import { META } from '@/lib/orders/meta-keys';
 import { paymentFailedNote, shopNotes } from '@/lib/orders/notes';
@@ -22,7 +14,7 @@ import { applyTransition } from '@/lib/webhooks/card/transition';
 
 export type PaymentFailedOutcome = Changed<'payment_failure_recorded'> | Unchanged<'not_pending' | 'stale_failure' | typeof DUPLICATE_EVENT>;
 
-/** Intent statuses that say a newer attempt is under way or done: the failure event is history. */
+/** A newer attempt is under way or done: the failure event is history. */
 const MOVED_ON: ReadonlySet<string> = new Set(['processing', 'requires_capture', 'succeeded']);
 
 export const paymentFailed = cardEventHandler({

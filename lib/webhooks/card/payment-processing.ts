@@ -1,10 +1,4 @@
-/**
- * `payment_intent.processing` (CARD_LIFECYCLE_EVENTS=async): a delayed method (SEPA or ACH debit) was
- * submitted and the money takes days to arrive. A transition of the payment model: a pending order is held
- * for the delayed payment with a customer note and `_payment_processing_at`; `payment_intent.succeeded`
- * later records the payment, `payment_intent.payment_failed` (a newer one) returns the order to pending.
- * A processing older than a failure already recorded is stale; the same one twice is a duplicate.
- */
+// payment_intent.processing (docs/contract.md#payment-life): a delayed debit holds a pending order.
 import { META } from '@/lib/orders/meta-keys';
 import { PAYMENT_PROCESSING_NOTE } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';

@@ -1,13 +1,5 @@
-/**
- * `payment_intent.succeeded` (docs/contract.md#spec-4-3): the customer paid. A transition of the payment model
- * (transition.ts): the order becomes `processing` with the payment recorded, or is held for an amount that is
- * not the order's (compared in minor units against `charge_cents`, currency included). A payment captured at
- * shipping is recorded on the shipped order, which keeps its status; holds still active keep it on hold.
- * The store stamps the paid date itself when the write reaches its payment-complete status; when it will not (an e-book
- * order left `processing`, a held order), `_date_paid` goes in the same write (docs/decisions.md#d14); superseded state
- * as docs/decisions.md#d13 says.
- * The cart is cleared only by the delivery that recorded the payment.
- */
+// payment_intent.succeeded (docs/contract.md#spec-4-3, docs/contract.md#payment-life); superseded state as
+// docs/decisions.md#d13 says. The cart is cleared only by the delivery that recorded the payment.
 import { paymentMethodTitle } from '@/lib/card/payment-methods';
 import { InvalidCardEventError } from '@/lib/errors';
 import type { StoreOrder } from '@/lib/store/types';
@@ -41,15 +33,13 @@ export async function applyPaymentSucceeded(
   services: Services,
 ): Promise<PaymentSucceededOutcome> {
   const paidAmount = intent.amount;
-  // Checked before any store call: without the amount, nothing can be decided.
   if (paidAmount === undefined) throw new InvalidCardEventError('Webhook Error: payment intent has no amount');
 
   const store = services.store();
   const order = await store.getOrder(orderId);
   const state = currentPaymentState(order);
   if (state.paid?.intentId === intent.intentId) return unchanged('already_paid');
-  // The payment the order's facts were waiting for (an authorization captured at shipping, a debit on its way) is
-  // recorded whatever status the shop or the shipment gave the order meanwhile; any other on a paid order is a second payment.
+  // The payment the facts awaited (captured at shipping, a debit) is recorded whatever status the order has meanwhile.
   const awaited =
     state.authorization?.intentId === intent.intentId ||
     (state.attempt?.intentId === intent.intentId && (state.attempt.kind === 'processing' || state.attempt.kind === 'authorized'));
@@ -78,7 +68,7 @@ export async function applyPaymentSucceeded(
   const now = paidAt.toISOString();
   const { cardId } = services.config.paymentMethods;
   const methodTitle = paymentMethodTitle(intent.paymentMethodType, services.config.paymentMethods.cardTitle);
-  // `_payment_method`, `_payment_method_title` and `_transaction_id` are the order's own properties (paymentMethod below).
+  // `_payment_method`, `_payment_method_title`, `_transaction_id` are properties (docs/decisions.md#payment-properties).
   const meta: Record<string, string> = {
     [META.providerPaymentIntentId]: intent.intentId,
     [META.providerChargeId]: intent.chargeId,
@@ -105,12 +95,7 @@ export async function applyPaymentSucceeded(
   return changed('paid');
 }
 
-/**
- * Whether WooCommerce stamps the paid date itself in a write that changes the status to `status`
- * (WC_Order::maybe_set_date_paid, run on a status change). Otherwise the meta `_date_paid` is the one way: the REST
- * API takes no `date_paid`, and `set_paid` picks the status itself. It logs a "doing it wrong" notice, so only then;
- * the companion plugin (1.4.0, includes/paid-date.php) takes the key and calls the setter itself, without the notice.
- */
+/** WC_Order::maybe_set_date_paid stamps it on a change to the payment-complete status; else `_date_paid` (docs/decisions.md#d14). */
 export function storeStampsPaidDate(order: Pick<StoreOrder, 'status' | 'date_paid' | 'needs_processing'>, status: string | undefined): boolean {
   if (order.date_paid) return true;
   // A store that does not say whether the order needs processing gets the date written.

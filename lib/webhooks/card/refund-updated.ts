@@ -1,24 +1,5 @@
-/**
- * `charge.refund.updated` and `refund.updated` (CARD_LIFECYCLE_EVENTS=refunds;
- * Stripe sends the first for some payment methods only, the second for every
- * refund, and both may come for one change): a refund that
- * failed or was canceled (bank debits can) did not return the money, so the
- * WooCommerce refund recorded for it is removed, with a private note for the
- * shop. Any other update changes nothing. Arriving before `charge.refunded`,
- * it finds nothing to remove, and `charge.refunded` then skips the failed
- * refund, since it reads the refunds' current status from the provider.
- *
- * A refund made from the WooCommerce admin is found by the Stripe id the plugin
- * keeps on its WooCommerce refund, or, before the plugin kept it, by the
- * WooCommerce refund its metadata names: removed once WooCommerce can no
- * longer drop it itself, answered 400 (retried) while it still may.
- *
- * Each part is idempotent by what it leaves in the store: the note is written
- * once (shop-note.ts) and before the delete, so a delete whose answer was lost
- * after WooCommerce carried it out leaves nothing undone (the retry finds no
- * refund to remove and the note in place), and a delete that failed is
- * retried with the note already there.
- */
+// charge.refund.updated and refund.updated: a refund that failed or was canceled has its WooCommerce refund removed
+// (docs/contract.md#admin-refunds-exactly-once). The note goes first, so a delete whose answer was lost leaves nothing undone.
 import type { RefundEventFacts } from '@/lib/card/events';
 import { CardEventTooEarlyError } from '@/lib/errors';
 import { toMinorUnits } from '@/lib/money';

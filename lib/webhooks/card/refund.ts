@@ -1,32 +1,5 @@
-/**
- * `charge.refunded` (CARD_LIFECYCLE_EVENTS=refunds): money went back to the
- * customer at Stripe (dashboard or API). The store records it as WooCommerce
- * refunds, one per Stripe refund id, recording only (`api_refund: false`, so
- * WooCommerce calls no gateway back). WooCommerce marks a fully refunded order
- * `refunded` by itself; the service does not fight it.
- *
- * Which refunds: the charge's refunds as the provider lists them now (one
- * call, paged), not the event's snapshot (API 2022-11-15 and later leave it
- * out). A refund already recorded, whose id is on a WooCommerce refund's
- * `_provider_refund_id`, is never recorded twice: a redelivered event, the
- * second event of a partial then full refund, or reconciliation finding the
- * same event again all end with one WooCommerce refund per Stripe refund.
- * A refund made from the WooCommerce admin through the companion plugin is
- * already a WooCommerce refund, named by the Stripe refund's metadata; once
- * WooCommerce dropped that refund (a lost answer) it is recorded here, unless a
- * new admin refund adopted it first (lib/store-callbacks/refund.ts).
- * Refunds that failed or were canceled are not recorded.
- *
- * WooCommerce may still drop an admin refund whose gateway call is under way
- * (it deletes it when the plugin gives up). While such a refund decides what
- * to record (the Stripe refund names it, or only its dropping leaves room for
- * a Stripe refund), the event is answered 400: Stripe and reconciliation
- * bring it back, and it is decided once that refund is settled (it holds a
- * Stripe refund id, or is older than UNSETTLED_STORE_REFUND_MS) or gone.
- *
- * An order not paid yet (the refund arrived before the payment's event):
- * answered 400, so Stripe delivers it again after the payment is recorded.
- */
+// charge.refunded: each Stripe refund recorded once as a WooCommerce refund, `api_refund: false`
+// (docs/contract.md#admin-refunds-exactly-once). The refunds are listed from Stripe: API 2022-11-15 dropped them from the event.
 import { CardEventTooEarlyError } from '@/lib/errors';
 import { chargeableAmount, formatMinorUnits, toMinorUnits } from '@/lib/money';
 import { log } from '@/lib/log';
@@ -40,47 +13,35 @@ import { currentPaymentState } from '@/lib/orders/order-payment';
 import { isOtherPayment } from '@/lib/webhooks/card/transition';
 import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
 
-/** Refund statuses that mean the money is (or is on its way) back with the customer. */
 const RECORDED_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'pending', 'requires_action']);
 
-/**
- * How long a WooCommerce refund without a Stripe refund id may still be dropped: the plugin waits
- * 2 × 20 s for the service, and WooCommerce deletes the refund right after; ten minutes is ample.
- */
+/** The plugin waits 2 × 20 s and WooCommerce drops its refund right after: ten minutes is ample. */
 export const UNSETTLED_STORE_REFUND_MS = 10 * 60_000;
 
 export type ChargeRefundedOutcome = Changed<'refund_recorded'> | Unchanged<'refund_already_recorded' | typeof OTHER_PAYMENT>;
 
-/** The Stripe refund id a WooCommerce refund records, if the service made it. */
 export function providerRefundIdOf(refund: StoreRefund): string | undefined {
   const entry = refund.meta_data.find((m) => m.key === META.providerRefundId && typeof m.value === 'string');
   return entry?.value as string | undefined;
 }
 
-/** A refund WooCommerce may still drop: no Stripe refund on it, not paid back by a gateway, and young. */
+/** A refund WooCommerce may still drop. */
 export function isUnsettled(refund: StoreRefund, now = Date.now()): boolean {
   if (providerRefundIdOf(refund) !== undefined || refund.refunded_payment === true || !refund.date_created_gmt) return false;
   const created = Date.parse(`${refund.date_created_gmt.replace(/Z$/, '')}Z`);
   return Number.isFinite(created) && now - created < UNSETTLED_STORE_REFUND_MS;
 }
 
-/**
- * Whether a Stripe refund moved what a WooCommerce refund records: the same amount, or, in a
- * three-decimal currency, that amount in the steps of 10 Stripe moves (the order's last fils).
- */
+/** Three-decimal currencies move in steps of 10 (docs/contract.md#three-decimal-refunds). */
 export function movesStoreAmount(stripeAmount: number, storeAmount: number, currency: string): boolean {
   return stripeAmount === storeAmount || stripeAmount === chargeableAmount(storeAmount, currency);
 }
 
-/** Where a Stripe refund stands in WooCommerce. */
+/** `orphaned`: it names a WooCommerce refund no longer there (dropped after a lost answer, or its id handed out again). */
 export type RefundLink =
-  /** A WooCommerce refund holds its id, or is the settled refund it names. */
   | { kind: 'recorded'; by: StoreRefund }
-  /** It names a WooCommerce refund of its amount that WooCommerce may still drop. */
   | { kind: 'in_flight'; by: StoreRefund }
-  /** It names a WooCommerce refund that no longer exists (dropped after a lost answer, or its id handed out again). */
   | { kind: 'orphaned' }
-  /** Made at Stripe (Dashboard or API), never recorded. */
   | { kind: 'unrecorded' };
 
 export function refundLink(refund: RefundFacts, storeRefunds: readonly StoreRefund[], currency: string, now = Date.now()): RefundLink {
@@ -97,7 +58,7 @@ export function refundLink(refund: RefundFacts, storeRefunds: readonly StoreRefu
   return isUnsettled(named, now) ? { kind: 'in_flight', by: named } : { kind: 'recorded', by: named };
 }
 
-/** The amount to record: Stripe's, or what remains when that is the same rounded to Stripe's steps (12.345 for 12.350). */
+/** What remains when Stripe moved it rounded to its steps (12.345 for 12.350), else Stripe's. */
 function recordedAmount(stripeAmount: number, remaining: number, currency: string): number {
   return stripeAmount !== remaining && chargeableAmount(remaining, currency) === stripeAmount ? remaining : stripeAmount;
 }
@@ -117,7 +78,6 @@ export async function recordChargeRefunds(orderId: number, charge: ChargeFacts, 
   const currency = order.currency.toUpperCase();
   const now = Date.now();
   let remaining = toMinorUnits(order.total, currency) - existing.reduce((sum, refund) => sum + toMinorUnits(refund.amount, currency), 0);
-  // What WooCommerce may still give back by dropping refunds it holds without a Stripe refund.
   const droppable = existing.filter((refund) => isUnsettled(refund, now)).reduce((sum, refund) => sum + toMinorUnits(refund.amount, currency), 0);
 
   let created = 0;
@@ -149,7 +109,6 @@ export async function recordChargeRefunds(orderId: number, charge: ChargeFacts, 
       continue;
     }
     const moved = amount === refund.amount ? '' : `: ${formatMinorUnits(refund.amount, currency)} ${currency} at Stripe, which moves ${currency} in steps of 0.010`;
-    // Tells the shop owner who saw the admin refund fail that the money did go back.
     const dropped = link.kind === 'orphaned' ? ` for the admin's refund #${refund.storeRefundId}, which WooCommerce dropped when its answer was lost` : '';
     await store.createRefund(orderId, {
       amount: formatMinorUnits(amount, currency),

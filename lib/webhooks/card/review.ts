@@ -1,10 +1,4 @@
-/**
- * `review.opened` and `review.closed` (CARD_LIFECYCLE_EVENTS=reviews): Stripe Radar held a payment for the
- * shop to look at. Transitions of the payment model: an open review is a hold (the order is on hold and no
- * capture moves its money), recorded whenever it arrives, before or after the payment it is about; a closed
- * one ends its hold, and the order goes where its other holds and its payment put it. A private note
- * names the review either way. A close that came before its opening makes the opening stale.
- */
+// review.opened and review.closed (docs/contract.md#payment-life): an open Radar review is a hold; a private note either way.
 import type { ReviewFacts } from '@/lib/card/events';
 import { META } from '@/lib/orders/meta-keys';
 import { shopNotes } from '@/lib/orders/notes';
@@ -31,7 +25,7 @@ async function recordReview(orderId: number, review: ReviewFacts, services: Serv
       : reason === 'approved'
         ? shopNotes.reviewApproved(review.reviewId, statusSentence(order, transition))
         : shopNotes.reviewClosed(review.reviewId, reason, statusSentence(order, transition)),
-    // Shown in the admin's custom fields: the review last heard of, and why it closed (empty while open).
+    // Shown in the admin's custom fields: the review last heard of.
     meta: { [META.reviewId]: review.reviewId, [META.reviewClosedReason]: opened ? '' : reason },
     metaMode: 'replace',
   }));

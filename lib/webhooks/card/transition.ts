@@ -1,8 +1,4 @@
-/**
- * A card event as a transition of the payment model (lib/orders/payment-state.ts): read the order's facts,
- * apply the event's fact, write the status the model gives with the facts and the event's own changes in
- * one update. The facts are the receipt: a fact already there, or older than a newer one, changes nothing.
- */
+// A card event as a transition of the payment model (docs/decisions.md#d32): the facts, the status and the effects in one update.
 import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate, type OrderChange } from '@/lib/orders/mutation';
@@ -33,20 +29,13 @@ export interface Transition {
   outcome: FactOutcome;
   before: PaymentState;
   after: PaymentState;
-  /** The status written, when it changed. */
   status: string | undefined;
 }
 
 export interface TransitionEffects extends Omit<OrderChange, 'status'> {
-  /** A private note for the shop, written once before the order (shop-note.ts). */
   shopNote?: string | undefined;
 }
 
-/**
- * Applies the fact to the order just read. Nothing is written when the fact is known or stale; otherwise
- * the status the model gives, the facts and the effects go in one update. `effects` may depend on the
- * transition (the status it leads to), so it is a function of it.
- */
 export async function applyTransition(
   order: StoreOrder,
   fact: PaymentFact,
@@ -84,11 +73,7 @@ export async function applyTransition(
   return { outcome: 'applied', ...transition };
 }
 
-/**
- * Whether a review, dispute or refund concerns another payment than the order's own: never one of the intents
- * the order's facts name (its checkout intent, an authorization captured at shipping whose payment is not
- * recorded yet), never on an order not paid yet (a payment it does not show yet is still its own).
- */
+/** Never on an order not paid yet: a payment it does not show yet is still its own. */
 export function isOtherPayment(
   order: StoreOrder,
   state: PaymentState,
@@ -100,7 +85,6 @@ export function isOtherPayment(
   return concernsOtherPayment(order.id, order, payment, what);
 }
 
-/** A shop note's account of what the transition did to the order's status. */
 export function statusSentence(order: StoreOrder, transition: Omit<Transition, 'outcome'>): string {
   return shopNotes.statusSentence(order.status, transition.status ?? order.status, [...holdsOf(transition.after)].map(holdName));
 }

@@ -1,7 +1,5 @@
-/**
- * What the providers' webhooks must send for this configuration: the one list the setup command
- * subscribes, the health check compares, and docs/integrations/stripe.md shows (a test keeps them equal).
- */
+// The providers' webhook events for this configuration: the one list setup subscribes, health compares and
+// docs/integrations/stripe.md shows (a test keeps them equal).
 import Stripe from 'stripe';
 import type { Config } from '@/lib/config';
 import { handledEventTypes } from '@/lib/webhooks/card/handle-event';
@@ -13,7 +11,6 @@ export const STRIPE_SDK_API_VERSION: string = Stripe.API_VERSION;
 export const STRIPE_WEBHOOK_PATH = '/api/stripe/webhook';
 export const STRIPE_WEBHOOK_PATHS: readonly string[] = [STRIPE_WEBHOOK_PATH, '/api/cardprovider/webhook'];
 
-/** ShipStation's deliveries go to the shipping webhook under its provider's name. */
 export const SHIPSTATION_WEBHOOK_PATH = '/api/shipstation/webhook';
 /** V1: one shipped event (each delivery costs a read of ShipStation, so not both shipped events). */
 export const SHIPSTATION_V1_EVENT = 'SHIP_NOTIFY';
@@ -21,7 +18,6 @@ export const SHIPSTATION_V1_SHIPPED_EVENTS: readonly string[] = ['SHIP_NOTIFY', 
 /** V2, as its create call names them (the deliveries say FULFILLMENT_SHIPPED_V2, …). */
 export const SHIPSTATION_V2_EVENTS: readonly string[] = ['fulfillment_shipped_v2', 'label_created_v2', 'track_event_v2'];
 
-/** The Stripe event types the configuration handles (CARD_LIFECYCLE_EVENTS, STRIPE_CAPTURE), sorted. */
 export function stripeWebhookEvents(config: Pick<Config, 'lifecycleEvents' | 'capture'>): string[] {
   return handledEventTypes(config).sort();
 }

@@ -1,7 +1,4 @@
-/**
- * `npm run setup:webhooks -- --url https://<deployment>`: the providers' webhooks made to match the
- * configuration, told in plain lines. The Stripe signing secret of a new endpoint is printed once, here, and nowhere else.
- */
+// `npm run setup:webhooks -- --url <deployment>` (docs/decisions.md#d39): a new endpoint's signing secret is printed once, here only.
 import { requireSetting, type Config } from '@/lib/config';
 import { CardProviderError, ServiceError, ServiceNotConfiguredError, ShipStationSetupError } from '@/lib/errors';
 import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '@/lib/webhooks/setup/events';
@@ -67,7 +64,6 @@ function printShipStation(name: string, report: ShipStationSetupReport, print: (
   for (const line of [...report.changes, ...report.notes]) print(`  ${line}`);
 }
 
-/** Runs each provider in turn; true when every one it was configured for is set up. */
 export async function runWebhookSetup(options: SetupOptions): Promise<boolean> {
   const { config, print } = options;
   const timeoutMs = config.upstreamTimeoutMs;

@@ -1,9 +1,5 @@
-/**
- * ShipStation's webhooks for a deployment: V1's shipped notification (`POST /webhooks/subscribe`, with
- * SHIPPING_WEBHOOK_SECRET in the URL since V1 sends no custom header) and V2's environment webhooks
- * (`/v2/environment/webhooks`, signed by ShipStation, so no secret in the URL). Run again, nothing changes.
- * A failed call throws an error naming the operation and the status only, never ShipStation's body.
- */
+// ShipStation's webhooks for a deployment: V1's shipped notification with SHIPPING_WEBHOOK_SECRET in the URL (V1 sends
+// no custom header), V2's environment webhooks signed by ShipStation. A failure names the operation and status, never the body.
 import { z } from 'zod';
 import { ShipStationSetupError } from '@/lib/errors';
 import { SHIPSTATION_V1_EVENT, SHIPSTATION_V1_SHIPPED_EVENTS, SHIPSTATION_V2_EVENTS, SHIPSTATION_WEBHOOK_PATH } from '@/lib/webhooks/setup/events';
@@ -63,10 +59,7 @@ export interface V1Settings {
   timeoutMs: number;
 }
 
-/**
- * One shipped subscription whose URL carries a current secret; those carrying a secret no longer
- * configured can only be refused (401), so they are unsubscribed once a current one exists.
- */
+/** A subscription carrying a secret no longer configured can only be refused (401): unsubscribed once a current one exists. */
 export async function setupShipStationV1(settings: V1Settings): Promise<ShipStationSetupReport> {
   const report: ShipStationSetupReport = { changes: [], notes: [] };
   const [secret] = settings.secrets;

@@ -1,7 +1,4 @@
-/**
- * Stripe's webhook endpoints through the SDK, reduced to the fields setup and health read. Errors
- * become CardProviderError carrying Stripe's type, status and code only, never its message.
- */
+// Stripe's webhook endpoints through the SDK; errors carry Stripe's type, status and code, never its message.
 import Stripe from 'stripe';
 import { BoundedNodeHttpClient } from '@/lib/card/stripe-http';
 import type { CardSettings } from '@/lib/config';

@@ -1,9 +1,5 @@
-/**
- * The Stripe webhook endpoint of a deployment: made to match the configuration (setup), or
- * compared with it (health). An endpoint's API version cannot be changed once created
- * (docs.stripe.com/webhooks/versioning), so a wrong one is replaced by a new endpoint, and the old
- * one is removed only once the deployment accepts a delivery signed with the new one's secret.
- */
+// The deployment's Stripe webhook endpoint, set up or checked (docs/decisions.md#d39). An endpoint's API version cannot
+// change, so a wrong one is replaced and removed once the deployment accepts the new secret.
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { EndpointChanges, StripeWebhookEndpoints, WebhookEndpoint } from '@/lib/webhooks/setup/stripe-endpoints';
 import { STRIPE_WEBHOOK_PATH, STRIPE_WEBHOOK_PATHS } from '@/lib/webhooks/setup/events';
@@ -12,7 +8,6 @@ export const MANAGED_BY = 'checkout-payment-service';
 const DESCRIPTION = 'Checkout payment service (npm run setup:webhooks)';
 
 export interface WantedEndpoint {
-  /** The deployment's base URL, https://pay.example.com. */
   serviceUrl: string;
   events: readonly string[];
   apiVersion: string;
@@ -54,7 +49,6 @@ function parsed(url: string): URL | undefined {
 const sameOrigin = (url: string, serviceUrl: string) => parsed(url)?.origin === parsed(serviceUrl)?.origin;
 const webhookPath = (url: string) => STRIPE_WEBHOOK_PATHS.includes((parsed(url)?.pathname ?? '').replace(/\/+$/, ''));
 
-/** Points at this deployment's card webhook (either of its paths). */
 export function pointsAt(endpoint: WebhookEndpoint, serviceUrl: string): boolean {
   return sameOrigin(endpoint.url, serviceUrl) && webhookPath(endpoint.url);
 }
@@ -77,11 +71,7 @@ function versionText(version: string | null): string {
   return version === null ? "the account's default API version" : `API version ${version}`;
 }
 
-/**
- * What is wrong with the deployment's Stripe webhook, in plain words for the health check, or
- * undefined when one endpoint points at it, is enabled, sends every handled event and speaks the SDK's version.
- * Given the deployment's secrets, an endpoint made by the setup command is also checked against them (by its digest).
- */
+/** In plain words for the health check; given the deployment's secrets, the setup command's endpoint is checked by its digest. */
 export function stripeWebhookProblem(endpoints: WebhookEndpoint[], wanted: WantedEndpoint, secrets?: readonly string[]): string | undefined {
   const ours = rank(endpoints.filter((e) => pointsAt(e, wanted.serviceUrl)), wanted);
   const best = ours[0];
@@ -101,7 +91,6 @@ export function stripeWebhookProblem(endpoints: WebhookEndpoint[], wanted: Wante
   return reasons.length > 0 ? reasons.join('; ') : undefined;
 }
 
-/** Creates or updates the deployment's endpoint; run again, it changes nothing. */
 export async function setupStripeWebhook(client: StripeWebhookEndpoints, wanted: WantedEndpoint, secretInPlace: SecretInPlace): Promise<StripeSetupReport> {
   const target = webhookUrl(wanted.serviceUrl);
   const all = await client.list();
@@ -181,10 +170,7 @@ export function signedProbe(secret: string, now = Math.floor(Date.now() / 1000))
   return { body, signature: `t=${now},v1=${v1}` };
 }
 
-/**
- * The new secret is in place when one of the secrets held here (STRIPE_WEBHOOK_SECRET) is the
- * endpoint's, by the digest in its metadata, and the deployment answers 2xx to a delivery signed with it alone.
- */
+/** In place: a secret held here is the endpoint's (by its digest) and the deployment accepts a delivery signed with it alone. */
 export function deployedSecretCheck(secrets: readonly string[], timeoutMs: number, post: typeof fetch = fetch): SecretInPlace {
   return async (endpoint) => {
     const digest = endpoint.metadata.secret_sha256;

@@ -1,21 +1,5 @@
-/**
- * POST /api/shipping/webhook, after the rate limit and the shared secret
- * (docs/contract.md#spec-4-4 steps 2-5, docs/decisions.md#d11).
- *
- * Shipped notifications name their shipment inline (`order_number`,
- * `tracking_number`, `carrier`, `ship_date`) or, as real ShipStation does,
- * only by `resource_url`, which is then read from ShipStation and each
- * shipment in it is applied as if it had come inline (a voided one is noted, not shipped). Order
- * notifications and unknown types are logged only. Nothing here throws for a
- * business outcome: the sender always gets 200 (and so never redelivers), and
- * the reason is in the log.
- *
- * Nothing the service could not apply now is dropped: a shipment the store did
- * not take (every failure but an unknown order or a refused update,
- * lib/webhooks/shipping/mark-shipped.ts), a shipment this request has no time
- * left for, a batch ShipStation did not serve, and the pages of a batch this
- * request did not read all go to the replay queue (GET /api/cron/retry-shipping).
- */
+// The shipping webhook after the rate limit and the secret (docs/contract.md#spec-4-4, docs/decisions.md#d11): always 200,
+// the reason in the log; what cannot be applied now goes to the replay queue (docs/decisions.md#d26).
 import { ShipStationError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
 import { settlePendingRateLimit } from '@/lib/shared-state/rate-limit/pending';
@@ -66,7 +50,6 @@ export async function handleShippingNotification(rawBody: string, services: Serv
   await applyNotices(notices, services, context);
 }
 
-/** Applies each shipment in turn (queuing what the store did not take) and sets the request's outcome. */
 export async function applyNotices(notices: ShipmentNotice[], services: Services, context: RequestContext): Promise<void> {
   const results: ShipResult[] = [];
   // One at a time: shipments of one batch may name the same order, and the lock then makes the later ones no-ops.
@@ -83,23 +66,17 @@ export async function applyNotices(notices: ShipmentNotice[], services: Services
   context.outcome = results.length === 1 ? results[0]?.outcome : `shipments:${results.length}`;
 }
 
-/** A shipment of a large batch that this request has no time left for: queued untried, as its store calls could only time out. */
+/** Queued untried: its store calls could only time out. */
 function noTimeLeft(notice: ShipmentNotice): ShipResult {
   return { orderId: parseOrderNumber(notice.orderNumber), outcome: 'no_time', retryableFailure: 'no_time' };
 }
 
-/**
- * Whether a batch ShipStation did not serve is still to be read: every failure but a URL the
- * service never reads and an answer that the resource does not exist (404, 410). ShipStation down,
- * slow, over its rate, refusing credentials being rotated, redirecting, or answering something that
- * is not a shipments list may all pass, and the batch's shipments are known nowhere else.
- */
+/** All but a refused URL and a 404/410 may pass (credentials being rotated, a redirect…), and the batch is known nowhere else. */
 export function isRetryableShipStationFailure(error: ShipStationError): boolean {
   if (isResourceUrlRefusal(error.failure)) return false;
   return !(error.failure === 'rejected' && (error.status === 404 || error.status === 410));
 }
 
-/** The shipments a shipped notification is about, or undefined when they cannot be known (the reason is logged). */
 async function shipmentNotices(
   payload: ShippingPayload,
   services: Services,
@@ -128,8 +105,7 @@ async function shipmentNotices(
     context.outcome = 'resource_not_configured';
     return undefined;
   }
-  // ShipStation is an upstream: the request's rate-limit hit is counted before it is called, not
-  // by the order's lock afterwards (lib/shared-state/rate-limit/pending.ts).
+  // The rate-limit hit is counted before an upstream is called (docs/decisions.md#d31).
   await settlePendingRateLimit();
 
   try {
@@ -156,13 +132,11 @@ async function shipmentNotices(
   }
 }
 
-/** The replay queue's name for a ShipStation failure: the status tells a 403 from a redirect in its report. */
+/** The status tells a 403 from a redirect in the replay queue's report. */
 export function shipStationFailure(error: ShipStationError): string {
   return error.status !== undefined && error.failure === 'rejected' ? `shipstation:rejected:${error.status}` : `shipstation:${error.failure}`;
 }
 
-/** The pages of a batch a read stopped before (its page bound, no time left, or a failed page) are queued from the first unread one. */
-/** Logs what a resource URL gave (V1 or V2) and queues the pages left unread for the replay. */
 export async function noteResourceRead(result: ShipmentsResult, eventType: string, services: Services): Promise<void> {
   const { unread } = result;
   log.info('shipping.resource_read', {

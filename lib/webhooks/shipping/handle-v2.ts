@@ -1,14 +1,5 @@
-/**
- * A ShipStation V2 delivery, once its signature holds (signature-v2.ts). V2 sends
- * `{resource_url, resource_type, data?}`:
- * - FULFILLMENT_SHIPPED_V2 and LABEL_CREATED_V2 name a list of fulfillments or labels, read from
- *   V2 (lib/shipping/shipstation-v2.ts) and applied through the V1 path's own applyNotices, so
- *   packages, receipts, the `completed` fallback and capture on shipment are the same code;
- * - TRACK_EVENT_V2 carries its tracking inline; `DE` (delivered) is recorded on the order its
- *   label belongs to (mark-delivered.ts), any other status is logged;
- * - every other V2 type is logged only.
- * What cannot be done now is queued for the replay cron, as for V1.
- */
+// A ShipStation V2 delivery, once its signature holds (docs/decisions.md#d40): shipped types go through V1's applyNotices,
+// TRACK_EVENT_V2 `DE` is recorded as a delivery, other types are logged.
 import { z } from 'zod';
 import { ShipStationError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
@@ -27,7 +18,6 @@ import { markOrderDelivered, type DeliveryNotice } from '@/lib/webhooks/shipping
 
 export const V2_SHIPPED_TYPES: ReadonlySet<string> = new Set(['FULFILLMENT_SHIPPED_V2', 'LABEL_CREATED_V2']);
 export const V2_TRACK_TYPE = 'TRACK_EVENT_V2';
-/** V2's other documented types, named in the log; anything else is `unknown` there. */
 const V2_LOGGED_TYPES: ReadonlySet<string> = new Set([
   'SHIPMENT_CREATED_V2',
   'BATCH_PROCESSED_V2',
@@ -37,7 +27,6 @@ const V2_LOGGED_TYPES: ReadonlySet<string> = new Set([
   'CARRIER_CONNECTED_V2',
   'SALES_ORDERS_IMPORTED_V2',
 ]);
-/** ShipStation's tracking status code for a delivered package. */
 export const DELIVERED_STATUS_CODE = 'DE';
 
 const text = (max: number) =>
@@ -54,7 +43,7 @@ const v2PayloadSchema = z.object({
     .nullish(),
 });
 
-/** Whether an unsigned body claims to be a V2 delivery (a `*_V2` type): ShipStation signs every one, so it is refused. */
+/** ShipStation signs every V2 delivery, so an unsigned `*_V2` one is refused. */
 export function claimsV2(rawBody: string): boolean {
   try {
     const data = JSON.parse(rawBody) as { resource_type?: unknown };
@@ -167,7 +156,6 @@ async function recordTrackEvent(payload: z.infer<typeof v2PayloadSchema>, servic
   }
 }
 
-/** Finds the label's order (unless already known) and records the delivery on it. */
 export async function deliverThroughLabel(
   labelId: string | undefined,
   delivery: DeliveryNotice,

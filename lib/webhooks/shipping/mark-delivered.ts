@@ -1,11 +1,5 @@
-/**
- * A delivery ShipStation V2's tracking reported (TRACK_EVENT_V2, status `DE`), recorded once on
- * its order under the order's lock: a private note for the shop, then `_delivered_at` (the
- * receipt: a repeated event finds it and writes nothing). With SHIPPING_DELIVERED_COMPLETES on
- * (the default) an order in `shipped` becomes `completed`: delivered is what `completed` means to
- * a shop that has the `shipped` status. An order in any other status keeps it (the `completed`
- * fallback already is; an order never shipped is not completed by a carrier's scan).
- */
+// A V2 delivery (`DE`) recorded once under the order's lock, `_delivered_at` its receipt (docs/decisions.md#d40). Only a
+// `shipped` order is completed: the fallback `completed` already is, and a carrier's scan never completes an unshipped order.
 import { OrderBusyError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
@@ -35,7 +29,6 @@ export type DeliveredOutcome =
 export interface DeliveredResult {
   orderId: number | undefined;
   outcome: DeliveredOutcome;
-  /** Set when the delivery is still to be recorded (the replay queue's reason). */
   retryableFailure?: string;
 }
 

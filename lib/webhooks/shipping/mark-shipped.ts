@@ -1,34 +1,6 @@
-/**
- * One shipment applied to one order (docs/contract.md#spec-4-4 step 3), exactly once.
- *
- * Under the order's lock: fetch the order, act only when it is `processing`
- * or `awaiting_shipment`, then write status `shipped`, the tracking note and
- * the four tracking meta keys (appended). A duplicate delivery, even a
- * concurrent one, waits for the lock and then finds the order no longer in
- * a shippable status, so it writes nothing.
- *
- * Packages (packages.ts): the first shipment ships the order; a later one of
- * a shipped order (another shipment id or tracking number) adds its package
- * to `_shipment_packages` (and the tracking items) and a line to the customer
- * note; a voided one gets a private note and is never shipped. The package
- * list is the receipt: the same package twice writes once. Those list writes go
- * through the companion plugin's merge (a database lock in the store), and so
- * does the first shipment while the order's lock is not shared (Redis down), so
- * two instances each write their package once; a store without the plugin gets
- * the spec's writes (exact under a shared lock only). A list that cannot be read
- * applies nothing (docs/integrations/shipstation.md).
- *
- * STRIPE_CAPTURE=on_shipment: an order whose card is authorized and not
- * captured yet is captured first, here, under the same lock, for the order's
- * total as the store holds it (lib/store-callbacks/authorization.ts). An
- * authorized order waits in the companion plugin's `authorized` status (or
- * `on-hold` on a store without it), so under on_shipment those ship too, but
- * only when held for its authorization alone: an order on hold for an amount
- * mismatch, a dispute or the shop's own reason never is. A capture that fails
- * (refused, Stripe down) leaves the order unshipped and the shipment goes to the
- * replay queue with the reason; the payment itself is recorded by
- * `payment_intent.succeeded`, after this write.
- */
+// One shipment applied once to its order, under the order's lock (docs/contract.md#spec-4-4); later packages and two
+// instances without a shared lock: docs/integrations/shipstation.md#packages-and-two-instances-without-a-shared-lock.
+// STRIPE_CAPTURE=on_shipment captures first, under the same lock (docs/decisions.md#d36); a failed capture queues the shipment.
 import { CardProviderError, OrderBusyError, StoreCallbackRefusedError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { sendCustomerMessage } from '@/lib/orders/customer-message';
@@ -54,53 +26,34 @@ export const SHIPPABLE_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.pro
 export type AppliedShipOutcome =
   | 'shipped'
   | 'completed_fallback'
-  /** A later package of a shipped order: its tracking added. */
   | 'package_added';
 
-/** Outcomes that did not write the shipment (a voided one's note is not the shipment). */
+/** A voided one's note is not the shipment. */
 export type UnappliedShipOutcome =
   | 'bad_order_number'
   | 'order_fetch_failed'
-  /** The order is already `shipped` or `completed`: this shipment, or another, is on it. Done. */
   | 'already_shipped'
   | 'ignored_status'
   | 'update_failed'
   | 'order_busy'
-  /** STRIPE_CAPTURE=on_shipment: the authorization could not be captured, so the order was not shipped. Queued. */
   | 'capture_failed'
-  /** A voided shipment: noted on the order (now or before), nothing shipped. */
   | 'voided_noted'
-  /** `_shipment_packages` is not a list of packages: nothing applied, logged, queued until the shop repairs it. */
   | 'packages_unreadable'
-  /** Not tried: the request had no time left for it (a large batch). Queued. */
   | 'no_time';
 
-/** The statuses a shipment leaves an order in (docs/decisions.md#d9): finding one means there is nothing left to do. */
 const SHIPPED_STATUSES: ReadonlySet<string> = new Set([SHIPPED_STATUS, FALLBACK_STATUS]);
 
-/** The outcome says itself whether it wrote the shipment: `applied` is required with the outcomes that did. */
 type LockedResult =
   | { outcome: AppliedShipOutcome; applied: true; retryableFailure?: undefined }
   | {
       outcome: UnappliedShipOutcome;
       applied?: false;
-      /**
-       * Set when the shipment is still to be applied and goes to the replay queue: every store
-       * failure but one that settles it (isFinalStoreFailure), and a busy order. An identifier
-       * (`store:<failure>`, `store:<failure>:<status>`, `order_busy`).
-       */
       retryableFailure?: string;
     };
 
 export type ShipResult = { orderId: number | undefined } & LockedResult;
 
-/**
- * A store answer that settles the shipment: the order does not exist (404, `*_invalid_id`), or the
- * store refuses the update's fields (400 `rest_invalid_param`, once the `completed` fallback was
- * refused too). No answer, a timeout, 5xx, 429, 401/403, a redirect, any other 4xx or a 200 that is
- * not an order says nothing about the order, and is replayed (a refusal that persists is parked
- * after ten attempts, and reported).
- */
+/** docs/integrations/shipstation.md#what-is-queued-and-what-is-not: every other answer says nothing of the order. */
 export function isFinalStoreFailure(error: StoreError): boolean {
   return error.failure === 'not_found' || error.failure === 'invalid_param';
 }
@@ -131,10 +84,7 @@ export async function markOrderShipped(received: ShipmentNotice, services: Servi
   }
 }
 
-/**
- * Whether the order's lock is held in Redis, so no other instance writes beside this one: only a lock
- * taken there answers the peek. Without Redis there is one instance (docs/operations.md), so it is.
- */
+/** Only a lock taken in Redis answers the peek; without Redis there is one instance (docs/operations.md). */
 function lockSharing(peek: LockPeek | undefined): { peek: LockPeek | undefined; shared: () => boolean } {
   if (!peek) return { peek, shared: () => true };
   let answered = false;
@@ -236,20 +186,15 @@ async function shipLocked(
   const written = await write(await statusToWrite);
   if (!(written instanceof StoreError)) return written;
 
-  // The store has no `shipped` status (docs/decisions.md#d9). WordPress validates a request before
-  // changing anything, so the refused write left the order as fetched: the same update
-  // with `completed` is built from the same snapshot.
+  // No `shipped` status (docs/decisions.md#d27). WordPress validates before changing anything, so the
+  // refused write left the order as fetched: the `completed` update is built from the same snapshot.
   await shippedStatus.rememberShippedMissing();
   log.warn('shipping.status_fallback', { orderId, from: SHIPPED_STATUS, to: FALLBACK_STATUS });
   const fallback = await write(FALLBACK_STATUS);
   return fallback instanceof StoreError ? updateFailed(orderId, fallback) : fallback;
 }
 
-/**
- * The first package through the companion plugin's merge: it ships the order if it is still in the
- * status read, adds the package as a later one if another delivery shipped it meanwhile, else changes
- * nothing. Undefined when the store has no such route; the unknown-status refusal is handed back.
- */
+/** Undefined when the store has no merge route; the unknown-status refusal is handed back. */
 async function shipThroughPlugin(
   orderId: number,
   order: StoreOrder,
@@ -296,15 +241,10 @@ function anotherPackageLine(notice: ShipmentNotice): string {
 }
 
 function packagesUnreadable(orderId: number): LockedResult {
-  // The shop repairs the value (a JSON list of packages); the queued shipment then applies once.
   log.error('shipping.packages_unreadable', { orderId });
   return { outcome: 'packages_unreadable', retryableFailure: 'packages_unreadable' };
 }
 
-/**
- * Writes one package through the companion plugin's merge; undefined when the store has no such route
- * (an older companion plugin, or none), for the caller to write the list it read.
- */
 async function mergePackage(orderId: number, merge: ShipmentPackageMerge, services: Services): Promise<ShipmentPackageMerged | undefined> {
   try {
     return await services.store().mergeShipmentPackage(orderId, merge);
@@ -328,7 +268,7 @@ function updateFailed(orderId: number, error: StoreError): LockedResult {
   return { outcome: 'update_failed', ...retryable(error) };
 }
 
-/** Captures the order's authorization; undefined when done (now or before), else the replay queue's reason. */
+/** Undefined when captured (now or before), else the replay queue's reason. */
 async function captureBeforeShipping(orderId: number, order: StoreOrder, services: Services): Promise<string | undefined> {
   try {
     const captured = await captureOrderAuthorization(order, services, 'ship-capture');
@@ -349,7 +289,6 @@ async function captureBeforeShipping(orderId: number, order: StoreOrder, service
   }
 }
 
-/** A later package of a shipped order: listed, tracked, and told to the customer in the note. */
 async function addPackage(
   orderId: number,
   order: StoreOrder,
@@ -381,10 +320,6 @@ async function addPackage(
   return { outcome: 'package_added', applied: true };
 }
 
-/**
- * A voided label: a private note for the shop, then the package marked voided (its tracking item
- * removed). The note is found again by its text on a retry (shop-note.ts), so it is written once.
- */
 async function noteVoided(
   orderId: number,
   order: StoreOrder,

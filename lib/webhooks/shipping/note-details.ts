@@ -1,14 +1,5 @@
-/**
- * Shipment details that reach the note the customer reads (docs/decisions.md#d11):
- * tracking number, carrier and ship date.
- *
- * They come from whoever posts to the webhook (or from ShipStation), and the
- * store shows them to the customer in e-mails and the account page, so they
- * must not be a channel for markup, links or prose ("your card was declined,
- * call …"). Each is plain printable text of bounded length from a small
- * character set; anything else counts as absent, and the caller logs the field
- * name and the reason, never the value.
- */
+// Shipment details that reach the customer note (docs/decisions.md#d11): bounded plain text, else absent, so no
+// sender can put markup, links or prose ("your card was declined, call …") before the customer.
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
 
 export type NoteDetailField = 'trackingNumber' | 'carrier' | 'shipDate';
@@ -20,12 +11,7 @@ interface DetailRule {
   allowed: RegExp;
 }
 
-/**
- * Tracking numbers of the big carriers are 10 to 34 letters and digits,
- * sometimes grouped with spaces or dashes; carriers are a code (`stamps_com`)
- * or a short name (`U.S. Postal Service`); ship dates are ISO 8601 or a short
- * written date.
- */
+/** Tracking numbers 10–34 letters and digits, carriers a code or short name (`U.S. Postal Service`), dates ISO or written. */
 export const NOTE_DETAIL_RULES: Record<NoteDetailField, DetailRule> = {
   trackingNumber: { maxLength: 64, allowed: /^[A-Za-z0-9 -]+$/ },
   carrier: { maxLength: 50, allowed: /^[A-Za-z0-9 _&.,()'-]+$/ },
@@ -49,7 +35,6 @@ export interface RefusedDetail {
   length: number;
 }
 
-/** The notice with every detail that may not reach a customer note made absent, and what was refused. */
 export function customerSafeNotice(notice: ShipmentNotice): { notice: ShipmentNotice; refused: RefusedDetail[] } {
   const refused: RefusedDetail[] = [];
   const keep = (field: NoteDetailField, value: string | undefined): string | undefined => {

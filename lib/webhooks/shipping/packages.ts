@@ -1,19 +1,5 @@
-/**
- * The packages of one order. ShipStation reports one shipment per package: the
- * first ships the order (mark-shipped.ts); every one is kept in
- * `_shipment_packages`, which is also the receipt that applies each shipment
- * once (the same shipment delivered twice, or replayed after a write whose
- * answer was lost, finds its entry). A package is known by ShipStation's
- * shipment id, or by its tracking number when the sender gives no id.
- *
- * With SHIPMENT_TRACKING_META on, each package is also an item of
- * `_wc_shipment_tracking_items`, the list WooCommerce Shipment Tracking keeps
- * (and its emails, the customer's account page and many themes read): the
- * extension's own item shape, `date_shipped` in Unix seconds, the carrier as a
- * custom provider (ShipStation's carrier codes are not the extension's
- * provider names), and a `tracking_id` derived from the package so a rewrite
- * never duplicates it. Items the shop added itself are kept.
- */
+// The packages of one order: `_shipment_packages` is also their receipt (docs/integrations/shipstation.md#packages-and-two-instances-without-a-shared-lock),
+// and with SHIPMENT_TRACKING_META each is an item of `_wc_shipment_tracking_items` (docs/decisions.md#d38).
 import { createHash } from 'node:crypto';
 import { META } from '@/lib/orders/meta-keys';
 import { metaValue } from '@/lib/orders/normalize';
@@ -37,7 +23,6 @@ export interface TrackingItem {
   tracking_id: string;
 }
 
-/** How the package is known, or undefined when the sender named neither a shipment id nor a tracking number. */
 export function packageKey(notice: ShipmentNotice): string | undefined {
   if (notice.shipmentId) return `shipment:${notice.shipmentId}`;
   return notice.trackingNumber ? `tracking:${notice.trackingNumber}` : undefined;
@@ -48,10 +33,8 @@ function isEntry(value: unknown): value is PackageEntry {
 }
 
 /**
- * The packages the order holds: the first shipment as the spec's tracking meta records it (the first
- * shipment writes no list, so the spec's writes stay as they are), then the later and voided ones
- * listed in `_shipment_packages`. Undefined when that value is not a list of packages (edited by hand or
- * by another plugin): never read as "none", which would apply its packages again.
+ * The first shipment is in the spec's tracking meta (it writes no list). Undefined when the list is
+ * unreadable: never read as "none", which would apply its packages again.
  */
 export function packagesOf(order: StoreOrder): PackageEntry[] | undefined {
   let listed: PackageEntry[] = [];
@@ -77,7 +60,7 @@ export function packagesOf(order: StoreOrder): PackageEntry[] | undefined {
   return [first, ...listed];
 }
 
-/** Whether the order holds this package already: by key, or by tracking number for a package listed without its id. */
+/** By tracking number too, for a package listed without its id. */
 export function holdsPackage(packages: readonly PackageEntry[], notice: ShipmentNotice, key: string): boolean {
   return packages.some((entry) => entry.key === key || (notice.trackingNumber !== undefined && entry.tracking_number === notice.trackingNumber && !entry.voided));
 }
@@ -112,7 +95,7 @@ function trackingItemOf(entry: PackageEntry): TrackingItem {
   };
 }
 
-/** `_wc_shipment_tracking_items` for these packages (a voided one's item removed, each live one present once), or nothing when SHIPMENT_TRACKING_META is off. */
+/** Items the shop added itself are kept. */
 export function trackingItemsMeta(order: StoreOrder, packages: readonly PackageEntry[], trackingMeta: boolean): Record<string, unknown> {
   if (!trackingMeta) return {};
   const ours = new Map(packages.filter((entry) => entry.tracking_number).map((entry) => [trackingId(entry), entry]));
@@ -128,14 +111,12 @@ export function trackingItemsMeta(order: StoreOrder, packages: readonly PackageE
   return { [META.shipmentTrackingItems]: items };
 }
 
-/** The companion plugin's merge of one package (added, or marked voided) with its note line and tracking item. */
 export function packageMerge(entry: PackageEntry, noteLine: string | undefined, trackingMeta: boolean): ShipmentPackageMerge {
   const tracked = trackingMeta && entry.tracking_number !== '';
   if (entry.voided) return { package: entry, ...(tracked ? { remove_tracking_id: trackingId(entry) } : {}) };
   return { package: entry, ...(noteLine ? { note_line: noteLine } : {}), ...(tracked ? { tracking_item: { ...trackingItemOf(entry) } } : {}) };
 }
 
-/** The list of packages (the receipt) and their tracking items. */
 export function packagesMeta(order: StoreOrder, packages: readonly PackageEntry[], trackingMeta: boolean): Record<string, unknown> {
   return { [META.shipmentPackages]: JSON.stringify(packages), ...trackingItemsMeta(order, packages, trackingMeta) };
 }

@@ -1,24 +1,12 @@
-/**
- * The shipping webhook's payload (docs/contract.md#spec-2-4) and its order number (docs/decisions.md#d11).
- *
- * Inline senders post `order_number`, `tracking_number`, `carrier` and
- * `ship_date`; real ShipStation posts only `resource_url` and `resource_type`.
- * A body that is not JSON, not an object, or has a field of the wrong type is
- * an invalid payload: logged by field name and answered 200 so it is not retried.
- */
+// The shipping webhook's payload (docs/contract.md#spec-2-4) and its order number (docs/decisions.md#d11).
 import { z } from 'zod';
 import { parseOrderId } from '@/lib/order-id';
 
 /** Notifications that mark an order shipped; ITEM_SHIP_NOTIFY is ShipStation's real name for ITEM_SHIPPED (docs/decisions.md#d1). */
 export const SHIPPED_EVENT_TYPES: ReadonlySet<string> = new Set(['SHIP_NOTIFY', 'ITEM_SHIPPED', 'ITEM_SHIP_NOTIFY']);
-/** Notifications that are only logged (docs/contract.md#spec-4-4 step 4). */
 export const ORDER_EVENT_TYPES: ReadonlySet<string> = new Set(['ORDER_NOTIFY', 'ITEM_ORDER_NOTIFY']);
 
-/**
- * Text that ends up in the customer note and meta: empty counts as absent. A
- * string is accepted here whatever its length or content; lib/webhooks/shipping/note-details.ts
- * decides whether it may reach the customer (a refused one counts as absent).
- */
+/** Any string: note-details.ts decides whether it may reach the customer. */
 const detail = z
   .string()
   .nullish()
@@ -58,15 +46,12 @@ export function parseShippingPayload(rawBody: string): PayloadResult {
   return { valid: true, payload: parsed.data };
 }
 
-/**
- * The store order id an order number names, else undefined. ShipStation's orderNumber is the
- * store's order id as text, which some store integrations pad with zeros: `0042` is order 42.
- */
+/** Some store integrations pad ShipStation's orderNumber with zeros: `0042` is order 42. */
 export function parseOrderNumber(value: unknown): number | undefined {
   return parseOrderId(value, 'zero_padded');
 }
 
-/** Whether the payload carries an order number at all (a wrong one still counts: it is "not a number", not "missing"). */
+/** A wrong one still counts: it is "not a number", not "missing". */
 export function hasOrderNumber(payload: ShippingPayload): boolean {
   return payload.order_number !== undefined && payload.order_number !== null && payload.order_number !== '';
 }
