@@ -12,24 +12,19 @@
  */
 import { z } from 'zod';
 import { ShipStationError } from '@/lib/errors';
+import type { DeliveryNotice, ShipmentNotice } from '@/lib/shipment-notices';
 import { SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget/rate-budget';
 import { ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
 import { checkResourceUrl } from '@/lib/shipping/resource-url';
-import { readBatch, type ShipmentNotice, type ShipmentsPage, type ShipmentsResult } from '@/lib/shipping/shipstation';
+import { readBatch, type ShipmentsPage, type ShipmentsResult } from '@/lib/shipping/shipstation';
 import { traceCall } from '@/lib/telemetry';
+
+export type { DeliveryNotice };
 
 export interface ShipStationV2Settings {
   apiKey: string;
   apiBaseUrl: string;
   timeoutMs: number;
-}
-
-/** A delivery V2 tracking reported (TRACK_EVENT_V2 `DE`), as the service records it. */
-export interface DeliveryNotice {
-  orderNumber: string | undefined;
-  trackingNumber: string | undefined;
-  /** ShipStation's `actual_delivery_date`, else when the event arrived. */
-  deliveredAt: string;
 }
 
 const optionalText = z

@@ -21,30 +21,19 @@
  */
 import { z } from 'zod';
 import { ShipStationError } from '@/lib/errors';
+import type { ShipmentNotice } from '@/lib/shipment-notices';
 import { ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
 import { checkResourceUrl } from '@/lib/shipping/resource-url';
 import { traceCall } from '@/lib/telemetry';
 import { requestTimeLeftMs } from '@/lib/upstream/budget';
+
+export type { ShipmentNotice };
 
 export interface ShipStationSettings {
   apiKey: string;
   apiSecret: string;
   apiBaseUrl: string;
   timeoutMs: number;
-}
-
-/** One shipment as the webhook use case needs it, whether it came inline or from ShipStation. */
-export interface ShipmentNotice {
-  orderNumber: string | undefined;
-  trackingNumber: string | undefined;
-  carrier: string | undefined;
-  shipDate: string | undefined;
-  /** ShipStation's id of this package, when the sender names it: one order may ship in several. */
-  shipmentId?: string | undefined;
-  /** The label was voided: noted on the order, never shipped. */
-  voided?: boolean | undefined;
-  /** V2 only, until read: the shipment whose `shipment_number` is the order number (ShipStationV2Client.withOrderNumber). */
-  orderShipmentId?: string | undefined;
 }
 
 /** Shipments of one response; voided ones are kept, marked, so the order can note them (never ship them). */
