@@ -96,6 +96,8 @@ export interface Services extends Omit<SharedState, 'shipStationBudget'> {
    * routes that never call the card provider (shipping, submit-order, shallow health).
    */
   card(): Promise<CardProvider>;
+  /** With REDIS_URL set: a PING through the connection every request uses (the deep health check). */
+  sharedStatePing?: () => Promise<unknown>;
 }
 
 let current: Services | undefined;
@@ -171,6 +173,7 @@ function build(config: Config): Services {
   return {
     config,
     ...shared,
+    ...(redis ? { sharedStatePing: () => redis.run('ping', (client) => client.ping()) } : {}),
     shipStation: shipStationClientFor(config, shipStationBudget),
     shipStationV2: shipStationV2ClientFor(config, shipStationBudget),
     shipStationV2Keys: new ShipStationV2Keys(config.shippingV2.jwksUrl, config.upstreamTimeoutMs),

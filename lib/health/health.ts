@@ -9,7 +9,6 @@
 import packageJson from '@/package.json';
 import { ServiceError, StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
-import { getRedisConnection } from '@/lib/redis/connection';
 import type { Services } from '@/lib/services';
 import { CardProviderError, StoreSignatureRefusedError } from '@/lib/errors';
 import type { SlotUsage } from '@/lib/shared-state/store-slots/store-slots';
@@ -48,14 +47,13 @@ type Probe = () => Promise<unknown>;
 
 /** What the deep check tries: the store, the card provider, and Redis when REDIS_URL is set. */
 function probes(services: Services): Record<string, Probe> {
-  // The process's own connection, the one every request uses: a PING through it proves that one works.
-  const redis = getRedisConnection(services.config);
+  const redis = services.sharedStatePing;
   return {
     store: () => services.store().checkReachable(),
     // The call reconciliation depends on, for one event of the last minute: cheap, and proves the key can read events.
     card: async () =>
       (await services.card()).listEvents({ types: ['payment_intent.succeeded'], createdFrom: Math.floor(Date.now() / 1000) - 60, limit: 1 }),
-    ...(redis ? { redis: () => redis.run('ping', (client) => client.ping()) } : {}),
+    ...(redis ? { redis } : {}),
   };
 }
 
