@@ -1,10 +1,6 @@
 /**
- * GET /api/health. Without credentials: `{status: 'ok', version}`, from
- * memory, no upstream call, so a load balancer or uptime monitor may poll it
- * as often as it likes. With the cron bearer token: each upstream the service
- * depends on is tried with its cheapest authenticated call, and reported as
- * ok or failed with its latency (and, for a refused store signature or a
- * misconfigured Stripe webhook, what to change); never a URL, a key or an upstream message.
+ * GET /api/health (docs/contract.md#cron-routes-and-health): from memory without credentials; with the
+ * cron token, each upstream's cheapest authenticated call, never a URL, key or upstream message.
  */
 import packageJson from '@/package.json';
 import { ServiceError, StoreBusyError } from '@/lib/errors';
@@ -22,9 +18,7 @@ export const SERVICE_VERSION: string = packageJson.version;
 export interface CheckResult {
   ok: boolean;
   latencyMs: number;
-  /** The store probe was not sent: every slot of STORE_MAX_CONCURRENCY was taken (see `storeSlots`). */
   busy?: true;
-  /** What to change, in plain words, when the service can tell (a setting's name, never its value). */
   reason?: string;
 }
 
@@ -37,15 +31,12 @@ export interface DeepHealth {
   status: 'ok' | 'degraded';
   version: string;
   checks: Record<string, CheckResult>;
-  /** With STORE_MAX_CONCURRENCY set: the cap, its split and the slots in use now, by class. */
   storeSlots?: SlotUsage;
-  /** Allowed storefront origins on which Apple Pay and Google Pay would not show (`npm run setup:domains`). Does not degrade. */
   walletDomains?: UnregisteredDomain[];
 }
 
 type Probe = () => Promise<unknown>;
 
-/** What the deep check tries: the store, the card provider, and Redis when REDIS_URL is set. */
 function probes(services: Services): Record<string, Probe> {
   const redis = services.sharedStatePing;
   return {
@@ -64,7 +55,6 @@ async function run(name: string, probe: Probe): Promise<CheckResult> {
     return { ok: true, latencyMs: Math.round(performance.now() - started) };
   } catch (error) {
     const latencyMs = Math.round(performance.now() - started);
-    // The reason goes to the log as an identifier only; the answer says failed.
     const busy = error instanceof StoreBusyError;
     const reason = busy ? 'store_busy' : error instanceof ServiceError ? error.kind : 'unexpected';
     log.warn('health.check_failed', { check: name, reason, latencyMs });
@@ -73,12 +63,7 @@ async function run(name: string, probe: Probe): Promise<CheckResult> {
   }
 }
 
-/**
- * The Stripe webhook endpoint of this deployment (SERVICE_URL, or Vercel's production domain), read
- * from Stripe: failed, with what to do, when none points here or it is disabled, lacks a handled event,
- * speaks another API version than the SDK's, or (made by the setup command) has a secret the deployment
- * lacks. Not run while the deployment's URL is unknown.
- */
+/** This deployment's Stripe webhook endpoint as Stripe has it; not run while the deployment's URL is unknown. */
 async function cardWebhookCheck(services: Services): Promise<CheckResult | undefined> {
   const { card, serviceUrl, upstreamTimeoutMs } = services.config;
   if (!card || !serviceUrl) return undefined;
