@@ -230,6 +230,7 @@ export class ShipStationError extends ServiceError {
   constructor(
     readonly failure: ShipStationFailure,
     readonly status: number | undefined,
+    /** For a refused URL: its origin only, never its path or query. */
     readonly origin?: string,
   ) {
     super(`ShipStation request failed: ${failure}`, { failure, status: status ?? null });

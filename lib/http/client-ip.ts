@@ -19,7 +19,10 @@ export function clientIp(headers: Headers, trustProxyHops: number, header: strin
   return entry === undefined ? UNKNOWN_CLIENT : (clientKey(entry) ?? UNKNOWN_CLIENT);
 }
 
-/** Read from the end, at most `hops` × MAX_ENTRY_LENGTH characters: what a client put further left is never read. */
+/**
+ * Read from the end, at most `hops` × MAX_ENTRY_LENGTH characters: what a client put further left is
+ * never read. Fewer entries than hops: the leftmost, the best we know.
+ */
 function entryFromRight(value: string, hops: number): string | undefined {
   const floor = Math.max(0, value.length - hops * MAX_ENTRY_LENGTH);
   let end = value.length;

@@ -47,7 +47,6 @@ interface UpstreamFailure {
   signatureRefused: boolean;
 }
 
-
 export function signatureHint(siteUrlSet: boolean): string {
   return siteUrlSet
     ? "the store refused the OAuth signature: WOOCOMMERCE_SITE_URL must be the store's Site Address (WordPress Settings → General), or WOOCOMMERCE_CONSUMER_SECRET is wrong"
