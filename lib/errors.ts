@@ -1,22 +1,13 @@
 /**
- * The service's typed errors. Every failure the service knows about is one of
- * these; lib/http/errors.ts turns them into the spec's response bodies
- * (section 7). Messages are written for the caller and never carry a secret,
- * a token, an address or an upstream response body. `details` holds
- * identifiers only and is shown to callers only when NODE_ENV=development.
+ * The service's typed errors, answered by lib/http/errors.ts (docs/contract.md#errors-all-routes).
+ * Messages never carry a secret, token, address or upstream body; `details` holds identifiers only.
  */
 import type { ZodError } from 'zod';
 
 export type SafeDetails = Record<string, string | number | boolean | null>;
 
-/**
- * Every kind of failure the service knows, the one closed list: an error
- * class's `kind` must be one of these, and lib/http/errors.ts answers each of
- * them for every endpoint family in one table, so a new kind does not compile
- * until it is given its answers. Every error class lives in this file.
- */
+/** The closed list of kinds: lib/http/errors.ts answers each in one table, so a new kind does not compile without its answers. */
 export const ERROR_KINDS = [
-  // The caller's request
   'rate_limited',
   'invalid_request',
   'payload_too_large',
@@ -26,12 +17,10 @@ export const ERROR_KINDS = [
   'invalid_signature',
   'invalid_event',
   'unauthorized',
-  // The order's state
   'order_not_payable',
   'order_busy',
   'event_too_early',
   'store_callback_refused',
-  // The service and what it depends on
   'not_configured',
   'store',
   'card',
@@ -41,10 +30,7 @@ export const ERROR_KINDS = [
 
 export type ErrorKind = (typeof ERROR_KINDS)[number];
 
-/**
- * What a failure was, in identifiers only (`Error:ECONNREFUSED`, `ErrorReply:WRONGPASS`): never the
- * message, which may carry an address or a reply's text.
- */
+/** A failure in identifiers only (`Error:ECONNREFUSED`): its message may carry an address or a reply's text. */
 export function describeFailure(error: unknown): string {
   if (!(error instanceof Error)) return typeof error;
   const code = (error as { code?: unknown }).code;
@@ -61,10 +47,7 @@ export abstract class ServiceError extends Error {
     this.details = details;
   }
 
-  /**
-   * What failed, as an identifier for a log line or a run's summary: the kind, with the failure
-   * within it where the class tells failures apart (`store:unavailable`); never a message.
-   */
+  /** For a log line or a run's summary: the kind, with the failure where the class has one (`store:unavailable`). */
   get reasonCode(): string {
     return this.kind;
   }
@@ -73,7 +56,6 @@ export abstract class ServiceError extends Error {
 export interface RateLimitState {
   limit: number;
   remaining: number;
-  /** When the current window ends (ms since epoch). */
   resetAt: number;
 }
 
@@ -98,12 +80,7 @@ export class PayloadTooLargeError extends ServiceError {
   }
 }
 
-/**
- * The request's body did not arrive whole: shorter than its Content-Length, a
- * connection closed mid-body, a malformed chunked encoding. The client's
- * doing, never the service's fault: answered 400 (if anyone is still there to
- * read it) and logged below error level.
- */
+/** The body did not arrive whole: the client's doing, so answered 400 and logged below error level. */
 export class RequestAbortedError extends ServiceError {
   readonly kind = 'request_aborted';
   constructor(reason: 'stream_error' | 'short_body') {
@@ -138,10 +115,8 @@ export class InvalidTokenError extends ServiceError {
   }
 }
 
-/** `busy`: not sent at all, the cap on concurrent store calls was reached (lib/shared-state/store-slots/store-slots.ts). */
 export type StoreFailure = 'not_found' | 'invalid_param' | 'rejected' | 'unavailable' | 'timeout' | 'bad_response' | 'busy';
 
-/** A failed call to the store backend. `code` is WooCommerce's error code (an identifier, never a body). */
 export class StoreError extends ServiceError {
   readonly kind = 'store';
   constructor(
@@ -163,10 +138,7 @@ export class StoreError extends ServiceError {
   }
 }
 
-/**
- * An OAuth 1.0a signature the store refused: WooCommerce signs over its own Site Address, whatever
- * address the request came to, so a store reached at another one refuses every call. `hint` says what to set.
- */
+/** WooCommerce signs over its own Site Address, so a store reached at another address refuses every call. */
 export class StoreSignatureRefusedError extends StoreError {
   constructor(
     operation: string,
@@ -176,20 +148,12 @@ export class StoreSignatureRefusedError extends StoreError {
   }
 }
 
-/** What the storefront may show when the shop is busy; the checkout endpoints answer it with 503 and Retry-After. */
 export const SHOP_BUSY_MESSAGE = 'The shop is busy, try again in a few seconds';
 
-/**
- * A store call that was not sent: every slot of STORE_MAX_CONCURRENCY stayed taken
- * through the short wait (lib/shared-state/store-slots/store-slots.ts). A store failure like the others
- * (the card webhook answers 400 so Stripe redelivers, the shipping webhook queues
- * the update for the replay), except that nothing reached the store, so it is
- * always safe to try again, and the crons stop their run instead of going on.
- */
+/** A store call not sent, every STORE_MAX_CONCURRENCY slot taken (docs/decisions.md#d33): always safe to retry. */
 export class StoreBusyError extends StoreError {
   constructor(
     operation: string,
-    /** When to try again: a few seconds, jittered so refused callers do not come back together. */
     readonly retryAfterSeconds: number,
   ) {
     super(operation, 'busy', undefined, undefined);
@@ -197,7 +161,6 @@ export class StoreBusyError extends StoreError {
   }
 }
 
-/** A failed call to the card provider. `code` is Stripe's error code (an identifier). */
 export class CardProviderError extends ServiceError {
   readonly kind = 'card';
   constructor(
@@ -230,7 +193,6 @@ export class UnauthorizedError extends ServiceError {
   }
 }
 
-/** The per-order lock could not be taken in time: another request holds the order. */
 export class OrderBusyError extends ServiceError {
   readonly kind = 'order_busy';
   constructor(orderId: number) {
@@ -238,30 +200,20 @@ export class OrderBusyError extends ServiceError {
   }
 }
 
-/**
- * A call from the store (lib/store-callbacks/) the service will not carry out: the order was not
- * paid by card, Stripe refused the refund or the capture, the amount does not match. Answered 400
- * with the message, written for the shop owner, who reads it in the WooCommerce admin.
- */
+/** Answered 400 with its message, which the shop owner reads in the WooCommerce admin. */
 export class StoreCallbackRefusedError extends ServiceError {
   readonly kind = 'store_callback_refused';
 }
 
-/** A correctly signed card event the service cannot read (answered 400, changes nothing). */
 export class InvalidCardEventError extends ServiceError {
   readonly kind = 'invalid_event';
 }
 
-/**
- * A card event that arrived before the one it follows (a refund or dispute before the payment was
- * recorded, a dispute closed before it was opened): answered 400 and not remembered, so the
- * provider delivers it again later, by when the earlier event has been applied.
- */
+/** An event before the one it follows: answered 400 and not remembered, so Stripe redelivers it later. */
 export class CardEventTooEarlyError extends ServiceError {
   readonly kind = 'event_too_early';
 }
 
-/** Why a shipment's resource URL was not read (lib/shipping/resource-url.ts): the sender's URL, never fetched. */
 export const RESOURCE_URL_REFUSALS = ['malformed', 'foreign_origin', 'credentials_in_url', 'outside_base_path'] as const;
 export type ResourceUrlRefusal = (typeof RESOURCE_URL_REFUSALS)[number];
 
@@ -273,13 +225,12 @@ export type ShipStationFailure =
   | 'rejected'
   | 'bad_response';
 
-/** A failed call to ShipStation, or a resource URL refused before any call. */
 export class ShipStationError extends ServiceError {
   readonly kind = 'shipstation';
   constructor(
     readonly failure: ShipStationFailure,
     readonly status: number | undefined,
-    /** For a refused URL: the origin it pointed at (never its path or query). */
+    /** For a refused URL: its origin only, never its path or query. */
     readonly origin?: string,
   ) {
     super(`ShipStation request failed: ${failure}`, { failure, status: status ?? null });
@@ -290,35 +241,25 @@ export class ShipStationError extends ServiceError {
   }
 }
 
-/** Redis could not be reached, answered too slowly, or refused us; what the shared state needs is unknown. */
 export class SharedStateUnavailableError extends ServiceError {
   readonly kind = 'shared_state_unavailable';
   constructor(operation: string, cause?: unknown) {
-    // No cause (a client not connected) names none, rather than "undefined".
     super('Shared state is unavailable, try again', cause === undefined ? { operation } : { operation, cause: describeFailure(cause) });
   }
 }
 
-/*
- * The errors below are not ServiceErrors: none reaches a response as it is.
- * Each is turned into one of the kinds above where it is caught (a ConfigError
- * by the route wrapper into `not_configured`, a MoneyError by the refund call
- * into a refusal, an UpstreamHttpError by the store client into a StoreError,
- * a RedisTimeoutError is the cause a SharedStateUnavailableError names), or
- * stops a command-line script.
- */
+// Not ServiceErrors: each becomes one of the kinds above where it is caught, or stops a script.
 
-/** The environment's settings are missing or invalid; the message names variables, never their values. */
+/** Names variables, never their values. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-/** An amount that is not a decimal the currency can hold (lib/money.ts). */
 export class MoneyError extends Error {
   override readonly name = 'MoneyError';
 }
 
-/** A failed store call as axios shapes it (lib/upstream/node-http.ts): `code`, and `response` when the store answered outside 2xx. */
+/** A failed store call as axios shapes it (lib/upstream/node-http.ts). */
 export class UpstreamHttpError extends Error {
   constructor(
     message: string,
@@ -330,7 +271,6 @@ export class UpstreamHttpError extends Error {
   }
 }
 
-/** A ShipStation webhook-management call of `npm run setup:webhooks` that failed: the operation and status, never a body. */
 export class ShipStationSetupError extends Error {
   constructor(operation: string, status: number | undefined) {
     super(`ShipStation ${operation} failed${status === undefined ? ' (no answer)' : ` (HTTP ${status})`}`);
@@ -338,7 +278,6 @@ export class ShipStationSetupError extends Error {
   }
 }
 
-/** A Redis command that outlived REDIS_TIMEOUT_MS (lib/redis/connection.ts). */
 export class RedisTimeoutError extends Error {
   override readonly name = 'TimeoutError';
 }

@@ -1,13 +1,6 @@
 /**
- * Structured logging: one JSON line per event on stdout/stderr.
- *
- * Every line written while a request is being handled carries that request's
- * id and route, taken from an AsyncLocalStorage scope the route wrapper opens
- * (lib/http/route.ts), so the use cases deep below log without passing it on.
- *
- * Callers pass only identifiers and figures (route, status, order id, event id,
- * amounts). Never pass a request body, a token, an address, an email, a secret
- * or an upstream response body: nothing here can tell them apart from safe data.
+ * One JSON line per event, tagged with the request's id and route from the scope lib/http/route.ts opens.
+ * Pass identifiers and figures only: nothing here can tell a body, token, address or secret from safe data.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
@@ -21,17 +14,12 @@ export interface Logger {
   error(event: string, fields?: LogFields): void;
 }
 
-/** What every log line of one request carries. */
 export interface LogScope {
   requestId: string;
   route: string;
 }
 
-/**
- * What a handler learns along the way (which order, which event, what came of
- * it), for the request's log line and span: the route wrapper
- * (lib/http/route.ts) gives each use case one and writes it out at the end.
- */
+/** What a use case learns along the way, written into the request's log line and span at the end. */
 export interface RequestContext {
   orderId?: number;
   eventId?: string;
@@ -41,7 +29,6 @@ export interface RequestContext {
 
 const scopes = new AsyncLocalStorage<LogScope>();
 
-/** Runs `task` with every log line inside it tagged with the scope's request id and route. */
 export function withLogScope<T>(scope: LogScope, task: () => T): T {
   return scopes.run(scope, task);
 }

@@ -20,12 +20,7 @@ export function currencyExponent(currency: string): 0 | 2 | 3 {
 
 const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?$/;
 
-/**
- * Parses a decimal amount ("4.35", "10", "-1.5", 12) into integer minor units.
- * Digits beyond the currency's exponent are rounded half away from zero, so a
- * store configured with more price decimals than the currency has still
- * produces the amount a person would expect.
- */
+/** Digits beyond the currency's exponent (a store with more price decimals) round half away from zero. */
 export function toMinorUnits(amount: string | number, currency: string): number {
   const text = typeof amount === 'number' ? numberToPlainString(amount) : amount.trim();
   const match = DECIMAL.exec(text);
@@ -47,25 +42,19 @@ export function toMinorUnits(amount: string | number, currency: string): number 
   return Number(minor) || 0; // never -0
 }
 
-/** A JSON number as WooCommerce might send it, written without exponent notation. */
 function numberToPlainString(value: number): string {
   if (!Number.isFinite(value)) throw new MoneyError('Amount is not a decimal number');
   // toFixed(6) is exact enough for any price a store holds and never uses exponent notation.
   return value.toFixed(6);
 }
 
-/**
- * The amount Stripe can actually charge for a total in minor units. Stripe
- * requires three-decimal currencies to be charged in multiples of 10, so such
- * totals are rounded half up to the nearest 10; every other total is charged as is.
- */
+/** Stripe charges three-decimal currencies in multiples of 10: such totals round half up to 10. */
 export function chargeableAmount(totalMinor: number, currency: string): number {
   if (currencyExponent(currency) !== 3) return totalMinor;
   const remainder = totalMinor % 10;
   return remainder >= 5 ? totalMinor - remainder + 10 : totalMinor - remainder;
 }
 
-/** Formats integer minor units as a decimal string for logs and notes ("4.35", "1200", "12.340"). */
 export function formatMinorUnits(minor: number, currency: string): string {
   const exponent = currencyExponent(currency);
   if (exponent === 0) return String(minor);

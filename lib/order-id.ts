@@ -1,13 +1,7 @@
 /**
- * The one reading of an order id that arrives as text: the checkout token's subject, the
- * `shop_order_id` metadata on a card payment, a shipment's order number. A WooCommerce order id is
- * a positive integer; fifteen digits at most keeps every id exact in a JavaScript number (2^53 has
- * sixteen) and far beyond any shop's count.
- *
- * The service writes ids one way, without leading zeros, so a token whose subject is `007` was not
- * minted here and is refused. Metadata and order numbers come from elsewhere too (a ShipStation
- * store may pad its order numbers, metadata can be edited in Stripe's dashboard): there `0042` names
- * order 42, and the fifteen characters count the padding, as before.
+ * The one reading of an order id that arrives as text; fifteen digits keep it exact in a number.
+ * A token's subject is canonical (`007` was not minted here); Stripe metadata and ShipStation
+ * order numbers may be padded (`0042` is order 42, padding counted in the fifteen).
  */
 export const MAX_ORDER_ID_DIGITS = 15;
 

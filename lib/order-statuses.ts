@@ -1,7 +1,4 @@
-/**
- * The WooCommerce order statuses the service reads or writes, in one place (the REST API spells
- * them without WooCommerce's `wc-` prefix).
- */
+/** The order statuses the service reads or writes, as the REST API spells them (no `wc-` prefix). */
 export const ORDER_STATUS = {
   pending: 'pending',
   processing: 'processing',
@@ -10,11 +7,9 @@ export const ORDER_STATUS = {
   failed: 'failed',
   cancelled: 'cancelled',
   refunded: 'refunded',
-  /** Not in stock WooCommerce: a plugin adds it; without it a shipment writes `completed` (lib/shared-state/shipped-status/shipped-status.ts). */
+  /** This and the two below are not stock WooCommerce: plugins add them (docs/decisions.md#d27). */
   shipped: 'shipped',
-  /** Not in stock WooCommerce: a status some shops add for paid orders waiting to ship. */
   awaitingShipment: 'awaiting_shipment',
-  /** Registered by the companion plugin: a card authorization waits for its capture at shipping (STRIPE_CAPTURE=on_shipment). */
   authorized: 'authorized',
 } as const;
 

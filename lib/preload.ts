@@ -1,17 +1,7 @@
 /**
- * What a first request would otherwise load on its path, started when the
- * instance starts (instrumentation.ts) and not awaited there: the Redis client
- * (its library, the client and the connection, with REDIS_URL) and the Lua
- * scripts of a request, the routes' own modules, and the Stripe SDK (with the
- * card settings). A first request
- * that arrives before they are ready waits only for what it needs, on the same
- * promise (lib/redis/connection.ts, lib/services.ts `card()`, Next.js' own
- * route loading), never for a second copy; one that arrives later finds them
- * ready. A failure here is only a head start lost: the request that needs the
- * part tries again, as it would have without this.
- *
- * The Redis connection is started first: its network round trips (TLS to a
- * managed Redis) run while the routes and the Stripe SDK load.
+ * Loads at start (instrumentation.ts, not awaited) what a first request would load on its path:
+ * Redis and its scripts first (its round trips overlap the rest), the routes, the Stripe SDK.
+ * A request that comes earlier waits on the same promise; a failure here only loses the head start.
  */
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
@@ -26,7 +16,6 @@ export function preloadAtStart(): Promise<unknown> {
   try {
     services = getServices();
   } catch {
-    // An invalid configuration: the start-up checks report it, and requests fail with it.
     return Promise.resolve();
   }
   const parts: Promise<unknown>[] = [];
@@ -40,15 +29,8 @@ export function preloadAtStart(): Promise<unknown> {
 }
 
 /**
- * Next.js loads the module of each route at start, but the route's own code
- * (its handler and everything it imports: this service's modules, the zod
- * schemas they build) only on the route's first request, which measured about
- * 100-150 ms of CPU on that request alone. Loaded here instead, through the
- * route module Next.js itself uses (the same instance, from Node's module
- * cache), in the build's list of routes (`server`: the build's server
- * directory). Only in a production build: the development server compiles each
- * route on its first request. A deployment that ships each route on its own
- * finds only its own. Answers when every route is loaded (or failed to).
+ * Next.js loads a route's own code only on its first request (100-150 ms of CPU measured there):
+ * loaded here through the route module Next.js itself uses. Production builds only.
  */
 export async function preloadRoutes(server: string): Promise<void> {
   const load = createRequire(join(server, 'preload.js'));
@@ -60,14 +42,12 @@ export async function preloadRoutes(server: string): Promise<void> {
   }
   for (const file of Object.values(routes)) {
     if (!file.startsWith('app/api/')) continue;
-    // One route at a time, and a request that arrived meanwhile goes first: loading a route holds
-    // the thread, and a request for a route already loaded (or for none) need not wait for the rest.
+    // Loading a route holds the thread: a request that arrived meanwhile goes first.
     await new Promise((resolve) => setImmediate(resolve));
     try {
       const { routeModule } = load(`./${file}`) as { routeModule?: { ensureUserland?: () => Promise<void> } };
       await routeModule?.ensureUserland?.();
     } catch {
-      // A route not in this deployment, or one whose module fails: its first request loads it, and says why.
     }
   }
 }

@@ -1,15 +1,6 @@
 /**
- * The service's collaborators, built once per process from the configuration.
- * Use cases receive them as interfaces; tests swap the configuration and call
- * resetServices() to get fresh state.
- *
- * This is the one place that chooses where shared state lives: in process
- * memory by default (one instance, the demo), in Redis when REDIS_URL is set
- * (docs/operations.md, "Shared state on Redis"), and what happens when Redis fails:
- * checkout and the shipping webhook fall back to this instance's memory, the
- * card webhook fails its request so Stripe retries, the replay cron fails its
- * run, the reconciliation cursor is treated as absent, and the cap on store
- * calls is kept per instance.
+ * The service's collaborators, built once per process from the configuration, and the one place
+ * that chooses where shared state lives and how each piece falls back (docs/architecture.md#the-layers).
  */
 import type { CardProvider } from '@/lib/card/stripe';
 import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/config';
@@ -50,63 +41,41 @@ import { ShipStationV2Keys } from '@/lib/shipping/signature-v2';
 import type { Store } from '@/lib/store/types';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
 
-/** Where each piece of shared state lives (lib/shared-state/<piece>/): in this process, or in Redis with its fallback. */
 interface SharedState {
-  /** Per endpoint and client; falls back to this instance's counters when Redis fails. */
   rateLimiter: RateLimiter;
-  /** Checkout and shipping writers; falls back to this instance's locks when Redis fails. */
   orderLocks: OrderLocks;
-  /**
-   * The card webhook's locks: the same locks as `orderLocks`, but never in
-   * this instance's memory alone while Redis is configured. When Redis fails,
-   * the delivery fails (400) and Stripe retries it.
-   */
+  /** The same locks, never this instance's alone while Redis is configured (docs/decisions.md#d29). */
   cardEventLocks: OrderLocks;
-  /** Applied card events; with Redis, a failure fails the delivery as `cardEventLocks` does. */
   processedEvents: ProcessedEvents;
-  /** Where an interrupted payment reconciliation resumes. */
   reconcileCursor: ReconcileCursorStore;
-  /** Where an interrupted shipment reconciliation resumes. */
   shipmentCursor: ShipmentCursorStore;
-  /** The same for ShipStation V2's labels and fulfillments, each list its own pass. */
   shipmentCursorsV2: { labels: ShipmentCursorStore; fulfillments: ShipmentCursorStore };
-  /** Shipping updates that failed at the store, until the replay cron applies them. */
   shippingReplay: ShippingReplayQueue;
-  /** Whether the store was recently found to lack the `shipped` status. */
   shippedStatus: ShippedStatusMemory;
-  /** The cap on concurrent store calls (STORE_MAX_CONCURRENCY), or undefined when there is none. */
   storeSlots: StoreSlots | undefined;
-  /** ShipStation's rate budget of one account, shared by every caller of that account (V2's apart: `api`). */
   shipStationBudget: (account: string, api?: 'v1' | 'v2') => ShipStationRateBudget;
 }
 
-/** The service's collaborators: the shared state (bar the ShipStation budget, which its client holds) and the upstreams. */
 export interface Services extends Omit<SharedState, 'shipStationBudget'> {
   config: Config;
-  /** ShipStation's API, or undefined when SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set. */
   shipStation: ShipStationClient | undefined;
-  /** ShipStation's V2 API, or undefined when SHIPSTATION_V2_API_KEY is not set. */
   shipStationV2: ShipStationV2Client | undefined;
-  /** ShipStation V2's signing keys (SHIPSTATION_V2_JWKS_URL), read when a delivery first needs them. */
   shipStationV2Keys: ShipStationV2Keys;
   /** Built on first use, so an unconfigured part fails only the requests that need it. */
   store(): Store;
-  /**
-   * Also loaded on first use: the Stripe SDK (about 17 MiB and 80 ms to load) stays out of the
-   * routes that never call the card provider (shipping, submit-order, shallow health).
-   */
+  /** Loaded on first use: the Stripe SDK (about 17 MiB, 80 ms) stays out of routes that never call it. */
   card(): Promise<CardProvider>;
+  /** With REDIS_URL set: a PING through the connection every request uses (the deep health check). */
+  sharedStatePing?: () => Promise<unknown>;
 }
 
 let current: Services | undefined;
 
-/** The in-process state; its replay queue is also the Redis queue's last resort. */
 function inProcessState(config: Config): SharedState & { shippingReplay: MemoryShippingReplayQueue } {
   const locks = new MemoryOrderLocks(lockWait(config));
   return {
     rateLimiter: new MemoryRateLimiter(),
     orderLocks: locks,
-    // One set of locks for every writer of this instance.
     cardEventLocks: locks,
     processedEvents: new MemoryProcessedEvents(),
     reconcileCursor: new MemoryReconcileCursorStore(),
@@ -119,11 +88,7 @@ function inProcessState(config: Config): SharedState & { shippingReplay: MemoryS
   };
 }
 
-/**
- * How long a writer waits for an order: until the time its request has left
- * is down to one UPSTREAM_TIMEOUT_MS (kept for the work under the lock), and
- * at most ORDER_LOCK_WAIT_MS.
- */
+/** A writer waits at most ORDER_LOCK_WAIT_MS, keeping one UPSTREAM_TIMEOUT_MS for the work under the lock. */
 function lockWait(config: Config): LockWait {
   return { waitMs: ORDER_LOCK_WAIT_MS, reserveMs: config.upstreamTimeoutMs };
 }
@@ -166,11 +131,11 @@ function build(config: Config): Services {
   const redis = getRedisConnection(config);
   const state = redis ? redisState(redis, config, local) : local;
   const gate = state.storeSlots ? new StoreGate(state.storeSlots) : undefined;
-  // Every piece of shared state but the ShipStation budgets, which the ShipStation client takes.
   const { shipStationBudget, ...shared } = state;
   return {
     config,
     ...shared,
+    ...(redis ? { sharedStatePing: () => redis.run('ping', (client) => client.ping()) } : {}),
     shipStation: shipStationClientFor(config, shipStationBudget),
     shipStationV2: shipStationV2ClientFor(config, shipStationBudget),
     shipStationV2Keys: new ShipStationV2Keys(config.shippingV2.jwksUrl, config.upstreamTimeoutMs),
@@ -180,7 +145,6 @@ function build(config: Config): Services {
       card ??= import('@/lib/card/stripe').then(
         ({ StripeCardProvider }) => new StripeCardProvider(settings, config.upstreamTimeoutMs),
         (error: unknown) => {
-          // A module that failed to load fails this request; the next one loads it again.
           card = undefined;
           throw error;
         },
@@ -205,7 +169,7 @@ export function getServices(): Services {
   return current;
 }
 
-/** Drops every collaborator, the parsed configuration and the Redis connection (tests, and the demo launcher). */
+/** For tests and the demo launcher. */
 export function resetServices(): void {
   resetConfig();
   current = undefined;

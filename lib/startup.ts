@@ -1,8 +1,4 @@
-/**
- * Server start (Node.js runtime only, loaded by instrumentation.ts): the
- * configuration is validated here, so a production deployment with a missing
- * or malformed variable refuses to start instead of failing its first checkout.
- */
+/** Validates the configuration at server start: production refuses to start rather than fail its first checkout. */
 import { getConfig, placeholderMessage } from '@/lib/config';
 import { ConfigError } from '@/lib/errors';
 import { log } from '@/lib/log';
@@ -24,7 +20,6 @@ export function validateConfigurationAtStart(): void {
     log.info('service.started', {
       env: config.env,
       allowedOrigins: config.allowedOrigins.length,
-      // Where rate limits, locks and processed events live (docs/operations.md, Shared state on Redis); never the URL.
       sharedState: config.redisUrl ? 'redis' : 'memory',
     });
   } catch (error) {

@@ -1,13 +1,6 @@
 /**
- * Traces (OpenTelemetry), on only when OTEL_EXPORTER_OTLP_ENDPOINT is set:
- * instrumentation.ts then registers @vercel/otel, and each request and each
- * call to the store, the card provider, ShipStation and Redis becomes a span
- * with its outcome.
- *
- * Off, it costs a string check: withSpan runs the function directly and no
- * OpenTelemetry module is ever loaded. Attributes hold identifiers and
- * outcomes only (route, status, order id, event id, operation), never an
- * email, an address, a token or a body.
+ * Spans for each request and upstream call, only with OTEL_EXPORTER_OTLP_ENDPOINT set; off, a string
+ * check and no OpenTelemetry module loaded. Attributes are identifiers and outcomes only.
  */
 import type * as OpenTelemetryApi from '@opentelemetry/api';
 
@@ -35,11 +28,6 @@ function errorType(error: unknown): string {
   return typeof error;
 }
 
-/**
- * Runs `fn` inside a span named `name` (a child of the current one), ending it
- * with `checkout.outcome` = ok, or error when it throws or `outcomeOf` says so;
- * with tracing off, just runs `fn`.
- */
 export async function withSpan<T>(
   name: string,
   attributes: SpanAttributes,
@@ -66,13 +54,11 @@ export async function withSpan<T>(
   });
 }
 
-/** Adds attributes to the current span (the request's, inside the route wrapper); nothing when tracing is off. */
 export function annotateSpan(attributes: SpanAttributes): void {
   if (!api) return;
   api.trace.getActiveSpan()?.setAttributes(definedAttributes(attributes));
 }
 
-/** A call to an outside system: `store get order`, `card create payment intent`, `shipstation get shipments`, `redis event_check`. */
 export function traceCall<T>(system: 'store' | 'card' | 'shipstation' | 'redis', operation: string, fn: () => Promise<T>): Promise<T> {
   return withSpan(`${system} ${operation}`, { 'checkout.upstream': system, 'checkout.operation': operation }, fn);
 }

@@ -1,13 +1,11 @@
 import type Stripe from 'stripe';
 import { CardProviderError } from '@/lib/errors';
 
-/** Stripe Customers and Customer Sessions: what saved cards need (lib/checkout/saved-cards.ts). */
+/** Stripe Customers and Customer Sessions, for saved cards (docs/decisions.md#d41). */
 export interface CustomerProvider {
   /** The customer's id, or undefined when Stripe does not know it or it was deleted (`deleted: true`). */
   retrieveCustomer(id: string): Promise<string | undefined>;
-  /** Creates a customer; a repeat with the same key answers the customer already created. */
   createCustomer(input: CreateCustomerInput): Promise<string>;
-  /** A Customer Session for the Payment Element: its client secret. */
   createCustomerSession(customerId: string): Promise<string>;
 }
 
@@ -19,12 +17,7 @@ export interface CreateCustomerInput {
   idempotencyKey: string;
 }
 
-/**
- * The Payment Element's features: saved cards shown, never its own "save" checkbox. The storefront's
- * checkbox (`save_payment_method`) sets `setup_future_usage` on the intent, and Stripe refuses a
- * session's save usage combined with it (API 2026-03-25.dahlia: IntegrationError on render).
- * Cards saved that way have `allow_redisplay: unspecified`; `limited` ones belong to subscriptions.
- */
+/** Never the session's own "save" (docs/decisions.md#d41); `limited` cards belong to subscriptions. */
 export const PAYMENT_ELEMENT_FEATURES = {
   payment_method_redisplay: 'enabled',
   payment_method_allow_redisplay_filters: ['always', 'unspecified'],

@@ -1,10 +1,6 @@
 /**
- * The card provider's events in the service's own shape (docs/contract.md#spec-2-3). The card
- * module (lib/card/stripe.ts) turns what Stripe sends or lists into a
- * `CardEvent` here, so the webhook and reconciliation apply the same typed
- * event (lib/webhooks/card/handle-event.ts) and nothing of Stripe's own types
- * travels further. Only the fields a handler needs are read; nothing else of
- * the event is trusted or kept.
+ * Stripe's events in the service's own shape (docs/contract.md#spec-2-3), for the webhook and
+ * reconciliation alike: only the fields a handler needs are read, nothing else trusted or kept.
  */
 import { z } from 'zod';
 import { InvalidCardEventError } from '@/lib/errors';
@@ -12,87 +8,59 @@ import { parseOrderId } from '@/lib/order-id';
 
 export const UNKNOWN_PAYMENT_ERROR = 'Unknown error';
 
-/** The verified event's envelope, its object still unread. */
 export interface CardEventEnvelope {
   id: string;
   type: string;
-  /** Seconds since the epoch, when the provider created the event (0 when unknown). */
   created: number;
-  /** `data.object`, still unread. */
   object: Record<string, unknown>;
 }
 
 export interface PaymentIntentFacts {
   intentId: string;
-  /** Minor units, as the provider charged them (`amount_received` once succeeded); undefined only when the provider omitted it. */
+  /** `amount_received` once succeeded. */
   amount: number | undefined;
-  /** Lower-case ISO code, as the provider writes it. */
   currency: string | undefined;
-  /** The store order id from `metadata.shop_order_id`, or undefined when it is missing, 0 or not an integer. */
   orderId: number | undefined;
-  /** `latest_charge` when a string, its `id` when an object, else ''. */
   chargeId: string;
-  /** `last_payment_error.message`, or `Unknown error`. */
   errorMessage: string;
-  /**
-   * The payment method type used (`card`, `sepa_debit`, …) when the event says it: an expanded
-   * `latest_charge` or `payment_method`, or an intent that allowed one type only; else undefined.
-   */
   paymentMethodType: string | undefined;
-  /** `cancellation_reason` of a canceled intent: Stripe's own (`automatic`, `expired`, …) or the one a cancel asked for. */
   cancellationReason: string | undefined;
 }
 
 /** What links a charge-level object (charge, refund, dispute) to its order: the intent, never the object's own fields. */
 export interface IntentLink {
-  /** `payment_intent` as an id; undefined when the object has none (a charge made without an intent). */
   intentId: string | undefined;
-  /** `metadata.shop_order_id` of the intent when the event carries it expanded; else undefined (retrieve the intent). */
   orderId: number | undefined;
 }
 
 export interface RefundFacts {
   refundId: string;
-  /** Minor units. */
   amount: number;
   currency: string;
-  /** Stripe's refund status: `pending`, `requires_action`, `succeeded`, `failed`, `canceled`. */
   status: string;
   reason: string | undefined;
-  /**
-   * The store refund it was made for (`metadata.shop_refund_id`), when the service made it from the
-   * store's admin (lib/store-callbacks/refund.ts); undefined for a refund made at Stripe.
-   */
+  /** Set when the service made it from the store's admin; undefined for a refund made at Stripe. */
   storeRefundId: number | undefined;
-  /** Unix seconds; undefined when the object does not say. */
   created: number | undefined;
 }
 
-/** A refunded charge: its refunds are listed from the provider (lib/card/stripe.ts, listChargeRefunds). */
 export interface ChargeFacts extends IntentLink {
   chargeId: string;
 }
 
 export type RefundEventFacts = IntentLink & RefundFacts;
 
-/** A Radar review (`review.opened`, `review.closed`): a payment Stripe held for the shop to look at. */
 export interface ReviewFacts extends IntentLink {
   reviewId: string;
-  /** The reviewed charge, '' when the review names none. */
   chargeId: string;
-  /** Whether the review still needs action (`open`). */
   open: boolean;
-  /** Why it was opened: `rule` (a Radar rule) or `manual`. */
   openedReason: string;
-  /** Why it was closed (`approved`, `refunded`, `refunded_as_fraud`, `disputed`, `redacted`, …); undefined while open. */
   closedReason: string | undefined;
 }
 
-/** An early fraud warning (`radar.early_fraud_warning.created`): the card issuer reported the charge as likely fraud. */
 export interface FraudWarningFacts extends IntentLink {
   warningId: string;
   chargeId: string;
-  /** The issuer's label: `made_with_stolen_card`, `unauthorized_use_of_card`, `misc`, … */
   fraudType: string;
   /** Not yet disputed nor fully refunded: a refund now can still prevent a dispute. */
   actionable: boolean;
@@ -101,10 +69,8 @@ export interface FraudWarningFacts extends IntentLink {
 export interface DisputeFacts extends IntentLink {
   disputeId: string;
   chargeId: string;
-  /** Minor units. */
   amount: number;
   currency: string;
-  /** Stripe's dispute status (`needs_response`, …, `won`, `lost`). */
   status: string;
   reason: string;
 }
@@ -115,7 +81,6 @@ interface EventBase {
   created: number;
 }
 
-/** The event types the service reads, grouped by the object they carry. */
 export const PAYMENT_INTENT_EVENTS = [
   'payment_intent.succeeded',
   'payment_intent.payment_failed',
@@ -133,7 +98,6 @@ export const DISPUTE_EVENTS = [
   'charge.dispute.funds_reinstated',
 ] as const;
 
-/** CARD_LIFECYCLE_EVENTS=reviews: Radar's reviews and the issuers' early fraud warnings. */
 export const REVIEW_EVENTS = ['review.opened', 'review.closed'] as const;
 export const FRAUD_WARNING_EVENTS = ['radar.early_fraud_warning.created'] as const;
 
@@ -147,7 +111,6 @@ export type CardEvent = EventBase &
     | { kind: 'fraud_warning'; warning: FraudWarningFacts }
     /** A type the service reads whose object is not what it should be: 400 when the type is handled. */
     | { kind: 'unreadable'; problem: string }
-    /** Any other type: acknowledged, never read. */
     | { kind: 'other' }
   );
 
@@ -156,11 +119,8 @@ export type CardEventOf<K extends CardEventKind> = Extract<CardEvent, { kind: K 
 
 export interface CardEventQuery {
   types: readonly string[];
-  /** Only events created at or after this time (seconds since the epoch). */
   createdFrom: number;
-  /** The last event of the previous page: the provider lists newest first, so this continues with older ones. */
   startingAfter?: string | undefined;
-  /** Page size, 1 to 100. */
   limit: number;
 }
 
@@ -177,7 +137,6 @@ const eventSchema = z.object({
 });
 
 const id = z.string().min(1).max(255);
-/** Stripe's reason words (`refunded_as_fraud`, `made_with_stolen_card`): short lower-case words, as they go into a note. */
 const MAX_LABEL = 50;
 const minor = z.number().int().nonnegative();
 const currency = z.string().length(3).transform((v) => v.toLowerCase());
@@ -248,17 +207,13 @@ const fraudWarningSchema = z.object({
 const MAX_ERROR_MESSAGE = 500;
 const MAX_TYPE = 50;
 
-/** The verified event's envelope; a payload that is JSON but no event is refused. */
 export function readCardEvent(parsed: unknown): CardEventEnvelope {
   const result = eventSchema.safeParse(parsed);
   if (!result.success) throw new InvalidCardEventError('Webhook Error: payload is not an event');
   return { id: result.data.id, type: result.data.type, created: result.data.created ?? 0, object: result.data.data.object };
 }
 
-/**
- * A metadata value holding a store id (an order's, or a refund's: WooCommerce numbers both alike),
- * else undefined. Metadata can be edited in the provider's dashboard: `0042` still names 42.
- */
+/** Metadata can be edited in Stripe's dashboard: `0042` still names 42. */
 function storeId(raw: unknown): number | undefined {
   return parseOrderId(raw, 'zero_padded');
 }
@@ -278,7 +233,6 @@ export function chargeIdOf(latestCharge: unknown): string {
   return '';
 }
 
-/** The provider's message for a failed payment, or `Unknown error`. */
 export function paymentErrorMessageOf(lastPaymentError: unknown): string {
   if (lastPaymentError === null || typeof lastPaymentError !== 'object') return UNKNOWN_PAYMENT_ERROR;
   const message = (lastPaymentError as { message?: unknown }).message;
@@ -295,15 +249,12 @@ function typeField(value: unknown, path: readonly string[]): string | undefined 
   return typeof current === 'string' && /^[a-z0-9_]{1,50}$/.test(current) ? current.slice(0, MAX_TYPE) : undefined;
 }
 
-/** The payment intent in a `payment_intent.*` event. */
 export function readPaymentIntent(object: Record<string, unknown>): PaymentIntentFacts {
   const result = intentSchema.safeParse(object);
   if (!result.success) throw new InvalidCardEventError('Webhook Error: event does not carry a payment intent');
   const intent = result.data;
   const allowed = intent.payment_method_types?.length === 1 ? typeField(intent.payment_method_types, ['0']) : undefined;
-  // A manual capture of less than was authorized (the order's total dropped) leaves `amount` at the
-  // authorization: what was paid is what the intent received. An automatic capture receives its
-  // `amount` whole, the amount the spec compares with the order's total.
+  // A manual capture of less than was authorized leaves `amount` at the authorization (docs/decisions.md#d23).
   const capturedLater = intent.capture_method === 'manual' && intent.status === 'succeeded';
   const received = capturedLater && intent.amount_received ? intent.amount_received : undefined;
   return {
@@ -319,7 +270,6 @@ export function readPaymentIntent(object: Record<string, unknown>): PaymentInten
   };
 }
 
-/** `payment_intent` of a charge, refund or dispute: its id, and the order when it came expanded. */
 function intentLinkOf(value: z.infer<typeof expandable>): IntentLink {
   if (value === null || value === undefined) return { intentId: undefined, orderId: undefined };
   if (typeof value === 'string') return { intentId: value, orderId: undefined };
@@ -338,7 +288,6 @@ function refundFacts(refund: z.infer<typeof refundSchema>): RefundFacts {
   };
 }
 
-/** A refund object as the provider lists it (GET /v1/refunds), in the service's shape. */
 export function readRefund(object: unknown): RefundFacts | undefined {
   const result = refundSchema.safeParse(object);
   return result.success ? refundFacts(result.data) : undefined;
@@ -429,13 +378,7 @@ function readObject(envelope: CardEventEnvelope): CardEvent {
   return { ...base, kind: 'other' };
 }
 
-/**
- * A verified or listed event in the service's shape. Never throws for its
- * object: a type the service reads whose object is malformed becomes
- * `unreadable`, refused only when that type is handled (a type switched off
- * by CARD_LIFECYCLE_EVENTS is acknowledged unread, as the spec answers any
- * other type).
- */
+/** Never throws for its object: a malformed one is `unreadable`, refused only when its type is handled. */
 export function toCardEvent(envelope: CardEventEnvelope): CardEvent {
   return readObject(envelope);
 }

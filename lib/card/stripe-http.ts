@@ -1,15 +1,7 @@
 /**
- * The Stripe SDK's HTTP client: Node's http client on the process's keep-alive
- * agents (lib/upstream/node-http.ts), with `timeout` bounding the whole call.
- *
- * The SDK's own Node client costs a third of its fetch client per call
- * (docs/benchmarks-history.md), but its timeout only bounds socket idleness: an
- * upstream that keeps sending a byte now and then holds a call, its socket and
- * its promise open for as long as it likes. Here the request is destroyed when
- * the time is up, whether the answer's headers have arrived or not, so an
- * abandoned call (lib/card/stripe.ts gives up on it at the same bound) frees
- * its socket. The rest follows the SDK's NodeHttpClient: the same request,
- * with Node's default TLS ciphers, and the body read and parsed the same way.
+ * The Stripe SDK's HTTP client on the process's keep-alive agents. As the SDK's NodeHttpClient (a third of
+ * its fetch client's cost, docs/benchmarks-history.md), but `timeout` bounds the whole call, not socket
+ * idleness, so an upstream trickling bytes cannot hold a socket open.
  */
 import type { IncomingMessage } from 'node:http';
 import Stripe from 'stripe';

@@ -1,10 +1,4 @@
-/**
- * The card client: Stripe PaymentIntents and webhook signature checks through
- * the official SDK, pointed at STRIPE_API_BASE_URL when set (a local stand-in).
- *
- * Provider objects become the service's own PaymentIntentSummary here, and
- * SDK errors become CardProviderError carrying only Stripe's type and code.
- */
+/** The Stripe client through the official SDK: its objects and errors become the service's own here (docs/decisions.md#d34). */
 import Stripe from 'stripe';
 import { StripeCustomers, type CustomerProvider } from '@/lib/card/customers';
 import { BoundedNodeHttpClient } from '@/lib/card/stripe-http';
@@ -17,29 +11,21 @@ import { settleWithin, withOneRetry } from '@/lib/upstream/budget';
 export interface PaymentIntentSummary {
   id: string;
   amount: number;
-  /** Lower-case, as Stripe writes it. */
   currency: string;
   status: string;
   clientSecret: string;
   orderId: string | undefined;
   /** What a `requires_capture` intent may still capture (minor units); 0 otherwise. */
   amountCapturable: number;
-  /** What the intent has collected (minor units): the captured amount once it succeeded. */
   amountReceived: number;
-  /** `latest_charge` as an id, or '' before any attempt to pay. */
   chargeId: string;
-  /** Where Stripe sends the receipt, when set. */
   receiptEmail: string | undefined;
-  /** The Stripe Customer the intent pays for (saved cards), when set. */
   customerId?: string | undefined;
-  /** `setup_future_usage`: the card is saved to the customer once paid. */
   setupFutureUsage?: string | undefined;
 }
 
-/** A refund made by the service for a refund the store holds (lib/store-callbacks/refund.ts). */
 export interface CreateRefundInput {
   intentId: string;
-  /** Minor units. */
   amount: number;
   /** Names the store's order and refund, so the refund's later event is recognised (lib/card/events.ts). */
   metadata: Record<string, string>;
@@ -49,14 +35,11 @@ export interface CreateRefundInput {
 export interface CreateIntentInput {
   orderId: number;
   amount: number;
-  /** ISO code in any case; sent lower-case. */
   currency: string;
-  /** `receipt_email`. */
   email: string | undefined;
   idempotencyKey: string;
 }
 
-/** What an update of an intent not yet paid may change; `metadata.shop_order_id` is set with it. */
 export interface IntentChanges {
   amount?: number;
   receiptEmail?: string;
@@ -65,31 +48,22 @@ export interface IntentChanges {
   setupFutureUsage?: 'off_session' | '';
 }
 
-/** A charge as Stripe holds it now: what a capture checks before money moves. */
 export interface ChargeSummary {
   chargeId: string;
   intentId: string | undefined;
-  /** `succeeded` once authorized or paid; `pending`, `failed`. */
   status: string;
   captured: boolean;
-  /** Refunded in full: a released authorization is. */
   refunded: boolean;
-  /** Minor units: authorized (or charged), and captured. */
   amount: number;
   amountCaptured: number;
   currency: string;
-  /** When the charge was made (Unix seconds): for an authorization, when it was authorized. */
   created: number;
-  /** When an uncaptured authorization lapses (Unix seconds, `payment_method_details.card.capture_before`); absent otherwise. */
   captureBefore: number | undefined;
-  /** The Radar review of the charge, if any, and whether it is still open. */
   reviewId: string | undefined;
   reviewOpen: boolean | undefined;
 }
 
-/** A page of charges made in a time range (GET /v1/charges, newest first), each with its intent. */
 export interface ChargeListQuery {
-  /** Seconds since the epoch, inclusive. */
   createdFrom: number;
   startingAfter?: string | undefined;
   limit: number;
@@ -101,29 +75,20 @@ export interface ChargePage {
 }
 
 export interface CardProvider {
-  /** Stripe Customers and Customer Sessions (saved cards). */
   readonly customers: CustomerProvider;
   createPaymentIntent(input: CreateIntentInput): Promise<PaymentIntentSummary>;
   /** The intent, or undefined when the provider does not know the id (deleted, other account or mode). */
   retrievePaymentIntent(id: string): Promise<PaymentIntentSummary | undefined>;
   updatePaymentIntent(id: string, changes: IntentChanges, orderId: number): Promise<PaymentIntentSummary>;
-  /** One page of events of the given types, newest first (reconciliation, health). */
   listEvents(query: CardEventQuery): Promise<CardEventPage>;
-  /** Every refund of a charge, oldest first (all pages): for a `charge.refunded` event that does not carry them. */
   listChargeRefunds(chargeId: string): Promise<RefundFacts[]>;
-  /** Refunds part or all of a paid intent; a repeat with the same key answers the refund already made. */
   createRefund(input: CreateRefundInput): Promise<RefundFacts>;
-  /** The charge with its review (expanded), or undefined when Stripe does not know the id. */
   retrieveCharge(chargeId: string): Promise<ChargeSummary | undefined>;
-  /** One page of charges made since `createdFrom`, newest first, each with its intent (the expiry cron). */
   listCharges(query: ChargeListQuery): Promise<ChargePage>;
   /** Sets metadata keys of a refund (the others stay): a refund adopted by another store refund names it. */
   updateRefundMetadata(refundId: string, metadata: Record<string, string>): Promise<RefundFacts>;
-  /** Captures a `requires_capture` intent: the whole authorization, or `amount` when given. */
   capturePaymentIntent(id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentIntentSummary>;
-  /** Cancels an intent, releasing an authorization that was not captured. */
   cancelPaymentIntent(id: string, idempotencyKey: string): Promise<PaymentIntentSummary>;
-  /** Verifies a webhook's signature against its raw body and returns the event in the service's shape. */
   verifyWebhookEvent(rawBody: string, signature: string): CardEvent;
 }
 
@@ -162,7 +127,6 @@ function summarizeCharge(charge: Stripe.Charge): ChargeSummary {
   };
 }
 
-/** A failure worth one more attempt: the connection failed or timed out, or Stripe answered 5xx. */
 function isTransient(error: unknown): boolean {
   if (error instanceof CardProviderError) return error.type === 'timeout' || error.type === 'StripeConnectionError' || (error.status ?? 0) >= 500;
   return false;
@@ -175,12 +139,7 @@ function toCardError(operation: string, error: unknown): CardProviderError {
   return new CardProviderError(operation, 'unknown', undefined, undefined);
 }
 
-/**
- * STRIPE_PAYMENT_METHODS as Stripe's parameter. Under the API version the SDK pins, `payment_method_types`
- * is no longer writable (400 `payment_method_types_no_longer_supported` since 2026-09-30): an explicit list
- * is sent as `allowed_payment_method_types`, which limits the intent to those types.
- */
-/** STRIPE_CAPTURE: anything but `automatic` authorizes at checkout and captures later. */
+/** `payment_method_types` is no longer writable under the pinned API (400 since 2026-09-30). */
 function captureParam(capture: CardSettings['capture'] = 'automatic'): Partial<Stripe.PaymentIntentCreateParams> {
   return capture === 'automatic' ? {} : { capture_method: 'manual' };
 }
@@ -200,12 +159,10 @@ export class StripeCardProvider implements CardProvider {
   ) {
     const base = settings.apiBaseUrl ? new URL(settings.apiBaseUrl) : undefined;
     this.stripe = new Stripe(settings.secretKey, {
-      // Node's http client on keep-alive agents, the whole call bounded by `timeout` (lib/card/stripe-http.ts):
-      // fetch (undici, under Next.js's patched fetch) cost about 0.5 ms of CPU more per call (docs/benchmarks.md).
+      // fetch cost about 0.5 ms of CPU more per call (docs/benchmarks.md).
       httpClient: new BoundedNodeHttpClient(),
       timeout: timeoutMs,
-      // The SDK's own retries would run past the request's deadline: retries are made in
-      // `attempt` below, within it (reads and idempotent creates only).
+      // The SDK's own retries would run past the request's deadline.
       maxNetworkRetries: 0,
       telemetry: false,
       appInfo: { name: 'checkout-payment-service' },
@@ -220,12 +177,7 @@ export class StripeCardProvider implements CardProvider {
     this.customers = new StripeCustomers(this.stripe, (operation, retry, call) => this.attempt(operation, retry, call));
   }
 
-  /**
-   * One call to Stripe within the request's deadline. `retry` only for calls
-   * that may be repeated: reads, and a create carrying its idempotency key
-   * (Stripe answers a repeat with the intent already created). An update
-   * without a key is never repeated.
-   */
+  /** `retry` only for reads and a create with its idempotency key: an update without a key is never repeated. */
   private attempt<T>(operation: string, retry: boolean, call: (options: { timeout: number }) => Promise<T>): Promise<T> {
     const timedOut = () => new CardProviderError(operation, 'timeout', undefined, undefined);
     return withOneRetry(
@@ -346,7 +298,6 @@ export class StripeCardProvider implements CardProvider {
   async listChargeRefunds(chargeId: string): Promise<RefundFacts[]> {
     const refunds: RefundFacts[] = [];
     let startingAfter: string | undefined;
-    // Stripe lists newest first, 100 at most a page; a charge rarely has more than a few.
     for (let page = 0; page < 10; page += 1) {
       const result = await this.attempt('list refunds', true, (options) =>
         this.stripe.refunds.list({ charge: chargeId, limit: 100, ...(startingAfter ? { starting_after: startingAfter } : {}) }, options),

@@ -1,6 +1,4 @@
-/**
- * Which addresses a checkout request writes (docs/contract.md#spec-4-1 step 10, docs/contract.md#spec-4-2).
- */
+/** Which addresses a checkout request writes (docs/contract.md#spec-4-1 step 10, docs/contract.md#spec-4-2). */
 import type { CheckoutAddress, ContactInfo } from '@/lib/checkout/schemas';
 import type { OrderAddress } from '@/lib/store/types';
 
@@ -22,14 +20,7 @@ function contactFields(contact: ContactInfo): OrderAddress {
   return fields;
 }
 
-/**
- * The billing and shipping a request writes, or undefined when it carries none
- * of billing_address, shipping_address and contact_info.
- *
- * `shippingFallsBackToBilling`: submit-order ships to the billing address
- * unless a shipping address is given; payment-intent does so only when
- * shipping_address is explicitly null.
- */
+/** `shippingFallsBackToBilling`: submit-order's rule; payment-intent ships to billing only for an explicit null. */
 export function checkoutAddressChange(
   input: CheckoutAddressInput,
   options: { shippingFallsBackToBilling: boolean },

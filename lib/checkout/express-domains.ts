@@ -1,8 +1,4 @@
-/**
- * Apple Pay, Google Pay and Link show in the Express Checkout Element only on a domain registered with Stripe's
- * payment method domains API (docs.stripe.com/payments/payment-methods/pmd-registration): registering the
- * storefront's domains once, and finding the allowed storefront origins that are not.
- */
+/** Wallets show only on a domain registered with Stripe's payment method domains API: registering and checking them. */
 import Stripe from 'stripe';
 import type { CardSettings } from '@/lib/config';
 
@@ -30,7 +26,6 @@ function summarize(domain: Stripe.PaymentMethodDomain): PaymentMethodDomain {
   };
 }
 
-/** `timeoutMs` bounds each call: a health check must answer even when Stripe does not. */
 export function stripePaymentMethodDomains(settings: Pick<CardSettings, 'secretKey' | 'apiBaseUrl'>, timeoutMs = 10_000): PaymentMethodDomains {
   const base = settings.apiBaseUrl ? new URL(settings.apiBaseUrl) : undefined;
   const stripe = new Stripe(settings.secretKey, {
@@ -51,7 +46,7 @@ export function stripePaymentMethodDomains(settings: Pick<CardSettings, 'secretK
   };
 }
 
-/** The domain an origin would register: https only, and never a local host or an IP address (wallets refuse both). */
+/** https only, never a local host or an IP address: wallets refuse both. */
 export function storefrontDomain(origin: string): string | undefined {
   let url: URL;
   try {
@@ -72,10 +67,7 @@ export interface DomainRegistration {
   applePay: PaymentMethodDomain['applePay'];
 }
 
-/**
- * Registers each domain once: an existing one is enabled if it was disabled and validated again if Apple Pay
- * is inactive on it, never created twice, so the command can run on every deploy.
- */
+/** Never creates a domain twice, so the command can run on every deploy. */
 export async function registerDomains(domains: readonly string[], api: PaymentMethodDomains): Promise<DomainRegistration[]> {
   const results: DomainRegistration[] = [];
   for (const domain of new Set(domains.map((d) => d.trim().toLowerCase()).filter((d) => d !== ''))) {
@@ -101,7 +93,6 @@ export interface UnregisteredDomain {
   problem: 'not_registered' | 'disabled' | 'apple_pay_inactive';
 }
 
-/** The allowed storefront origins' domains on which the wallets would not show (for the deep health check). */
 export async function unregisteredStorefrontDomains(allowedOrigins: readonly string[], api: PaymentMethodDomains): Promise<UnregisteredDomain[]> {
   const domains = [...new Set(allowedOrigins.map(storefrontDomain).filter((d): d is string => d !== undefined))];
   const found = await Promise.all(domains.map((domain) => api.find(domain)));

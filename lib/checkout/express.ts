@@ -1,8 +1,4 @@
-/**
- * Express checkout (Apple Pay, Google Pay, Link): the store's own shipping rates for the address a wallet
- * reports, and the chosen rate written to the order with the intent's amount following the new total.
- * POST /api/payment-intent stays the last word on addresses and amount (docs/contract.md#express-checkout).
- */
+/** Express checkout: the store's shipping rates for a wallet's address, the chosen one written (docs/contract.md#express-checkout). */
 import type { CardProvider } from '@/lib/card/stripe';
 import { reuseRefusal } from '@/lib/checkout/payment-intent';
 import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
@@ -33,7 +29,6 @@ function sheetLines(items: number, shipping: number, tax: number): SheetLineItem
   return tax === 0 ? lines : [...lines, { name: 'Tax', amount: tax }];
 }
 
-/** The order's total with `rate` at the quote's address: its items and fees, the rate, and the taxes of both there. */
 export function rateOnSheet(order: NormalizedOrder, quote: StoreShippingQuote, rate: StoreShippingRate): ExpressShippingRate {
   const minor = (amount: string) => toMinorUnits(amount, order.currency);
   const items = order.subtotal_cents + order.fees_cents;
@@ -60,10 +55,6 @@ export async function quoteShippingRates(input: ShippingRatesRequest, services: 
   };
 }
 
-/**
- * Brings the order's intent, when it has one that can still change, to the order's total. Without one there is
- * nothing to follow: POST /api/payment-intent creates it at the order's total.
- */
 async function followOrderTotal(card: CardProvider, order: NormalizedOrder): Promise<void> {
   if (!order.payment_intent_id) return;
   const intent = await card.retrievePaymentIntent(order.payment_intent_id);

@@ -1,7 +1,4 @@
-/**
- * The first steps both checkout endpoints share (docs/contract.md#spec-4-1 steps 4-7, docs/contract.md#spec-4-2):
- * token → order id → order → payable check → normalized order.
- */
+/** The steps both checkout endpoints share (docs/contract.md#spec-4-1 steps 4-7): token to payable order. */
 import { requireSetting } from '@/lib/config';
 import { OrderNotPayableError } from '@/lib/errors';
 import type { RequestContext } from '@/lib/log';

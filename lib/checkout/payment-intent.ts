@@ -1,19 +1,7 @@
 /**
- * POST /api/payment-intent (docs/contract.md#spec-4-1): create a card payment intent for a
- * pending order, or reuse the one stored on it, and write the customer's
- * addresses, all under the order's lock so concurrent calls create one intent.
- *
- * Upstream calls for a new intent with addresses: get order, create intent,
- * one order update carrying both the intent id and the addresses. WooCommerce
- * recalculates taxes when addresses change (docs/decisions.md#d7), so the intent's
- * amount is then brought to the total that update returned, and its receipt
- * email to the order's email, in one more call when either changed.
- * A registered customer's order adds a customer read, the intent's customer
- * in that update call, and a Customer Session (lib/checkout/saved-cards.ts).
- *
- * The lock is one guard; the idempotency key of the create is the other, for
- * when the lock is only this instance's (Redis down): two calls for one order
- * on two instances still create one intent and hand out one client secret.
+ * POST /api/payment-intent (docs/contract.md#spec-4-1): create or reuse the order's intent
+ * (docs/decisions.md#d16) and write the addresses in one order update (docs/decisions.md#d17),
+ * under the order's lock and an idempotency key that holds without it (docs/decisions.md#d18).
  */
 import { createHash } from 'node:crypto';
 import type { CardProvider, IntentChanges, PaymentIntentSummary } from '@/lib/card/stripe';
@@ -35,19 +23,10 @@ export interface PaymentIntentResponse {
   success: true;
   client_secret: string;
   payment_intent_id: string;
-  /** A registered customer's Customer Session (saved cards in the Payment Element); absent for a guest. */
   customer_session_client_secret?: string;
 }
 
-/**
- * Stripe idempotency key for creating an order's intent. It depends only on
- * what every concurrent call for the order shares, never on one request's
- * body: the order, the amount and currency of the order as read, and the
- * intent it replaces (so a new key can never reproduce a replaced intent).
- * Two calls that race on two instances (Redis down) or a retry after a failed
- * order update send the same key with the same parameters (createIntent), and
- * Stripe answers both with one intent.
- */
+/** Only what every concurrent call for the order shares, never a request's body (docs/decisions.md#d18). */
 export function intentIdempotencyKey(parts: {
   orderId: number;
   amount: number;
@@ -63,11 +42,7 @@ export function intentIdempotencyKey(parts: {
 
 export type ReuseRefusal = 'missing' | 'canceled' | 'other_order' | 'other_currency';
 
-/**
- * Why a stored intent may not be handed out again, or undefined when it may
- * (docs/decisions.md#d13): it must exist, not be canceled (it could never be paid),
- * name this order in `metadata.shop_order_id` and be in the order's currency.
- */
+/** Why a stored intent may not be handed out again (docs/decisions.md#d16), or undefined when it may. */
 export function reuseRefusal(
   intent: PaymentIntentSummary | undefined,
   orderId: number,
@@ -80,13 +55,11 @@ export function reuseRefusal(
   return undefined;
 }
 
-/** The order as this call works on it: as read, or as read again after another call stored its intent. */
 interface OrderState {
   order: StoreOrder;
   normalized: NormalizedOrder;
 }
 
-/** The intent stored on the order when it may be handed out again; otherwise the id it replaces, if any. */
 async function storedIntent(card: CardProvider, orderId: number, state: OrderState): Promise<{ intent?: PaymentIntentSummary; replaces?: string }> {
   const storedId = state.normalized.payment_intent_id;
   if (!storedId) return {};
@@ -94,7 +67,6 @@ async function storedIntent(card: CardProvider, orderId: number, state: OrderSta
   const refusal = reuseRefusal(intent, orderId, state.normalized.currency);
   if (refusal === undefined) return { intent };
   const mismatch = refusal === 'other_order' || refusal === 'other_currency';
-  // A stored id naming another order's intent is a copied or stale meta value: never hand out its client secret.
   log[mismatch ? 'error' : 'warn']('payment_intent.replaced', {
     orderId,
     reason: refusal,
@@ -104,41 +76,21 @@ async function storedIntent(card: CardProvider, orderId: number, state: OrderSta
   return { replaces: storedId };
 }
 
-/**
- * How Stripe refused a reused idempotency key: 409 Conflict while another
- * request with it is still running (the SDK names it StripeAPIError), 400
- * `idempotency_error` (StripeIdempotencyError) when it was used with other parameters.
- */
+/** Stripe answers 409 (a StripeAPIError) while another request with the key runs. */
 function keyRefusal(error: unknown): 'in_progress' | 'other_parameters' | undefined {
   if (!(error instanceof CardProviderError)) return undefined;
   if (error.status === 409) return 'in_progress';
   return error.type === 'StripeIdempotencyError' ? 'other_parameters' : undefined;
 }
 
-/** Pauses before asking again about a key whose first request is still running: a Stripe create takes about a second at most. */
+/** A Stripe create takes about a second at most. */
 const IN_PROGRESS_PAUSES_MS = [100, 250, 500, 1000];
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Creates the order's intent, or finds the one a concurrent call created.
- *
- * The parameters are those of the order as read, before this request writes
- * its addresses (docs/contract.md#spec-4-1: created with the order's email at step 9, the
- * addresses written at step 10), so every call that read the same order sends
- * the same parameters under the same key, whatever its body: Stripe refuses a
- * key reused with other parameters. The email a request brings reaches the
- * intent afterwards, by the update that follows the address write.
- *
- * Stripe may still refuse the key (`idempotency_error`):
- * - 409, another call's create with it is still running: that call may have
- *   stored its intent meanwhile (read the order again), otherwise the create is
- *   asked again after a pause, and answered with that call's intent once it is done;
- * - 400, the key was used with other parameters: an earlier create under this
- *   key whose intent was never stored (its order write failed), for an order
- *   whose email or the configured payment methods have changed since. Unless
- *   another call stored an intent meanwhile, a key that also names these
- *   parameters is used: calls that read the same order still share it.
+ * Creates the order's intent with the order as read, so every call that read it sends the same
+ * parameters under the same key, or finds the one a concurrent call created (docs/decisions.md#d18).
  */
 async function createIntent(
   services: Services,
@@ -151,7 +103,6 @@ async function createIntent(
   const input = { orderId, amount: normalized.charge_cents, currency: normalized.currency, email: stripeReceiptEmail(normalized.email) };
   const orderKey = intentIdempotencyKey({ orderId, amount: input.amount, currency: input.currency, replaces });
   let key = orderKey;
-  // The order as last read: the write that follows merges its meta into that.
   let latest = state;
   for (let conflicts = 0; ; conflicts += 1) {
     try {
@@ -179,10 +130,7 @@ async function createIntent(
   }
 }
 
-/**
- * The order's Stripe Customer (lib/checkout/saved-cards.ts). Without a card to save, a failure only
- * hides saved cards: the payment goes on without them; with one, the customer asked, so it is the answer.
- */
+/** Without a card to save, a failure only hides saved cards; with one, the customer asked, so it fails the call. */
 async function orderStripeCustomer(services: Services, card: CardProvider, orderId: number, wooCustomerId: number, saveCard: boolean): Promise<string | undefined> {
   try {
     return await stripeCustomerFor(services, card, wooCustomerId, saveCard);
@@ -193,7 +141,6 @@ async function orderStripeCustomer(services: Services, card: CardProvider, order
   }
 }
 
-/** The Customer Session's client secret, or undefined when Stripe refused it: the card form still works. */
 async function customerSession(card: CardProvider, orderId: number, customerId: string): Promise<string | undefined> {
   try {
     return await card.customers.createCustomerSession(customerId);
@@ -226,7 +173,6 @@ export async function preparePaymentIntent(
 
     let due = { amount: state.normalized.charge_cents, email: stripeReceiptEmail(state.normalized.email) };
     const addresses = checkoutAddressChange(input, { shippingFallsBackToBilling: false });
-    // A concurrent call may have stored this same intent already; writing its id again changes nothing.
     const storesIntent = state.normalized.payment_intent_id !== intent.id;
     if (storesIntent || addresses) {
       const meta: Record<string, string> = {};
@@ -236,13 +182,12 @@ export async function preparePaymentIntent(
       due = { amount: updated.charge_cents, email: stripeReceiptEmail(updated.email) };
     }
 
-    // The intent follows the order as written: WooCommerce recalculates taxes on an address write
-    // (docs/decisions.md#d7), and the receipt goes to the email the customer just gave.
+    // WooCommerce recalculates taxes on an address write (docs/decisions.md#d7).
     const changes: IntentChanges = {};
     if (intent.amount !== due.amount) changes.amount = due.amount;
     if (due.email !== undefined && intent.receiptEmail !== due.email) changes.receiptEmail = due.email;
     if (stripeCustomer !== undefined) {
-      // Saved cards are the customer's; the card is saved only when the customer asked (docs/decisions.md#d41).
+      // docs/decisions.md#d41
       if (intent.customerId !== stripeCustomer) changes.customerId = stripeCustomer;
       const usage = saveCard ? 'off_session' : '';
       if ((intent.setupFutureUsage ?? '') !== usage) changes.setupFutureUsage = usage;
@@ -251,14 +196,14 @@ export async function preparePaymentIntent(
       if (intent.status === 'requires_payment_method') {
         intent = await card.updatePaymentIntent(intent.id, changes, orderId);
       } else if (changes.amount !== undefined) {
-        // docs/contract.md#spec-4-1 step 8: reused unchanged; the webhook will put a mismatched payment on hold.
+        // Reused unchanged (docs/decisions.md#d16): the webhook puts a mismatched payment on hold.
         log.warn('payment_intent.amount_differs', { orderId, intentAmount: intent.amount, amountDue: due.amount, intentStatus: intent.status });
       }
     }
 
     context.outcome = created ? 'intent_created' : 'intent_reused';
     const response: PaymentIntentResponse = { success: true, client_secret: intent.clientSecret, payment_intent_id: intent.id };
-    // Saved cards pay only an intent of their customer: none is offered for an intent that could not take it.
+    // Saved cards pay only an intent of their customer.
     const session = stripeCustomer !== undefined && intent.customerId === stripeCustomer ? await customerSession(card, orderId, stripeCustomer) : undefined;
     if (session !== undefined) response.customer_session_client_secret = session;
     return response;

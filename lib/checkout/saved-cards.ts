@@ -1,3 +1,4 @@
+/** A registered customer's Stripe Customer, for saved cards (docs/decisions.md#d41). */
 import { createHash } from 'node:crypto';
 import type { CardProvider } from '@/lib/card/stripe';
 import { CardProviderError, StoreError } from '@/lib/errors';
@@ -6,20 +7,11 @@ import type { Services } from '@/lib/services';
 import type { StoreCustomer } from '@/lib/store/types';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
 
-/**
- * The customer meta holding the Stripe Customer id, the official Stripe gateway's name for it. The gateway
- * writes `<table prefix>_stripe_customer_id` (update_user_option), which WooCommerce's customers REST API
- * never shows; the companion plugin answers the gateway's value under this name (docs/decisions.md#d41).
- */
+/** The official gateway's name; the plugin answers the gateway's table-prefixed value under it. */
 export const STRIPE_CUSTOMER_META = '_stripe_customer_id';
 
 const CUSTOMER_ID = /^cus_[A-Za-z0-9]{1,250}$/;
 
-/**
- * Stripe idempotency key for creating a WooCommerce customer's Stripe Customer: the same for every call
- * that read the same customer (two tabs, a retry after a lost meta write), so Stripe answers them all with
- * one Customer; a new one once the id it replaces (deleted at Stripe) or the customer's details change.
- */
 export function customerIdempotencyKey(parts: { wooCustomerId: number; replaces: string | undefined; email: string; name: string }): string {
   const digest = createHash('sha256')
     .update(JSON.stringify([parts.wooCustomerId, parts.replaces ?? '', parts.email, parts.name]))
@@ -33,13 +25,7 @@ function storedStripeCustomer(customer: StoreCustomer): string | undefined {
   return typeof entry?.value === 'string' && entry.value.trim() !== '' ? entry.value.trim() : undefined;
 }
 
-/**
- * How long a store found dropping the meta write (WooCommerce skips underscored customer meta over REST
- * without Checkout Bridge 1.4.0) is left alone: no Customer is created for it meanwhile, so at most one
- * unkept Customer per instance and hour (a customer's repeat within Stripe's 24 h key window replays the
- * same one), and a store that installs the plugin gets saved cards back within the hour, without a restart.
- * Kept in this process: a few extra empty Customers across instances cost less than a shared key.
- */
+/** How long a store found dropping the meta write gets no new Customer (docs/decisions.md#d41). */
 export const META_DROPPED_TTL_MS = 60 * 60 * 1000;
 const metaDroppedUntil = new WeakMap<Services, number>();
 
@@ -48,7 +34,6 @@ export const CHECKOUT_BRIDGE_ADVICE = 'install or update the Checkout Bridge plu
 const PAUSES_MS = [100, 250, 500, 1000];
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Creates the customer; while another call's create with the same key still runs (409), asks again after a pause. */
 async function createCustomer(card: CardProvider, customer: StoreCustomer, replaces: string | undefined): Promise<string> {
   const email = customer.email.trim();
   const name = `${customer.first_name} ${customer.last_name}`.trim();
@@ -65,11 +50,7 @@ async function createCustomer(card: CardProvider, customer: StoreCustomer, repla
   }
 }
 
-/**
- * The Stripe Customer of a registered customer (WooCommerce customer id > 0, read from the order, never
- * from the client): the one its meta names while Stripe still has it; otherwise, when `create`, a new one,
- * stored on the customer's meta before any intent or session uses it. Undefined when there is none to use.
- */
+/** The customer id comes from the order, never the client; a new Customer is stored before anything uses it. */
 export async function stripeCustomerFor(services: Services, card: CardProvider, wooCustomerId: number, create: boolean): Promise<string | undefined> {
   if (!Number.isSafeInteger(wooCustomerId) || wooCustomerId <= 0) return undefined;
   const store = services.store();
@@ -85,7 +66,6 @@ export async function stripeCustomerFor(services: Services, card: CardProvider, 
   if (stored !== undefined) {
     const found = CUSTOMER_ID.test(stored) ? await card.customers.retrieveCustomer(stored) : undefined;
     if (found !== undefined) return found;
-    // Deleted at Stripe, another account or mode, or not an id at all: replaced when a card is to be saved.
     log.warn('saved_cards.customer_missing', { wooCustomerId, recreate: create });
   }
   if (!create) return undefined;
@@ -98,14 +78,12 @@ export async function stripeCustomerFor(services: Services, card: CardProvider, 
   try {
     answer = await store.setCustomerMeta(wooCustomerId, STRIPE_CUSTOMER_META, created);
   } catch (error) {
-    // A shop-manager key may edit only users whose role is `customer`: that one pays without saving.
     if (error instanceof StoreError && error.status === 403) {
       log.warn('saved_cards.not_saved', { wooCustomerId, reason: 'store.customer_not_editable', code: error.code });
       return undefined;
     }
     throw error;
   }
-  // A Customer the store did not keep would hold a card no later payment shows: the card is not saved.
   const kept = storedStripeCustomer(answer);
   if (kept !== created) {
     metaDroppedUntil.set(services, Date.now() + META_DROPPED_TTL_MS);

@@ -1,14 +1,6 @@
 /**
- * Request bodies of the two checkout endpoints (docs/contract.md#spec-2-2, docs/contract.md#spec-4-1, docs/contract.md#spec-4-2; docs/decisions.md#d6).
- * Unknown keys are dropped at every level, so a client cannot reach any order
- * field but the whitelisted address and contact fields.
- *
- * Every value the service writes to WooCommerce is one WooCommerce accepts, so
- * a customer's typo is a 400 naming the field here, never a 500 after the store
- * refused the write: WordPress validates the order update against the REST
- * schema, where `billing.email` must pass is_email() (an empty string does
- * not), and PHP's json_decode refuses the whole body when a string holds an
- * unpaired UTF-16 surrogate. The other address fields are plain strings there.
+ * Request bodies of the two checkout endpoints (docs/contract.md#spec-2-2, docs/decisions.md#d6): unknown keys
+ * dropped, and only values WooCommerce accepts, so a typo is a 400 here, never a 500 after the store refused it.
  */
 import { z } from 'zod';
 import { CHECKOUT_EMAIL_PATTERN, EMAIL_MAX_LENGTH, isCheckoutEmail } from './email';
@@ -20,10 +12,7 @@ const wellFormed = (value: string) => !/\p{Cs}/u.test(value);
 
 export const text = (max: number) => z.string().trim().max(max).refine(wellFormed, 'must be valid Unicode text');
 
-/**
- * The address WooCommerce keeps as the billing email (is_email() and the store's limits: ./email.ts);
- * zod's own email rule is not used, since it refuses addresses the store and its customers use.
- */
+/** Not zod's email rule: it refuses addresses the store and its customers use. */
 const email = z
   .string()
   .refine(isCheckoutEmail, EMAIL_MESSAGE)
@@ -57,10 +46,7 @@ export const token = z
   .min(1, 'checkout token is required')
   .max(4096, 'checkout token is too long');
 
-/**
- * An empty `billing_address.email` stands for "not given" in a form, but WooCommerce refuses an empty
- * billing email: it is accepted only when contact_info carries the email that replaces it.
- */
+/** WooCommerce refuses an empty billing email: accepted only when contact_info carries one. */
 function billingEmailGiven(body: { billing_address?: CheckoutAddress | undefined; contact_info?: ContactInfo | undefined }, ctx: z.RefinementCtx): void {
   if (body.billing_address?.email === '' && body.contact_info?.email === undefined) {
     ctx.addIssue({ code: 'custom', path: ['billing_address', 'email'], message: `${EMAIL_MESSAGE}, or be left out` });

@@ -1,7 +1,4 @@
-/**
- * POST /api/submit-order (docs/contract.md#spec-4-2): submit a pending order for manual
- * payment verification. One order read, one order update (and a note first, as CUSTOMER_MESSAGES says).
- */
+/** POST /api/submit-order (docs/contract.md#spec-4-2): a pending order submitted for manual payment. */
 import { checkoutAddressChange } from '@/lib/checkout/addresses';
 import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
 import { META } from '@/lib/orders/meta-keys';
@@ -17,7 +14,6 @@ import type { Services } from '@/lib/services';
 export interface SubmitOrderResponse {
   success: true;
   order_id: number;
-  /** Minor units of the order's currency. */
   total: number;
   currency: string;
 }

@@ -1,12 +1,6 @@
 /**
- * GET /api/cron/capture-authorizations: an uncaptured card authorization lapses at its charge's
- * `capture_before`. Every run lists the charges made in the last 7 days (an authorization is a
- * charge made when the card was authorized, whatever the age of its intent), keeps those still held
- * (uncaptured, not released, their intent `requires_capture`), and acts on each one due: within
- * `168 - AUTHORIZATION_EXPIRY_HOURS` hours of its own `capture_before` (a day at the defaults).
- * `capture` captures it for an order still waiting for it (captureOrderAuthorization checks Stripe's
- * review and the order first); `report`, and anything not captured, is an error line every run and a
- * private note once. docs/operations.md ("Authorization expiry") says why charges, not intents.
+ * GET /api/cron/capture-authorizations: held authorizations near their charge's `capture_before`,
+ * reported or captured (docs/decisions.md#d36); charges listed, not intents (docs/operations.md#cron-jobs-and-cron_secret).
  */
 import { asUnit, unitDeadlineMs, worstCase, type RunBudget } from '@/lib/cron/budget';
 import { ServiceError, StoreCallbackRefusedError } from '@/lib/errors';
@@ -23,14 +17,13 @@ import { captureOrderAuthorization } from '@/lib/store-callbacks/authorization';
 import { awaitsCapturedPayment } from '@/lib/orders/order-payment';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 
-/** How long an online card authorization lasts (docs.stripe.com/payments/place-a-hold-on-a-payment-method): the listing window. */
+/** How long an online card authorization lasts (docs.stripe.com/payments/place-a-hold-on-a-payment-method). */
 export const AUTHORIZATION_LIFETIME_HOURS = 168;
 const PAGE_SIZE = 100;
 
 export interface AuthorizationSummary {
   action: 'capture' | 'report';
   ageHours: number;
-  /** Held authorizations found due. */
   checked: number;
   captured: number;
   reported: number;
@@ -38,13 +31,11 @@ export interface AuthorizationSummary {
   complete: boolean;
 }
 
-/** One held authorization, as the run reads it from its charge. */
 interface Held {
   intentId: string;
   orderId: number;
   amount: number;
   currency: string;
-  /** Hours since the card was authorized. */
   ageHours: number;
 }
 
@@ -59,7 +50,6 @@ function waitsForCapture(order: StoreOrder): boolean {
   return held && !isPaid(order) && awaitsCapturedPayment(order);
 }
 
-/** The held authorizations of a page that are due now, by their own deadline. */
 function dueAuthorizations(page: ChargePage, nowSeconds: number, leadSeconds: number): Held[] {
   const due: Held[] = [];
   for (const charge of page.charges) {
@@ -89,7 +79,6 @@ export async function captureAuthorizations(
   const card = await services.card();
   const summary: AuthorizationSummary = { action, ageHours, checked: 0, captured: 0, reported: 0, failed: [], complete: false };
 
-  /** The shop decides: an error line on every run, a private note once. */
   const report = async (held: Held, why: string) => {
     const { intentId, orderId, amount, currency } = held;
     log.error('authorization.expiring', { orderId, intentId, ageHours: held.ageHours, amount, currency, why });

@@ -1,20 +1,6 @@
 /**
- * Payment reconciliation (GET /api/cron/reconcile-payments): the card
- * provider's succeeded and failed payment events of the last
- * RECONCILE_WINDOW_HOURS, applied through exactly the webhook's code and
- * exactly-once guard (lib/webhooks/card/handle-event.ts). An event the
- * webhook already applied is found remembered, or its receipt on the order,
- * and skipped; one it never got (endpoint misconfigured, secret rotated, an
- * outage longer than the provider's retries) is applied now, so no paid order
- * stays `pending`. The order decides, not the memory: after a Redis flush or
- * a restart without Redis, every event of the window is checked against its
- * order's receipts and applied only when they lack it.
- *
- * The provider lists newest first. A run stops before its time is up and
- * leaves a cursor (the last event it finished); the next run resumes after
- * it, and a run that reaches the end of the window clears it, so the next one
- * starts again from the newest event. An event that failed is not remembered
- * and is tried again on the next full pass, for as long as it is in the window.
+ * GET /api/cron/reconcile-payments: Stripe's recent payment events applied through the webhook's own
+ * code and exactly-once guard (docs/decisions.md#d12); a run out of time leaves a cursor the next resumes.
  */
 import { asUnit, unitDeadlineMs, worstCase, type RunBudget } from '@/lib/cron/budget';
 import { CardProviderError, ServiceError, StoreBusyError } from '@/lib/errors';
@@ -22,12 +8,10 @@ import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { applyCardEvent, handledEventTypes } from '@/lib/webhooks/card/handle-event';
 
-/** Stripe's largest page. */
 const PAGE_SIZE = 100;
 
 export interface FailedEvent {
   eventId: string;
-  /** An identifier of what failed (`store:unavailable`, `order_busy`, …), never a message from upstream. */
   reason: string;
 }
 
@@ -36,9 +20,7 @@ export interface ReconcileSummary {
   applied: number;
   skipped: number;
   failed: FailedEvent[];
-  /** True when the run reached the end of the window; false when it stopped for time and left a cursor. */
   complete: boolean;
-  /** Whether the run continued from an earlier run's cursor. */
   resumed: boolean;
   windowHours: number;
 }
@@ -109,15 +91,13 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
         const { outcome } = await asUnit(unitDeadlineMs(timeoutMs), () => applyCardEvent(event, services, context));
         if (outcome.changedOrder) {
           summary.applied += 1;
-          // The webhook never applied this one: worth a look at the endpoint's deliveries.
           log.warn('reconcile.event_applied', { eventId: event.id, eventType: event.type, orderId: context.orderId, outcome: outcome.name });
         } else {
           summary.skipped += 1;
         }
       } catch (error) {
         if (error instanceof StoreBusyError) {
-          // Every store slot is taken (a flash sale): this event and the rest wait for the next run,
-          // which resumes here, rather than fail one by one and leave the checkouts less room.
+          // Every store slot taken: the rest wait for the next run rather than take room from checkouts.
           summary.checked -= 1;
           storeBusy = true;
           break;

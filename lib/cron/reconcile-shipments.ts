@@ -1,27 +1,7 @@
 /**
- * Shipment reconciliation (GET /api/cron/reconcile-shipments): ShipStation's
- * shipments of the last SHIPMENT_RECONCILE_WINDOW_HOURS, read from its List
- * Shipments (GET /shipments), and with V2 its labels and fulfillments (GET /v2/labels,
- * GET /v2/fulfillments, each list its own pass and cursor), applied one by one through the webhook's own
- * markOrderShipped, so the order's lock and status gate decide: a shipment
- * already on its order is a no-op (one store read), one that never reached it
- * is applied now.
- *
- * This is what makes the replay queue's loss survivable. A shipment the webhook
- * could not write waits in the queue, in Redis; when Redis comes back empty
- * (flushed, restarted without persistence) the entry is gone, and ShipStation
- * never redelivers (the webhook answered 200). ShipStation itself still lists
- * the shipment, and this pass finds it. A voided shipment is noted on its
- * order and never shipped, as for the webhook (lib/webhooks/shipping/mark-shipped.ts).
- *
- * A pass fixes its window when it begins (createDateStart/createDateEnd) and
- * reads it page by page, oldest ship date first, so the pages keep their
- * contents from run to run. A run starts a page or a shipment only when its
- * worst case fits; otherwise, or when ShipStation cannot be read (its rate
- * budget spent, an outage), it stops and leaves a cursor (the page and how many
- * of its shipments are done). The next run resumes there; a run that reaches
- * the last page clears it, and the next one begins a new pass. A shipment the
- * store does not take now goes to the replay queue, as the webhook's would.
+ * GET /api/cron/reconcile-shipments: ShipStation's recent shipments (V1, and V2's labels and fulfillments)
+ * applied through the webhook's own markOrderShipped, for what the replay queue lost (docs/decisions.md#d26).
+ * A pass fixes its window and reads it oldest first, so a cursor (page, shipments done) resumes it exactly.
  */
 import { asUnit, unitDeadlineMs, worstCase } from '@/lib/cron/budget';
 import type { Budget } from '@/lib/cron/reconcile-payments';
@@ -38,35 +18,24 @@ import { queueForReplay } from '@/lib/shared-state/shipping-replay/replay-queue'
 export const SHIPMENT_RECONCILE_NOT_CONFIGURED =
   'Shipment reconciliation needs ShipStation: set SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET, or SHIPSTATION_V2_API_KEY';
 
-/** ShipStation's default page size, and the one its documentation's examples use. */
 export const SHIPMENT_PAGE_SIZE = 100;
 
 export interface PassSummary {
-  /** Shipments taken in this run. */
   checked: number;
-  /** Written to their order now: the webhook's write never landed, or was lost with the replay queue. */
   applied: number;
-  /** Nothing to write: already on the order, the order unknown or not shippable. */
   skipped: number;
-  /** The store did not take them now: queued for the replay cron. */
   queued: number;
-  /** Pages read in this run. */
   pages: number;
-  /** True when the run reached the end of the window; false when it stopped and left a cursor. */
   complete: boolean;
-  /** Whether the run continued from an earlier run's cursor. */
   resumed: boolean;
-  /** Why an incomplete run stopped: `time`, or ShipStation's failure (`shipstation:rate_limited`, …). */
   stoppedFor?: string;
 }
 
 export interface ShipmentReconcileSummary extends PassSummary {
   windowHours: number;
-  /** Each list's own pass, when more than one is configured (V2 beside V1, or V2's two lists). */
   lists?: Partial<Record<ShipmentList['name'], PassSummary>>;
 }
 
-/** The List Shipments URL of one page of the pass. */
 export function shipmentsPageUrl(apiBaseUrl: string, cursor: Pick<ShipmentCursor, 'createdFrom' | 'createdTo' | 'page'>): string {
   const url = new URL(`${apiBaseUrl}/shipments`);
   url.searchParams.set('createDateStart', cursor.createdFrom);
@@ -78,12 +47,11 @@ export function shipmentsPageUrl(apiBaseUrl: string, cursor: Pick<ShipmentCursor
   return url.href;
 }
 
-/** Whole seconds in UTC, as the documentation's examples send them (`2019-08-24T14:15:22Z`). */
+/** Whole seconds, as ShipStation's documentation's examples send them. */
 function isoSeconds(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-/** One list a pass reads: V1's shipments, or V2's labels or fulfillments, each with its own cursor. */
 interface ShipmentList {
   name: 'v1' | 'v2_labels' | 'v2_fulfillments';
   cursor: ShipmentCursorStore;
@@ -93,7 +61,6 @@ interface ShipmentList {
   complete?(notice: ShipmentNotice): Promise<ShipmentNotice>;
 }
 
-/** The V2 list URL of one page of a pass (`created_at_*` for labels, `create_date_*` for fulfillments, oldest first). */
 export function v2PageUrl(apiBaseUrl: string, kind: V2ResourceKind, cursor: Pick<ShipmentCursor, 'createdFrom' | 'createdTo' | 'page'>): string {
   const url = new URL(`${apiBaseUrl}/v2/${kind}`);
   const [from, to] = kind === 'labels' ? ['created_at_start', 'created_at_end'] : ['create_date_start', 'create_date_end'];
@@ -131,10 +98,6 @@ function listsOf(services: Services): ShipmentList[] {
   return lists;
 }
 
-/**
- * Every configured list in turn (V1's shipments, V2's labels then fulfillments), on one budget: the
- * summary adds them up (`complete` only when every list reached its window's end); `lists` has each.
- */
 export async function reconcileShipments(services: Services, budget: Budget, now: () => number = Date.now): Promise<ShipmentReconcileSummary> {
   const lists = listsOf(services);
   if (lists.length === 0) throw new ServiceNotConfiguredError(SHIPMENT_RECONCILE_NOT_CONFIGURED);
@@ -202,7 +165,6 @@ async function reconcileList(list: ShipmentList, services: Services, budget: Bud
   };
   const stopForShipStation = async (error: ShipStationError) => {
     const failure = shipStationFailure(error);
-    // Its rate budget spent or an outage: the next run reads on from here. A refusal that stays needs a person.
     if (isRetryableShipStationFailure(error)) log.warn('shipping.reconcile_page_failed', { page, failure, status: error.status });
     else log.error('shipping.reconcile_page_failed', { page, failure, status: error.status });
     await stop(failure);
@@ -251,7 +213,6 @@ async function reconcileList(list: ShipmentList, services: Services, budget: Bud
         summary.queued += 1;
       } else if (result.applied) {
         summary.applied += 1;
-        // The webhook's write never landed and no replay applied it: worth a look at the queue's Redis.
         log.warn('shipping.reconcile_applied', { orderId: result.orderId, outcome: result.outcome });
       } else {
         summary.skipped += 1;
@@ -260,7 +221,6 @@ async function reconcileList(list: ShipmentList, services: Services, budget: Bud
     }
     if (stopped) break;
     // An empty page ends the window whatever `pages` says, as for a batch.
-    // Voided shipments are among the notices (each noted on its order, never shipped).
     const onPage = answer.notices.length + answer.malformed + (answer.skipped ?? 0);
     if (page >= answer.pages || onPage === 0) {
       summary.complete = true;

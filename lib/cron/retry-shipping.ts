@@ -1,14 +1,6 @@
 /**
- * Shipping replay (GET /api/cron/retry-shipping): applies the shipping updates
- * the webhook could not write (lib/shared-state/shipping-replay/replay-queue.ts) through
- * the webhook's own markOrderShipped, so the order's lock and status gate hold:
- * an order shipped meanwhile is not written twice.
- *
- * An attempt that fails again is scheduled later with a growing delay; the
- * tenth failed attempt parks the entry, which every run then reports until an
- * operator deals with it. A queued ShipStation batch is read again and its
- * shipments queued one by one, then applied in the same run when time allows;
- * pages a read did not reach stay queued as the rest of the batch.
+ * GET /api/cron/retry-shipping: the replay queue applied through the webhook's own markOrderShipped
+ * (docs/decisions.md#d26); a failure waits longer each time, the tenth parks the entry for a person.
  */
 import { asUnit, CRON_MAX_DURATION_SECONDS, unitDeadlineMs, worstCase } from '@/lib/cron/budget';
 import type { Budget } from '@/lib/cron/reconcile-payments';
@@ -23,9 +15,7 @@ import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs, type ReplayEntry } from '@/lib
 
 /** Longer than a run may last, so an entry taken by a run is never taken by an overlapping one. */
 const LEASE_MS = CRON_MAX_DURATION_SECONDS * 1000;
-/** How markOrderShipped names a store call refused for want of a slot (StoreError `busy`, lib/shared-state/store-slots/store-slots.ts). */
 const STORE_BUSY = 'store:busy';
-/** The parked entries a summary lists (all are counted). */
 const PARKED_LISTED = 50;
 
 export interface ParkedShipment {
@@ -37,25 +27,14 @@ export interface ParkedShipment {
 }
 
 export interface ReplaySummary {
-  /** Entries taken in this run. */
   checked: number;
-  /** Shipments written to their order. */
   applied: number;
-  /**
-   * Replays that found nothing to write, done and removed: the order already shipped (by another
-   * delivery, or by the first attempt's own write whose answer was lost), unknown, or not shippable.
-   */
   skipped: number;
-  /** Failed again, to be tried later. */
   retrying: number;
-  /** Parked in this run after their last attempt. */
   parkedNow: ParkedShipment[];
-  /** Every parked entry still kept (up to 50 listed), with their total. */
   parked: ParkedShipment[];
   parkedTotal: number;
-  /** Entries still waiting after this run. */
   waiting: number;
-  /** False when the run stopped for time with due entries left. */
   complete: boolean;
 }
 
@@ -90,7 +69,6 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
     if (attempts >= MAX_REPLAY_ATTEMPTS) {
       await queue.park(updated);
       summary.parkedNow.push(describe(updated));
-      // Alert on this one: a shipment the store refused ten times needs a person.
       log.error('shipping.replay_parked', { entryId: entry.id, orderId: entry.orderId, attempts, failure });
       return;
     }
@@ -108,9 +86,7 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
     const entry = await queue.takeDue(now(), LEASE_MS);
     if (!entry) break;
     if (triedThisRun.has(entry.id)) {
-      // Failed once already in this run and due again at once (a first failure waits only for the
-      // next run): handed back for that run instead of hitting a failing store twice in a row.
-      // Entries come oldest-due first, so every one still due was tried in this run too.
+      // Failed once already in this run: handed back rather than hit a failing store twice in a row.
       await queue.retryLater({ ...entry, nextAttemptAt: now() });
       break;
     }
@@ -124,7 +100,6 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
     summary.checked += 1;
 
     if (entry.work.kind === 'resource') {
-      // A `*_V2` batch is read from V2 (labels or fulfillments), anything else from V1.
       const v2 = entry.work.eventType.endsWith('_V2');
       const shipStation = v2 ? services.shipStationV2 : services.shipStation;
       if (!shipStation) {
@@ -137,7 +112,6 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
       try {
         const work = entry.work;
         const result = await asUnit(worstCase.shipStationBatch(timeoutMs), () => shipStation.shipmentsAt(work.resourceUrl));
-        // Each shipment becomes its own entry, due now: this run applies them while time allows.
         for (const notice of result.notices) {
           await queue.add({
             work: { kind: 'shipment', notice },
@@ -160,7 +134,6 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
           await queue.remove(entry.id);
           continue;
         }
-        // The same entry now stands for the pages not read yet.
         const rest: ReplayEntry = { ...entry, work: { ...work, resourceUrl: unread.resourceUrl } };
         if (!unread.error) {
           // Stopped on purpose (the pages one read takes, or its time): read on at once, in this run when it has the time.
@@ -189,7 +162,6 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
       const { labelId, delivery } = entry.work;
       const result = await asUnit(unitDeadlineMs(timeoutMs), () => deliverThroughLabel(labelId, delivery, services));
       if (result.retryableFailure) {
-        // The order found on this attempt is kept: the next one goes straight to the store.
         await failedAgain({ ...entry, orderId: result.orderId, work: { ...entry.work, delivery: { ...delivery, orderNumber: result.orderNumber } } }, result.retryableFailure);
         continue;
       }
@@ -204,8 +176,7 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
     const notice = entry.work.notice;
     const result = await asUnit(unitDeadlineMs(timeoutMs), () => markOrderShipped(notice, services));
     if (result.retryableFailure === STORE_BUSY) {
-      // Every store slot is taken: nothing reached the store, so this is no failed attempt. The entry
-      // is handed back as it was and the run stops, leaving the slots to checkouts and webhooks.
+      // Nothing reached the store, so no failed attempt: the run stops, leaving the slots to checkouts.
       await queue.retryLater({ ...entry, nextAttemptAt: now() });
       summary.checked -= 1;
       summary.complete = false;

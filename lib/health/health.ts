@@ -1,15 +1,10 @@
 /**
- * GET /api/health. Without credentials: `{status: 'ok', version}`, from
- * memory, no upstream call, so a load balancer or uptime monitor may poll it
- * as often as it likes. With the cron bearer token: each upstream the service
- * depends on is tried with its cheapest authenticated call, and reported as
- * ok or failed with its latency (and, for a refused store signature or a
- * misconfigured Stripe webhook, what to change); never a URL, a key or an upstream message.
+ * GET /api/health (docs/contract.md#cron-routes-and-health): from memory without credentials; with the
+ * cron token, each upstream's cheapest authenticated call, never a URL, key or upstream message.
  */
 import packageJson from '@/package.json';
 import { ServiceError, StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
-import { getRedisConnection } from '@/lib/redis/connection';
 import type { Services } from '@/lib/services';
 import { CardProviderError, StoreSignatureRefusedError } from '@/lib/errors';
 import type { SlotUsage } from '@/lib/shared-state/store-slots/store-slots';
@@ -23,9 +18,7 @@ export const SERVICE_VERSION: string = packageJson.version;
 export interface CheckResult {
   ok: boolean;
   latencyMs: number;
-  /** The store probe was not sent: every slot of STORE_MAX_CONCURRENCY was taken (see `storeSlots`). */
   busy?: true;
-  /** What to change, in plain words, when the service can tell (a setting's name, never its value). */
   reason?: string;
 }
 
@@ -38,24 +31,20 @@ export interface DeepHealth {
   status: 'ok' | 'degraded';
   version: string;
   checks: Record<string, CheckResult>;
-  /** With STORE_MAX_CONCURRENCY set: the cap, its split and the slots in use now, by class. */
   storeSlots?: SlotUsage;
-  /** Allowed storefront origins on which Apple Pay and Google Pay would not show (`npm run setup:domains`). Does not degrade. */
   walletDomains?: UnregisteredDomain[];
 }
 
 type Probe = () => Promise<unknown>;
 
-/** What the deep check tries: the store, the card provider, and Redis when REDIS_URL is set. */
 function probes(services: Services): Record<string, Probe> {
-  // The process's own connection, the one every request uses: a PING through it proves that one works.
-  const redis = getRedisConnection(services.config);
+  const redis = services.sharedStatePing;
   return {
     store: () => services.store().checkReachable(),
     // The call reconciliation depends on, for one event of the last minute: cheap, and proves the key can read events.
     card: async () =>
       (await services.card()).listEvents({ types: ['payment_intent.succeeded'], createdFrom: Math.floor(Date.now() / 1000) - 60, limit: 1 }),
-    ...(redis ? { redis: () => redis.run('ping', (client) => client.ping()) } : {}),
+    ...(redis ? { redis } : {}),
   };
 }
 
@@ -66,7 +55,6 @@ async function run(name: string, probe: Probe): Promise<CheckResult> {
     return { ok: true, latencyMs: Math.round(performance.now() - started) };
   } catch (error) {
     const latencyMs = Math.round(performance.now() - started);
-    // The reason goes to the log as an identifier only; the answer says failed.
     const busy = error instanceof StoreBusyError;
     const reason = busy ? 'store_busy' : error instanceof ServiceError ? error.kind : 'unexpected';
     log.warn('health.check_failed', { check: name, reason, latencyMs });
@@ -75,12 +63,7 @@ async function run(name: string, probe: Probe): Promise<CheckResult> {
   }
 }
 
-/**
- * The Stripe webhook endpoint of this deployment (SERVICE_URL, or Vercel's production domain), read
- * from Stripe: failed, with what to do, when none points here or it is disabled, lacks a handled event,
- * speaks another API version than the SDK's, or (made by the setup command) has a secret the deployment
- * lacks. Not run while the deployment's URL is unknown.
- */
+/** This deployment's Stripe webhook endpoint as Stripe has it; not run while the deployment's URL is unknown. */
 async function cardWebhookCheck(services: Services): Promise<CheckResult | undefined> {
   const { card, serviceUrl, upstreamTimeoutMs } = services.config;
   if (!card || !serviceUrl) return undefined;

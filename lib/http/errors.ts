@@ -1,12 +1,4 @@
-/**
- * The one place where errors become responses (docs/contract.md#spec-7).
- *
- * One table (ANSWERS) gives every kind of error its answer on every endpoint
- * family: the two checkout endpoints share one shape with their own error
- * code (a profile); the webhooks, the crons and the store's calls have
- * theirs. Errors that are not ServiceErrors become a generic failure; what went wrong is logged on the server by the
- * route wrapper, and only identifiers ever reach a response.
- */
+/** The one place where errors become responses (docs/contract.md#spec-7): one table, every kind on every family. */
 import {
   InvalidRequestError,
   OrderNotPayableError,
@@ -26,7 +18,6 @@ export interface ErrorResponse {
 
 export interface CheckoutErrorProfile {
   code: (typeof CHECKOUT_ERROR_CODES)[number];
-  /** The 400 `error` when the order cannot be paid. */
   notPayableMessage: 'Order cannot be paid' | 'Order cannot be submitted for payment';
 }
 
@@ -60,42 +51,23 @@ function checkoutFailure(error: ServiceError | undefined, profile: CheckoutError
   };
 }
 
-/** What a checkout answer needs besides the error: the endpoint's own code and messages. */
 interface CheckoutAnswerContext {
   profile: CheckoutErrorProfile;
   showDetails: boolean;
 }
 
-/** One error's answer on each endpoint family. */
 interface Answers {
-  /** payment-intent and submit-order (docs/contract.md#spec-7, first rows): every failure not the caller's is the endpoint's 500. */
   checkout: (error: ServiceError, context: CheckoutAnswerContext) => ErrorResponse;
-  /** The card-provider webhook: 400 `{error}` for every failure, so the provider delivers the event again. */
   cardWebhook: (error: ServiceError) => ErrorResponse;
-  /**
-   * The shipping webhook: 429, 401 for a wrong shared secret, 413, 400 for a body that never
-   * arrived whole (so the sender delivers it again); everything else is acknowledged with 200.
-   */
   shippingWebhook: (error: ServiceError) => ErrorResponse;
-  /**
-   * The cron routes and the health check: 401 without the bearer token, 503 when the service cannot
-   * run them (an upstream setting unset), 502 when an upstream failed the whole run, and a generic
-   * 500 otherwise; the message names a variable or an operation at most, never a value.
-   */
   cron: (error: ServiceError) => ErrorResponse;
-  /**
-   * The store's calls (/api/store/*, docs/decisions.md#d15): the plugin shows `error` to the shop owner. 401
-   * for a bad signature, 503 without STORE_CALLBACK_SECRET, 400 for a bad body or a refusal (in plain
-   * words), 409 while another request holds the order, 502 when Stripe or the store did not answer
-   * (a retry is safe).
-   */
+  /** The plugin shows `error` to the shop owner (docs/decisions.md#d15). */
   storeCallback: (error: ServiceError) => ErrorResponse;
 }
 
 const checkoutFails: Answers['checkout'] = (error, { profile, showDetails }) => checkoutFailure(error, profile, showDetails);
 const generic500 = (): ErrorResponse => ({ status: 500, body: { error: GENERIC_MESSAGE } });
 const acknowledged = (): ErrorResponse => ({ status: 200, body: { received: true } });
-/** The card webhook's answer to every failure but 429 and 413: the provider retries a 400. */
 const redeliver = (error: ServiceError): ErrorResponse => ({ status: 400, body: { error: error.message } });
 const withMessage = (status: number) => (error: ServiceError): ErrorResponse => ({ status, body: { error: error.message } });
 const tooManyRequests = (): ErrorResponse => ({ status: 429, body: { error: 'Too many requests' } });
@@ -104,13 +76,8 @@ const unauthorized = (): ErrorResponse => ({ status: 401, body: { error: 'Unauth
 // Request schemas have string keys only, so no issue path holds a symbol (which JSON could not carry).
 const invalidRequestOf = (error: ServiceError): ErrorResponse =>
   invalidRequest(error instanceof InvalidRequestError ? (error.issues as ValidationIssue[]) : []);
-// A body that never arrived whole fails validation like a malformed one (docs/contract.md#spec-7: 400 Invalid request).
 const notReceivedWhole = (): ErrorResponse => invalidRequest([{ code: 'custom', path: [], message: ABORTED_MESSAGE }]);
 
-/**
- * Every kind's answer on every endpoint family, the one table: a kind left out, or a family left
- * out of a kind, does not compile.
- */
 const ANSWERS: Record<ErrorKind, Answers> = {
   rate_limited: {
     checkout: (error) => ({
@@ -195,9 +162,7 @@ const ANSWERS: Record<ErrorKind, Answers> = {
   },
   store: {
     checkout: (error, context) =>
-      // The refused call was not sent: the storefront shows the message and may send the same call again
-      // (a later call refused after an earlier one landed is safe to repeat too: the same order, the same
-      // idempotency key, the same intent).
+      // Not sent, so safe to repeat: a later call refused after an earlier one landed has the same idempotency key.
       error instanceof StoreBusyError
         ? {
             status: 503,
@@ -207,7 +172,6 @@ const ANSWERS: Record<ErrorKind, Answers> = {
         : checkoutFails(error, context),
     cardWebhook: redeliver,
     shippingWebhook: acknowledged,
-    // An upstream that failed the whole run (the provider's event list): its own message names the operation only.
     cron: withMessage(502),
     storeCallback: () => ({ status: 502, body: { error: 'The service could not read the order from the store: try again in a moment.' } }),
   },
@@ -228,7 +192,6 @@ const ANSWERS: Record<ErrorKind, Answers> = {
   },
 };
 
-/** payment-intent and submit-order. */
 export function checkoutErrorResponse(error: unknown, profile: CheckoutErrorProfile, showDetails: boolean): ErrorResponse {
   if (!(error instanceof ServiceError)) return checkoutFailure(undefined, profile, showDetails);
   return ANSWERS[error.kind].checkout(error, { profile, showDetails });

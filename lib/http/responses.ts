@@ -1,9 +1,6 @@
 /**
- * Every response body the service sends (docs/contract.md#spec-4-1 to docs/contract.md#spec-4-4, docs/contract.md#spec-7), as zod
- * schemas: the OpenAPI document (lib/openapi/document.ts) is generated from
- * them, the storefront client (client/) takes its types from them, and the
- * route tests check real responses against the document, so the three cannot
- * drift apart. lib/http/errors.ts builds the error bodies.
+ * Every response body as a zod schema: the OpenAPI document, the storefront client's types and the
+ * route tests' checks all come from here, so they cannot drift apart (docs/contract.md#routes).
  */
 import { z } from 'zod';
 
@@ -25,10 +22,8 @@ export const submitOrderResponseSchema = z.object({
   currency: z.string().min(1),
 });
 
-/** Webhooks acknowledge every accepted delivery this way (docs/contract.md#spec-4-3, docs/contract.md#spec-4-4). */
 export const receivedResponseSchema = z.object({ received: z.literal(true) });
 
-/** One zod issue, as the 400 `details` lists them; zod adds fields per issue code. */
 export const validationIssueSchema = z.looseObject({
   code: z.string(),
   path: z.array(z.union([z.string(), z.number()])),
@@ -66,7 +61,6 @@ export const checkoutFailureResponseSchema = z.object({
   }),
 });
 
-/** 503 when every slot of the store is taken (STORE_MAX_CONCURRENCY): the refused store call was not sent, and the same call may be sent again. */
 export const checkoutBusyResponseSchema = z.object({
   success: z.literal(false),
   error: z.object({
@@ -80,12 +74,10 @@ export const payloadTooLargeResponseSchema = z.object({ error: z.literal('Payloa
 
 export const webhookRateLimitedResponseSchema = z.object({ error: z.literal('Too many requests') });
 
-/** The card webhook's 400: `Missing signature`, a failed verification or a store error, so the provider retries. */
 export const cardWebhookErrorResponseSchema = z.object({ error: z.string().min(1) });
 
 export const unauthorizedResponseSchema = z.object({ error: z.literal('Unauthorized') });
 
-/** The store's calls (docs/decisions.md#d15): answers in WooCommerce's terms, amounts as decimal strings in the order's currency. */
 export const storeRefundResponseSchema = z.object({
   refund_id: z.string().min(1).describe('The Stripe refund (`re_…`).'),
   amount: z.string().min(1).describe('The amount refunded, a decimal string in the order’s currency.'),
@@ -99,7 +91,6 @@ export const storeCancelAuthorizationResponseSchema = z.object({
   canceled: z.boolean().describe('Whether the authorization is released (now or before); false when the order holds none.'),
 });
 
-/** Every other answer of the store's calls: a message the shop owner reads in the WooCommerce admin. */
 export const storeCallbackErrorResponseSchema = z.object({ error: z.string().min(1) });
 
 export type PaymentIntentResponse = z.output<typeof paymentIntentResponseSchema>;

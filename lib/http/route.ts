@@ -1,13 +1,6 @@
 /**
- * The generic route wrapper under every route family (lib/routes/): it knows
- * requests, responses and logs, and nothing of checkout, webhooks or cron.
- *
- * It turns every error into the endpoint's response through the family's
- * mapping (lib/http/errors.ts), bounds the request's upstream calls, and writes
- * one JSON log line per request with route, status, duration and the order or
- * event id, never a body or a header value. Every response, errors and
- * preflights included, carries the request's `x-request-id`, and every log
- * line written while handling it names it.
+ * The generic route wrapper under every route family: error mapping, the request's upstream deadline,
+ * its `x-request-id` and its one log line. Knows nothing of checkout, webhooks or cron.
  */
 import { getConfig } from '@/lib/config';
 import { ConfigError, ServiceError, ServiceNotConfiguredError, StoreBusyError } from '@/lib/errors';
@@ -21,10 +14,7 @@ export interface RunOptions {
   request: Request;
   toErrorResponse: (error: unknown, showDetails: boolean) => ErrorResponse;
   headers?: Record<string, string>;
-  /**
-   * The deadline of the request's upstream calls, when not the default 3 × UPSTREAM_TIMEOUT_MS:
-   * a cron run lasts up to its maxDuration and gives each unit of work its own deadline.
-   */
+  /** A cron run lasts up to its maxDuration, not the default 3 × UPSTREAM_TIMEOUT_MS. */
   upstreamBudgetMs?: number;
 }
 
@@ -33,17 +23,13 @@ export interface HandlerResult {
   body: unknown;
 }
 
-/**
- * Answered 500 but no failure of ours, so alerting on `error` pages no one: the cap on store calls at work,
- * and the spec's 500 for a customer's bad checkout token or a storefront's disallowed origin.
- */
+/** Answered 500 but no failure of ours, so alerting on `error` pages no one. */
 const NOT_OUR_FAILURE: ReadonlySet<string> = new Set(['store_busy', 'invalid_token', 'invalid_origin']);
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return Response.json(body, { status, headers: { 'Cache-Control': 'no-store', ...headers } });
 }
 
-/** Runs a handler with error mapping, the request id and the request log line, in the request's span when tracing is on. */
 export function runRoute(options: RunOptions, handler: (context: RequestContext) => Promise<HandlerResult>): Promise<Response> {
   return withSpan(`request ${options.route}`, { 'http.route': options.route }, () => handleRequest(options, handler), (response) =>
     response.status >= 500 ? 'error' : 'ok',
@@ -72,11 +58,9 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
     response = json(status, result.body, options.headers);
   } catch (error) {
     const showDetails = safeIsDevelopment();
-    // The full configuration message (variable names, never values) goes to the log below.
     const answerable = error instanceof ConfigError ? new ServiceNotConfiguredError('The service configuration is invalid') : error;
     const mapped = options.toErrorResponse(answerable, showDetails);
     status = mapped.status;
-    // A call refused at the cap on store calls is the shielding at work, not a store failure.
     errorKind = error instanceof StoreBusyError ? 'store_busy' : error instanceof ServiceError ? error.kind : error instanceof ConfigError ? 'config' : 'unexpected';
     response = json(status, mapped.body, { ...options.headers, ...mapped.headers });
     if (errorKind === 'unexpected' || errorKind === 'config') {
@@ -109,7 +93,6 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
   return response;
 }
 
-/** Every upstream call of one request ends within this (docs/contract.md "Time bounds"). */
 function requestBudgetMs(): number {
   try {
     return REQUEST_BUDGET_TIMEOUTS * getConfig().upstreamTimeoutMs;

@@ -4,14 +4,7 @@ import { keptCustomerNote, type OrderChange } from '@/lib/orders/mutation';
 import { customerNoteKeptNote } from '@/lib/orders/notes';
 import type { Store, StoreOrder } from '@/lib/store/types';
 
-/**
- * Sends a change's customer message (`customerNote`, or `customerNoteLine`) the way the setting says, before the
- * order update, and returns the change to write:
- * - `customer_note`: the field takes the message; the first time it replaces the customer's own note, the shop is
- *   shown that note in a private note first (the update itself keeps it in meta: mutation.ts, keptCustomerNote);
- * - `order_notes`: the field is left to the customer; the message becomes a customer order note (WooCommerce
- *   emails it), sent before the update so a retry after a lost answer finds it rather than losing it.
- */
+/** Sent before the order update, so a retry after a lost answer finds the message rather than loses it. */
 export async function sendCustomerMessage(store: Store, order: StoreOrder, change: OrderChange, setting: CustomerMessageSetting): Promise<OrderChange> {
   const { customerNote, customerNoteLine, ...rest } = change;
   const message = customerNote ?? customerNoteLine;
@@ -24,7 +17,6 @@ export async function sendCustomerMessage(store: Store, order: StoreOrder, chang
   return change;
 }
 
-/** The private note showing the shop the customer's own note, when `replacement` is the first message to replace it. */
 async function showKeptCustomerNote(store: Store, order: StoreOrder, replacement: string): Promise<void> {
   const kept = Object.values(keptCustomerNote(order, replacement))[0];
   if (kept === undefined) return;
@@ -33,10 +25,7 @@ async function showKeptCustomerNote(store: Store, order: StoreOrder, replacement
   if (!(await store.listOrderNotes(order.id)).some((existing) => existing.trim() === note.trim())) await store.addPrivateNote(order.id, note);
 }
 
-/**
- * Adds a customer order note unless it is already the newest one: the same message again (a retry, a second
- * delivery) is not emailed twice, while a message that comes back after another one is.
- */
+/** Unless already the newest note: a retry is not emailed twice, a message that comes back after another is. */
 async function addCustomerNoteOnce(store: Store, orderId: number, note: string): Promise<boolean> {
   const [newest] = await store.listCustomerNotes(orderId);
   if (newest !== undefined && newest.trim() === note.trim()) return false;

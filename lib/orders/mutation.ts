@@ -1,11 +1,4 @@
-/**
- * The one order-mutation helper (docs/decisions.md#d9): every WooCommerce order update
- * the service sends is built here.
- *
- * Meta is written the two ways docs/contract.md#spec-2-1 names: checkout writes replace a key's
- * value (one entry per key), webhooks append their entries to the existing
- * list. Either way the body carries the existing entries plus the new ones.
- */
+/** The one order-mutation helper: every order update the service sends is built here (docs/decisions.md#d9). */
 import { META } from '@/lib/orders/meta-keys';
 import { metaValue } from '@/lib/orders/normalize';
 import { isServiceMessage } from '@/lib/orders/notes';
@@ -35,18 +28,15 @@ export interface OrderChange {
   /** A line added under the current customer note (a later package), rather than a note replacing it. */
   customerNoteLine?: string;
   meta?: Record<string, string>;
-  /** Required with `meta`: checkout writes replace, webhooks append. */
   metaMode?: MetaMode;
   paymentMethod?: { id: string; title: string; transactionId?: string };
   datePaid?: string;
   customerId?: number;
   /** Meta replaced by key whose values need not be strings (`_wc_shipment_tracking_items` is an array). */
   metaValues?: Record<string, unknown>;
-  /** The order's one shipping line: the first line is rewritten, any other removed. */
   shippingLine?: { methodId: string; instanceId: number; title: string; total: string };
 }
 
-/** Only the address fields the service writes; anything else a client sent is dropped here too. */
 export function pickAddress(source: OrderAddress | Record<string, unknown>, options: { withEmail: boolean }): OrderAddress {
   const address: OrderAddress = {};
   for (const field of ADDRESS_FIELDS) {
@@ -91,18 +81,13 @@ export function buildOrderUpdate(order: StoreOrder, change: OrderChange): OrderU
   return update;
 }
 
-/**
- * The spec's meta keys that are WooCommerce order properties: a meta write of them logs a "doing it wrong"
- * notice per key on the store (WC_Data::is_internal_meta_key) before the setter stores the value anyway,
- * and REST never shows them in `meta_data`. They are sent as the properties, which hold the same values.
- */
+/** Written as the order properties they are (docs/decisions.md#payment-properties). */
 export const ORDER_PROPERTY_META = {
   [META.paymentMethod]: 'payment_method',
   [META.paymentMethodTitle]: 'payment_method_title',
   [META.transactionId]: 'transaction_id',
 } as const satisfies Record<string, keyof OrderUpdate>;
 
-/** Moves the spec's property keys out of `meta` onto the update (an explicit property wins); the rest is meta. */
 function orderPropertiesOf(meta: Record<string, string>, update: OrderUpdate): Record<string, string> {
   const rest: Record<string, string> = {};
   for (const [key, value] of Object.entries(meta)) {
@@ -113,11 +98,7 @@ function orderPropertiesOf(meta: Record<string, string>, update: OrderUpdate): R
   return rest;
 }
 
-/**
- * The customer's own note, when this change is the first to replace it with the service's message: kept in
- * `_customer_note_at_checkout` by the very update that replaces it, so a retried or concurrent write finds it
- * kept (or keeps the same text again) and it is never lost. A note of the service's own is no customer's.
- */
+/** Kept by the very update that replaces it (docs/decisions.md#customer-messages). */
 export function keptCustomerNote(order: StoreOrder, replacement: string): Record<string, string> {
   const current = order.customer_note;
   if (current.trim() === '' || current === replacement || isServiceMessage(current)) return {};

@@ -1,8 +1,4 @@
-/**
- * The normalized order (docs/contract.md#spec-2-1): amounts in integer minor units computed
- * from the order's parts (docs/decisions.md#d7). WooCommerce's own `total` is logged
- * when it disagrees and is never charged.
- */
+/** The normalized order in minor units, from its parts (docs/decisions.md#d7): WooCommerce's `total` is never charged. */
 import { log } from '@/lib/log';
 import { chargeableAmount, toMinorUnits } from '@/lib/money';
 import type { StoreOrder } from '@/lib/store/types';
@@ -11,17 +7,14 @@ import { META } from '@/lib/orders/meta-keys';
 export interface NormalizedOrder {
   id: number;
   status: string;
-  /** Σ line_items[].total (after discounts). */
   subtotal_cents: number;
   /** Σ fee_lines[].total (may be negative). */
   fees_cents: number;
   tax_cents: number;
   shipping_cost_cents: number;
-  /** What the customer owes: subtotal + fees + shipping + tax. */
   total_cents: number;
   /** What the card provider is asked to charge (total_cents, rounded to 10 for three-decimal currencies). */
   charge_cents: number;
-  /** Upper-case ISO code, as the store holds it. */
   currency: string;
   email: string | undefined;
   customer_id: number;

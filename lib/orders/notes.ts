@@ -3,13 +3,11 @@
 const MANUAL_PAYMENT_AWAITED_START = 'Your order has been submitted and is awaiting manual payment';
 const PAYMENT_FAILED_START = 'Your payment could not be completed:';
 
-/** CARD_LIFECYCLE_EVENTS=async: a bank debit or other delayed method was submitted and has not arrived yet. */
 export const PAYMENT_PROCESSING_NOTE =
   'We have received your payment details and your payment is being processed. This can take a few business days; we will confirm your order once it has arrived.';
 
 const PAYMENT_AUTHORIZED_START = 'Your card payment has been authorized. The amount is reserved on your card';
 
-/** STRIPE_CAPTURE other than automatic: the card is authorized, the money not taken yet; each mode says when it is. */
 export function paymentAuthorizedNote(capture: 'automatic' | 'on_shipment' | 'manual' | undefined): string {
   return capture === 'on_shipment'
     ? `${PAYMENT_AUTHORIZED_START} and will be charged when your order ships.`
@@ -23,12 +21,7 @@ export function manualPaymentAwaitedNote(methodTitle: string): string {
 /** Replaces a failure or manual-payment note once a card payment succeeded (docs/decisions.md#d13). */
 export const PAYMENT_RECEIVED_NOTE = 'We have received your payment. Thank you for your order!';
 
-/**
- * Whether a customer note is one the service wrote for a payment that a card
- * payment has now superseded (a failure, or a manual submission awaiting a
- * screenshot). Recognised by its wording, so a note the customer typed at
- * checkout is never replaced.
- */
+/** Recognised by its wording, so a note the customer typed at checkout is never replaced. */
 export function isSupersededByPayment(note: string): boolean {
   return note.startsWith(PAYMENT_FAILED_START) || note.startsWith(MANUAL_PAYMENT_AWAITED_START) || note === PAYMENT_PROCESSING_NOTE || note.startsWith(PAYMENT_AUTHORIZED_START);
 }
@@ -36,7 +29,6 @@ export function isSupersededByPayment(note: string): boolean {
 const SHIPPED_START = 'Your order has been shipped!';
 const ANOTHER_PACKAGE_START = 'Another package of your order has been shipped!';
 
-/** Whether a customer note is one of the service's messages (by its wording), not what the customer wrote at checkout. */
 export function isServiceMessage(note: string): boolean {
   return (
     isSupersededByPayment(note) ||
@@ -47,7 +39,6 @@ export function isServiceMessage(note: string): boolean {
   );
 }
 
-/** The private note that shows the shop what the customer wrote, once the service's message took its place. */
 export const customerNoteKeptNote = (customerNote: string) =>
   `Customer's note at checkout (the customer note field now holds the checkout service's message): ${customerNote}`;
 
@@ -83,7 +74,6 @@ const HOLD_NOTE_STATUSES: ReadonlySet<string> = new Set(['on-hold', 'authorized'
 const HOLD_NAMES: Record<string, string> = { review: 'a Radar review', dispute: 'a dispute', capture: 'the card authorization', mismatch: 'the amount mismatch', delayed: 'the payment on its way' };
 export const holdName = (hold: string) => HOLD_NAMES[hold] ?? hold;
 
-/** Private notes for the shop (order notes with `customer_note: false`), for refunds, disputes and fraud reviews. */
 export const shopNotes = {
   debitFailed: (intentId: string, status: string) =>
     `The delayed payment ${intentId} failed at Stripe: the order is not paid, though it is ${status}. Ask the customer to pay again before shipping it.`,
@@ -104,7 +94,6 @@ export const shopNotes = {
   reviewOpened: (reviewId: string, reason: string, statusSentence: string) =>
     `Stripe Radar review ${reviewId} opened (reason: ${reason}). ${statusSentence} Approve or refund the payment in the Stripe dashboard before shipping.`,
   reviewApproved: (reviewId: string, statusSentence: string) => `Stripe Radar review ${reviewId} approved. ${statusSentence}`,
-  /** What a transition did to the order's status, in the words of a shop note. */
   statusSentence: (before: string, after: string, stillHeldBy: string[]) => {
     if (after !== before) return HOLD_NOTE_STATUSES.has(after) ? `The order was put on hold (it was ${before}).` : `The order is back to ${after}.`;
     if (stillHeldBy.length > 0 && HOLD_NOTE_STATUSES.has(after)) return `The order stays on hold: ${stillHeldBy.join(' and ')} still ${stillHeldBy.length > 1 ? 'hold' : 'holds'} it.`;

@@ -1,7 +1,4 @@
-/**
- * An order's payment as the model sees it (lib/orders/payment-state.ts): its facts read from the order, and
- * the predicates the use cases ask of them (whether shipping may capture, whether a review holds it).
- */
+/** An order's payment facts read from the order, and the predicates use cases ask of them. */
 import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
 import { metaValue } from '@/lib/orders/normalize';
@@ -11,7 +8,6 @@ import { holdsOf, observeShop, parsePaymentState, PAYMENT_STATE_META, rebuildPay
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { StoreOrder } from '@/lib/store/types';
 
-/** The order's payment facts: as stored, or rebuilt from its meta when absent (an order from before them) or unreadable. */
 export function paymentStateOf(order: StoreOrder): PaymentState {
   const stored = parsePaymentState(order.meta_data.find((m) => m.key === PAYMENT_STATE_META)?.value);
   if (stored !== undefined && stored !== 'unreadable') return stored;
@@ -42,12 +38,10 @@ export function paymentStateReadable(order: StoreOrder): boolean {
   return parsePaymentState(order.meta_data.find((m) => m.key === PAYMENT_STATE_META)?.value) !== 'unreadable';
 }
 
-/** The facts as the shop's hand left them: what every transition starts from. */
 export function currentPaymentState(order: StoreOrder): PaymentState {
   return observeShop(paymentStateOf(order), order.status);
 }
 
-/** Whether the order holds an authorization whose payment is not recorded yet. */
 export function awaitsCapturedPayment(order: StoreOrder): boolean {
   return holdsOf(currentPaymentState(order)).has('capture');
 }

@@ -1,27 +1,19 @@
-/**
- * One model of an order's payment life (docs/contract.md#payment-life): the facts the order holds about its
- * payments, the holds they put on it, and the status both give it. Pure: handlers read the order, apply a
- * fact here and write what comes out, with the facts, in one update.
- */
+/** The payment life as one pure model: facts, the holds they put on the order, its status (docs/contract.md#payment-life). */
 import { z } from 'zod';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 
 export const PAYMENT_STATE_META = '_cardprovider_payment';
 
-/** Closed dispute statuses: a dispute in any other status still holds its order. */
 export const CLOSED_DISPUTE_STATUSES: ReadonlySet<string> = new Set(['won', 'lost', 'warning_closed', 'prevented']);
 
 export type Hold = 'review' | 'dispute' | 'capture' | 'mismatch' | 'delayed';
 
-/** The newest fact of the payment attempts (failed, processing, authorized, succeeded, canceled), by the event's creation time. */
 export interface AttemptFact {
   kind: 'failed' | 'processing' | 'authorized' | 'succeeded' | 'canceled';
-  /** Seconds since the epoch, when Stripe created the event (0 when unknown). */
   at: number;
   intentId: string;
-  /** The charges (or, without one, the events) recorded at `at`: what makes a same-second redelivery known. */
+  /** What makes a same-second redelivery known. */
   ids: string[];
-  /** Rebuilt from meta that does not name them: every attempt of that second counts as recorded. */
   wholeSecond?: true;
 }
 
@@ -30,22 +22,16 @@ export interface PaymentState {
   authorization?: { intentId: string; chargeId: string; captureBefore?: number; released?: boolean; lapsed?: boolean };
   paid?: { intentId: string; chargeId: string };
   mismatch?: { intentId: string; chargeId: string; released?: boolean };
-  /** A review Stripe closed for a refund holds until the shop moves the order on; one closed as `disputed` leaves the hold to the dispute. */
   reviews: Record<string, { intentId: string; open: boolean; closedReason?: string; released?: boolean }>;
   disputes: Record<string, { intentId: string; chargeId: string; status: string }>;
-  /** The status the order had when its first hold began: where it returns when the last one ends. */
   resume?: string;
-  /** Intents cancelled at Stripe: an authorization of one of them that arrives later is released already. */
   canceledIntents?: string[];
 }
 
 export type PaymentFact =
-  /** `eventId` names an attempt that made no charge (a failed authentication): the event is all there is. */
   | { kind: 'failed' | 'processing'; at: number; intentId: string; chargeId: string; eventId?: string }
-  /** `released`: authorized on an order already cancelled, and released at once. */
   | { kind: 'authorized'; at: number; intentId: string; chargeId: string; captureBefore?: number | undefined; released?: boolean }
   | { kind: 'succeeded'; at: number; intentId: string; chargeId: string; amountMatches: boolean }
-  /** The intent cancelled at Stripe; `lapsed` when Stripe itself cancelled an authorization nobody captured. */
   | { kind: 'canceled'; at: number; intentId: string; lapsed: boolean }
   | { kind: 'review_opened' | 'review_closed'; reviewId: string; intentId: string; closedReason?: string | undefined }
   | { kind: 'dispute_opened' | 'dispute_closed'; disputeId: string; intentId: string; chargeId: string; status: string };
@@ -54,7 +40,6 @@ export type FactOutcome = 'applied' | 'duplicate' | 'stale';
 
 export const emptyPaymentState = (): PaymentState => ({ reviews: {}, disputes: {} });
 
-/** Reviews Stripe closed because the payment was refunded: the order is not shipped until the shop decides. */
 const REFUNDED_REVIEW_CLOSES: ReadonlySet<string> = new Set(['refunded', 'refunded_as_fraud']);
 const reviewHolds = (review: PaymentState['reviews'][string]) => review.open || (REFUNDED_REVIEW_CLOSES.has(review.closedReason ?? '') && !review.released);
 
@@ -68,7 +53,6 @@ export function holdsOf(state: PaymentState): Set<Hold> {
   return holds;
 }
 
-/** The intents that are this order's own payments: a review or dispute of one of them is the order's. */
 export function paymentsOf(state: PaymentState, checkoutIntentId: string | undefined): Set<string> {
   const ids = new Set<string>();
   if (checkoutIntentId) ids.add(checkoutIntentId);
@@ -82,10 +66,7 @@ function attemptIdentity(fact: { intentId: string; chargeId?: string; eventId?: 
   return fact.chargeId || fact.eventId || fact.intentId;
 }
 
-/**
- * The attempt line moves forward only: a failure or processing older than the newest attempt fact is
- * stale (an old failure never takes back a newer debit in progress), and one already recorded is a duplicate.
- */
+/** Forward only: an old failure never takes back a newer debit in progress. */
 function applyAttempt(state: PaymentState, fact: { kind: AttemptFact['kind']; at: number; intentId: string; chargeId?: string; eventId?: string }): FactOutcome {
   const id = attemptIdentity(fact);
   const newest = state.attempt;
@@ -101,7 +82,6 @@ function applyAttempt(state: PaymentState, fact: { kind: AttemptFact['kind']; at
   return 'applied';
 }
 
-/** Applies one fact to a copy of the state: the new state and whether the fact was new. */
 export function applyFact(current: PaymentState, fact: PaymentFact): { state: PaymentState; outcome: FactOutcome } {
   const state: PaymentState = structuredClone(current);
   switch (fact.kind) {
@@ -175,31 +155,23 @@ export function applyFact(current: PaymentState, fact: PaymentFact): { state: Pa
   }
 }
 
-/** Statuses the model sets for holds; the statuses it may move into a hold; the statuses of a paid order on its way. */
 const HOLD_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.onHold, ORDER_STATUS.authorized]);
 const PAID_PROGRESS: ReadonlySet<string> = new Set([ORDER_STATUS.processing, ORDER_STATUS.completed, ORDER_STATUS.shipped, ORDER_STATUS.awaitingShipment]);
 const HOLDABLE: ReadonlySet<string> = new Set([ORDER_STATUS.pending, ...HOLD_STATUSES, ...PAID_PROGRESS]);
 
 export interface StatusSettings {
-  /** STRIPE_CAPTURE=on_shipment with the companion plugin's `authorized` status: an authorization alone is not "on hold". */
   authorizedStatus: boolean;
 }
 
-/** The status an order holding these holds shows. */
 export function holdStatus(holds: ReadonlySet<Hold>, settings: StatusSettings): string {
   return settings.authorizedStatus && holds.size === 1 && holds.has('capture') ? ORDER_STATUS.authorized : ORDER_STATUS.onHold;
 }
 
-/** Whether the status is one the model puts an order in for its holds. */
 export function isHoldStatus(status: string): boolean {
   return HOLD_STATUSES.has(status);
 }
 
-/**
- * The shop's hand on a held order: facts that say "held" on an order the shop moved out of its hold
- * status. The shop's move answers the holds only it can end (an amount mismatch), and is where the order
- * returns once holds set later end.
- */
+/** An order the shop moved out of its hold status: that answers the holds only it can end (a mismatch). */
 export function observeShop(state: PaymentState, currentStatus: string): PaymentState {
   // An order whose authorization ended uncaptured, set back to pending by the shop: the customer pays anew.
   if (currentStatus === ORDER_STATUS.pending && state.attempt?.kind === 'canceled' && state.authorization?.intentId === state.attempt.intentId) {
@@ -216,7 +188,6 @@ export function observeShop(state: PaymentState, currentStatus: string): Payment
   return next;
 }
 
-/** Where an order goes once no hold is left: back on its way when it was paid-like, else where its payment puts it. */
 function settledStatus(state: PaymentState): string {
   if (state.resume !== undefined && PAID_PROGRESS.has(state.resume)) return state.resume;
   if (state.paid) return ORDER_STATUS.processing;
@@ -225,12 +196,7 @@ function settledStatus(state: PaymentState): string {
   return ended ? ORDER_STATUS.failed : ORDER_STATUS.pending;
 }
 
-/**
- * The status after a fact (undefined: unchanged), and the state to store with it. Holds are a set: the order
- * is on hold while any is active, and only when the last one ends does it go where its payment facts put
- * it, whatever order the holds came and went in. A status the model does not hold (cancelled, refunded,
- * failed) is left as it is, but for a payment newly recorded, which the spec takes to `processing`.
- */
+/** The status after a fact (undefined: unchanged) and the state to store with it; holds are a set. */
 export function nextStatus(
   currentStatus: string,
   before: PaymentState,
@@ -283,7 +249,6 @@ const stateSchema = z.object({
   canceledIntents: z.array(id).optional(),
 });
 
-/** Reads the facts from their meta value: undefined when absent, 'unreadable' when present but not a state, whole. */
 export function parsePaymentState(raw: unknown): PaymentState | undefined | 'unreadable' {
   if (raw === undefined || raw === null || raw === '') return undefined;
   if (typeof raw !== 'string') return 'unreadable';
@@ -301,7 +266,6 @@ export function serializePaymentState(state: PaymentState): string {
   return JSON.stringify(state);
 }
 
-/** The facts an order written before this model shows in its meta: how an absent or unreadable state is rebuilt. */
 export interface LegacyPaymentMeta {
   status: string;
   checkoutIntentId?: string | undefined;
@@ -316,7 +280,6 @@ export interface LegacyPaymentMeta {
   disputeId?: string | undefined;
   disputeStatus?: string | undefined;
   statusBeforeHold?: string | undefined;
-  /** A shipment is recorded (`_shipped_date`). */
   shipped?: boolean;
 }
 
@@ -325,10 +288,7 @@ const seconds = (iso: string | undefined): number | undefined => {
   return Number.isFinite(ms) ? Math.floor(ms / 1000) : undefined;
 };
 
-/**
- * Rebuilds the facts from what the order shows. Conservative where it must be: a failure or processing is
- * dated when it was written (never before its event), so no event it recorded can apply again.
- */
+/** Rebuilds the facts from the order's older meta, dating a fact when it was written so no event applies again. */
 export function rebuildPaymentState(meta: LegacyPaymentMeta): PaymentState {
   const state = emptyPaymentState();
   const intentId = meta.checkoutIntentId ?? meta.paidIntentId ?? '';

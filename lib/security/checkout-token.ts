@@ -1,28 +1,17 @@
-/**
- * Checkout tokens (docs/decisions.md#d3): compact JWTs signed with HS256.
- *
- * `sub` is the store order id in decimal, `exp` is required, `iss` and `aud`
- * are checked when configured, and no algorithm but HS256 is accepted (never
- * `none`). A storefront server that shares the secret can import
- * `mintCheckoutToken` to issue tokens itself.
- */
+/** Checkout tokens: HS256 JWTs whose `sub` is the order id (docs/decisions.md#d3). */
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { InvalidTokenError } from '@/lib/errors';
 import { parseOrderId } from '@/lib/order-id';
 
 export interface CheckoutTokenOptions {
   secret: string;
-  /**
-   * The secret before the last rotation (CHECKOUT_TOKEN_SECRET_PREVIOUS): tokens it signed
-   * still verify until they expire. Verification only: new tokens are signed with `secret`.
-   */
+  /** Verification only: tokens signed before the last rotation verify until they expire. */
   previousSecret?: string | undefined;
   issuer?: string | undefined;
   audience?: string | undefined;
 }
 
 export interface MintOptions extends CheckoutTokenOptions {
-  /** Lifetime: seconds, or a string such as "30m", "2h", "1d". Default 30 minutes. */
   ttl?: number | string;
   now?: Date;
 }
@@ -38,13 +27,7 @@ function key(secret: string): Uint8Array<ArrayBuffer> {
   return new TextEncoder().encode(secret);
 }
 
-/**
- * The verification key of each secret, imported once: given the raw bytes,
- * jose imports a WebCrypto key on every call (the bench profile showed
- * importKey at about a third of a token check). At most the current and the
- * previous secret are in use; the map is bounded anyway, so a process whose
- * configuration is reset many times (tests) cannot grow it.
- */
+/** Imported once: given raw bytes, jose imports a key per call (a third of a token check in the bench). */
 const verificationKeys = new Map<string, Promise<CryptoKey>>();
 const MAX_CACHED_KEYS = 8;
 
@@ -59,7 +42,6 @@ function verificationKey(secret: string): Promise<CryptoKey> {
   return cached;
 }
 
-/** "30m" → 1800. Throws on anything that is not a positive duration of at most 7 days. */
 export function parseTtl(ttl: number | string): number {
   let seconds: number;
   if (typeof ttl === 'number') {
@@ -90,7 +72,6 @@ export async function mintCheckoutToken(orderId: number, options: MintOptions): 
   return jwt.sign(key(options.secret));
 }
 
-/** The order id a valid token names; InvalidTokenError for anything else. */
 export async function verifyCheckoutToken(token: string, options: CheckoutTokenOptions): Promise<number> {
   let subject: string | undefined;
   try {

@@ -1,8 +1,4 @@
-/**
- * Comparing a presented secret with the configured one (the cron bearer
- * token, the shipping webhook's secret): both sides are hashed first, so the
- * comparison takes the same time whatever the length or content of the guess.
- */
+/** Both sides hashed first: the time taken says nothing of the guess's length or content. */
 import { createHash, timingSafeEqual } from 'node:crypto';
 
 function digest(value: string): Buffer {

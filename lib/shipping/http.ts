@@ -1,9 +1,6 @@
 /**
- * One GET to ShipStation (V1 or V2), as both clients read: the account's rate budget first, the
- * upstream timeout cut to what the request has left, one more attempt after a network error, a
- * timeout or a 5xx when time remains, a 429 waited out once (its Reset or Retry-After) when the
- * wait fits, redirects refused (the credentials never follow a Location), a bounded JSON body.
- * Failures become ShipStationError with the HTTP status only, never a body.
+ * One GET to ShipStation (V1 or V2) within the account's rate budget and the request's deadline
+ * (docs/decisions.md#d34); a 429 waited out once when it fits; redirects refused, so credentials never follow.
  */
 import { ShipStationError } from '@/lib/errors';
 import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shared-state/shipstation-budget/rate-budget';
@@ -14,7 +11,6 @@ export interface ShipStationHttpOptions {
   fetch?: typeof fetch;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
-  /** The account's request budget; one per client in process memory when not given (lib/services.ts shares one). */
   budget?: ShipStationRateBudget;
 }
 
@@ -40,7 +36,6 @@ export class ShipStationHttp {
   }
 
   async getJson(url: URL): Promise<unknown> {
-    // The wait for the budget counts against the same allowance as the request itself.
     const deadline = this.now() + Math.min(this.timeoutMs, requestTimeLeftMs());
     let retriedTransient = false;
     const retryTransient = async (): Promise<boolean> => {
@@ -60,8 +55,7 @@ export class ShipStationHttp {
         response = await this.fetchImpl(url, {
           method: 'GET',
           headers: { ...this.headers, Accept: 'application/json' },
-          // A redirect comes back as a 3xx answer and is refused below: never followed, and
-          // (unlike redirect: 'error', a network error) never mistaken for a failure worth a retry.
+          // Unlike redirect: 'error' (a network error), a 3xx is never mistaken for a failure worth a retry.
           redirect: 'manual',
           cache: 'no-store',
           signal: AbortSignal.timeout(timeoutMs),
@@ -88,7 +82,6 @@ export class ShipStationHttp {
     }
   }
 
-  /** Waits for a request from the budget, or gives up when the wait would pass the deadline. */
   private async takeBudget(deadline: number): Promise<void> {
     for (;;) {
       const wait = await this.budget.reserve();

@@ -1,12 +1,4 @@
-/**
- * Which `resource_url` the service will read (docs/decisions.md#d11).
- *
- * The URL arrives in an unauthenticated webhook body, and reading it sends
- * the ShipStation credentials along, so it must be on SHIPSTATION_API_BASE_URL's
- * origin (same scheme, host and port) and under its path. Anything else is
- * refused before a connection is made: the endpoint cannot be used to make
- * the server fetch arbitrary URLs or hand the API key to another host.
- */
+/** Which `resource_url` the service will read, refused before any connection (docs/decisions.md#d11). */
 import { RESOURCE_URL_REFUSALS, type ResourceUrlRefusal } from '@/lib/errors';
 
 export function isResourceUrlRefusal(failure: string): failure is ResourceUrlRefusal {

@@ -1,35 +1,22 @@
 /**
- * The ShipStation V2 client (api.shipstation.com, the former ShipEngine): reads what a V2
- * delivery's `resource_url` names, with the `api-key` header, only on SHIPSTATION_V2_API_BASE_URL's
- * origin (lib/shipping/resource-url.ts), within V2's own budget of 200 requests a minute
- * (lib/shared-state/shipstation-budget), a 429 waited out for its Retry-After once (lib/shipping/http.ts).
- *
- * V2's names: a V1 order is a V2 shipment, its `orderNumber` is `shipment_number`, a V1 shipment
- * is a V2 label. A label carries no order number: it comes from GET /v2/shipments/{shipment_id},
- * read once per shipment per read. A fulfillment (a shipment marked shipped with an outside
- * tracking number) carries its `shipment_number`. Both become the service's ShipmentNotice, known
- * by their label or fulfillment id (a voided label and the one that replaces it are two packages).
+ * The ShipStation V2 client (docs/decisions.md#d40). A V1 order is a V2 shipment, a V1 shipment a V2 label;
+ * a label carries no order number, so its shipment is read once per read (a fulfillment carries it).
  */
 import { z } from 'zod';
 import { ShipStationError } from '@/lib/errors';
+import type { DeliveryNotice, ShipmentNotice } from '@/lib/shipment-notices';
 import { SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget/rate-budget';
 import { ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
 import { checkResourceUrl } from '@/lib/shipping/resource-url';
-import { readBatch, type ShipmentNotice, type ShipmentsPage, type ShipmentsResult } from '@/lib/shipping/shipstation';
+import { readBatch, type ShipmentsPage, type ShipmentsResult } from '@/lib/shipping/shipstation';
 import { traceCall } from '@/lib/telemetry';
+
+export type { DeliveryNotice };
 
 export interface ShipStationV2Settings {
   apiKey: string;
   apiBaseUrl: string;
   timeoutMs: number;
-}
-
-/** A delivery V2 tracking reported (TRACK_EVENT_V2 `DE`), as the service records it. */
-export interface DeliveryNotice {
-  orderNumber: string | undefined;
-  trackingNumber: string | undefined;
-  /** ShipStation's `actual_delivery_date`, else when the event arrived. */
-  deliveredAt: string;
 }
 
 const optionalText = z
@@ -67,7 +54,6 @@ const listSchemas = {
     .transform(({ fulfillments, ...rest }) => ({ rows: fulfillments, ...rest })),
 };
 
-/** What a V2 resource URL lists, by its path under the base URL; undefined for anything else (a batch, a track). */
 export type V2ResourceKind = 'labels' | 'fulfillments';
 
 /** The label id of a TRACK_EVENT_V2's `resource_url` (`/v2/labels/se-…/track`). */
@@ -97,18 +83,13 @@ export class ShipStationV2Client {
     return this.settings.apiBaseUrl;
   }
 
-  /** What the URL lists, once it passed the origin check; a refused URL throws its refusal. */
   kindOf(resourceUrl: string): V2ResourceKind | undefined {
     const url = this.allowed(resourceUrl);
     const path = relativePath(url, this.settings.apiBaseUrl);
     return path === '/v2/labels' ? 'labels' : path === '/v2/fulfillments' ? 'fulfillments' : undefined;
   }
 
-  /**
-   * The labels or fulfillments a resource URL lists, page by page as V1's batches are read
-   * (lib/shipping/shipstation.ts readBatch). Return labels ship nothing and are left out; voided
-   * ones are kept, marked. A URL that lists neither throws `rejected` without a call.
-   */
+  /** Return labels ship nothing and are left out; voided ones are kept, marked. */
   async shipmentsAt(resourceUrl: string): Promise<ShipmentsResult> {
     const kind = this.kindOf(resourceUrl);
     if (kind === undefined) throw new ShipStationError('rejected', undefined);
@@ -118,7 +99,6 @@ export class ShipStationV2Client {
     return readBatch(url, (page) => this.listPage(kind, page, numbers), this.settings.timeoutMs);
   }
 
-  /** One page exactly as the URL names it (shipment reconciliation keeps its own place). */
   async listPage(
     kind: V2ResourceKind,
     url: URL,
@@ -150,7 +130,6 @@ export class ShipStationV2Client {
     return page;
   }
 
-  /** The order number of the shipment a label belongs to (a delivered label's order), or undefined when unknown. */
   async labelOrderNumber(labelId: string): Promise<string | undefined> {
     const url = new URL(`${this.settings.apiBaseUrl.replace(/\/+$/, '')}/v2/labels/${encodeURIComponent(labelId)}`);
     const label = labelSchema.safeParse(await this.getOrMissing(url, 'get label'));
@@ -158,7 +137,6 @@ export class ShipStationV2Client {
     return this.shipmentNumber(label.data.shipment_id);
   }
 
-  /** A label notice's order number, read when its page was read lazily (one shipment read, bounded like a page). */
   async withOrderNumber(notice: ShipmentNotice): Promise<ShipmentNotice> {
     const { orderShipmentId, ...rest } = notice;
     if (notice.orderNumber !== undefined || orderShipmentId === undefined) return rest;
@@ -187,7 +165,6 @@ export class ShipStationV2Client {
     return shipment.success ? shipment.data.shipment_number : undefined;
   }
 
-  /** A resource that does not exist (404) reads as nothing; every other failure is thrown. */
   private async getOrMissing(url: URL, operation: string): Promise<unknown> {
     try {
       return await traceCall('shipstation', operation, () => this.http.getJson(url));
@@ -228,7 +205,6 @@ function fulfillmentNotice(raw: unknown): ShipmentNotice | 'malformed' {
   };
 }
 
-/** The V2 client's settings when SHIPSTATION_V2_API_KEY is set, else undefined. */
 export function shipStationV2Settings(config: {
   shippingV2: { apiKey: string | undefined; apiBaseUrl: string };
   upstreamTimeoutMs: number;

@@ -1,30 +1,16 @@
 /**
- * The ShipStation client (V1 API): reads the `resource_url` of a real
- * ShipStation webhook delivery, which carries only `{resource_url, resource_type}`
- * (docs/decisions.md#d11).
- *
- * - Only URLs on SHIPSTATION_API_BASE_URL's origin are read (lib/shipping/resource-url.ts).
- * - Basic auth with the API key and secret; redirects are refused, so the
- *   credentials never follow a Location header to another host.
- * - Every attempt has the upstream timeout, cut to what the webhook request has
- *   left (lib/upstream/budget.ts); a page is read again once after a network
- *   error, a timeout or a 5xx when time remains. Requests stay within ShipStation's
- *   40 requests per minute (lib/shared-state/shipstation-budget/rate-budget.ts); a 429 is waited out
- *   once when the wait fits in the timeout.
- * - A batch is read page by page (`page` and `pages` of the answer) to its last
- *   page. One read stops after SHIPMENT_PAGES_PER_READ pages, when the request
- *   has no time left for another page, or at a page that fails, and then hands
- *   back the URL of the first page it did not read, so the caller can queue
- *   the rest: no page is ever dropped.
- * - Shipments become the service's ShipmentNotice at this boundary; failures
- *   become ShipStationError with the HTTP status only, never a body.
+ * The ShipStation V1 client: reads a delivery's `resource_url` (docs/decisions.md#d11) page by page; a read
+ * that stops early hands back the first page it did not read, so the caller queues the rest and none is dropped.
  */
 import { z } from 'zod';
 import { ShipStationError } from '@/lib/errors';
+import type { ShipmentNotice } from '@/lib/shipment-notices';
 import { ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
 import { checkResourceUrl } from '@/lib/shipping/resource-url';
 import { traceCall } from '@/lib/telemetry';
 import { requestTimeLeftMs } from '@/lib/upstream/budget';
+
+export type { ShipmentNotice };
 
 export interface ShipStationSettings {
   apiKey: string;
@@ -33,21 +19,7 @@ export interface ShipStationSettings {
   timeoutMs: number;
 }
 
-/** One shipment as the webhook use case needs it, whether it came inline or from ShipStation. */
-export interface ShipmentNotice {
-  orderNumber: string | undefined;
-  trackingNumber: string | undefined;
-  carrier: string | undefined;
-  shipDate: string | undefined;
-  /** ShipStation's id of this package, when the sender names it: one order may ship in several. */
-  shipmentId?: string | undefined;
-  /** The label was voided: noted on the order, never shipped. */
-  voided?: boolean | undefined;
-  /** V2 only, until read: the shipment whose `shipment_number` is the order number (ShipStationV2Client.withOrderNumber). */
-  orderShipmentId?: string | undefined;
-}
-
-/** Shipments of one response; voided ones are kept, marked, so the order can note them (never ship them). */
+/** Voided shipments are kept, marked, so the order can note them. */
 export interface ShipmentsPage {
   notices: ShipmentNotice[];
   voided: number;
@@ -78,7 +50,7 @@ const shipmentsResponseSchema = z.object({
   pages: z.number().int().nullish(),
 });
 
-/** Parses a GET /shipments response. Shipments that do not have the expected shape are skipped, not fatal. */
+/** A shipment of an unexpected shape is skipped, not fatal. */
 export function parseShipmentsResponse(data: unknown): ShipmentsPage & { malformed: number } {
   const parsed = shipmentsResponseSchema.safeParse(data);
   if (!parsed.success) throw new ShipStationError('bad_response', 200);
@@ -104,22 +76,15 @@ export function parseShipmentsResponse(data: unknown): ShipmentsPage & { malform
   return { notices, voided, malformed, page: parsed.data.page ?? 1, pages: parsed.data.pages ?? 1 };
 }
 
-/**
- * The most pages one read takes. A longer batch is read in several reads (the rest is handed back as
- * `unread`), which keeps the worst case of one read known: the replay cron plans its time with it.
- */
+/** Keeps one read's worst case known: the replay cron plans its time with it. */
 export const SHIPMENT_PAGES_PER_READ = 10;
-/** A page's worst case: the wait for the rate budget and the call, each bounded by the upstream timeout. */
 export const pageWorstCaseMs = (timeoutMs: number) => 2 * timeoutMs;
 
 export type ShipStationClientOptions = ShipStationHttpOptions;
 
-/** Where a read stopped before the batch's last page: the rest, to be read later. */
 export interface UnreadPages {
-  /** The first page not read: the resource URL with its `page` parameter set. */
   resourceUrl: string;
   page: number;
-  /** The batch's pages, as the last page read counted them. */
   pages: number;
   /** The pages-per-read bound, no time left in the request for another page, or this page failed (`error`). */
   reason: 'pages_per_read' | 'no_time' | 'failed';
@@ -130,14 +95,9 @@ export interface ShipmentsResult {
   notices: ShipmentNotice[];
   voided: number;
   malformed: number;
-  /** Set when the batch was not read to its last page. */
   unread?: UnreadPages;
 }
 
-/**
- * Reads a batch from the page its URL names to the last (`page`/`pages` of each answer, V1's and
- * V2's alike), or until it stops early (`unread`). A failure of the first page is thrown.
- */
 export async function readBatch(
   first: URL,
   readPage: (url: URL) => Promise<ShipmentsPage & { malformed: number }>,
@@ -175,7 +135,6 @@ export async function readBatch(
   }
 }
 
-/** The page a resource URL asks for (ShipStation's own URLs ask for none: the first). */
 function pageOf(url: URL): number {
   const raw = url.searchParams.get('page');
   return raw !== null && /^[1-9]\d{0,5}$/.test(raw) ? Number(raw) : 1;
@@ -192,11 +151,6 @@ export class ShipStationClient {
     this.http = new ShipStationHttp(settings.timeoutMs, { Authorization: authorization }, options);
   }
 
-  /**
-   * Reads the shipments a webhook's `resource_url` names, from the page it names (the first, for
-   * ShipStation's own URLs) to the last, or until it stops early (`unread`). A failure of the first
-   * page is thrown: nothing was read.
-   */
   async shipmentsAt(resourceUrl: string): Promise<ShipmentsResult> {
     const check = checkResourceUrl(resourceUrl, this.settings.apiBaseUrl);
     if (!check.allowed) throw new ShipStationError(check.reason, undefined, check.origin);
@@ -204,10 +158,6 @@ export class ShipStationClient {
     return readBatch(check.url, (url) => this.readPage(url), this.settings.timeoutMs);
   }
 
-  /**
-   * One page of shipments, exactly the one the URL names: for a caller that keeps its own place
-   * between pages (shipment reconciliation). Same origin check, budget and retries as shipmentsAt.
-   */
   async shipmentsPage(pageUrl: string): Promise<ShipmentsPage & { malformed: number }> {
     const check = checkResourceUrl(pageUrl, this.settings.apiBaseUrl);
     if (!check.allowed) throw new ShipStationError(check.reason, undefined, check.origin);
@@ -219,7 +169,6 @@ export class ShipStationClient {
   }
 }
 
-/** The client's settings when both ShipStation credentials are configured, else undefined. */
 export function shipStationSettings(config: {
   shipping: { apiKey: string | undefined; apiSecret: string | undefined; apiBaseUrl: string };
   upstreamTimeoutMs: number;

@@ -1,10 +1,6 @@
 /**
- * ShipStation V2's webhook signature, as its Webhook Validation guide describes it: RSA-SHA256,
- * base64, over `<x-shipengine-timestamp as received>.<raw body>`, made with the key that
- * `x-shipengine-rsa-sha256-key-id` names in the JWKS at SHIPSTATION_V2_JWKS_URL. The guide's
- * answers: 404 when the headers are missing (it hides the endpoint from impersonators), 400 when
- * the timestamp is more than 5 minutes off (either way: ShipStation's clock may be ahead).
- * A bad signature or a key id the JWKS does not hold is answered 400 too, and nothing is applied.
+ * ShipStation V2's webhook signature as its Webhook Validation guide describes it: RSA-SHA256 over
+ * `<timestamp as received>.<raw body>`, with the JWKS key the headers name (docs/decisions.md#d40).
  */
 import { createPublicKey, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { log } from '@/lib/log';
@@ -21,7 +17,6 @@ export const V2_SIGNATURE_WINDOW_MS = 5 * 60_000;
 export const JWKS_REFETCH_INTERVAL_MS = 60_000;
 const MAX_JWKS_BYTES = 64 * 1024;
 
-/** Whether the request carries any of V2's signature headers: then it is a V2 delivery, verified as one. */
 export function carriesV2Signature(headers: Headers): boolean {
   return Object.values(V2_SIGNATURE_HEADERS).some((name) => headers.has(name));
 }
@@ -46,11 +41,6 @@ export class ShipStationV2Keys {
     return (this.options.now ?? Date.now)();
   }
 
-  /**
-   * The key a delivery names: from the cache, else from the JWKS read again when the last read is
-   * older than a minute (one read however many requests ask at once). 'unavailable' when that
-   * read failed.
-   */
   async keyFor(keyId: string): Promise<KeyObject | undefined | 'unavailable'> {
     const cached = this.keys.get(keyId);
     if (cached) return cached;
@@ -65,7 +55,6 @@ export class ShipStationV2Keys {
     return this.keys.get(keyId);
   }
 
-  /** Reads the JWKS; the attempt counts for the interval whether it worked or not. */
   private async refresh(): Promise<boolean> {
     this.fetchedAt = this.now();
     try {
@@ -113,7 +102,6 @@ function parseJwks(data: unknown): Map<string, KeyObject> | undefined {
   return keys;
 }
 
-/** Verifies a V2 delivery's signature over the timestamp header as received and the raw body. */
 export async function verifyV2Signature(
   headers: Headers,
   rawBody: string,

@@ -1,15 +1,7 @@
-/**
- * The store order as the service sees it: WooCommerce REST v3's order resource,
- * parsed at the boundary so the rest of the service works with typed data.
- * Only the fields the service reads are kept.
- */
+/** WooCommerce REST v3's resources as the service reads them, parsed at the boundary, and the Store interface. */
 import { z } from 'zod';
 
-/**
- * A WooCommerce amount: a decimal string (or a JSON number). An empty string is
- * zero; anything else that is not a decimal makes the whole order a bad store
- * response at this boundary, rather than a money error deep in a use case.
- */
+/** Not a decimal: a bad store response here, rather than a money error deep in a use case. */
 const decimal = z
   .union([z.string(), z.number().finite()])
   .transform((v) => (typeof v === 'number' ? v.toFixed(6) : v.trim() === '' ? '0' : v.trim()))
@@ -53,7 +45,6 @@ export const storeOrderSchema = z.object({
 
 export type StoreOrder = z.infer<typeof storeOrderSchema>;
 
-/** A registered customer (GET /customers/<id>): what a Stripe Customer is made from, and its meta. */
 export const storeCustomerSchema = z.object({
   id: z.number().int().positive(),
   email: z.string().nullish().transform((v) => v ?? ''),
@@ -79,7 +70,6 @@ export interface OrderAddress {
   phone?: string;
 }
 
-/** The body of a WooCommerce order update, as built by lib/orders/mutation.ts. */
 export interface OrderUpdate {
   status?: string;
   billing?: OrderAddress;
@@ -96,7 +86,6 @@ export interface OrderUpdate {
   shipping_lines?: { id?: number; method_id: string | null; method_title?: string; instance_id?: string; total?: string }[];
 }
 
-/** Where a wallet says it ships to, before the customer has authorized the payment. */
 export interface ShippingDestination {
   country: string;
   state: string;
@@ -104,7 +93,6 @@ export interface ShippingDestination {
   city: string;
 }
 
-/** One rate of the companion plugin's shipping-rates route: decimal strings in the order's currency. */
 export interface StoreShippingRate {
   id: string;
   method_id: string;
@@ -116,7 +104,6 @@ export interface StoreShippingRate {
 
 export interface StoreShippingQuote {
   rates: StoreShippingRate[];
-  /** Tax of the order's items and fees at the destination. */
   cart_tax: string;
   /** The destination as WooCommerce matched it (a state name becomes its code): the address to write. */
   destination: ShippingDestination;
@@ -137,28 +124,24 @@ export const storeShippingQuoteSchema = z.object({
   destination: z.object({ country: z.string(), state: z.string(), postcode: z.string(), city: z.string() }),
 });
 
-/** An order refund (WooCommerce REST v3 `orders/<id>/refunds`); `amount` is positive. */
 export const storeRefundSchema = z.object({
   id: z.number().int().positive(),
   amount: decimal,
   reason: z.string().nullish().transform((v) => v ?? ''),
   meta_data: z.array(metaEntrySchema).nullish().transform((v) => v ?? []),
-  /** Site time without zone, as WooCommerce writes it ("2026-11-26T10:20:00"): how long it may still be waiting for its gateway. */
+  /** Site time without zone, as WooCommerce writes it. */
   date_created_gmt: z.string().nullish(),
   /** Set once the gateway paid it back (wc_create_refund), never on a "Refund manually" entry. */
   refunded_payment: z.boolean().nullish(),
 });
 export type StoreRefund = z.infer<typeof storeRefundSchema>;
 
-/** A refund to record: the money already went back elsewhere (the card provider), so WooCommerce must not call a gateway. */
 export interface RefundRecord {
-  /** Decimal string in the order's currency. */
   amount: string;
   reason: string;
   meta: Record<string, string>;
 }
 
-/** One package for the companion plugin's merge (lib/webhooks/shipping/packages.ts builds it). */
 export interface ShipmentPackageMerge {
   package: { key: string; tracking_number: string; carrier: string; ship_date: string; voided?: true };
   note_line?: string;
@@ -171,49 +154,29 @@ export interface ShipmentPackageMerge {
 export interface ShipmentPackageMerged {
   added: boolean;
   shipped: boolean;
-  /** The order's status after the call. */
   status: string;
   packages: unknown[];
 }
 
-/** What the service needs from the store backend. */
 export interface Store {
   getOrder(orderId: number): Promise<StoreOrder>;
   updateOrder(orderId: number, update: OrderUpdate): Promise<StoreOrder>;
   /** Companion plugin (docs/decisions.md#d10): empties a registered customer's persistent cart and session. */
   clearCustomerCart(customerId: number): Promise<void>;
-  /**
-   * Companion plugin: rebuilds a customer's cart from an order's line items; returns the number of items.
-   * With `restoreKey` (the failure event's id), the plugin restores once per key and customer: a call
-   * repeating a key it already restored for answers the same without touching the cart again.
-   */
+  /** Companion plugin: restores once per `restoreKey` and customer (docs/decisions.md#d28). */
   restoreCustomerCart(customerId: number, orderId: number, restoreKey?: string): Promise<number>;
-  /**
-   * Companion plugin (the release after 1.2.0): adds a package to the order's `_shipment_packages` (or marks one voided) under a
-   * database lock, with its customer note line and tracking item, unless the order holds it; answers the
-   * list as it then is. StoreError 404 `rest_no_route` when the plugin is older or absent.
-   */
+  /** Companion plugin, under a database lock; StoreError 404 `rest_no_route` when the plugin is older or absent. */
   mergeShipmentPackage(orderId: number, merge: ShipmentPackageMerge): Promise<ShipmentPackageMerged>;
-  /** Companion plugin (1.4.0): the order's shipping rates at a destination, computed without changing the order. */
   getShippingRates(orderId: number, destination: ShippingDestination): Promise<StoreShippingQuote>;
-  /** The order's refunds, newest first. */
   listRefunds(orderId: number): Promise<StoreRefund[]>;
-  /** Records a refund with `api_refund: false` (no gateway call) and no restocking. */
   createRefund(orderId: number, refund: RefundRecord): Promise<StoreRefund>;
   /** Deletes a refund for good (WooCommerce refunds cannot be trashed). */
   deleteRefund(orderId: number, refundId: number): Promise<void>;
-  /** A private note for the shop (`customer_note: false`: the customer is not emailed). */
   addPrivateNote(orderId: number, note: string): Promise<void>;
-  /** A customer order note (`customer_note: true`): WooCommerce emails it and shows it in the customer's account. */
   addCustomerNote(orderId: number, note: string): Promise<void>;
-  /** The texts of the order's customer notes, newest first. */
   listCustomerNotes(orderId: number): Promise<string[]>;
-  /** The texts of the order's notes (private and customer notes alike), newest first. */
   listOrderNotes(orderId: number): Promise<string[]>;
-  /** The cheapest authenticated read (one order id), for the health check; StoreError when it fails. */
   checkReachable(): Promise<void>;
-  /** A registered customer with its meta (saved cards: `_stripe_customer_id`). */
   getCustomer(customerId: number): Promise<StoreCustomer>;
-  /** Sets one meta key of a customer (WooCommerce replaces the key's value). */
   setCustomerMeta(customerId: number, key: string, value: string): Promise<StoreCustomer>;
 }

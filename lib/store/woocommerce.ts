@@ -1,14 +1,7 @@
 /**
- * The store client: WooCommerce REST v3 through @woocommerce/woocommerce-rest-api,
- * plus the companion plugin's cart routes (docs/decisions.md#d10).
- *
- * Every attempt has the upstream timeout, cut to what the request has left
- * (lib/upstream/budget.ts); reads are retried once. With STORE_MAX_CONCURRENCY
- * set, every attempt first takes one of the store's slots (lib/shared-state/store-slots/store-slots.ts),
- * or is not sent at all (StoreBusyError). Failures become StoreError with the
- * HTTP status and WooCommerce's error code only: the library's error objects
- * carry the request configuration (including the consumer keys) and the
- * response body, and neither may reach a log line or a response.
+ * The store client: WooCommerce REST v3 and the companion plugin's routes, within the request's deadline
+ * (docs/decisions.md#d34) and the store's slots (docs/decisions.md#d33). Failures keep only status and code:
+ * the library's errors carry the consumer keys and the body.
  */
 import WooCommerceRestApi from '@woocommerce/woocommerce-rest-api';
 import { StoreError, StoreSignatureRefusedError, UpstreamHttpError, type StoreFailure } from '@/lib/errors';
@@ -38,11 +31,7 @@ import { nodeHttpAdapter, type AdapterRequest } from '@/lib/upstream/node-http';
 
 export const CART_BRIDGE_NAMESPACE = 'wc-checkout-bridge/v1';
 
-/**
- * Requests go out through Node's http client on a keep-alive agent
- * (lib/upstream/node-http.ts: a third of axios's own transport cost per call),
- * which follows no redirect: the consumer keys must not travel to another host.
- */
+/** No redirect is followed: the consumer keys must not travel to another host. */
 const BASE_AXIOS_CONFIG = { maxRedirects: 0, adapter: nodeHttpAdapter };
 
 interface AxiosOptions {
@@ -58,8 +47,6 @@ interface UpstreamFailure {
   signatureRefused: boolean;
 }
 
-
-/** What to set, for the log line and the deep health check: names only, never a value. */
 export function signatureHint(siteUrlSet: boolean): string {
   return siteUrlSet
     ? "the store refused the OAuth signature: WOOCOMMERCE_SITE_URL must be the store's Site Address (WordPress Settings → General), or WOOCOMMERCE_CONSUMER_SECRET is wrong"
@@ -74,7 +61,6 @@ function describeFailure(error: unknown): UpstreamFailure {
   const status = typeof e?.response?.status === 'number' ? e.response.status : undefined;
   const data = e?.response?.data as { code?: unknown; message?: unknown } | undefined;
   const wooCode = typeof data?.code === 'string' ? data.code.slice(0, 100) : undefined;
-  // ECONNABORTED: the adapter's timeout (lib/upstream/node-http.ts); ERR_CANCELED: an abort signal.
   const timedOut = e?.code === 'ECONNABORTED' || e?.code === 'ETIMEDOUT' || e?.code === 'ERR_CANCELED';
   // Only the code and WooCommerce's English message tell a wrong signature from a stale timestamp or a wrong key.
   const signatureRefused =
@@ -105,17 +91,13 @@ function toStoreError(operation: string, error: unknown, siteUrlSet: boolean): S
   return new StoreError(operation, classify(failure), failure.status, failure.code);
 }
 
-/**
- * Over http:// the library signs over the URL it is given: given the Site Address, the adapter then
- * sends the same path to WOOCOMMERCE_URL. Over https:// (Basic credentials) there is no signature.
- */
+/** Over http:// the library signs the URL it is given: the Site Address, sent on to WOOCOMMERCE_URL. */
 function transportFor(settings: StoreSettings): { adapter: typeof nodeHttpAdapter; signedUrl: string } {
   if (!settings.siteUrl || /^https:/i.test(settings.url)) return { adapter: nodeHttpAdapter, signedUrl: settings.url };
   // WooCommerce signs with the request's own scheme (is_ssl()) and the Site Address's host, port and path.
   const signedUrl = settings.siteUrl.replace(/^\w+:\/\//, 'http://');
   const adapter = async (request: AdapterRequest) => {
     const url = request.url ?? '';
-    // The keys' signature goes nowhere but to WOOCOMMERCE_URL.
     if (!url.startsWith(`${signedUrl}/`)) throw new UpstreamHttpError('store request outside the site URL', 'ERR_BAD_OPTION_VALUE');
     return nodeHttpAdapter({ ...request, url: `${settings.url}/${url.slice(signedUrl.length + 1)}` });
   };
@@ -147,12 +129,7 @@ export class WooCommerceStore implements Store {
     this.bridge = new WooCommerceRestApi({ ...options, version: CART_BRIDGE_NAMESPACE as 'wc/v3' });
   }
 
-  /**
-   * One call to the store: a read is retried once (network error, timeout,
-   * 5xx) when the request has time left; a write is never repeated, since
-   * WooCommerce may have applied it before the answer was lost; a health probe
-   * reports its first answer.
-   */
+  /** A write is never repeated: WooCommerce may have applied it before the answer was lost. */
   private async call<T>(
     operation: string,
     kind: 'read' | 'write' | 'probe',
@@ -163,7 +140,6 @@ export class WooCommerceStore implements Store {
     const data = await withOneRetry(
       async (allowedMs) => {
         const slot = await this.gate?.enter(operation, allowedMs);
-        // The wait for a slot came out of the request's time.
         const timeoutMs = slot ? Math.min(allowedMs, attemptTimeoutMs(allowedMs)) : allowedMs;
         if (timeoutMs === 0) {
           slot?.leave(false);
@@ -196,11 +172,7 @@ export class WooCommerceStore implements Store {
     }
   }
 
-  /**
-   * The library takes axios options only per client; it reads them synchronously
-   * when a request starts, so setting them just before the call applies them to
-   * that call alone.
-   */
+  /** The library takes axios options only per client, read synchronously when a request starts. */
   private using(api: WooCommerceRestApi, options: AxiosOptions): WooCommerceRestApi {
     (api as unknown as { axiosConfig: Record<string, unknown> }).axiosConfig = { ...this.axiosBase, ...options };
     return api;

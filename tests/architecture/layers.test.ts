@@ -29,6 +29,7 @@ const LAYERS: { name: string; paths: string[] }[] = [
       'lib/errors.ts',
       'lib/order-id.ts',
       'lib/order-statuses.ts',
+      'lib/shipment-notices.ts',
       'lib/telemetry.ts',
       'lib/upstream/',
       'lib/security/',
@@ -80,6 +81,95 @@ export function upwardImports(files: string[], read: (file: string) => string): 
   return found;
 }
 
+/** The repository files each file imports (packages left out), in every form `upwardImports` reads. */
+function importGraph(files: string[], read: (file: string) => string): Map<string, string[]> {
+  return new Map(
+    files.map((file) => [
+      file,
+      ts.preProcessFile(read(file), true, true).importedFiles.flatMap(({ fileName }) => {
+        const imported = target(file, fileName);
+        return imported === undefined || imported === file ? [] : [imported];
+      }),
+    ]),
+  );
+}
+
+/** Groups of nodes that reach one another (Tarjan's strongly connected components), each sorted, larger than one. */
+function loops(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (node: string) => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!graph.has(next)) continue;
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (stack.includes(next)) low.set(node, Math.min(low.get(node)!, index.get(next)!));
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const group: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      group.push(member);
+    } while (member !== node);
+    if (group.length > 1) found.push(group.sort());
+  };
+  for (const node of [...graph.keys()].sort()) if (!index.has(node)) visit(node);
+  return found.sort((a, b) => a[0]!.localeCompare(b[0]!));
+}
+
+/** Files of lib/ that import one another, directly or around a circle. */
+export function importCircles(files: string[], read: (file: string) => string): string[][] {
+  return loops(importGraph(files.filter((file) => file.startsWith('lib/')), read));
+}
+
+/** The folder of lib/ a file is in (`lib/shipping`), or undefined for a file directly in lib/. */
+function folderOf(file: string): string | undefined {
+  const parts = file.split('/');
+  return parts[0] === 'lib' && parts.length > 2 ? `lib/${parts[1]}` : undefined;
+}
+
+/** Folders of lib/ that import one another, directly or around a circle of folders. */
+export function folderLoops(files: string[], read: (file: string) => string): string[][] {
+  const folders = new Map<string, string[]>();
+  for (const [file, imports] of importGraph(files, read)) {
+    const from = folderOf(file);
+    if (from === undefined) continue;
+    const targets = folders.get(from) ?? [];
+    for (const imported of imports) {
+      const to = folderOf(imported);
+      if (to !== undefined && to !== from && !targets.includes(to)) targets.push(to);
+    }
+    folders.set(from, targets);
+  }
+  for (const targets of [...folders.values()]) for (const to of targets) if (!folders.has(to)) folders.set(to, []);
+  return loops(folders);
+}
+
+/** Shared state is reached through `Services`: a use case never names Redis (docs/architecture.md). */
+export function useCaseRedisImports(files: string[], read: (file: string) => string): string[] {
+  const useCases = LAYERS.findIndex((layer) => layer.name === 'use cases');
+  return [...importGraph(files, read)].flatMap(([file, imports]) =>
+    layerOf(file) === useCases
+      ? imports.filter((imported) => imported.startsWith('lib/redis/') || /^lib\/shared-state\/.+\/redis\.ts$/.test(imported)).map((imported) => `${file} -> ${imported}`)
+      : [],
+  );
+}
+
+/** Folder loops that are known and left for the restructurings that remove them; none may be added. */
+const KNOWN_FOLDER_LOOPS = [
+  // The Redis entry script counts the rate limit's hit: goes with shared state in one file per piece.
+  ['lib/redis', 'lib/shared-state'],
+  // Store refunds and card events share handlers: goes with card events in one table.
+  ['lib/store-callbacks', 'lib/webhooks'],
+];
+
 const files = [...sourceFiles('app'), ...sourceFiles('lib')];
 const readSource = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 
@@ -94,6 +184,37 @@ describe('layers', () => {
 
   it('has no import from a lower layer to a higher one', () => {
     expect(upwardImports(files, readSource)).toEqual([]);
+  });
+
+  it('has no import circle between files of lib/', () => {
+    expect(importCircles(files, readSource)).toEqual([]);
+  });
+
+  it('has no loop between folders of lib/ beyond the known ones', () => {
+    const known = KNOWN_FOLDER_LOOPS.map((loop) => loop.join(' '));
+    expect(folderLoops(files, readSource).filter((loop) => !known.includes(loop.join(' ')))).toEqual([]);
+  });
+
+  it('has no use case that imports Redis', () => {
+    expect(useCaseRedisImports(files, readSource)).toEqual([]);
+  });
+
+  it('sees an import circle, a folder loop and a use case naming Redis', () => {
+    const sources: Record<string, string> = {
+      'lib/shipping/a.ts': "import type { B } from '@/lib/shipping/b';\nimport { budget } from '@/lib/shared-state/budget/x';",
+      'lib/shipping/b.ts': "export type { A } from './a';",
+      'lib/shared-state/budget/x.ts': "const a = () => import('@/lib/shared-state/queue/y');",
+      'lib/shared-state/queue/y.ts': "import type { Notice } from '@/lib/shipping/c';",
+      'lib/shipping/c.ts': 'export {};',
+      'lib/health/health.ts': "import { getRedisConnection } from '@/lib/redis/connection';\nimport type { X } from '../shared-state/locks/redis';",
+    };
+    const read = (file: string) => sources[file] ?? '';
+    expect(importCircles(Object.keys(sources), read)).toEqual([['lib/shipping/a.ts', 'lib/shipping/b.ts']]);
+    expect(folderLoops(Object.keys(sources), read)).toEqual([['lib/shared-state', 'lib/shipping']]);
+    expect(useCaseRedisImports(Object.keys(sources), read)).toEqual([
+      'lib/health/health.ts -> lib/redis/connection.ts',
+      'lib/health/health.ts -> lib/shared-state/locks/redis.ts',
+    ]);
   });
 
   it('sees an upward import in each form a file can write one', () => {

@@ -19,7 +19,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { RateLimitedError } from '@/lib/errors';
-import type { RateLimitDecision, RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
+import type { RateLimitDecision, RateLimitRule } from '@/lib/shared-state/rate-limit/types';
 
 export interface PendingHitCounters {
   /** Counts the hit by itself (the shared limiter, or this instance's when Redis fails). */

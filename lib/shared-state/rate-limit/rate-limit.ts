@@ -7,19 +7,10 @@
  * the oldest counters instead of growing memory without limit.
  */
 import { LRUCache } from 'lru-cache';
-import type { RateLimitState } from '@/lib/errors';
 import type { PendingRateLimitHit } from '@/lib/shared-state/rate-limit/pending';
+import type { RateLimitDecision, RateLimitRule } from '@/lib/shared-state/rate-limit/types';
 
-export interface RateLimitRule {
-  /** Counter name; each endpoint has its own. */
-  name: string;
-  limit: number;
-  windowMs: number;
-}
-
-export interface RateLimitDecision extends RateLimitState {
-  allowed: boolean;
-}
+export type { RateLimitDecision, RateLimitRule };
 
 export interface RateLimiter {
   /** Counts one request from `client` against `rule` and says whether it may proceed. */

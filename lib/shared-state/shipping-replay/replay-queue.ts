@@ -18,8 +18,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { log } from '@/lib/log';
-import type { ShipmentNotice } from '@/lib/shipping/shipstation';
-import type { DeliveryNotice } from '@/lib/shipping/shipstation-v2';
+import type { DeliveryNotice, ShipmentNotice } from '@/lib/shipment-notices';
 
 /** The webhook's own failed attempt counts: the tenth failure parks the entry. */
 export const MAX_REPLAY_ATTEMPTS = 10;
