@@ -9,7 +9,7 @@
  * preflights included, carries the request's `x-request-id`, and every log
  * line written while handling it names it.
  */
-import { getConfig } from '@/lib/config';
+import { configIfValid, UPSTREAM_TIMEOUT_DEFAULT_MS, type Config } from '@/lib/config';
 import { ConfigError, ServiceError, ServiceNotConfiguredError, StoreBusyError } from '@/lib/errors';
 import type { ErrorResponse } from '@/lib/http/errors';
 import { log, REQUEST_ID_HEADER, requestIdFrom, withLogScope, type RequestContext } from '@/lib/log';
@@ -66,12 +66,17 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
   let status: number;
   let response: Response;
   let errorKind: string | undefined;
+  let config: Config | undefined;
   try {
-    const result = await withRequestDeadline(options.upstreamBudgetMs ?? requestBudgetMs(), () => handler(context));
+    // Invalid, the configuration leaves the defaults here, and the handler's first use of it answers not_configured.
+    config = configIfValid();
+    // Every upstream call of one request ends within this (docs/contract.md "Time bounds").
+    const budgetMs = options.upstreamBudgetMs ?? REQUEST_BUDGET_TIMEOUTS * (config?.upstreamTimeoutMs ?? UPSTREAM_TIMEOUT_DEFAULT_MS);
+    const result = await withRequestDeadline(budgetMs, () => handler(context));
     status = result.status ?? 200;
     response = json(status, result.body, options.headers);
   } catch (error) {
-    const showDetails = safeIsDevelopment();
+    const showDetails = config?.isDevelopment ?? process.env.NODE_ENV === 'development';
     // The full configuration message (variable names, never values) goes to the log below.
     const answerable = error instanceof ConfigError ? new ServiceNotConfiguredError('The service configuration is invalid') : error;
     const mapped = options.toErrorResponse(answerable, showDetails);
@@ -107,21 +112,4 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
     'error.type': errorKind,
   });
   return response;
-}
-
-/** Every upstream call of one request ends within this (docs/contract.md "Time bounds"). */
-function requestBudgetMs(): number {
-  try {
-    return REQUEST_BUDGET_TIMEOUTS * getConfig().upstreamTimeoutMs;
-  } catch {
-    return REQUEST_BUDGET_TIMEOUTS * 10_000;
-  }
-}
-
-function safeIsDevelopment(): boolean {
-  try {
-    return getConfig().isDevelopment;
-  } catch {
-    return process.env.NODE_ENV === 'development';
-  }
 }
