@@ -330,46 +330,37 @@ function readConfig(source: Record<string, string | undefined>): Config | Config
   const isProduction = env.NODE_ENV === 'production';
   const storeConcurrency = slots && 'split' in slots ? slots.split : undefined;
 
-  const warnings: string[] = [];
-  if (env.STORE_RESERVED_SLOTS && !storeConcurrency) {
-    warnings.push('STORE_RESERVED_SLOTS is set without STORE_MAX_CONCURRENCY: there is no cap to split, so it has no effect');
-  }
-  if (isProduction) {
-    if (env.WOOCOMMERCE_URL?.startsWith('http://')) {
-      warnings.push('WOOCOMMERCE_URL uses http://: requests are signed with OAuth 1.0a but travel unencrypted');
-    }
-    if (env.STRIPE_API_BASE_URL?.startsWith('http://')) {
-      warnings.push('STRIPE_API_BASE_URL uses http://: card-provider calls travel unencrypted');
-    }
-    if (!env.SHIPPING_WEBHOOK_SECRET) {
-      warnings.push(
+  const warnings = (
+    [
+      [env.STORE_RESERVED_SLOTS && !storeConcurrency, 'STORE_RESERVED_SLOTS is set without STORE_MAX_CONCURRENCY: there is no cap to split, so it has no effect'],
+      [isProduction && env.WOOCOMMERCE_URL?.startsWith('http://'), 'WOOCOMMERCE_URL uses http://: requests are signed with OAuth 1.0a but travel unencrypted'],
+      [isProduction && env.STRIPE_API_BASE_URL?.startsWith('http://'), 'STRIPE_API_BASE_URL uses http://: card-provider calls travel unencrypted'],
+      [
+        isProduction && !env.SHIPPING_WEBHOOK_SECRET,
         'SHIPPING_WEBHOOK_SECRET is not set and SHIPPING_WEBHOOK_AUTH=off: anyone who knows the URL can mark paid orders shipped and write into the customer note',
-      );
-    }
-    if (origins.length === 0) {
-      warnings.push('ALLOWED_ORIGINS is empty: every checkout request will be refused as coming from an invalid origin');
-    }
-    if (!env.CRON_SECRET) {
-      warnings.push('CRON_SECRET is not set: payment reconciliation and shipping replay refuse to run');
-    }
-    if (!env.REDIS_URL) {
-      // One warning for one missing setting: what it costs across instances, and what it costs on a restart.
-      warnings.push(
+      ],
+      [isProduction && origins.length === 0, 'ALLOWED_ORIGINS is empty: every checkout request will be refused as coming from an invalid origin'],
+      [isProduction && !env.CRON_SECRET, 'CRON_SECRET is not set: payment reconciliation and shipping replay refuse to run'],
+      [
+        isProduction && !env.REDIS_URL,
         'REDIS_URL is not set: rate limits, order locks and processed events are kept per instance (set it when more than one instance runs: every serverless deployment), and the shipping replay queue and the reconciliation cursor live in process memory and are lost when the process ends (not durable)',
-      );
-    }
-  }
-  if (env.STRIPE_PAYMENT_METHODS === 'automatic' && !env.CARD_LIFECYCLE_EVENTS.includes('async')) {
-    warnings.push(
-      'STRIPE_PAYMENT_METHODS=automatic without async in CARD_LIFECYCLE_EVENTS: a delayed method (bank debit) enabled in the Stripe dashboard leaves its order pending until the money arrives',
-    );
-  }
-  if (env.WOOCOMMERCE_SITE_URL && env.WOOCOMMERCE_URL && !env.WOOCOMMERCE_URL.startsWith('http://')) {
-    warnings.push('WOOCOMMERCE_SITE_URL is set but WOOCOMMERCE_URL uses https://: requests carry the keys, not an OAuth signature, so it has no effect');
-  }
-  if (Boolean(env.SHIPSTATION_API_KEY) !== Boolean(env.SHIPSTATION_API_SECRET)) {
-    warnings.push('only one of SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET is set: resource_url deliveries will be ignored');
-  }
+      ],
+      [
+        env.STRIPE_PAYMENT_METHODS === 'automatic' && !env.CARD_LIFECYCLE_EVENTS.includes('async'),
+        'STRIPE_PAYMENT_METHODS=automatic without async in CARD_LIFECYCLE_EVENTS: a delayed method (bank debit) enabled in the Stripe dashboard leaves its order pending until the money arrives',
+      ],
+      [
+        env.WOOCOMMERCE_SITE_URL && env.WOOCOMMERCE_URL && !env.WOOCOMMERCE_URL.startsWith('http://'),
+        'WOOCOMMERCE_SITE_URL is set but WOOCOMMERCE_URL uses https://: requests carry the keys, not an OAuth signature, so it has no effect',
+      ],
+      [
+        Boolean(env.SHIPSTATION_API_KEY) !== Boolean(env.SHIPSTATION_API_SECRET),
+        'only one of SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET is set: resource_url deliveries will be ignored',
+      ],
+    ] as const
+  )
+    .filter(([when]) => when)
+    .map(([, warning]) => warning);
 
   const store =
     env.WOOCOMMERCE_URL && env.WOOCOMMERCE_CONSUMER_KEY && env.WOOCOMMERCE_CONSUMER_SECRET
