@@ -22,10 +22,11 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { parseConfig, placeholderMessage, startMode, UPSTREAM_VARIABLES, type Config } from '../lib/config';
+import { parseConfig, placeholderMessage, type Config } from '../lib/config';
 import { ConfigError } from '../lib/errors';
 import { mintCheckoutToken } from '../lib/security/checkout-token';
 import { namesWithSources, nextEnvironment, whereSet, type LoadedEnvironment } from './configuration';
+import { startMode, UPSTREAM_VARIABLES } from './start-mode';
 import { freePort, LOOPBACK } from '../stand-ins/loopback-http';
 import {
   DEMO_ORDERS,

@@ -2,7 +2,7 @@
  * The generic route wrapper under every route family: error mapping, the request's upstream deadline,
  * its `x-request-id` and its one log line. Knows nothing of checkout, webhooks or cron.
  */
-import { getConfig } from '@/lib/config';
+import { configIfValid, UPSTREAM_TIMEOUT_DEFAULT_MS, type Config } from '@/lib/config';
 import { ConfigError, ServiceError, ServiceNotConfiguredError, StoreBusyError } from '@/lib/errors';
 import type { ErrorResponse } from '@/lib/http/errors';
 import { log, REQUEST_ID_HEADER, requestIdFrom, withLogScope, type RequestContext } from '@/lib/log';
@@ -52,12 +52,18 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
   let status: number;
   let response: Response;
   let errorKind: string | undefined;
+  let config: Config | undefined;
   try {
-    const result = await withRequestDeadline(options.upstreamBudgetMs ?? requestBudgetMs(), () => handler(context));
+    // Invalid, the configuration leaves the defaults here, and the handler's first use of it answers not_configured.
+    config = configIfValid();
+    // Every upstream call of one request ends within this (docs/contract.md "Time bounds").
+    const budgetMs = options.upstreamBudgetMs ?? REQUEST_BUDGET_TIMEOUTS * (config?.upstreamTimeoutMs ?? UPSTREAM_TIMEOUT_DEFAULT_MS);
+    const result = await withRequestDeadline(budgetMs, () => handler(context));
     status = result.status ?? 200;
     response = json(status, result.body, options.headers);
   } catch (error) {
-    const showDetails = safeIsDevelopment();
+    const showDetails = config?.isDevelopment ?? process.env.NODE_ENV === 'development';
+    // The full configuration message (variable names, never values) goes to the log below.
     const answerable = error instanceof ConfigError ? new ServiceNotConfiguredError('The service configuration is invalid') : error;
     const mapped = options.toErrorResponse(answerable, showDetails);
     status = mapped.status;
@@ -91,20 +97,4 @@ async function runScoped(options: RunOptions, handler: (context: RequestContext)
     'error.type': errorKind,
   });
   return response;
-}
-
-function requestBudgetMs(): number {
-  try {
-    return REQUEST_BUDGET_TIMEOUTS * getConfig().upstreamTimeoutMs;
-  } catch {
-    return REQUEST_BUDGET_TIMEOUTS * 10_000;
-  }
-}
-
-function safeIsDevelopment(): boolean {
-  try {
-    return getConfig().isDevelopment;
-  } catch {
-    return process.env.NODE_ENV === 'development';
-  }
 }

@@ -1,6 +1,6 @@
 /** The storefront's route family: POST /api/payment-intent and POST /api/submit-order. */
 import type { z } from 'zod';
-import { getConfig } from '@/lib/config';
+import { configIfValid } from '@/lib/config';
 import { InvalidRequestError } from '@/lib/errors';
 import { CHECKOUT_BODY_LIMIT, parseJson, readBodyText } from '@/lib/http/body';
 import { checkoutErrorResponse, type CheckoutErrorProfile } from '@/lib/http/errors';
@@ -24,12 +24,8 @@ export interface CheckoutRouteOptions<Input> {
  */
 export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
   async function POST(request: Request): Promise<Response> {
-    let origin: string | undefined;
-    try {
-      origin = allowedOrigin(request.headers, getConfig().allowedOrigins);
-    } catch {
-      origin = undefined;
-    }
+    // An invalid configuration allows no origin; the handler answers not_configured.
+    const origin = allowedOrigin(request.headers, configIfValid()?.allowedOrigins ?? []);
     return runFamilyRoute(
       {
         route: options.route,
@@ -51,12 +47,7 @@ export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
   }
 
   async function OPTIONS(request: Request): Promise<Response> {
-    let response: Response;
-    try {
-      response = preflightResponse(request.headers, getConfig().allowedOrigins);
-    } catch {
-      response = new Response(null, { status: 403, headers: { Vary: 'Origin' } });
-    }
+    const response = preflightResponse(request.headers, configIfValid()?.allowedOrigins ?? []);
     response.headers.set(REQUEST_ID_HEADER, requestIdFrom(request.headers));
     return response;
   }

@@ -8,10 +8,11 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { EXAMPLE_PLACEHOLDERS, parseConfig, startMode } from '@/lib/config';
+import { EXAMPLE_PLACEHOLDERS, parseConfig } from '@/lib/config';
 import { ConfigError } from '@/lib/errors';
 import { validateConfigurationAtStart } from '@/lib/startup';
 import { nextEnvironment, whereSet, type LoadedEnvironment } from '@/scripts/configuration';
+import { startMode } from '@/scripts/start-mode';
 import { SERVICE_VARIABLES } from '@/scripts/service-process';
 import { useTestEnv } from '../support/env';
 import { loggedLines } from '../support/setup';
