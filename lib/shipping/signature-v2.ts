@@ -15,6 +15,8 @@ export const V2_SIGNATURE_HEADERS = {
 export const V2_SIGNATURE_WINDOW_MS = 5 * 60_000;
 /** An unknown key id fetches the JWKS again at most this often: a stream of forged key ids costs one fetch a minute. */
 export const JWKS_REFETCH_INTERVAL_MS = 60_000;
+/** Keys read longer ago are read again before use, so a key ShipStation withdrew stops verifying within the hour. */
+export const JWKS_MAX_AGE_MS = 60 * 60_000;
 const MAX_JWKS_BYTES = 64 * 1024;
 
 export function carriesV2Signature(headers: Headers): boolean {
@@ -42,17 +44,27 @@ export class ShipStationV2Keys {
   }
 
   async keyFor(keyId: string): Promise<KeyObject | undefined | 'unavailable'> {
+    const age = this.fetchedAt === undefined ? Infinity : this.now() - this.fetchedAt;
     const cached = this.keys.get(keyId);
-    if (cached) return cached;
-    const due = this.fetchedAt === undefined || this.now() - this.fetchedAt >= JWKS_REFETCH_INTERVAL_MS;
-    if (due || this.inFlight) {
-      this.inFlight ??= this.refresh().finally(() => {
-        this.inFlight = undefined;
-      });
+    if (cached && age < JWKS_MAX_AGE_MS) return cached;
+    if (cached) {
+      // Old keys: read them again. A failed read keeps them, so the key ShipStation last published still verifies.
+      await this.refreshOnce();
+      return this.keys.get(keyId);
+    }
+    if (age >= JWKS_REFETCH_INTERVAL_MS || this.inFlight) {
       // The JWKS could not be read just now: the key may well be a new one, so not "unknown".
-      if (!(await this.inFlight)) return 'unavailable';
+      if (!(await this.refreshOnce())) return 'unavailable';
     }
     return this.keys.get(keyId);
+  }
+
+  /** One read however many requests ask at once. */
+  private refreshOnce(): Promise<boolean> {
+    this.inFlight ??= this.refresh().finally(() => {
+      this.inFlight = undefined;
+    });
+    return this.inFlight;
   }
 
   private async refresh(): Promise<boolean> {
@@ -112,8 +124,10 @@ export async function verifyV2Signature(
   const signature = headers.get(V2_SIGNATURE_HEADERS.signature);
   const timestamp = headers.get(V2_SIGNATURE_HEADERS.timestamp);
   if (!keyId || !signature || !timestamp) return { ok: false, reason: 'unsigned' };
-  // ISO 8601 with a date and a time: a bare number or date is not ShipStation's timestamp.
-  const signedAt = /^\d{4}-\d{2}-\d{2}T/.test(timestamp) ? Date.parse(timestamp) : NaN;
+  // ISO 8601 with a date and a time: a bare number or date is not ShipStation's timestamp. One without a
+  // zone is read as UTC (Date.parse would read local time and move the window on a host off UTC).
+  const zoned = /(Z|[+-]\d{2}:?\d{2})$/i.test(timestamp) ? timestamp : `${timestamp}Z`;
+  const signedAt = /^\d{4}-\d{2}-\d{2}T/.test(timestamp) ? Date.parse(zoned) : NaN;
   if (!Number.isFinite(signedAt)) return { ok: false, reason: 'bad_timestamp' };
   if (Math.abs(now - signedAt) > V2_SIGNATURE_WINDOW_MS) return { ok: false, reason: 'stale' };
   if (keyId.length > 200 || signature.length > 4096) return { ok: false, reason: 'bad_signature' };
