@@ -1,5 +1,6 @@
 /** Express checkout: the store's shipping rates for a wallet's address, the chosen one written (docs/contract.md#express-checkout). */
 import type { CardProvider } from '@/lib/card/stripe';
+import { quotedAt } from '@/lib/checkout/express-rerate';
 import { reuseRefusal } from '@/lib/checkout/payment-intent';
 import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
 import type {
@@ -84,7 +85,7 @@ export async function chooseShippingRate(input: ShippingRateRequest, services: S
     const update = buildOrderUpdate(order, {
       shipping: { ...destination, address_1: '', address_2: '' },
       shippingLine: { methodId: rate.method_id, instanceId: rate.instance_id, title: rate.label, total: rate.total },
-      meta: { [META.checkoutAddressUpdated]: new Date().toISOString() },
+      meta: { [META.checkoutAddressUpdated]: new Date().toISOString(), [META.expressShippingDestination]: quotedAt(rate.id, destination) },
       metaMode: 'replace',
     });
     const updated = normalizeOrder(await store.updateOrder(orderId, update));

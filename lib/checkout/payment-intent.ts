@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { CardProvider, IntentChanges, PaymentIntentSummary } from '@/lib/card/stripe';
 import { checkoutAddressChange } from '@/lib/checkout/addresses';
 import { stripeReceiptEmail } from '@/lib/checkout/email';
+import { rerateExpressShipping } from '@/lib/checkout/express-rerate';
 import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
 import { stripeCustomerFor } from '@/lib/checkout/saved-cards';
 import type { PaymentIntentRequest } from '@/lib/checkout/schemas';
@@ -175,10 +176,12 @@ export async function preparePaymentIntent(
     const addresses = checkoutAddressChange(input, { shippingFallsBackToBilling: false });
     const storesIntent = state.normalized.payment_intent_id !== intent.id;
     if (storesIntent || addresses) {
-      const meta: Record<string, string> = {};
+      const rerated = await rerateExpressShipping(store, state.order, addresses?.shipping);
+      const meta: Record<string, string> = { ...rerated.meta };
       if (storesIntent) meta[META.paymentIntentId] = intent.id;
       if (addresses) meta[META.checkoutAddressUpdated] = new Date().toISOString();
-      const updated = normalizeOrder(await store.updateOrder(orderId, buildOrderUpdate(state.order, { ...addresses, meta, metaMode: 'replace' })));
+      const change = { ...addresses, ...rerated.line, meta, metaMode: 'replace' as const };
+      const updated = normalizeOrder(await store.updateOrder(orderId, buildOrderUpdate(state.order, change)));
       due = { amount: updated.charge_cents, email: stripeReceiptEmail(updated.email) };
     }
 

@@ -1,5 +1,6 @@
 /** POST /api/submit-order (docs/contract.md#spec-4-2): a pending order submitted for manual payment. */
 import { checkoutAddressChange } from '@/lib/checkout/addresses';
+import { rerateExpressShipping } from '@/lib/checkout/express-rerate';
 import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
 import { META } from '@/lib/orders/meta-keys';
 import type { SubmitOrderRequest } from '@/lib/checkout/schemas';
@@ -30,12 +31,16 @@ export async function submitOrderForManualPayment(
     const { order } = await loadPayableOrder(orderId, services);
     const now = new Date().toISOString();
     const store = services.store();
+    const addresses = checkoutAddressChange(input, { shippingFallsBackToBilling: true });
+    // Before the customer message, so a refused address writes nothing.
+    const rerated = await rerateExpressShipping(store, order, addresses?.shipping);
     const message = await sendCustomerMessage(store, order, { customerNote: manualPaymentAwaitedNote(manualTitle) }, services.config.customerMessages);
     const updated = await store.updateOrder(
       orderId,
       buildOrderUpdate(order, {
         ...message,
-        ...checkoutAddressChange(input, { shippingFallsBackToBilling: true }),
+        ...addresses,
+        ...rerated.line,
         status: ORDER_STATUS.pending,
         metaMode: 'replace',
         meta: {
@@ -44,6 +49,7 @@ export async function submitOrderForManualPayment(
           [META.manualPaymentStatus]: 'pending-screenshot',
           [META.orderSubmittedAt]: now,
           [META.checkoutAddressUpdated]: now,
+          ...rerated.meta,
         },
       }),
     );

@@ -3,6 +3,8 @@ export const META = {
   // payment-intent
   paymentIntentId: '_payment_intent_id',
   checkoutAddressUpdated: '_checkout_address_updated',
+  // express shipping-rate: the chosen rate and the destination the store priced it at
+  expressShippingDestination: '_express_shipping_destination',
   // card webhook, success
   providerPaymentIntentId: '_provider_payment_intent_id',
   providerChargeId: '_provider_charge_id',

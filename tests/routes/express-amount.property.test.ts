@@ -1,6 +1,7 @@
 /**
  * Whatever a wallet and another tab do to an order (addresses reported, rates chosen, the card form's
- * addresses, two changes at once), the intent's amount is the order's total after every step; a change
+ * addresses, two changes at once), the intent's amount is the order's total after every step, and a wallet's
+ * shipping line is the store's price of that rate at the card form's address (or the address is refused); a change
  * that lands after the wallet confirmed is caught by the card webhook, which puts the order on hold.
  */
 import fc from 'fast-check';
@@ -11,6 +12,7 @@ import { POST as shippingRates } from '@/app/api/express-checkout/shipping-rates
 import { normalizeOrder } from '@/lib/orders/normalize';
 import { AMOUNT_MISMATCH_NOTE } from '@/lib/orders/notes';
 import { storeOrderSchema } from '@/lib/store/types';
+import { shippingRatesRoute } from '@/stand-ins/woocommerce/shipping-zones';
 import { deliverEvent } from '../support/card-events';
 import { useTestEnv } from '../support/env';
 import { expressShop } from '../support/express-shop';
@@ -50,6 +52,17 @@ async function post(handler: (request: Request) => Promise<Response>, path: stri
   return { status: response.status, body: await response.json() };
 }
 
+/** A wallet's shipping line is priced as the store prices its rate at the order's final address. */
+function expectLineAtStoreRate(orderId: number, at: { country: string; state: string; postcode: string; city: string }): void {
+  const order = providers.woo.get(orderId);
+  const quoted = order.meta_data.find((entry) => entry.key === '_express_shipping_destination');
+  if (quoted === undefined) return;
+  const { rate_id: rateId } = JSON.parse(String(quoted.value)) as { rate_id: string };
+  const query = new URLSearchParams({ country: at.country, state: at.state, postcode: at.postcode, city: at.city });
+  const { rates } = shippingRatesRoute(providers.woo, orderId, query) as { rates: { id: string; total: string }[] };
+  expect(order.shipping_lines[0]?.total).toBe(rates.find((rate) => rate.id === rateId)?.total);
+}
+
 async function run(orderId: number, lines: string[], steps: Step[], lateChange: { address: number; pick: number } | null): Promise<void> {
   expressShop(providers);
   providers.woo.seed({ id: orderId, currency: 'CAD', lines: lines.map((total) => ({ total })) });
@@ -78,7 +91,16 @@ async function run(orderId: number, lines: string[], steps: Step[], lateChange: 
       if (chosen) expect(chosen.body.total).toBe(orderCents());
     } else if (current.kind === 'card-form') {
       const full = { ...ADDRESSES[current.address]!, postcode: ADDRESSES[current.address]!.postal_code, address_1: '1 Main St', first_name: 'Ada' };
-      expect((await post(paymentIntent, '/api/payment-intent', { token, shipping_address: full })).status).toBe(200);
+      const before = providers.woo.get(orderId);
+      const paid = await post(paymentIntent, '/api/payment-intent', { token, shipping_address: full });
+      if (paid.status === 400) {
+        // The wallet's rate is not offered at the card form's address: refused, nothing written.
+        expect(paid.body.details[0].message).toContain('choose a shipping rate again');
+        expect(providers.woo.get(orderId)).toEqual(before);
+      } else {
+        expect(paid.status).toBe(200);
+        expectLineAtStoreRate(orderId, full);
+      }
     } else {
       // Another tab's change arrives while the first is writing the order: the first is held at its write,
       // the second started, then the first released; the order lock puts one after the other.
