@@ -130,10 +130,13 @@ export class ShipStationV2Client {
     return page;
   }
 
-  async labelOrderNumber(labelId: string): Promise<string | undefined> {
+  /** A return label's parcel goes back to the shop and a voided one carries none: neither delivers the order. */
+  async labelOrderNumber(labelId: string): Promise<string | undefined | { skipped: 'return_label' | 'voided_label' }> {
     const url = new URL(`${this.settings.apiBaseUrl.replace(/\/+$/, '')}/v2/labels/${encodeURIComponent(labelId)}`);
     const label = labelSchema.safeParse(await this.getOrMissing(url, 'get label'));
     if (!label.success || !label.data.shipment_id) return undefined;
+    if (label.data.is_return_label === true) return { skipped: 'return_label' };
+    if (label.data.voided === true) return { skipped: 'voided_label' };
     return this.shipmentNumber(label.data.shipment_id);
   }
 
