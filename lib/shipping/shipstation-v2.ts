@@ -94,9 +94,8 @@ export class ShipStationV2Client {
     const kind = this.kindOf(resourceUrl);
     if (kind === undefined) throw new ShipStationError('rejected', undefined);
     const url = this.allowed(resourceUrl);
-    // One shipment read per shipment for the whole read, whichever page its labels are on.
-    const numbers = new Map<string, string | undefined>();
-    return readBatch(url, (page) => this.listPage(kind, page, numbers), this.settings.timeoutMs);
+    // Lazy: a label's order number is read as its notice is applied (markOrderShipped), so a cut-off batch keeps what it wrote.
+    return readBatch(url, (page) => this.listPage(kind, page, undefined, { lazy: true }), this.settings.timeoutMs);
   }
 
   async listPage(
