@@ -94,9 +94,8 @@ export class ShipStationV2Client {
     const kind = this.kindOf(resourceUrl);
     if (kind === undefined) throw new ShipStationError('rejected', undefined);
     const url = this.allowed(resourceUrl);
-    // One shipment read per shipment for the whole read, whichever page its labels are on.
-    const numbers = new Map<string, string | undefined>();
-    return readBatch(url, (page) => this.listPage(kind, page, numbers), this.settings.timeoutMs);
+    // Lazy: a label's order number is read as its notice is applied (markOrderShipped), so a cut-off batch keeps what it wrote.
+    return readBatch(url, (page) => this.listPage(kind, page, undefined, { lazy: true }), this.settings.timeoutMs);
   }
 
   async listPage(
@@ -130,10 +129,13 @@ export class ShipStationV2Client {
     return page;
   }
 
-  async labelOrderNumber(labelId: string): Promise<string | undefined> {
+  /** A return label's parcel goes back to the shop and a voided one carries none: neither delivers the order. */
+  async labelOrderNumber(labelId: string): Promise<string | undefined | { skipped: 'return_label' | 'voided_label' }> {
     const url = new URL(`${this.settings.apiBaseUrl.replace(/\/+$/, '')}/v2/labels/${encodeURIComponent(labelId)}`);
     const label = labelSchema.safeParse(await this.getOrMissing(url, 'get label'));
     if (!label.success || !label.data.shipment_id) return undefined;
+    if (label.data.is_return_label === true) return { skipped: 'return_label' };
+    if (label.data.voided === true) return { skipped: 'voided_label' };
     return this.shipmentNumber(label.data.shipment_id);
   }
 

@@ -138,4 +138,62 @@ describe('shipping replay through V2', () => {
     expect(woo().get(423).status).toBe('completed');
     expect(woo().get(423).meta_data.find((m) => m.key === '_delivered_at')?.value).toBe('2026-05-07T11:00:00Z');
   });
+
+  it('a delivery scanned before its order shipped writes nothing, waits in the replay and completes the order once it has shipped', async () => {
+    woo().seed({ id: 424, status: 'processing' });
+    const label = v2().addLabel({ orderNumber: '424', trackingNumber: '1Z424', carrierCode: 'ups', batchId: 'se-424' });
+
+    expect((await deliver(trackEvent(SHIPSTATION_V2_BASE_URL, label, 'DE', '2026-05-07T12:00:00Z'))).status).toBe(200);
+    expect(woo().get(424).status).toBe('processing');
+    expect(woo().get(424).meta_data.find((m) => m.key === '_delivered_at')).toBeUndefined();
+    expect(woo().listNotes(424)).toHaveLength(0);
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.delivery_before_shipment', orderId: 424, orderStatus: 'processing' }));
+
+    expect((await deliver({ resource_url: `${SHIPSTATION_V2_BASE_URL}/v2/labels?batch_id=se-424`, resource_type: 'LABEL_CREATED_V2' })).status).toBe(200);
+    expect(woo().get(424).status).toBe('shipped');
+
+    const run = await cron(RETRY);
+
+    expect(run.body).toMatchObject({ applied: 1, waiting: 0 });
+    expect(woo().get(424).status).toBe('completed');
+    expect(woo().get(424).meta_data.find((m) => m.key === '_delivered_at')?.value).toBe('2026-05-07T12:00:00Z');
+  });
+
+  it('a delivery whose carrier date is refused writes one note with one date, however often its write is retried', async () => {
+    woo().seed({ id: 425, status: 'shipped' });
+    const label = v2().addLabel({ orderNumber: '425', trackingNumber: '1Z425' });
+    ctx.providers.failStore('PUT', /orders\/425$/, 503, 'unavailable', 1);
+
+    expect((await deliver(trackEvent(SHIPSTATION_V2_BASE_URL, label, 'DE', 'see www.evil.example'))).status).toBe(200);
+    expect(woo().get(425).status).toBe('shipped');
+    const run = await cron(RETRY);
+
+    expect(run.body).toMatchObject({ applied: 1, waiting: 0 });
+    expect(woo().get(425).status).toBe('completed');
+    const notes = woo().listNotes(425);
+    expect(notes).toHaveLength(1);
+    const deliveredAt = String(woo().get(425).meta_data.find((m) => m.key === '_delivered_at')?.value);
+    expect(notes[0]?.note).toContain(`delivered (${deliveredAt}).`);
+  });
+
+  it('a label batch keeps the orders it shipped when the shipment of one label cannot be read, and the replay reads that shipment alone', async () => {
+    woo().seed({ id: 426, status: 'processing' });
+    woo().seed({ id: 427, status: 'processing' });
+    const createdAt = '2026-05-01T10:00:00.000Z';
+    v2().addLabel({ orderNumber: '426', trackingNumber: '1Z426', batchId: 'se-426', createdAt });
+    const unread = v2().addLabel({ orderNumber: '427', trackingNumber: '1Z427', batchId: 'se-426', createdAt });
+    v2().failPath(new RegExp(`/v2/shipments/${String(unread.shipment_id)}$`), 503, 503);
+
+    expect((await deliver({ resource_url: `${SHIPSTATION_V2_BASE_URL}/v2/labels?batch_id=se-426`, resource_type: 'LABEL_CREATED_V2' })).status).toBe(200);
+    expect(woo().get(426).status).toBe('shipped');
+    expect(woo().get(427).status).toBe('processing');
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.replay_queued', kind: 'shipment', failure: 'shipstation:unavailable' }));
+    const callsBefore = v2().calls.length;
+
+    const run = await cron(RETRY);
+
+    expect(run.body).toMatchObject({ applied: 1, waiting: 0 });
+    expect(woo().get(427).status).toBe('shipped');
+    expect(v2().calls.slice(callsBefore).map((c) => new URL(c.url).pathname)).toEqual([`/v2/shipments/${String(unread.shipment_id)}`]);
+  });
 });

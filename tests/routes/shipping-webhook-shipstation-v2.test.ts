@@ -225,6 +225,36 @@ describe('V2 event types', () => {
     expect(meta(322, '_delivered_at')).toBe('2026-05-06T15:00:00Z');
   });
 
+  it('TRACK_EVENT_V2 delivered on a cancelled order writes nothing and queues nothing', async () => {
+    woo().seed({ id: 325, status: 'cancelled' });
+    const label = v2().addLabel({ orderNumber: '325', trackingNumber: '1Z999AA10123456325' });
+
+    expect((await deliver(trackEvent(SHIPSTATION_V2_BASE_URL, label, 'DE', '2026-05-06T16:00:00Z'))).status).toBe(200);
+
+    expect(woo().get(325).status).toBe('cancelled');
+    expect(meta(325, '_delivered_at')).toBeUndefined();
+    expect(woo().listNotes(325)).toHaveLength(0);
+    expect(ctx.providers.orderUpdates(325)).toHaveLength(0);
+    expect(await getServices().shippingReplay.counts()).toEqual({ waiting: 0, parked: 0 });
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.delivery_order_not_shipped', orderId: 325, orderStatus: 'cancelled' }));
+  });
+
+  it('TRACK_EVENT_V2 delivered on a return or voided label records nothing on the order', async () => {
+    woo().seed({ id: 326, status: 'shipped' });
+    const returned = v2().addLabel({ orderNumber: '326', trackingNumber: '1Z999AA10123456326', isReturnLabel: true });
+    const voided = v2().addLabel({ orderNumber: '326', trackingNumber: '1Z999AA10123456399', voided: true });
+
+    expect((await deliver(trackEvent(SHIPSTATION_V2_BASE_URL, returned, 'DE', '2026-05-06T17:00:00Z'))).status).toBe(200);
+    expect((await deliver(trackEvent(SHIPSTATION_V2_BASE_URL, voided, 'DE', '2026-05-06T18:00:00Z'))).status).toBe(200);
+
+    expect(woo().get(326).status).toBe('shipped');
+    expect(meta(326, '_delivered_at')).toBeUndefined();
+    expect(woo().listNotes(326)).toHaveLength(0);
+    expect(ctx.providers.orderUpdates(326)).toHaveLength(0);
+    expect(await getServices().shippingReplay.counts()).toEqual({ waiting: 0, parked: 0 });
+    expect(loggedLines().filter((l) => l.event === 'shipping.delivery_label_skipped').map((l) => l.reason)).toEqual(['return_label', 'voided_label']);
+  });
+
   it('TRACK_EVENT_V2 with another status and the other V2 types are logged only', async () => {
     woo().seed({ id: 323, status: 'shipped' });
     const label = v2().addLabel({ orderNumber: '323', trackingNumber: '1Z999AA10123456323' });

@@ -8,6 +8,9 @@ import { isResourceUrlRefusal } from '@/lib/shipping/resource-url';
 import { type ShipmentNotice, type ShipmentsResult, type UnreadPages } from '@/lib/shipping/shipstation';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
 import { markOrderShipped, type ShipResult } from '@/lib/webhooks/shipping/mark-shipped';
+import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/shipstation-failure';
+
+export { isRetryableShipStationFailure, shipStationFailure };
 import { queueForReplay } from '@/lib/shared-state/shipping-replay/replay-queue';
 import {
   hasOrderNumber,
@@ -52,9 +55,10 @@ export async function handleShippingNotification(rawBody: string, services: Serv
 
 export async function applyNotices(notices: ShipmentNotice[], services: Services, context: RequestContext): Promise<void> {
   const results: ShipResult[] = [];
+  const numbers = new Map<string, string | undefined>();
   // One at a time: shipments of one batch may name the same order, and the lock then makes the later ones no-ops.
   for (const notice of notices) {
-    const result = requestTimeLeftMs() < MIN_ATTEMPT_MS ? noTimeLeft(notice) : await markOrderShipped(notice, services);
+    const result = requestTimeLeftMs() < MIN_ATTEMPT_MS ? noTimeLeft(notice) : await markOrderShipped(notice, services, numbers);
     results.push(result);
     if (result.retryableFailure) {
       await queueForReplay(services.shippingReplay, { kind: 'shipment', notice }, { orderId: result.orderId, reason: result.retryableFailure });
@@ -69,12 +73,6 @@ export async function applyNotices(notices: ShipmentNotice[], services: Services
 /** Queued untried: its store calls could only time out. */
 function noTimeLeft(notice: ShipmentNotice): ShipResult {
   return { orderId: parseOrderNumber(notice.orderNumber), outcome: 'no_time', retryableFailure: 'no_time' };
-}
-
-/** All but a refused URL and a 404/410 may pass (credentials being rotated, a redirect…), and the batch is known nowhere else. */
-export function isRetryableShipStationFailure(error: ShipStationError): boolean {
-  if (isResourceUrlRefusal(error.failure)) return false;
-  return !(error.failure === 'rejected' && (error.status === 404 || error.status === 410));
 }
 
 async function shipmentNotices(
@@ -130,11 +128,6 @@ async function shipmentNotices(
     }
     return undefined;
   }
-}
-
-/** The status tells a 403 from a redirect in the replay queue's report. */
-export function shipStationFailure(error: ShipStationError): string {
-  return error.status !== undefined && error.failure === 'rejected' ? `shipstation:rejected:${error.status}` : `shipstation:${error.failure}`;
 }
 
 export async function noteResourceRead(result: ShipmentsResult, eventType: string, services: Services): Promise<void> {

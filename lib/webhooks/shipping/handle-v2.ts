@@ -15,6 +15,7 @@ import {
   shipStationFailure,
 } from '@/lib/webhooks/shipping/handle-notification';
 import { markOrderDelivered, type DeliveryNotice } from '@/lib/webhooks/shipping/mark-delivered';
+import { checkNoteDetail } from '@/lib/webhooks/shipping/note-details';
 
 export const V2_SHIPPED_TYPES: ReadonlySet<string> = new Set(['FULFILLMENT_SHIPPED_V2', 'LABEL_CREATED_V2']);
 export const V2_TRACK_TYPE = 'TRACK_EVENT_V2';
@@ -133,7 +134,7 @@ async function recordTrackEvent(payload: z.infer<typeof v2PayloadSchema>, servic
   const delivery: DeliveryNotice = {
     orderNumber: undefined,
     trackingNumber: data.tracking_number,
-    deliveredAt: data.actual_delivery_date ?? new Date().toISOString(),
+    deliveredAt: deliveryDate(data.actual_delivery_date),
   };
   if (!client || !labelId) {
     log.warn('shipping.delivery_unmatched', {
@@ -156,6 +157,11 @@ async function recordTrackEvent(payload: z.infer<typeof v2PayloadSchema>, servic
   }
 }
 
+/** Fixed once per delivery, so the note a retry writes is the same text as the first. */
+export function deliveryDate(carrierDate: string | undefined): string {
+  return carrierDate !== undefined && !checkNoteDetail('shipDate', carrierDate) ? carrierDate : new Date().toISOString();
+}
+
 export async function deliverThroughLabel(
   labelId: string | undefined,
   delivery: DeliveryNotice,
@@ -166,7 +172,12 @@ export async function deliverThroughLabel(
     const client = services.shipStationV2;
     if (!client || !labelId) return { orderId: undefined, orderNumber, outcome: 'delivery_unmatched', retryableFailure: 'shipstation:not_configured' };
     try {
-      orderNumber = await client.labelOrderNumber(labelId);
+      const found = await client.labelOrderNumber(labelId);
+      if (typeof found === 'object') {
+        log.info('shipping.delivery_label_skipped', { reason: found.skipped });
+        return { orderId: undefined, orderNumber, outcome: 'delivery_label_skipped' };
+      }
+      orderNumber = found;
     } catch (error) {
       if (!(error instanceof ShipStationError)) throw error;
       log.error('shipping.resource_read_failed', { failure: error.failure, status: error.status });

@@ -1,5 +1,6 @@
 // A V2 delivery (`DE`) recorded once under the order's lock, `_delivered_at` its receipt (docs/decisions.md#d40). Only a
 // `shipped` order is completed: the fallback `completed` already is, and a carrier's scan never completes an unshipped order.
+// An order whose shipment may still land waits in the replay; any other is left alone.
 import { OrderBusyError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
@@ -9,7 +10,7 @@ import { shopNotes } from '@/lib/orders/notes';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { DeliveryNotice } from '@/lib/shipping/shipstation-v2';
-import { SHIPPED_STATUS } from '@/lib/shared-state/shipped-status/shipped-status';
+import { FALLBACK_STATUS, SHIPPED_STATUS } from '@/lib/shared-state/shipped-status/shipped-status';
 import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
 import { isFinalStoreFailure } from '@/lib/webhooks/shipping/mark-shipped';
 import { checkNoteDetail } from '@/lib/webhooks/shipping/note-details';
@@ -21,6 +22,8 @@ export type DeliveredOutcome =
   | 'delivered'
   | 'delivered_completed'
   | 'already_delivered'
+  | 'not_shipped_yet'
+  | 'ignored_status'
   | 'bad_order_number'
   | 'order_fetch_failed'
   | 'update_failed'
@@ -32,6 +35,16 @@ export interface DeliveredResult {
   retryableFailure?: string;
 }
 
+const DELIVERABLE_STATUSES: ReadonlySet<string> = new Set([SHIPPED_STATUS, FALLBACK_STATUS]);
+// A delivery scanned before its shipment was applied (a queued label read, events out of order).
+const AWAITING_SHIPMENT_STATUSES: ReadonlySet<string> = new Set([
+  ORDER_STATUS.processing,
+  ORDER_STATUS.onHold,
+  ORDER_STATUS.authorized,
+  ORDER_STATUS.awaitingShipment,
+]);
+export const NOT_SHIPPED_YET = 'not_shipped_yet';
+
 function retryable(error: StoreError): { retryableFailure?: string } {
   return isFinalStoreFailure(error) ? {} : { retryableFailure: `store:${error.failure}` };
 }
@@ -41,7 +54,8 @@ export async function markOrderDelivered(notice: DeliveryNotice, services: Servi
   if (orderId === undefined) return { orderId, outcome: 'bad_order_number' };
   // Shown to the shop only, but still ShipStation's text: kept to the shapes a tracking number and a date have.
   const tracking = notice.trackingNumber && !checkNoteDetail('trackingNumber', notice.trackingNumber) ? notice.trackingNumber : undefined;
-  const deliveredAt = checkNoteDetail('shipDate', notice.deliveredAt) ? new Date().toISOString() : notice.deliveredAt;
+  // The webhook checked the date already (deliveryDate); a refused one kept here still reads the same on every retry.
+  const deliveredAt = checkNoteDetail('shipDate', notice.deliveredAt) ? 'date not given' : notice.deliveredAt;
   try {
     return await services.orderLocks.withOrderLock(orderId, async () => {
       const store = services.store();
@@ -50,6 +64,13 @@ export async function markOrderDelivered(notice: DeliveryNotice, services: Servi
         if (metaValue(order, META.deliveredAt)) {
           log.info('shipping.already_delivered', { orderId });
           return { orderId, outcome: 'already_delivered' as const };
+        }
+        if (!DELIVERABLE_STATUSES.has(order.status)) {
+          const waits = AWAITING_SHIPMENT_STATUSES.has(order.status);
+          log.info(waits ? 'shipping.delivery_before_shipment' : 'shipping.delivery_order_not_shipped', { orderId, orderStatus: order.status });
+          return waits
+            ? { orderId, outcome: 'not_shipped_yet' as const, retryableFailure: NOT_SHIPPED_YET }
+            : { orderId, outcome: 'ignored_status' as const };
         }
         await addShopNoteOnce(store, orderId, shopNotes.shipmentDelivered(tracking, deliveredAt));
         const complete = services.config.shippingV2.deliveredCompletes && order.status === SHIPPED_STATUS;

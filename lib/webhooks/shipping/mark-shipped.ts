@@ -1,7 +1,7 @@
 // One shipment applied once to its order, under the order's lock (docs/contract.md#spec-4-4); later packages and two
 // instances without a shared lock: docs/integrations/shipstation.md#packages-and-two-instances-without-a-shared-lock.
 // STRIPE_CAPTURE=on_shipment captures first, under the same lock (docs/decisions.md#d36); a failed capture queues the shipment.
-import { CardProviderError, OrderBusyError, StoreCallbackRefusedError, StoreError } from '@/lib/errors';
+import { CardProviderError, OrderBusyError, ShipStationError, StoreCallbackRefusedError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { sendCustomerMessage } from '@/lib/orders/customer-message';
 import { buildOrderUpdate, keptCustomerNote } from '@/lib/orders/mutation';
@@ -17,6 +17,7 @@ import { META } from '@/lib/orders/meta-keys';
 import type { ShipmentPackageMerge, ShipmentPackageMerged, StoreOrder } from '@/lib/store/types';
 import type { LockPeek } from '@/lib/shared-state/order-locks/order-locks';
 import { customerSafeNotice } from '@/lib/webhooks/shipping/note-details';
+import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/shipstation-failure';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
 import { FALLBACK_STATUS, SHIPPED_STATUS, type ShippedStatusReading } from '@/lib/shared-state/shipped-status/shipped-status';
 
@@ -39,6 +40,7 @@ export type UnappliedShipOutcome =
   | 'capture_failed'
   | 'voided_noted'
   | 'packages_unreadable'
+  | 'resource_read_failed'
   | 'no_time';
 
 const SHIPPED_STATUSES: ReadonlySet<string> = new Set([SHIPPED_STATUS, FALLBACK_STATUS]);
@@ -65,7 +67,11 @@ function retryable(error: StoreError): { retryableFailure?: string } {
   return { retryableFailure: `store:${error.failure}${status}` };
 }
 
-export async function markOrderShipped(received: ShipmentNotice, services: Services): Promise<ShipResult> {
+/** `numbers`: the shipment numbers one batch has read already, so each shipment is read once for the batch. */
+export async function markOrderShipped(listed: ShipmentNotice, services: Services, numbers?: Map<string, string | undefined>): Promise<ShipResult> {
+  const resolved = await withOrderNumber(listed, services, numbers);
+  if ('failed' in resolved) return resolved.failed;
+  const received = resolved;
   const orderId = parseOrderNumber(received.orderNumber);
   if (orderId === undefined) return { orderId, outcome: 'bad_order_number' };
   const { notice, refused } = customerSafeNotice(received);
@@ -81,6 +87,29 @@ export async function markOrderShipped(received: ShipmentNotice, services: Servi
   } catch (error) {
     if (error instanceof OrderBusyError) return { orderId, outcome: 'order_busy', retryableFailure: 'order_busy' };
     throw error;
+  }
+}
+
+/** A V2 label read lazily names its order's shipment only: read here, one notice at a time, so a batch keeps what it applied. */
+async function withOrderNumber(
+  notice: ShipmentNotice,
+  services: Services,
+  numbers: Map<string, string | undefined> | undefined,
+): Promise<ShipmentNotice | { failed: ShipResult }> {
+  const shipmentId = notice.orderShipmentId;
+  const client = services.shipStationV2;
+  if (shipmentId === undefined || notice.orderNumber !== undefined) return notice;
+  if (!client) return { failed: { orderId: undefined, outcome: 'resource_read_failed', retryableFailure: 'shipstation:not_configured' } };
+  try {
+    if (numbers?.has(shipmentId)) return client.withOrderNumber({ ...notice, orderNumber: numbers.get(shipmentId) });
+    const resolved = await client.withOrderNumber(notice);
+    numbers?.set(shipmentId, resolved.orderNumber);
+    return resolved;
+  } catch (error) {
+    if (!(error instanceof ShipStationError)) throw error;
+    log.error('shipping.resource_read_failed', { failure: error.failure, status: error.status });
+    const failure = isRetryableShipStationFailure(error) ? { retryableFailure: shipStationFailure(error) } : {};
+    return { failed: { orderId: undefined, outcome: 'resource_read_failed', ...failure } };
   }
 }
 
