@@ -15,7 +15,7 @@ import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
 import { captureOrderAuthorization } from '@/lib/store-callbacks/authorization';
 import { awaitsCapturedPayment } from '@/lib/orders/order-payment';
-import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
+import { addShopNoteOnce } from '@/lib/orders/shop-note';
 
 /** How long an online card authorization lasts (docs.stripe.com/payments/place-a-hold-on-a-payment-method). */
 export const AUTHORIZATION_LIFETIME_HOURS = 168;

@@ -20,7 +20,7 @@ export async function sendCustomerMessage(store: Store, order: StoreOrder, chang
 async function showKeptCustomerNote(store: Store, order: StoreOrder, replacement: string): Promise<void> {
   const kept = Object.values(keptCustomerNote(order, replacement))[0];
   if (kept === undefined) return;
-  // Found by its text on a retry (as lib/webhooks/card/shop-note.ts does), so it is written once.
+  // Found by its text on a retry (as lib/orders/shop-note.ts does), so it is written once.
   const note = customerNoteKeptNote(kept);
   if (!(await store.listOrderNotes(order.id)).some((existing) => existing.trim() === note.trim())) await store.addPrivateNote(order.id, note);
 }

@@ -9,10 +9,11 @@ import { currentPaymentState, paymentStateReadable } from '@/lib/orders/order-pa
 import { holdsOf } from '@/lib/orders/payment-state';
 import type { Services } from '@/lib/services';
 import { ORDER_STATUS } from '@/lib/order-statuses';
-import { checkoutIntentId, orderForCallback, orderIntent, PLAIN_WORDS, refusedInPlainWords } from '@/lib/store-callbacks/card-payment';
+import { checkoutIntentId } from '@/lib/orders/intent-ids';
+import { orderForCallback, orderIntent, PLAIN_WORDS, refusedInPlainWords } from '@/lib/store-callbacks/card-payment';
 import type { StoreOrderRequest } from '@/lib/store-callbacks/schemas';
 import type { StoreOrder } from '@/lib/store/types';
-import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
+import { addShopNoteOnce } from '@/lib/orders/shop-note';
 
 export interface CaptureAnswer {
   captured: string;

@@ -1,7 +1,6 @@
 // What the store's calls share: the order, its intent at Stripe, Stripe's refusals in words (docs/decisions.md#d22).
 import type { PaymentIntentSummary } from '@/lib/card/stripe';
 import { CardProviderError, StoreCallbackRefusedError, StoreError } from '@/lib/errors';
-import { META } from '@/lib/orders/meta-keys';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
 
@@ -12,17 +11,6 @@ export async function orderForCallback(orderId: number, services: Services): Pro
     if (error instanceof StoreError && error.failure === 'not_found') throw new StoreCallbackRefusedError(`Order #${orderId} was not found in the store.`);
     throw error;
   }
-}
-
-/** The last one: webhooks append. */
-export function paidIntentId(order: StoreOrder): string | undefined {
-  const recorded = order.meta_data.filter((m) => m.key === META.providerPaymentIntentId && typeof m.value === 'string' && m.value !== '');
-  return recorded.at(-1)?.value as string | undefined;
-}
-
-export function checkoutIntentId(order: StoreOrder): string | undefined {
-  const entry = order.meta_data.find((m) => m.key === META.paymentIntentId && typeof m.value === 'string' && m.value !== '');
-  return entry?.value as string | undefined;
 }
 
 /** Only this order's intent (docs/decisions.md#d13); a refusal otherwise. */

@@ -6,10 +6,11 @@ import { log, type RequestContext } from '@/lib/log';
 import { chargeableAmount, formatMinorUnits, toMinorUnits } from '@/lib/money';
 import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
-import { orderForCallback, orderIntent, paidIntentId, refusedInPlainWords } from '@/lib/store-callbacks/card-payment';
+import { paidIntentId } from '@/lib/orders/intent-ids';
+import { orderForCallback, orderIntent, refusedInPlainWords } from '@/lib/store-callbacks/card-payment';
 import type { StoreRefundRequest } from '@/lib/store-callbacks/schemas';
 import { requestTimeLeftMs, withRequestDeadline } from '@/lib/upstream/budget';
-import { refundLink } from '@/lib/webhooks/card/refund';
+import { refundLink } from '@/lib/orders/refund-link';
 
 export interface StoreRefundAnswer {
   refund_id: string;

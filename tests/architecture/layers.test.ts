@@ -166,8 +166,6 @@ export function useCaseRedisImports(files: string[], read: (file: string) => str
 const KNOWN_FOLDER_LOOPS = [
   // The Redis entry script counts the rate limit's hit: goes with shared state in one file per piece.
   ['lib/redis', 'lib/shared-state'],
-  // Store refunds and card events share handlers: goes with card events in one table.
-  ['lib/store-callbacks', 'lib/webhooks'],
 ];
 
 const files = [...sourceFiles('app'), ...sourceFiles('lib')];

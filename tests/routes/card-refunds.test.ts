@@ -6,7 +6,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { reconcilePayments } from '@/lib/cron/reconcile-payments';
 import { getServices } from '@/lib/services';
-import { UNSETTLED_STORE_REFUND_MS } from '@/lib/webhooks/card/refund';
+import { UNSETTLED_STORE_REFUND_MS } from '@/lib/orders/refund-link';
 import { deliverEvent, paidOrder as paidOrderAt } from '../support/card-events';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';

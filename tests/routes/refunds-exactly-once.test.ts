@@ -11,7 +11,7 @@ import { reconcilePayments } from '@/lib/cron/reconcile-payments';
 import { getServices } from '@/lib/services';
 import { ADOPTION_WINDOW_S, STORE_REFUND_ANSWER_MS } from '@/lib/store-callbacks/refund';
 import { requestTimeLeftMs } from '@/lib/upstream/budget';
-import { UNSETTLED_STORE_REFUND_MS } from '@/lib/webhooks/card/refund';
+import { UNSETTLED_STORE_REFUND_MS } from '@/lib/orders/refund-link';
 import type { StripeEvent } from '@/stand-ins/stripe/events';
 import { WooError } from '@/stand-ins/woocommerce/model';
 import { deliverEvent, paidOrder as paidOrderAt } from '../support/card-events';

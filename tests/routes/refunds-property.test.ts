@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { POST as refundsPOST } from '@/app/api/store/refunds/route';
 import { reconcilePayments } from '@/lib/cron/reconcile-payments';
 import { getServices } from '@/lib/services';
-import { UNSETTLED_STORE_REFUND_MS } from '@/lib/webhooks/card/refund';
+import { UNSETTLED_STORE_REFUND_MS } from '@/lib/orders/refund-link';
 import { deliverEvent, paidOrder } from '../support/card-events';
 import { useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';

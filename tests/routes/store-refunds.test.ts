@@ -8,7 +8,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { POST as refundsPOST } from '@/app/api/store/refunds/route';
 import { refundIdempotencyKey } from '@/lib/store-callbacks/refund';
-import { UNSETTLED_STORE_REFUND_MS } from '@/lib/webhooks/card/refund';
+import { UNSETTLED_STORE_REFUND_MS } from '@/lib/orders/refund-link';
 import { WooError } from '@/stand-ins/woocommerce/model';
 import { deliverEvent, paidOrder as paidOrderAt } from '../support/card-events';
 import { useTestEnv } from '../support/env';

@@ -4,7 +4,7 @@ import { shopNotes } from '@/lib/orders/notes';
 import type { Services } from '@/lib/services';
 import { disputeAmount } from '@/lib/webhooks/card/dispute';
 import { cardEventHandler, changed, unchanged, type CardOutcome } from '@/lib/webhooks/card/handler';
-import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
+import { addShopNoteOnce } from '@/lib/orders/shop-note';
 
 async function noteFunds(orderId: number, dispute: DisputeFacts, movement: 'withdrawn' | 'reinstated', services: Services): Promise<CardOutcome> {
   const added = await addShopNoteOnce(services.store(), orderId, shopNotes.disputeFunds(dispute.disputeId, movement, disputeAmount(dispute)));

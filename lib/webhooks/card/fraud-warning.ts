@@ -3,7 +3,7 @@ import { shopNotes } from '@/lib/orders/notes';
 import { currentPaymentState } from '@/lib/orders/order-payment';
 import { OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { cardEventHandler, changed, unchanged } from '@/lib/webhooks/card/handler';
-import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
+import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import { isOtherPayment } from '@/lib/webhooks/card/transition';
 
 export const fraudWarningCreated = cardEventHandler({

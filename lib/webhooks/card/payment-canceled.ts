@@ -4,7 +4,7 @@ import { META } from '@/lib/orders/meta-keys';
 import { applyFact, paymentsOf } from '@/lib/orders/payment-state';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
-import { checkoutIntentId } from '@/lib/store-callbacks/card-payment';
+import { checkoutIntentId } from '@/lib/orders/intent-ids';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
 import { currentPaymentState } from '@/lib/orders/order-payment';

@@ -6,8 +6,8 @@ import { toMinorUnits } from '@/lib/money';
 import { shopNotes } from '@/lib/orders/notes';
 import type { Services } from '@/lib/services';
 import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
-import { isUnsettled, movesStoreAmount, providerRefundIdOf } from '@/lib/webhooks/card/refund';
-import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
+import { isUnsettled, movesStoreAmount, providerRefundIdOf } from '@/lib/orders/refund-link';
+import { addShopNoteOnce } from '@/lib/orders/shop-note';
 
 const UNDONE_STATUSES: ReadonlySet<string> = new Set(['failed', 'canceled']);
 

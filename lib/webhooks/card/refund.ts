@@ -3,11 +3,11 @@
 import { CardEventTooEarlyError } from '@/lib/errors';
 import { chargeableAmount, formatMinorUnits, toMinorUnits } from '@/lib/money';
 import { log } from '@/lib/log';
-import type { ChargeFacts, RefundFacts } from '@/lib/card/events';
+import type { ChargeFacts } from '@/lib/card/events';
 import { META } from '@/lib/orders/meta-keys';
 import { isPaid } from '@/lib/orders/payable';
+import { isUnsettled, refundLink } from '@/lib/orders/refund-link';
 import type { Services } from '@/lib/services';
-import type { StoreRefund } from '@/lib/store/types';
 import { OTHER_PAYMENT } from '@/lib/webhooks/card/duplicate-payment';
 import { currentPaymentState } from '@/lib/orders/order-payment';
 import { isOtherPayment } from '@/lib/webhooks/card/transition';
@@ -15,48 +15,7 @@ import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } fr
 
 const RECORDED_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'pending', 'requires_action']);
 
-/** The plugin waits 2 × 20 s and WooCommerce drops its refund right after: ten minutes is ample. */
-export const UNSETTLED_STORE_REFUND_MS = 10 * 60_000;
-
 export type ChargeRefundedOutcome = Changed<'refund_recorded'> | Unchanged<'refund_already_recorded' | typeof OTHER_PAYMENT>;
-
-export function providerRefundIdOf(refund: StoreRefund): string | undefined {
-  const entry = refund.meta_data.find((m) => m.key === META.providerRefundId && typeof m.value === 'string');
-  return entry?.value as string | undefined;
-}
-
-/** A refund WooCommerce may still drop. */
-export function isUnsettled(refund: StoreRefund, now = Date.now()): boolean {
-  if (providerRefundIdOf(refund) !== undefined || refund.refunded_payment === true || !refund.date_created_gmt) return false;
-  const created = Date.parse(`${refund.date_created_gmt.replace(/Z$/, '')}Z`);
-  return Number.isFinite(created) && now - created < UNSETTLED_STORE_REFUND_MS;
-}
-
-/** Three-decimal currencies move in steps of 10 (docs/contract.md#three-decimal-refunds). */
-export function movesStoreAmount(stripeAmount: number, storeAmount: number, currency: string): boolean {
-  return stripeAmount === storeAmount || stripeAmount === chargeableAmount(storeAmount, currency);
-}
-
-/** `orphaned`: it names a WooCommerce refund no longer there (dropped after a lost answer, or its id handed out again). */
-export type RefundLink =
-  | { kind: 'recorded'; by: StoreRefund }
-  | { kind: 'in_flight'; by: StoreRefund }
-  | { kind: 'orphaned' }
-  | { kind: 'unrecorded' };
-
-export function refundLink(refund: RefundFacts, storeRefunds: readonly StoreRefund[], currency: string, now = Date.now()): RefundLink {
-  const holder = storeRefunds.find((r) => providerRefundIdOf(r) === refund.refundId);
-  if (holder) return { kind: 'recorded', by: holder };
-  if (refund.storeRefundId === undefined) return { kind: 'unrecorded' };
-  const named = storeRefunds.find(
-    (r) =>
-      r.id === refund.storeRefundId &&
-      providerRefundIdOf(r) === undefined &&
-      movesStoreAmount(refund.amount, toMinorUnits(r.amount, currency), currency),
-  );
-  if (!named) return { kind: 'orphaned' };
-  return isUnsettled(named, now) ? { kind: 'in_flight', by: named } : { kind: 'recorded', by: named };
-}
 
 /** What remains when Stripe moved it rounded to its steps (12.345 for 12.350), else Stripe's. */
 function recordedAmount(stripeAmount: number, remaining: number, currency: string): number {

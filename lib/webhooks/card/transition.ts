@@ -22,7 +22,7 @@ import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import { StoreError } from '@/lib/errors';
 import type { StoreOrder } from '@/lib/store/types';
-import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
+import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import { sendCustomerMessage } from '@/lib/orders/customer-message';
 
 export interface Transition {

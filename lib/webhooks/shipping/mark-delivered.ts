@@ -11,7 +11,7 @@ import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { DeliveryNotice } from '@/lib/shipping/shipstation-v2';
 import { FALLBACK_STATUS, SHIPPED_STATUS } from '@/lib/shared-state/shipped-status/shipped-status';
-import { addShopNoteOnce } from '@/lib/webhooks/card/shop-note';
+import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import { isFinalStoreFailure } from '@/lib/webhooks/shipping/mark-shipped';
 import { checkNoteDetail } from '@/lib/webhooks/shipping/note-details';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
