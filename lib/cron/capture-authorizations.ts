@@ -13,7 +13,7 @@ import { shopOrderId } from '@/lib/card/events';
 import type { ChargePage } from '@/lib/card/stripe';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
-import { captureOrderAuthorization } from '@/lib/store-callbacks/authorization';
+import { captureOrderAuthorization } from '@/lib/card-payments/authorization';
 import { awaitsCapturedPayment } from '@/lib/orders/order-payment';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
 

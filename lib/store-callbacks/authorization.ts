@@ -1,19 +1,14 @@
 // Capturing or releasing an order's card authorization from the admin (docs/decisions.md#d36,
 // docs/contract.md#the-stores-calls-apistore); `payment_intent.succeeded` then records a capture as any payment.
-import type { PaymentIntentSummary } from '@/lib/card/stripe';
-import { CardProviderError, StoreCallbackRefusedError } from '@/lib/errors';
+import { cancelAtStripe, captureOrderAuthorization } from '@/lib/card-payments/authorization';
+import { StoreCallbackRefusedError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
 import { formatMinorUnits } from '@/lib/money';
 import { normalizeOrder } from '@/lib/orders/normalize';
-import { currentPaymentState, paymentStateReadable } from '@/lib/orders/order-payment';
-import { holdsOf } from '@/lib/orders/payment-state';
 import type { Services } from '@/lib/services';
-import { ORDER_STATUS } from '@/lib/order-statuses';
 import { checkoutIntentId } from '@/lib/orders/intent-ids';
-import { orderForCallback, orderIntent, PLAIN_WORDS, refusedInPlainWords } from '@/lib/store-callbacks/card-payment';
+import { orderForCallback } from '@/lib/store-callbacks/card-payment';
 import type { StoreOrderRequest } from '@/lib/store-callbacks/schemas';
-import type { StoreOrder } from '@/lib/store/types';
-import { addShopNoteOnce } from '@/lib/orders/shop-note';
 
 export interface CaptureAnswer {
   captured: string;
@@ -21,125 +16,6 @@ export interface CaptureAnswer {
 
 export interface CancelAuthorizationAnswer {
   canceled: boolean;
-}
-
-const NOT_AUTHORIZED = 'The customer has not authorized a card payment for this order (yet).';
-
-/** Undefined captures all of it; an order's lower total (an item removed) captures less. */
-function amountToCapture(intent: PaymentIntentSummary, orderTotal: number, currency: string): number | undefined {
-  if (orderTotal <= 0) throw new StoreCallbackRefusedError('The order total is zero: cancel the order to release the authorization.');
-  if (orderTotal > intent.amountCapturable) {
-    throw new StoreCallbackRefusedError(
-      `The order total (${formatMinorUnits(orderTotal, currency)} ${currency}) is more than the customer authorized ` +
-        `(${formatMinorUnits(intent.amountCapturable, currency)} ${currency}): a card authorization cannot be raised.`,
-    );
-  }
-  return orderTotal < intent.amountCapturable ? orderTotal : undefined;
-}
-
-export interface CapturedAuthorization {
-  outcome: 'captured' | 'already_captured';
-  amount: number;
-  intentId: string;
-  authorized: number;
-}
-
-const NOT_CAPTURABLE_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.cancelled, ORDER_STATUS.refunded, ORDER_STATUS.failed]);
-
-/** Read from Stripe when the money would move: an event or the order's meta may be behind. */
-async function checkChargeAtStripe(intent: PaymentIntentSummary, services: Services, nowSeconds: number): Promise<void> {
-  const charge = intent.chargeId ? await (await services.card()).retrieveCharge(intent.chargeId) : undefined;
-  if (!charge || charge.intentId !== intent.id) throw new StoreCallbackRefusedError(NOT_AUTHORIZED);
-  if (charge.reviewOpen) {
-    throw new StoreCallbackRefusedError(
-      `Stripe Radar is reviewing this payment (${charge.reviewId}): approve it in the Stripe Dashboard before capturing, or refund it.`,
-      { code: 'review_open' },
-    );
-  }
-  if (charge.captureBefore !== undefined && nowSeconds >= charge.captureBefore) {
-    throw new StoreCallbackRefusedError(PLAIN_WORDS.charge_expired_for_capture!, { code: 'charge_expired_for_capture' });
-  }
-}
-
-/** The caller holds the order's lock; `keyPrefix` names the caller in Stripe's idempotency key. */
-export async function captureOrderAuthorization(
-  order: StoreOrder,
-  services: Services,
-  keyPrefix: string,
-  now: () => number = Date.now,
-): Promise<CapturedAuthorization> {
-  const orderId = order.id;
-  if (NOT_CAPTURABLE_STATUSES.has(order.status)) {
-    throw new StoreCallbackRefusedError(`The order is ${order.status}: its payment is not captured.`, { code: `order_${order.status}` });
-  }
-  if (!paymentStateReadable(order)) {
-    throw new StoreCallbackRefusedError('The order\'s payment record (_cardprovider_payment) cannot be read: nothing is captured until it is repaired.', {
-      code: 'order_state_unreadable',
-    });
-  }
-  // The order's own facts must agree too: a review, a mismatch or a debit it holds is not Stripe's to overrule.
-  const otherHolds = [...holdsOf(currentPaymentState(order))].filter((hold) => hold !== 'capture');
-  if (otherHolds.length > 0) {
-    throw new StoreCallbackRefusedError(`The order is on hold (${otherHolds.join(', ')}): its payment is not captured until that is settled.`, {
-      code: 'order_held',
-    });
-  }
-  const intentId = checkoutIntentId(order);
-  if (intentId === undefined) throw new StoreCallbackRefusedError(NOT_AUTHORIZED);
-  const intent = await orderIntent(order, intentId, services);
-  const currency = normalizeOrder(order).currency;
-  if (intent.status === 'succeeded') return { outcome: 'already_captured', amount: intent.amountReceived, intentId, authorized: intent.amount };
-  if (intent.status === 'canceled') {
-    throw new StoreCallbackRefusedError('The authorization was cancelled or has expired: there is nothing left to capture.');
-  }
-  if (intent.status !== 'requires_capture') throw new StoreCallbackRefusedError(NOT_AUTHORIZED);
-
-  const amount = amountToCapture(intent, normalizeOrder(order).charge_cents, currency);
-  await checkChargeAtStripe(intent, services, Math.floor(now() / 1000));
-  const card = await services.card();
-  const captured = await refusedInPlainWords('capture', () =>
-    card.capturePaymentIntent(intentId, amount, `${keyPrefix}-${orderId}-${intentId}-${amount ?? 'all'}`),
-  );
-  return { outcome: 'captured', amount: captured.amountReceived, intentId, authorized: intent.amountCapturable };
-}
-
-/** An authorization, or an attempt that could still become one. */
-const RELEASABLE_STATUSES: ReadonlySet<string> = new Set(['requires_capture', 'requires_payment_method', 'requires_confirmation', 'requires_action']);
-
-export interface ReleasedAuthorization {
-  /** `not_releasable`: the intent is processing. */
-  outcome: 'released' | 'already_released' | 'captured' | 'not_releasable';
-  held: number;
-}
-
-async function cancelAtStripe(order: StoreOrder, intentId: string, services: Services, keyPrefix: string): Promise<ReleasedAuthorization> {
-  const intent = await orderIntent(order, intentId, services);
-  if (intent.status === 'canceled') return { outcome: 'already_released', held: 0 };
-  if (intent.status === 'succeeded') return { outcome: 'captured', held: 0 };
-  if (!RELEASABLE_STATUSES.has(intent.status)) return { outcome: 'not_releasable', held: 0 };
-  const card = await services.card();
-  try {
-    await card.cancelPaymentIntent(intentId, `${keyPrefix}-${order.id}-${intentId}`);
-  } catch (error) {
-    // The customer finished paying between the read and the cancel: say what the intent is now.
-    if (!(error instanceof CardProviderError) || error.code !== 'payment_intent_unexpected_state') throw error;
-    const now = await orderIntent(order, intentId, services);
-    return { outcome: now.status === 'canceled' ? 'already_released' : now.status === 'succeeded' ? 'captured' : 'not_releasable', held: 0 };
-  }
-  return { outcome: 'released', held: intent.amountCapturable };
-}
-
-/** Only when the service releases on its own: a release asked from the admin is noted by the plugin. */
-export const releasedNote = (intentId: string, why: string) =>
-  `The card payment ${intentId} was released at Stripe (${why}): the order is cancelled, so the customer is not charged.`;
-
-export async function releaseAuthorization(order: StoreOrder, intentId: string, services: Services, why: string): Promise<ReleasedAuthorization> {
-  const released = await cancelAtStripe(order, intentId, services, 'release');
-  if (released.outcome === 'released' || released.outcome === 'already_released') {
-    await addShopNoteOnce(services.store(), order.id, releasedNote(intentId, why));
-  }
-  log[released.outcome === 'captured' ? 'error' : 'info']('authorization.released', { orderId: order.id, intentId, outcome: released.outcome, held: released.held, why });
-  return released;
 }
 
 export async function captureFromStore(input: StoreOrderRequest, services: Services, context: RequestContext): Promise<CaptureAnswer> {

@@ -8,7 +8,7 @@ import { log } from '@/lib/log';
 import { isPaid } from '@/lib/orders/payable';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
-import { releaseAuthorization } from '@/lib/store-callbacks/authorization';
+import { releaseAuthorization } from '@/lib/card-payments/authorization';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
 import { cardEventHandler, changed, unchanged, type Changed, type Unchanged } from '@/lib/webhooks/card/handler';
 import { currentPaymentState } from '@/lib/orders/order-payment';

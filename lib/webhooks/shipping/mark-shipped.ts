@@ -7,7 +7,7 @@ import { sendCustomerMessage } from '@/lib/orders/customer-message';
 import { buildOrderUpdate, keptCustomerNote } from '@/lib/orders/mutation';
 import { shippedNote, shopNotes } from '@/lib/orders/notes';
 import { ORDER_STATUS } from '@/lib/order-statuses';
-import { captureOrderAuthorization } from '@/lib/store-callbacks/authorization';
+import { captureOrderAuthorization } from '@/lib/card-payments/authorization';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import { awaitsCapturedPayment, heldForCapture } from '@/lib/orders/order-payment';
 import { entryOf, holdsPackage, packageKey, packageMerge, packagesMeta, packagesOf, trackingItemsMeta, type PackageEntry } from '@/lib/webhooks/shipping/packages';
