@@ -113,10 +113,12 @@ beforeAll(async () => {
   });
   exampleExited = new Promise((resolve) => example!.once('exit', resolve));
   // Up once it answers its shop page (which reads the products from the WooCommerce stand-in).
-  for (let attempt = 0; attempt < 300; attempt += 1) {
-    const status = await fetch(`${origin}/`).then((r) => r.status, () => 0);
+  // A readiness poll with a deadline, as the service's own (tests/support/e2e.ts): not an ordering of actors.
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const status = await fetch(`${origin}/`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.status, () => 0);
     if (status === 200) break;
-    if (example.exitCode !== null || attempt === 299) throw new Error('the example storefront did not start');
+    if (example.exitCode !== null || Date.now() > deadline) throw new Error('the example storefront did not start');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   if (haveBrowser) browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
