@@ -50,6 +50,41 @@ export async function eitherOf<T>(
   }
 }
 
+/**
+ * `shared` whose every method answers with `local`'s when Redis is unavailable (with the warning). A method
+ * named in `bothFirstLocal` runs on `local` first, then on `shared`, whose unavailability is then ignored:
+ * what this instance must remember whatever Redis does (a lock's release, a waiter leaving).
+ */
+export function withFallback<T extends object>(
+  part: string,
+  warning: FallbackWarning,
+  shared: T,
+  local: T,
+  bothFirstLocal: readonly (keyof T)[] = [],
+): T {
+  const methods = new Map<PropertyKey, (...args: unknown[]) => unknown>();
+  return new Proxy(shared, {
+    get(target, name) {
+      const member = Reflect.get(target, name, target) as unknown;
+      if (typeof member !== 'function') return member;
+      let method = methods.get(name);
+      if (!method) {
+        const onLocal = (args: unknown[]) => (Reflect.get(local, name, local) as (...a: unknown[]) => Promise<unknown>).apply(local, args);
+        const onShared = (args: unknown[]) => (member as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        method = bothFirstLocal.includes(name as keyof T)
+          ? async (...args) => {
+              const answer = await onLocal(args);
+              await eitherOf(part, warning, () => onShared(args), async () => undefined);
+              return answer;
+            }
+          : (...args) => eitherOf(part, warning, () => onShared(args), () => onLocal(args));
+        methods.set(name, method);
+      }
+      return method;
+    },
+  });
+}
+
 export function unavailable(error: unknown): SharedStateUnavailableError | undefined {
   return error instanceof SharedStateUnavailableError ? error : undefined;
 }
