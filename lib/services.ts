@@ -5,7 +5,9 @@
 import type { CardProvider } from '@/lib/card/stripe';
 import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/config';
 import { closeRedisConnection, getRedisConnection, type RedisConnection } from '@/lib/redis/connection';
-import { FallbackWarning } from '@/lib/shared-state/fallback';
+import { cursorWithFallback, MemoryCursorStore, RECONCILE_CURSOR, RedisCursorStore, SHIPMENT_CURSOR } from '@/lib/shared-state/cursor';
+import type { CursorKind, ReconcileCursorStore, ShipmentCursorStore } from '@/lib/shared-state/cursor';
+import { FallbackWarning, withFallback } from '@/lib/shared-state/fallback';
 import { OrderLocksWithFallback, OrderLocksWithoutFallback } from '@/lib/shared-state/order-locks/fallback';
 import { MemoryOrderLocks, ORDER_LOCK_WAIT_MS, type LockWait, type OrderLocks } from '@/lib/shared-state/order-locks/order-locks';
 import { orderLockTtlMs, RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
@@ -14,24 +16,12 @@ import { RedisProcessedEvents } from '@/lib/shared-state/processed-events/redis'
 import { RateLimiterWithFallback } from '@/lib/shared-state/rate-limit/fallback';
 import { MemoryRateLimiter, type RateLimiter } from '@/lib/shared-state/rate-limit/rate-limit';
 import { RedisRateLimiter } from '@/lib/shared-state/rate-limit/redis';
-import { reconcileCursorWithFallback } from '@/lib/shared-state/reconcile-cursor/fallback';
-import { MemoryReconcileCursorStore, type ReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/reconcile-cursor';
-import { RedisReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/redis';
-import { RedisShipmentCursorStore, shipmentCursorWithFallback } from '@/lib/shared-state/shipment-cursor/redis';
-import { MemoryShipmentCursorStore, type ShipmentCursorStore } from '@/lib/shared-state/shipment-cursor/shipment-cursor';
-import { ShippedStatusWithFallback } from '@/lib/shared-state/shipped-status/fallback';
-import { RedisShippedStatus } from '@/lib/shared-state/shipped-status/redis';
-import { MemoryShippedStatus, type ShippedStatusMemory } from '@/lib/shared-state/shipped-status/shipped-status';
-import { ShippingReplayQueueWithFallback } from '@/lib/shared-state/shipping-replay/fallback';
-import { RedisShippingReplayQueue } from '@/lib/shared-state/shipping-replay/redis';
-import { MemoryShippingReplayQueue, type ShippingReplayQueue } from '@/lib/shared-state/shipping-replay/replay-queue';
-import { ShipStationBudgetWithFallback } from '@/lib/shared-state/shipstation-budget/fallback';
-import {
-  MemoryShipStationRateBudget,
-  SHIPSTATION_V2_REQUESTS_PER_MINUTE,
-  type ShipStationRateBudget,
-} from '@/lib/shared-state/shipstation-budget/rate-budget';
-import { RedisShipStationRateBudget } from '@/lib/shared-state/shipstation-budget/redis';
+import { MemoryShippedStatus, RedisShippedStatus, shippedStatusWithFallback } from '@/lib/shared-state/shipped-status';
+import type { ShippedStatusMemory } from '@/lib/shared-state/shipped-status';
+import { MemoryShippingReplayQueue, RedisShippingReplayQueue, ShippingReplayQueueWithFallback } from '@/lib/shared-state/shipping-replay';
+import type { ShippingReplayQueue } from '@/lib/shared-state/shipping-replay';
+import { MemoryShipStationRateBudget, RedisShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shared-state/shipstation-budget';
+import { SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget';
 import { StoreSlotsWithFallback } from '@/lib/shared-state/store-slots/fallback';
 import { RedisStoreSlots } from '@/lib/shared-state/store-slots/redis';
 import { MemoryStoreSlots, StoreGate, type StoreSlots } from '@/lib/shared-state/store-slots/store-slots';
@@ -78,12 +68,13 @@ function inProcessState(config: Config): SharedState & { shippingReplay: MemoryS
     orderLocks: locks,
     cardEventLocks: locks,
     processedEvents: new MemoryProcessedEvents(),
-    reconcileCursor: new MemoryReconcileCursorStore(),
-    shipmentCursor: new MemoryShipmentCursorStore(),
-    shipmentCursorsV2: { labels: new MemoryShipmentCursorStore(), fulfillments: new MemoryShipmentCursorStore() },
+    reconcileCursor: new MemoryCursorStore(),
+    shipmentCursor: new MemoryCursorStore(),
+    shipmentCursorsV2: { labels: new MemoryCursorStore(), fulfillments: new MemoryCursorStore() },
     shippingReplay: new MemoryShippingReplayQueue(),
     shippedStatus: new MemoryShippedStatus(),
-    shipStationBudget: (_account, api) => new MemoryShipStationRateBudget(Date.now, api === 'v2' ? SHIPSTATION_V2_REQUESTS_PER_MINUTE : undefined),
+    shipStationBudget: (_account, api) =>
+      new MemoryShipStationRateBudget(Date.now, api === 'v2' ? SHIPSTATION_V2_REQUESTS_PER_MINUTE : undefined),
     storeSlots: config.storeConcurrency ? new MemoryStoreSlots(config.storeConcurrency) : undefined,
   };
 }
@@ -93,9 +84,14 @@ function lockWait(config: Config): LockWait {
   return { waitMs: ORDER_LOCK_WAIT_MS, reserveMs: config.upstreamTimeoutMs };
 }
 
+/**
+ * Every piece in Redis, falling back to this instance's memory while Redis fails, but for the card webhook's
+ * locks and processed events (Stripe retries instead) and the replay cron's reads of its queue (the run fails).
+ */
 function redisState(redis: RedisConnection, config: Config, local: ReturnType<typeof inProcessState>): SharedState {
   const warning = new FallbackWarning();
   const prefix = config.redisKeyPrefix;
+  const cursor = <C extends object>(kind: CursorKind<C>, at = prefix) => cursorWithFallback(new RedisCursorStore(redis, kind, at), kind);
   const sharedLocks = new RedisOrderLocks(redis, { prefix, ttlMs: orderLockTtlMs(config.upstreamTimeoutMs), ...lockWait(config) });
   return {
     rateLimiter: new RateLimiterWithFallback(new RedisRateLimiter(redis, { prefix }), local.rateLimiter, warning),
@@ -103,20 +99,18 @@ function redisState(redis: RedisConnection, config: Config, local: ReturnType<ty
     orderLocks: new OrderLocksWithFallback(sharedLocks, local.orderLocks, warning),
     cardEventLocks: new OrderLocksWithoutFallback(sharedLocks, local.orderLocks),
     processedEvents: new RedisProcessedEvents(redis, { prefix }),
-    reconcileCursor: reconcileCursorWithFallback(new RedisReconcileCursorStore(redis, { prefix })),
-    shipmentCursor: shipmentCursorWithFallback(new RedisShipmentCursorStore(redis, { prefix })),
+    reconcileCursor: cursor(RECONCILE_CURSOR),
+    shipmentCursor: cursor(SHIPMENT_CURSOR),
     shipmentCursorsV2: {
-      labels: shipmentCursorWithFallback(new RedisShipmentCursorStore(redis, { prefix: `${prefix}v2-labels:` })),
-      fulfillments: shipmentCursorWithFallback(new RedisShipmentCursorStore(redis, { prefix: `${prefix}v2-fulfillments:` })),
+      labels: cursor(SHIPMENT_CURSOR, `${prefix}v2-labels:`),
+      fulfillments: cursor(SHIPMENT_CURSOR, `${prefix}v2-fulfillments:`),
     },
     shippingReplay: new ShippingReplayQueueWithFallback(new RedisShippingReplayQueue(redis, { prefix }), local.shippingReplay),
-    shippedStatus: new ShippedStatusWithFallback(new RedisShippedStatus(redis, { prefix }), local.shippedStatus, warning),
-    shipStationBudget: (account, api) =>
-      new ShipStationBudgetWithFallback(
-        new RedisShipStationRateBudget(redis, account, { prefix, api }),
-        local.shipStationBudget(account, api),
-        warning,
-      ),
+    shippedStatus: shippedStatusWithFallback(new RedisShippedStatus(redis, { prefix }), local.shippedStatus, warning),
+    shipStationBudget: (account, api) => {
+      const shared = new RedisShipStationRateBudget(redis, account, { prefix, api });
+      return withFallback('shipstation_budget', warning, shared, local.shipStationBudget(account, api));
+    },
     storeSlots:
       config.storeConcurrency && local.storeSlots
         ? new StoreSlotsWithFallback(new RedisStoreSlots(redis, config.storeConcurrency, { prefix }), local.storeSlots, warning)
@@ -132,12 +126,14 @@ function build(config: Config): Services {
   const state = redis ? redisState(redis, config, local) : local;
   const gate = state.storeSlots ? new StoreGate(state.storeSlots) : undefined;
   const { shipStationBudget, ...shared } = state;
+  const v1 = shipStationSettings(config);
+  const v2 = shipStationV2Settings(config);
   return {
     config,
     ...shared,
     ...(redis ? { sharedStatePing: () => redis.run('ping', (client) => client.ping()) } : {}),
-    shipStation: shipStationClientFor(config, shipStationBudget),
-    shipStationV2: shipStationV2ClientFor(config, shipStationBudget),
+    shipStation: v1 ? new ShipStationClient(v1, { budget: shipStationBudget(v1.apiKey) }) : undefined,
+    shipStationV2: v2 ? new ShipStationV2Client(v2, { budget: shipStationBudget(v2.apiKey, 'v2') }) : undefined,
     shipStationV2Keys: new ShipStationV2Keys(config.shippingV2.jwksUrl, config.upstreamTimeoutMs),
     store: () => (store ??= new WooCommerceStore(requireSetting(config, 'store'), config.upstreamTimeoutMs, gate)),
     card: () => {
@@ -152,16 +148,6 @@ function build(config: Config): Services {
       return card;
     },
   };
-}
-
-function shipStationClientFor(config: Config, budgetOf: SharedState['shipStationBudget']): ShipStationClient | undefined {
-  const settings = shipStationSettings(config);
-  return settings ? new ShipStationClient(settings, { budget: budgetOf(settings.apiKey) }) : undefined;
-}
-
-function shipStationV2ClientFor(config: Config, budgetOf: SharedState['shipStationBudget']): ShipStationV2Client | undefined {
-  const settings = shipStationV2Settings(config);
-  return settings ? new ShipStationV2Client(settings, { budget: budgetOf(settings.apiKey, 'v2') }) : undefined;
 }
 
 export function getServices(): Services {

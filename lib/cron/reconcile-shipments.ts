@@ -5,7 +5,7 @@
  */
 import { asUnit, unitDeadlineMs, worstCase } from '@/lib/cron/budget';
 import type { Budget } from '@/lib/cron/reconcile-payments';
-import type { ShipmentCursor, ShipmentCursorStore } from '@/lib/shared-state/shipment-cursor/shipment-cursor';
+import type { ShipmentCursor, ShipmentCursorStore } from '@/lib/shared-state/cursor';
 import { ServiceNotConfiguredError, ShipStationError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
@@ -13,7 +13,7 @@ import { pageWorstCaseMs, type ShipmentNotice, type ShipmentsPage } from '@/lib/
 import type { V2ResourceKind } from '@/lib/shipping/shipstation-v2';
 import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
 import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
-import { queueForReplay } from '@/lib/shared-state/shipping-replay/replay-queue';
+import { queueForReplay } from '@/lib/shared-state/shipping-replay';
 
 export const SHIPMENT_RECONCILE_NOT_CONFIGURED =
   'Shipment reconciliation needs ShipStation: set SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET, or SHIPSTATION_V2_API_KEY';

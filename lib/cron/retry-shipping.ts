@@ -11,7 +11,7 @@ import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhook
 import { deliverThroughLabel } from '@/lib/webhooks/shipping/handle-v2';
 import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
-import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs, type ReplayEntry } from '@/lib/shared-state/shipping-replay/replay-queue';
+import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs, type ReplayEntry } from '@/lib/shared-state/shipping-replay';
 
 /** Longer than a run may last, so an entry taken by a run is never taken by an overlapping one. */
 const LEASE_MS = CRON_MAX_DURATION_SECONDS * 1000;

@@ -1,16 +1,9 @@
 /**
- * What the service does when Redis fails (docs/operations.md, "When Redis is down"):
- * each piece's wrapper (lib/shared-state/<piece>/fallback.ts) puts a shared
- * implementation in front of an in-process one and uses the in-process one
- * whenever the shared one answers SharedStateUnavailableError, logging a
- * warning at most once a minute; this file holds what they share.
- * lib/services.ts decides which state may fall back (rate limits, checkout
- * and shipping locks, the shipping memories, the shipping replay queue's
- * writes, the reconciliation cursor) and which may not (the card webhook's
- * locks and processed events: Stripe retries instead; the replay cron's reads
- * of the queue: the run fails rather than report an empty queue).
+ * What shared state does when Redis fails (docs/operations.md, "When Redis is down"): a piece's Redis
+ * implementation answers with this instance's memory instead, warning at most once a minute.
+ * lib/services.ts decides which state may fall back and which may not.
  */
-import { SharedStateUnavailableError, type SafeDetails } from '@/lib/errors';
+import { SharedStateUnavailableError } from '@/lib/errors';
 import { log } from '@/lib/log';
 
 const WARNING_INTERVAL_MS = 60_000;
@@ -34,20 +27,25 @@ export class FallbackWarning {
   }
 }
 
-/** The shared answer, or the in-process one when the shared state is unavailable (with the warning). */
-export async function eitherOf<T>(
-  part: string,
-  warning: FallbackWarning,
-  shared: () => Promise<T>,
-  local: () => Promise<T>,
+/** `work`'s answer, or `onUnavailable`'s when it failed with SharedStateUnavailableError; any other failure propagates. */
+export async function unlessUnavailable<T>(
+  work: () => Promise<T>,
+  onUnavailable: (error: SharedStateUnavailableError) => T | Promise<T>,
 ): Promise<T> {
   try {
-    return await shared();
+    return await work();
   } catch (error) {
     if (!(error instanceof SharedStateUnavailableError)) throw error;
+    return onUnavailable(error);
+  }
+}
+
+/** The shared answer, or the in-process one when the shared state is unavailable (with the warning). */
+export function eitherOf<T>(part: string, warning: FallbackWarning, shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+  return unlessUnavailable(shared, (error) => {
     warning.note(part, error);
     return local();
-  }
+  });
 }
 
 /**
@@ -83,70 +81,4 @@ export function withFallback<T extends object>(
       return method;
     },
   });
-}
-
-export function unavailable(error: unknown): SharedStateUnavailableError | undefined {
-  return error instanceof SharedStateUnavailableError ? error : undefined;
-}
-
-/** Where a cron run resumes: a reconciliation cursor, read, saved with a lifetime, and cleared. */
-export interface CursorStore<Cursor> {
-  load(): Promise<Cursor | undefined>;
-  save(cursor: Cursor, ttlMs: number): Promise<void>;
-  clear(): Promise<void>;
-}
-
-/** How one run names its cursor in the logs, and what of a cursor a failed save reports. */
-export interface CursorLogging<Cursor> {
-  /** The log events' prefix: `<prefix>.cursor_unreadable`, `_not_saved`, `_not_cleared`. */
-  prefix: string;
-  /** What an unreadable cursor costs the run (the `message` of the unreadable line). */
-  unreadable: string;
-  /** Identifiers of the cursor that could not be saved. */
-  position(cursor: Cursor): SafeDetails;
-}
-
-/**
- * A cron run's cursor in Redis; when Redis fails the cursor is only an
- * optimisation: an unreadable one means a new pass (safe: applying an event or
- * a shipment twice changes nothing, the receipts and the status gate see to
- * it), an unsaved one is logged and costs the next run that same pass, an
- * uncleared one the rest of an old pass before a new one.
- */
-export class CursorWithFallback<Cursor> implements CursorStore<Cursor> {
-  constructor(
-    private readonly shared: CursorStore<Cursor>,
-    private readonly logging: CursorLogging<Cursor>,
-  ) {}
-
-  async load(): Promise<Cursor | undefined> {
-    try {
-      return await this.shared.load();
-    } catch (error) {
-      const failure = unavailable(error);
-      if (!failure) throw error;
-      log.warn(`${this.logging.prefix}.cursor_unreadable`, { cause: failure.details?.cause, message: this.logging.unreadable });
-      return undefined;
-    }
-  }
-
-  async save(cursor: Cursor, ttlMs: number): Promise<void> {
-    try {
-      await this.shared.save(cursor, ttlMs);
-    } catch (error) {
-      const failure = unavailable(error);
-      if (!failure) throw error;
-      log.error(`${this.logging.prefix}.cursor_not_saved`, { cause: failure.details?.cause, ...this.logging.position(cursor) });
-    }
-  }
-
-  async clear(): Promise<void> {
-    try {
-      await this.shared.clear();
-    } catch (error) {
-      const failure = unavailable(error);
-      if (!failure) throw error;
-      log.warn(`${this.logging.prefix}.cursor_not_cleared`, { cause: failure.details?.cause });
-    }
-  }
 }

@@ -3,7 +3,7 @@
  * (docs/decisions.md#d34); a 429 waited out once when it fits; redirects refused, so credentials never follow.
  */
 import { ShipStationError } from '@/lib/errors';
-import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shared-state/shipstation-budget/rate-budget';
+import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shared-state/shipstation-budget';
 import { readStreamText } from '@/lib/upstream/read-stream';
 import { attemptTimeoutMs, MIN_ATTEMPT_MS, requestTimeLeftMs, RETRY_JITTER_MAX_MS, RETRY_JITTER_MIN_MS } from '@/lib/upstream/budget';
 

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { ShipStationError } from '@/lib/errors';
 import type { DeliveryNotice, ShipmentNotice } from '@/lib/shipment-notices';
-import { SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget/rate-budget';
+import { SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget';
 import { ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
 import { checkResourceUrl } from '@/lib/shipping/resource-url';
 import { readBatch, type ShipmentsPage, type ShipmentsResult } from '@/lib/shipping/shipstation';

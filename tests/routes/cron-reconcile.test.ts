@@ -10,7 +10,7 @@ import { POST as CARD_WEBHOOK } from '@/app/api/cardprovider/webhook/route';
 import { GET } from '@/app/api/cron/reconcile-payments/route';
 import { worstCase } from '@/lib/cron/budget';
 import { reconcilePayments, type Budget } from '@/lib/cron/reconcile-payments';
-import { RedisReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/redis';
+import { RECONCILE_CURSOR, RedisCursorStore } from '@/lib/shared-state/cursor';
 import { getServices, resetServices } from '@/lib/services';
 import type { StripeEvent } from '@/stand-ins/stripe/events';
 import { TEST_CRON_SECRET, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
@@ -311,7 +311,7 @@ describe.skipIf(noRedis)(`time bound with the cursor in Redis${noRedis ? ` (skip
     for (const intent of intents) providers.stripe.succeed(intent.id);
 
     expect(await reconcilePayments(getServices(), budgetFor(2))).toMatchObject({ checked: 2, applied: 2, complete: false });
-    const cursor = new RedisReconcileCursorStore(redisConnection(), { prefix });
+    const cursor = new RedisCursorStore(redisConnection(), RECONCILE_CURSOR, prefix);
     expect(await cursor.load()).toEqual({ startingAfter: expect.stringMatching(/^evt_/), savedAt: expect.any(Number) });
 
     // A new instance: new connection, empty memory.

@@ -8,9 +8,9 @@ import { GET } from '@/app/api/cron/retry-shipping/route';
 import { POST } from '@/app/api/shipping/webhook/route';
 import { replayShipping } from '@/lib/cron/retry-shipping';
 import { getRedisConnection } from '@/lib/redis/connection';
-import { RedisShippingReplayQueue } from '@/lib/shared-state/shipping-replay/redis';
+import { RedisShippingReplayQueue } from '@/lib/shared-state/shipping-replay';
 import { getServices, resetServices } from '@/lib/services';
-import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs } from '@/lib/shared-state/shipping-replay/replay-queue';
+import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs } from '@/lib/shared-state/shipping-replay';
 import { TEST_CRON_SECRET, useTestEnv } from '../support/env';
 import { postJson } from '../support/requests';
 import {

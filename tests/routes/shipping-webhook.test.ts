@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { POST } from '@/app/api/shipping/webhook/route';
 import { POST as aliasPOST } from '@/app/api/shipstation/webhook/route';
-import { SHIPPED_MISSING_TTL_MS } from '@/lib/shared-state/shipped-status/shipped-status';
+import { SHIPPED_MISSING_TTL_MS } from '@/lib/shared-state/shipped-status';
 import { useTestEnv } from '../support/env';
 import { awayFromWindowEdge, freshIp, postJson } from '../support/requests';
 import { loggedLines } from '../support/setup';

@@ -9,7 +9,7 @@ import { RateLimitedError } from '@/lib/errors';
 import { entryCall, leaveCall } from '@/lib/redis/gate';
 import { RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
 import { RedisProcessedEvents } from '@/lib/shared-state/processed-events/redis';
-import { RedisShippedStatus } from '@/lib/shared-state/shipped-status/redis';
+import { RedisShippedStatus } from '@/lib/shared-state/shipped-status';
 import { deferRateLimitHit, PendingRateLimitHit, settlePendingRateLimit, withRateLimitScope } from '@/lib/shared-state/rate-limit/pending';
 import { MemoryRateLimiter, type RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
 import { noRedis, REDIS_SKIP_REASON, redisConnection, testPrefix } from '../support/redis';

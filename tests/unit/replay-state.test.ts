@@ -5,16 +5,15 @@
  * the same behavioural tests.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/reconcile-cursor';
-import { RedisReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/redis';
-import { RedisShippingReplayQueue } from '@/lib/shared-state/shipping-replay/redis';
+import { MemoryCursorStore, RECONCILE_CURSOR, RedisCursorStore } from '@/lib/shared-state/cursor';
 import {
   MAX_REPLAY_ATTEMPTS,
   MemoryShippingReplayQueue,
   nextAttemptDelayMs,
+  RedisShippingReplayQueue,
   type ReplayEntry,
   type ShippingReplayQueue,
-} from '@/lib/shared-state/shipping-replay/replay-queue';
+} from '@/lib/shared-state/shipping-replay';
 import { noRedis, REDIS_SKIP_REASON, redisConnection, testPrefix } from '../support/redis';
 
 const notice = { orderNumber: '7', trackingNumber: 'T', carrier: 'UPS', shipDate: undefined };
@@ -133,7 +132,7 @@ describe.skipIf(noRedis)(`shipping replay queue shared by every instance${redisS
 describe('reconciliation cursor (in process)', () => {
   it('is kept until cleared or until its time to live is over', async () => {
     let now = 0;
-    const store = new MemoryReconcileCursorStore(() => now);
+    const store = new MemoryCursorStore(() => now);
     await store.save({ startingAfter: 'evt_1', savedAt: 0 }, 1000);
     expect(await store.load()).toEqual({ startingAfter: 'evt_1', savedAt: 0 });
     now = 1000;
@@ -147,16 +146,16 @@ describe('reconciliation cursor (in process)', () => {
 describe.skipIf(noRedis)(`reconciliation cursor in Redis${redisSuffix}`, () => {
   it('round-trips, is shared with a new instance, and is forgotten when cleared', async () => {
     const prefix = testPrefix('cursor');
-    const store = new RedisReconcileCursorStore(redisConnection(), { prefix });
+    const store = new RedisCursorStore(redisConnection(), RECONCILE_CURSOR, prefix);
     expect(await store.load()).toBeUndefined();
     await store.save({ startingAfter: 'evt_1', savedAt: 123 }, 60_000);
-    expect(await new RedisReconcileCursorStore(redisConnection(), { prefix }).load()).toEqual({ startingAfter: 'evt_1', savedAt: 123 });
+    expect(await new RedisCursorStore(redisConnection(), RECONCILE_CURSOR, prefix).load()).toEqual({ startingAfter: 'evt_1', savedAt: 123 });
     await store.clear();
     expect(await store.load()).toBeUndefined();
   });
 
   it('expires after its time to live', async () => {
-    const store = new RedisReconcileCursorStore(redisConnection(), { prefix: testPrefix('cursor-ttl') });
+    const store = new RedisCursorStore(redisConnection(), RECONCILE_CURSOR, testPrefix('cursor-ttl'));
     await store.save({ startingAfter: 'evt_2', savedAt: 0 }, 150);
     expect(await store.load()).toEqual({ startingAfter: 'evt_2', savedAt: 0 });
     await new Promise((resolve) => setTimeout(resolve, 250));

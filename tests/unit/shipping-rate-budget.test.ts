@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryShipStationRateBudget } from '@/lib/shared-state/shipstation-budget/rate-budget';
+import { MemoryShipStationRateBudget } from '@/lib/shared-state/shipstation-budget';
 
 function clock(start = 1_000_000) {
   const state = { now: start };

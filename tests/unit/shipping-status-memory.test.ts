@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryShippedStatus, SHIPPED_MISSING_TTL_MS } from '@/lib/shared-state/shipped-status/shipped-status';
+import { MemoryShippedStatus, SHIPPED_MISSING_TTL_MS } from '@/lib/shared-state/shipped-status';
 
 describe('memory that the store lacks the shipped status', () => {
   it('writes shipped until told otherwise, completed for the TTL after, then shipped again', async () => {

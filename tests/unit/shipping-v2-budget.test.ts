@@ -3,8 +3,8 @@
  * by every instance through Redis, and a 429's Retry-After stops every instance.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryShipStationRateBudget, SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget/rate-budget';
-import { RedisShipStationRateBudget } from '@/lib/shared-state/shipstation-budget/redis';
+import { MemoryShipStationRateBudget, SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget';
+import { RedisShipStationRateBudget } from '@/lib/shared-state/shipstation-budget';
 import { noRedis, REDIS_SKIP_REASON, redisConnection, testPrefix } from '../support/redis';
 
 describe('the V2 budget in one instance', () => {

@@ -11,7 +11,7 @@ import { markOrderShipped, type ShipResult } from '@/lib/webhooks/shipping/mark-
 import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/shipstation-failure';
 
 export { isRetryableShipStationFailure, shipStationFailure };
-import { queueForReplay } from '@/lib/shared-state/shipping-replay/replay-queue';
+import { queueForReplay } from '@/lib/shared-state/shipping-replay';
 import {
   hasOrderNumber,
   ORDER_EVENT_TYPES,

@@ -5,7 +5,7 @@ import { ShipStationError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { settlePendingRateLimit } from '@/lib/shared-state/rate-limit/pending';
-import { queueForReplay } from '@/lib/shared-state/shipping-replay/replay-queue';
+import { queueForReplay } from '@/lib/shared-state/shipping-replay';
 import { checkResourceUrl, isResourceUrlRefusal } from '@/lib/shipping/resource-url';
 import { trackedLabelId } from '@/lib/shipping/shipstation-v2';
 import {

@@ -10,7 +10,7 @@ import { shopNotes } from '@/lib/orders/notes';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { DeliveryNotice } from '@/lib/shipping/shipstation-v2';
-import { FALLBACK_STATUS, SHIPPED_STATUS } from '@/lib/shared-state/shipped-status/shipped-status';
+import { FALLBACK_STATUS, SHIPPED_STATUS } from '@/lib/shared-state/shipped-status';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import { isFinalStoreFailure } from '@/lib/webhooks/shipping/mark-shipped';
 import { checkNoteDetail } from '@/lib/webhooks/shipping/note-details';

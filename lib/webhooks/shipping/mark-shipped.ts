@@ -19,7 +19,7 @@ import type { LockPeek } from '@/lib/shared-state/order-locks/order-locks';
 import { customerSafeNotice } from '@/lib/webhooks/shipping/note-details';
 import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/shipstation-failure';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
-import { FALLBACK_STATUS, SHIPPED_STATUS, type ShippedStatusReading } from '@/lib/shared-state/shipped-status/shipped-status';
+import { FALLBACK_STATUS, SHIPPED_STATUS, type ShippedStatusReading } from '@/lib/shared-state/shipped-status';
 
 export const SHIPPABLE_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.processing, ORDER_STATUS.awaitingShipment]);
 

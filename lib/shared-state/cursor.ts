@@ -1,0 +1,163 @@
+/**
+ * Where an interrupted cron run resumes: payment reconciliation after the last event it finished, shipment
+ * reconciliation at a page of its pass's fixed window. Shared, so the next run continues on any instance;
+ * in Redis one JSON value under one key, expiring with the window. Losing one costs only a new pass.
+ */
+import { log } from '@/lib/log';
+import { KEY_PREFIX, type RedisConnection } from '@/lib/redis/connection';
+import { unlessUnavailable } from '@/lib/shared-state/fallback';
+
+export interface ReconcileCursor {
+  /** The id of the last event the interrupted run finished: the next run lists events after it (older ones). */
+  startingAfter: string;
+  /** When it was saved (ms since the epoch). */
+  savedAt: number;
+}
+
+export interface ShipmentCursor {
+  /** The pass's window, fixed when it began, so its pages keep their contents from run to run (ISO 8601, UTC). */
+  createdFrom: string;
+  createdTo: string;
+  page: number;
+  /** How many of that page's (non-voided) shipments it finished. */
+  done: number;
+  savedAt: number;
+}
+
+export interface CursorStore<Cursor> {
+  load(): Promise<Cursor | undefined>;
+  /** Saves the cursor; it may be forgotten after `ttlMs`. */
+  save(cursor: Cursor, ttlMs: number): Promise<void>;
+  /** Forgets the cursor: the last run reached the end of the window. */
+  clear(): Promise<void>;
+}
+
+export type ReconcileCursorStore = CursorStore<ReconcileCursor>;
+export type ShipmentCursorStore = CursorStore<ShipmentCursor>;
+
+/** How one cursor is stored in Redis and named in the logs. */
+export interface CursorKind<Cursor> {
+  /** The key after the prefix, and the Redis operations' prefix (`<operation>_read`, `_write`, `_clear`). */
+  key: string;
+  operation: string;
+  /** The stored fields; a stored value whose fields fail `valid` is no cursor (a new pass is always safe). */
+  fields: readonly (keyof Cursor & string)[];
+  valid(value: Record<string, unknown>): boolean;
+  /** The log events' prefix (`<log>.cursor_unreadable`, `_not_saved`, `_not_cleared`), what an unreadable one costs. */
+  log: string;
+  unreadable: string;
+  /** Identifiers of a cursor that could not be saved. */
+  position(cursor: Cursor): Record<string, string | number>;
+}
+
+export const RECONCILE_CURSOR: CursorKind<ReconcileCursor> = {
+  key: 'reconcile:cursor',
+  operation: 'reconcile_cursor',
+  fields: ['startingAfter', 'savedAt'],
+  valid: (c) => typeof c.startingAfter === 'string' && typeof c.savedAt === 'number',
+  log: 'reconcile',
+  unreadable: 'starting from the newest event of the window',
+  position: (cursor) => ({ resumeAfter: cursor.startingAfter }),
+};
+
+const count = (value: unknown, least: number) => Number.isSafeInteger(value) && (value as number) >= least;
+
+export const SHIPMENT_CURSOR: CursorKind<ShipmentCursor> = {
+  key: 'reconcile:shipments:cursor',
+  operation: 'shipment_cursor',
+  fields: ['createdFrom', 'createdTo', 'page', 'done', 'savedAt'],
+  valid: (c) =>
+    typeof c.createdFrom === 'string' &&
+    typeof c.createdTo === 'string' &&
+    count(c.page, 1) &&
+    count(c.done, 0) &&
+    typeof c.savedAt === 'number',
+  log: 'shipping.reconcile',
+  unreadable: 'starting a new pass',
+  position: (cursor) => ({ page: cursor.page, done: cursor.done }),
+};
+
+/** One process's cursor: lost on restart, which costs only a new pass. */
+export class MemoryCursorStore<Cursor extends object> implements CursorStore<Cursor> {
+  private cursor: { value: Cursor; expiresAt: number } | undefined;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async load(): Promise<Cursor | undefined> {
+    if (this.cursor && this.cursor.expiresAt <= this.now()) this.cursor = undefined;
+    return this.cursor ? { ...this.cursor.value } : undefined;
+  }
+
+  async save(cursor: Cursor, ttlMs: number): Promise<void> {
+    this.cursor = { value: { ...cursor }, expiresAt: this.now() + ttlMs };
+  }
+
+  async clear(): Promise<void> {
+    this.cursor = undefined;
+  }
+}
+
+/** The cursor under `<prefix><kind.key>`: SET PX, GET, DEL, one round trip each. */
+export class RedisCursorStore<Cursor extends object> implements CursorStore<Cursor> {
+  private readonly key: string;
+
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly kind: CursorKind<Cursor>,
+    prefix = KEY_PREFIX,
+  ) {
+    this.key = `${prefix}${kind.key}`;
+  }
+
+  private fieldsOf(value: object): Record<string, unknown> {
+    return Object.fromEntries(this.kind.fields.map((field) => [field, (value as Record<string, unknown>)[field]]));
+  }
+
+  async load(): Promise<Cursor | undefined> {
+    const value = await this.connection.run(`${this.kind.operation}_read`, (redis) => redis.get(this.key));
+    if (value === null) return undefined;
+    let cursor: unknown;
+    try {
+      cursor = JSON.parse(value);
+    } catch {
+      return undefined;
+    }
+    if (typeof cursor !== 'object' || cursor === null || !this.kind.valid(cursor as Record<string, unknown>)) return undefined;
+    return this.fieldsOf(cursor) as Cursor;
+  }
+
+  async save(cursor: Cursor, ttlMs: number): Promise<void> {
+    const value = JSON.stringify(this.fieldsOf(cursor));
+    const expiration = { type: 'PX', value: ttlMs } as const;
+    await this.connection.run(`${this.kind.operation}_write`, (redis) => redis.set(this.key, value, { expiration }));
+  }
+
+  async clear(): Promise<void> {
+    await this.connection.run(`${this.kind.operation}_clear`, (redis) => redis.del(this.key));
+  }
+}
+
+/**
+ * The cursor in Redis, where an outage costs only a pass: an unreadable cursor means a new pass (applying an
+ * event or a shipment twice changes nothing), an unsaved one is logged and costs the next run that same pass,
+ * an uncleared one the rest of an old pass.
+ */
+export function cursorWithFallback<Cursor>(shared: CursorStore<Cursor>, kind: CursorKind<Cursor>): CursorStore<Cursor> {
+  return {
+    load: () =>
+      unlessUnavailable(
+        () => shared.load(),
+        (error) => void log.warn(`${kind.log}.cursor_unreadable`, { cause: error.details?.cause, message: kind.unreadable }),
+      ),
+    save: (cursor, ttlMs) =>
+      unlessUnavailable(
+        () => shared.save(cursor, ttlMs),
+        (error) => log.error(`${kind.log}.cursor_not_saved`, { cause: error.details?.cause, ...kind.position(cursor) }),
+      ),
+    clear: () =>
+      unlessUnavailable(
+        () => shared.clear(),
+        (error) => log.warn(`${kind.log}.cursor_not_cleared`, { cause: error.details?.cause }),
+      ),
+  };
+}

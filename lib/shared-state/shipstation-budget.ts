@@ -1,0 +1,183 @@
+/**
+ * ShipStation's request budget (40 requests a minute per V1 key, 200 per V2 key), started from the documented
+ * limit and corrected by each response's X-Rate-Limit headers, so the service stops asking before a 429.
+ * In-process it counts one instance's requests; in Redis every instance draws on one budget per account.
+ */
+import { createHash } from 'node:crypto';
+import { KEY_PREFIX, RedisScript, type RedisConnection } from '@/lib/redis/connection';
+
+const SHIPSTATION_REQUESTS_PER_MINUTE = 40;
+/** The V2 API's (api.shipstation.com) own budget; its 429 says how long with Retry-After. */
+export const SHIPSTATION_V2_REQUESTS_PER_MINUTE = 200;
+const BUDGET_WINDOW_MS = 60_000;
+/** A Reset header beyond this is not believed (a misread or a unit mix-up would otherwise stall every delivery). */
+const MAX_RESET_SECONDS = 120;
+
+export interface ShipStationRateBudget {
+  /** Takes one request from the budget and returns 0, or returns how many ms to wait first (nothing is taken then). */
+  reserve(): Promise<number>;
+  /** Adopts what a response says about the current window. */
+  observe(headers: Headers): Promise<void>;
+  /** A 429: nothing is left until the window ShipStation names (or Retry-After) has passed. */
+  throttled(headers: Headers): Promise<void>;
+}
+
+function headerNumber(headers: Headers, name: string): number | undefined {
+  const raw = headers.get(name)?.trim();
+  if (!raw || !/^\d+(\.\d+)?$/.test(raw)) return undefined;
+  return Number(raw);
+}
+
+/** What a response's headers say, checked and capped: the limit, and the remaining count with its window's end. */
+function readBudgetHeaders(headers: Headers): { limit: number | undefined; window: { remaining: number; resetInMs: number } | undefined } {
+  const limit = headerNumber(headers, 'x-rate-limit-limit');
+  const remaining = headerNumber(headers, 'x-rate-limit-remaining');
+  const reset = headerNumber(headers, 'x-rate-limit-reset');
+  return {
+    limit: limit !== undefined && limit > 0 ? Math.floor(limit) : undefined,
+    window:
+      remaining === undefined || reset === undefined
+        ? undefined
+        : { remaining: Math.floor(remaining), resetInMs: Math.min(reset, MAX_RESET_SECONDS) * 1000 },
+  };
+}
+
+/** How long a 429 stops requests: ShipStation's Reset, else Retry-After, else a whole window. */
+function throttledForMs(headers: Headers): number {
+  const seconds = headerNumber(headers, 'x-rate-limit-reset') ?? headerNumber(headers, 'retry-after') ?? BUDGET_WINDOW_MS / 1000;
+  return Math.min(seconds, MAX_RESET_SECONDS) * 1000;
+}
+
+export class MemoryShipStationRateBudget implements ShipStationRateBudget {
+  private limit: number;
+  private remaining: number;
+  private resetAt = 0;
+
+  constructor(
+    private readonly now: () => number = Date.now,
+    perMinute = SHIPSTATION_REQUESTS_PER_MINUTE,
+  ) {
+    this.limit = perMinute;
+    this.remaining = perMinute;
+  }
+
+  async reserve(): Promise<number> {
+    const now = this.now();
+    if (now >= this.resetAt) {
+      this.remaining = this.limit;
+      this.resetAt = now + BUDGET_WINDOW_MS;
+    }
+    if (this.remaining > 0) {
+      this.remaining -= 1;
+      return 0;
+    }
+    return this.resetAt - now;
+  }
+
+  async observe(headers: Headers): Promise<void> {
+    const report = readBudgetHeaders(headers);
+    if (report.limit !== undefined) this.limit = report.limit;
+    if (!report.window) return;
+    const resetAt = this.now() + report.window.resetInMs;
+    // Within the window already counted, requests still in flight were taken from the
+    // budget but not yet from ShipStation's count: keep the lower figure. A later
+    // window (Reset is in whole seconds, hence the slack) starts from ShipStation's.
+    const newerWindow = resetAt > this.resetAt + 1000;
+    this.remaining = newerWindow ? report.window.remaining : Math.min(report.window.remaining, this.remaining);
+    this.resetAt = resetAt;
+  }
+
+  async throttled(headers: Headers): Promise<void> {
+    this.remaining = 0;
+    this.resetAt = this.now() + throttledForMs(headers);
+  }
+}
+
+/** The hash outlives any window it can describe (Reset is capped at 120 s). */
+const STATE_TTL_MS = 5 * 60_000;
+
+// KEYS[1] the account's hash; ARGV: now, window ms, default limit, state TTL ms.
+const STATE = `
+local s = redis.call('HMGET', KEYS[1], 'limit', 'remaining', 'resetAt')
+local limit = tonumber(s[1]) or tonumber(ARGV[3])
+local remaining = tonumber(s[2]) or limit
+local resetAt = tonumber(s[3]) or 0
+local now = tonumber(ARGV[1])
+`;
+const SAVE = `
+redis.call('HSET', KEYS[1], 'limit', limit, 'remaining', remaining, 'resetAt', resetAt)
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+`;
+
+const RESERVE = new RedisScript(`${STATE}
+if now >= resetAt then
+  remaining = limit
+  resetAt = now + tonumber(ARGV[2])
+end
+local wait = 0
+if remaining > 0 then remaining = remaining - 1 else wait = resetAt - now end
+${SAVE}
+return wait
+`);
+
+// ARGV[5] reported limit or '', ARGV[6] reported remaining or '', ARGV[7] reset in ms or ''.
+const OBSERVE = new RedisScript(`${STATE}
+if ARGV[5] ~= '' then limit = tonumber(ARGV[5]) end
+if ARGV[6] ~= '' then
+  local reportedResetAt = now + tonumber(ARGV[7])
+  local reported = tonumber(ARGV[6])
+  if reportedResetAt > resetAt + 1000 then remaining = reported else remaining = math.min(reported, remaining) end
+  resetAt = reportedResetAt
+end
+${SAVE}
+return 0
+`);
+
+// ARGV[5] how long the 429 stops requests, in ms.
+const THROTTLED = new RedisScript(`${STATE}
+remaining = 0
+resetAt = now + tonumber(ARGV[5])
+${SAVE}
+return 0
+`);
+
+export class RedisShipStationRateBudget implements ShipStationRateBudget {
+  private readonly key: string;
+  private readonly now: () => number;
+  private readonly perMinute: number;
+
+  /** `api: 'v2'` is the V2 API's budget: its own hash and limit, never shared with a V1 key's. */
+  constructor(
+    private readonly connection: RedisConnection,
+    account: string,
+    options: { prefix?: string; now?: () => number; api?: 'v1' | 'v2' } = {},
+  ) {
+    const digest = createHash('sha256').update(account).digest('hex').slice(0, 16);
+    const v2 = options.api === 'v2';
+    this.key = `${options.prefix ?? KEY_PREFIX}shipstation:budget:${v2 ? 'v2:' : ''}${digest}`;
+    this.now = options.now ?? Date.now;
+    this.perMinute = v2 ? SHIPSTATION_V2_REQUESTS_PER_MINUTE : SHIPSTATION_REQUESTS_PER_MINUTE;
+  }
+
+  private run(name: string, script: RedisScript, extra: string[] = []): Promise<unknown> {
+    const args = [String(this.now()), String(BUDGET_WINDOW_MS), String(this.perMinute), String(STATE_TTL_MS), ...extra];
+    return this.connection.run(name, (redis) => script.run(redis, [this.key], args));
+  }
+
+  async reserve(): Promise<number> {
+    return Number(await this.run('shipstation_budget_reserve', RESERVE));
+  }
+
+  async observe(headers: Headers): Promise<void> {
+    const report = readBudgetHeaders(headers);
+    await this.run('shipstation_budget_observe', OBSERVE, [
+      report.limit === undefined ? '' : String(report.limit),
+      report.window ? String(report.window.remaining) : '',
+      report.window ? String(report.window.resetInMs) : '',
+    ]);
+  }
+
+  async throttled(headers: Headers): Promise<void> {
+    await this.run('shipstation_budget_throttled', THROTTLED, [String(throttledForMs(headers))]);
+  }
+}
