@@ -3,26 +3,30 @@
  * reconciliation at a page of its pass's fixed window. Shared, so the next run continues on any instance;
  * in Redis one JSON value under one key, expiring with the window. Losing one costs only a new pass.
  */
+import { z } from 'zod';
 import { log } from '@/lib/log';
 import { KEY_PREFIX, type RedisConnection } from '@/lib/redis/connection';
 import { unlessUnavailable } from '@/lib/shared-state/fallback';
 
-export interface ReconcileCursor {
+const reconcileCursor = z.object({
   /** The id of the last event the interrupted run finished: the next run lists events after it (older ones). */
-  startingAfter: string;
+  startingAfter: z.string(),
   /** When it was saved (ms since the epoch). */
-  savedAt: number;
-}
+  savedAt: z.number(),
+});
 
-export interface ShipmentCursor {
+const shipmentCursor = z.object({
   /** The pass's window, fixed when it began, so its pages keep their contents from run to run (ISO 8601, UTC). */
-  createdFrom: string;
-  createdTo: string;
-  page: number;
+  createdFrom: z.string(),
+  createdTo: z.string(),
+  page: z.int().min(1),
   /** How many of that page's (non-voided) shipments it finished. */
-  done: number;
-  savedAt: number;
-}
+  done: z.int().min(0),
+  savedAt: z.number(),
+});
+
+export type ReconcileCursor = z.infer<typeof reconcileCursor>;
+export type ShipmentCursor = z.infer<typeof shipmentCursor>;
 
 export interface CursorStore<Cursor> {
   load(): Promise<Cursor | undefined>;
@@ -40,9 +44,8 @@ export interface CursorKind<Cursor> {
   /** The key after the prefix, and the Redis operations' prefix (`<operation>_read`, `_write`, `_clear`). */
   key: string;
   operation: string;
-  /** The stored fields; a stored value whose fields fail `valid` is no cursor (a new pass is always safe). */
-  fields: readonly (keyof Cursor & string)[];
-  valid(value: Record<string, unknown>): boolean;
+  /** A stored value it refuses is no cursor (a new pass is always safe); it keeps only the cursor's own fields. */
+  schema: z.ZodType<Cursor>;
   /** The log events' prefix (`<log>.cursor_unreadable`, `_not_saved`, `_not_cleared`), what an unreadable one costs. */
   log: string;
   unreadable: string;
@@ -53,25 +56,16 @@ export interface CursorKind<Cursor> {
 export const RECONCILE_CURSOR: CursorKind<ReconcileCursor> = {
   key: 'reconcile:cursor',
   operation: 'reconcile_cursor',
-  fields: ['startingAfter', 'savedAt'],
-  valid: (c) => typeof c.startingAfter === 'string' && typeof c.savedAt === 'number',
+  schema: reconcileCursor,
   log: 'reconcile',
   unreadable: 'starting from the newest event of the window',
   position: (cursor) => ({ resumeAfter: cursor.startingAfter }),
 };
 
-const count = (value: unknown, least: number) => Number.isSafeInteger(value) && (value as number) >= least;
-
 export const SHIPMENT_CURSOR: CursorKind<ShipmentCursor> = {
   key: 'reconcile:shipments:cursor',
   operation: 'shipment_cursor',
-  fields: ['createdFrom', 'createdTo', 'page', 'done', 'savedAt'],
-  valid: (c) =>
-    typeof c.createdFrom === 'string' &&
-    typeof c.createdTo === 'string' &&
-    count(c.page, 1) &&
-    count(c.done, 0) &&
-    typeof c.savedAt === 'number',
+  schema: shipmentCursor,
   log: 'shipping.reconcile',
   unreadable: 'starting a new pass',
   position: (cursor) => ({ page: cursor.page, done: cursor.done }),
@@ -98,7 +92,7 @@ export class MemoryCursorStore<Cursor extends object> implements CursorStore<Cur
 }
 
 /** The cursor under `<prefix><kind.key>`: SET PX, GET, DEL, one round trip each. */
-export class RedisCursorStore<Cursor extends object> implements CursorStore<Cursor> {
+export class RedisCursorStore<Cursor> implements CursorStore<Cursor> {
   private readonly key: string;
 
   constructor(
@@ -109,25 +103,18 @@ export class RedisCursorStore<Cursor extends object> implements CursorStore<Curs
     this.key = `${prefix}${kind.key}`;
   }
 
-  private fieldsOf(value: object): Record<string, unknown> {
-    return Object.fromEntries(this.kind.fields.map((field) => [field, (value as Record<string, unknown>)[field]]));
-  }
-
   async load(): Promise<Cursor | undefined> {
     const value = await this.connection.run(`${this.kind.operation}_read`, (redis) => redis.get(this.key));
     if (value === null) return undefined;
-    let cursor: unknown;
     try {
-      cursor = JSON.parse(value);
+      return this.kind.schema.safeParse(JSON.parse(value)).data;
     } catch {
       return undefined;
     }
-    if (typeof cursor !== 'object' || cursor === null || !this.kind.valid(cursor as Record<string, unknown>)) return undefined;
-    return this.fieldsOf(cursor) as Cursor;
   }
 
   async save(cursor: Cursor, ttlMs: number): Promise<void> {
-    const value = JSON.stringify(this.fieldsOf(cursor));
+    const value = JSON.stringify(cursor);
     const expiration = { type: 'PX', value: ttlMs } as const;
     await this.connection.run(`${this.kind.operation}_write`, (redis) => redis.set(this.key, value, { expiration }));
   }
