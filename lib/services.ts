@@ -6,7 +6,7 @@ import type { CardProvider } from '@/lib/card/stripe';
 import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/config';
 import { closeRedisConnection, getRedisConnection, type RedisConnection } from '@/lib/redis/connection';
 import { cursorWithFallback, MemoryCursorStore, RECONCILE_CURSOR, RedisCursorStore, SHIPMENT_CURSOR } from '@/lib/shared-state/cursor';
-import type { CursorKind, ReconcileCursorStore, ShipmentCursorStore } from '@/lib/shared-state/cursor';
+import type { CursorKind, ReconcileCursor, ReconcileCursorStore, ShipmentCursor, ShipmentCursorStore } from '@/lib/shared-state/cursor';
 import { FallbackWarning, withFallback } from '@/lib/shared-state/fallback';
 import { OrderLocksWithFallback, OrderLocksWithoutFallback } from '@/lib/shared-state/order-locks/fallback';
 import { MemoryOrderLocks, ORDER_LOCK_WAIT_MS, type LockWait, type OrderLocks } from '@/lib/shared-state/order-locks/order-locks';
@@ -61,37 +61,35 @@ export interface Services extends Omit<SharedState, 'shipStationBudget'> {
 
 let current: Services | undefined;
 
-function inProcessState(config: Config): SharedState & { shippingReplay: MemoryShippingReplayQueue } {
-  const locks = new MemoryOrderLocks(lockWait(config));
-  return {
-    rateLimiter: new MemoryRateLimiter(),
-    orderLocks: locks,
-    cardEventLocks: locks,
-    processedEvents: new MemoryProcessedEvents(),
-    reconcileCursor: new MemoryCursorStore(),
-    shipmentCursor: new MemoryCursorStore(),
-    shipmentCursorsV2: { labels: new MemoryCursorStore(), fulfillments: new MemoryCursorStore() },
-    shippingReplay: new MemoryShippingReplayQueue(),
-    shippedStatus: new MemoryShippedStatus(),
-    shipStationBudget: (_account, api) =>
-      new MemoryShipStationRateBudget(Date.now, api === 'v2' ? SHIPSTATION_V2_REQUESTS_PER_MINUTE : undefined),
-    storeSlots: config.storeConcurrency ? new MemoryStoreSlots(config.storeConcurrency) : undefined,
-  };
-}
-
 /** A writer waits at most ORDER_LOCK_WAIT_MS, keeping one UPSTREAM_TIMEOUT_MS for the work under the lock. */
 function lockWait(config: Config): LockWait {
   return { waitMs: ORDER_LOCK_WAIT_MS, reserveMs: config.upstreamTimeoutMs };
 }
 
 /**
- * Every piece in Redis, falling back to this instance's memory while Redis fails, but for the card webhook's
- * locks and processed events (Stripe retries instead) and the replay cron's reads of its queue (the run fails).
+ * Without Redis, this instance's memory. With it, every piece in Redis, falling back to this memory while Redis fails, but for the
+ * card webhook's locks and processed events (Stripe retries instead) and the replay cron's reads of its queue (the run fails).
  */
-function redisState(redis: RedisConnection, config: Config, local: ReturnType<typeof inProcessState>): SharedState {
+function sharedState(config: Config, redis: RedisConnection | undefined): SharedState {
+  const locks = new MemoryOrderLocks(lockWait(config));
+  const local = {
+    rateLimiter: new MemoryRateLimiter(),
+    orderLocks: locks,
+    cardEventLocks: locks,
+    processedEvents: new MemoryProcessedEvents(),
+    reconcileCursor: new MemoryCursorStore<ReconcileCursor>(),
+    shipmentCursor: new MemoryCursorStore<ShipmentCursor>(),
+    shipmentCursorsV2: { labels: new MemoryCursorStore<ShipmentCursor>(), fulfillments: new MemoryCursorStore<ShipmentCursor>() },
+    shippingReplay: new MemoryShippingReplayQueue(),
+    shippedStatus: new MemoryShippedStatus(),
+    shipStationBudget: (_account: string, api?: 'v1' | 'v2') =>
+      new MemoryShipStationRateBudget(Date.now, api === 'v2' ? SHIPSTATION_V2_REQUESTS_PER_MINUTE : undefined),
+    storeSlots: config.storeConcurrency ? new MemoryStoreSlots(config.storeConcurrency) : undefined,
+  };
+  if (!redis) return local;
   const warning = new FallbackWarning();
   const prefix = config.redisKeyPrefix;
-  const cursor = <C extends object>(kind: CursorKind<C>, at = prefix) => cursorWithFallback(new RedisCursorStore(redis, kind, at), kind);
+  const cursor = <C>(kind: CursorKind<C>, at = prefix) => cursorWithFallback(new RedisCursorStore(redis, kind, at), kind);
   const sharedLocks = new RedisOrderLocks(redis, { prefix, ttlMs: orderLockTtlMs(config.upstreamTimeoutMs), ...lockWait(config) });
   return {
     rateLimiter: new RateLimiterWithFallback(new RedisRateLimiter(redis, { prefix }), local.rateLimiter, warning),
@@ -109,7 +107,7 @@ function redisState(redis: RedisConnection, config: Config, local: ReturnType<ty
     shippedStatus: shippedStatusWithFallback(new RedisShippedStatus(redis, { prefix }), local.shippedStatus, warning),
     shipStationBudget: (account, api) => {
       const shared = new RedisShipStationRateBudget(redis, account, { prefix, api });
-      return withFallback('shipstation_budget', warning, shared, local.shipStationBudget(account, api));
+      return withFallback<ShipStationRateBudget>('shipstation_budget', warning, shared, local.shipStationBudget(account, api));
     },
     storeSlots:
       config.storeConcurrency && local.storeSlots
@@ -121,9 +119,8 @@ function redisState(redis: RedisConnection, config: Config, local: ReturnType<ty
 function build(config: Config): Services {
   let store: Store | undefined;
   let card: Promise<CardProvider> | undefined;
-  const local = inProcessState(config);
   const redis = getRedisConnection(config);
-  const state = redis ? redisState(redis, config, local) : local;
+  const state = sharedState(config, redis);
   const gate = state.storeSlots ? new StoreGate(state.storeSlots) : undefined;
   const { shipStationBudget, ...shared } = state;
   const v1 = shipStationSettings(config);

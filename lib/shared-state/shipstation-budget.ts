@@ -96,49 +96,37 @@ export class MemoryShipStationRateBudget implements ShipStationRateBudget {
 /** The hash outlives any window it can describe (Reset is capped at 120 s). */
 const STATE_TTL_MS = 5 * 60_000;
 
-// KEYS[1] the account's hash; ARGV: now, window ms, default limit, state TTL ms.
-const STATE = `
+/** MemoryShipStationRateBudget's steps, one script. KEYS[1] the account's hash; ARGV: now, window ms, default limit, TTL ms, step. */
+const BUDGET = new RedisScript(`
 local s = redis.call('HMGET', KEYS[1], 'limit', 'remaining', 'resetAt')
 local limit = tonumber(s[1]) or tonumber(ARGV[3])
 local remaining = tonumber(s[2]) or limit
 local resetAt = tonumber(s[3]) or 0
 local now = tonumber(ARGV[1])
-`;
-const SAVE = `
+local wait = 0
+if ARGV[5] == 'reserve' then
+  if now >= resetAt then
+    remaining = limit
+    resetAt = now + tonumber(ARGV[2])
+  end
+  if remaining > 0 then remaining = remaining - 1 else wait = resetAt - now end
+elseif ARGV[5] == 'throttled' then
+  -- ARGV[6] how long the 429 stops requests, in ms.
+  remaining = 0
+  resetAt = now + tonumber(ARGV[6])
+else
+  -- observe: ARGV[6] reported limit or '', ARGV[7] reported remaining or '', ARGV[8] reset in ms or ''.
+  if ARGV[6] ~= '' then limit = tonumber(ARGV[6]) end
+  if ARGV[7] ~= '' then
+    local reportedResetAt = now + tonumber(ARGV[8])
+    local reported = tonumber(ARGV[7])
+    if reportedResetAt > resetAt + 1000 then remaining = reported else remaining = math.min(reported, remaining) end
+    resetAt = reportedResetAt
+  end
+end
 redis.call('HSET', KEYS[1], 'limit', limit, 'remaining', remaining, 'resetAt', resetAt)
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
-`;
-
-const RESERVE = new RedisScript(`${STATE}
-if now >= resetAt then
-  remaining = limit
-  resetAt = now + tonumber(ARGV[2])
-end
-local wait = 0
-if remaining > 0 then remaining = remaining - 1 else wait = resetAt - now end
-${SAVE}
 return wait
-`);
-
-// ARGV[5] reported limit or '', ARGV[6] reported remaining or '', ARGV[7] reset in ms or ''.
-const OBSERVE = new RedisScript(`${STATE}
-if ARGV[5] ~= '' then limit = tonumber(ARGV[5]) end
-if ARGV[6] ~= '' then
-  local reportedResetAt = now + tonumber(ARGV[7])
-  local reported = tonumber(ARGV[6])
-  if reportedResetAt > resetAt + 1000 then remaining = reported else remaining = math.min(reported, remaining) end
-  resetAt = reportedResetAt
-end
-${SAVE}
-return 0
-`);
-
-// ARGV[5] how long the 429 stops requests, in ms.
-const THROTTLED = new RedisScript(`${STATE}
-remaining = 0
-resetAt = now + tonumber(ARGV[5])
-${SAVE}
-return 0
 `);
 
 export class RedisShipStationRateBudget implements ShipStationRateBudget {
@@ -159,18 +147,18 @@ export class RedisShipStationRateBudget implements ShipStationRateBudget {
     this.perMinute = v2 ? SHIPSTATION_V2_REQUESTS_PER_MINUTE : SHIPSTATION_REQUESTS_PER_MINUTE;
   }
 
-  private run(name: string, script: RedisScript, extra: string[] = []): Promise<unknown> {
-    const args = [String(this.now()), String(BUDGET_WINDOW_MS), String(this.perMinute), String(STATE_TTL_MS), ...extra];
-    return this.connection.run(name, (redis) => script.run(redis, [this.key], args));
+  private run(step: 'reserve' | 'observe' | 'throttled', extra: string[] = []): Promise<unknown> {
+    const args = [String(this.now()), String(BUDGET_WINDOW_MS), String(this.perMinute), String(STATE_TTL_MS), step, ...extra];
+    return this.connection.run(`shipstation_budget_${step}`, (redis) => BUDGET.run(redis, [this.key], args));
   }
 
   async reserve(): Promise<number> {
-    return Number(await this.run('shipstation_budget_reserve', RESERVE));
+    return Number(await this.run('reserve'));
   }
 
   async observe(headers: Headers): Promise<void> {
     const report = readBudgetHeaders(headers);
-    await this.run('shipstation_budget_observe', OBSERVE, [
+    await this.run('observe', [
       report.limit === undefined ? '' : String(report.limit),
       report.window ? String(report.window.remaining) : '',
       report.window ? String(report.window.resetInMs) : '',
@@ -178,6 +166,6 @@ export class RedisShipStationRateBudget implements ShipStationRateBudget {
   }
 
   async throttled(headers: Headers): Promise<void> {
-    await this.run('shipstation_budget_throttled', THROTTLED, [String(throttledForMs(headers))]);
+    await this.run('throttled', [String(throttledForMs(headers))]);
   }
 }
