@@ -1,7 +1,6 @@
 /**
- * Where an interrupted cron run resumes: payment reconciliation after the last event it finished, shipment
- * reconciliation at a page of its pass's fixed window. Shared, so the next run continues on any instance;
- * in Redis one JSON value under one key, expiring with the window. Losing one costs only a new pass.
+ * Where an interrupted reconciliation resumes (payments: after the last event done; shipments: a page of a fixed
+ * window), in Redis as one JSON value under one key expiring with the window. Losing one costs only a new pass.
  */
 import { z } from 'zod';
 import { log } from '@/lib/log';
@@ -125,9 +124,8 @@ export class RedisCursorStore<Cursor> implements CursorStore<Cursor> {
 }
 
 /**
- * The cursor in Redis, where an outage costs only a pass: an unreadable cursor means a new pass (applying an
- * event or a shipment twice changes nothing), an unsaved one is logged and costs the next run that same pass,
- * an uncleared one the rest of an old pass.
+ * An outage costs only a pass: an unreadable cursor means a new pass (applying an event or a shipment twice changes
+ * nothing), an unsaved one is logged and costs the next run that pass again, an uncleared one the rest of an old pass.
  */
 export function cursorWithFallback<Cursor>(shared: CursorStore<Cursor>, kind: CursorKind<Cursor>): CursorStore<Cursor> {
   return {

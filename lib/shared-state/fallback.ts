@@ -1,7 +1,6 @@
 /**
- * What shared state does when Redis fails (docs/operations.md, "When Redis is down"): a piece's Redis
- * implementation answers with this instance's memory instead, warning at most once a minute.
- * lib/services.ts decides which state may fall back and which may not.
+ * When Redis fails (docs/operations.md, "When Redis is down"), a piece's Redis implementation answers with this
+ * instance's memory, warning at most once a minute; lib/services.ts decides which state may fall back.
  */
 import { SharedStateUnavailableError } from '@/lib/errors';
 import { log } from '@/lib/log';

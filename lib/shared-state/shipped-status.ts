@@ -18,15 +18,11 @@ const statusFor = (missing: boolean) => (missing ? FALLBACK_STATUS : SHIPPED_STA
 export interface ShippedStatusMemory {
   /** The status to write now: `completed` while the store is remembered to lack `shipped`. */
   statusToWrite(): Promise<string>;
-  /** One shipment's read of the memory, which the order's lock may carry (below). */
   reading(): ShippedStatusReading;
   rememberShippedMissing(): Promise<void>;
 }
 
-/**
- * A shipment's read. A memory in Redis hands the order's lock a `peek` at its key, so the lock's own round
- * trip reads it; `statusToWrite` reads the memory itself only when the lock did not.
- */
+/** One shipment's read: in Redis the order's lock reads the key on its way (`peek`), or `statusToWrite` reads it. */
 export interface ShippedStatusReading {
   readonly peek?: LockPeek;
   statusToWrite(): Promise<string>;

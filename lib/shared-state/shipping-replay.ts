@@ -1,8 +1,7 @@
 /**
- * The shipping replay queue: shipping updates the store did not take, ShipStation batches not read yet, and
- * shipments the webhook had no time for, kept until GET /api/cron/retry-shipping applies them (the webhook still
- * answers 200, docs/contract.md#spec-4-4). An entry leaves only when applied, settled, or parked after
- * MAX_REPLAY_ATTEMPTS; parked entries are kept and reported, never dropped.
+ * Shipping updates the store did not take, batches not read yet, shipments the webhook had no time for: kept until
+ * GET /api/cron/retry-shipping applies them (docs/contract.md#spec-4-4). An entry leaves when applied or settled;
+ * after MAX_REPLAY_ATTEMPTS it is parked, kept and reported, never dropped.
  */
 import { randomUUID } from 'node:crypto';
 import { SharedStateUnavailableError } from '@/lib/errors';
@@ -43,7 +42,6 @@ export interface ShippingReplayQueue {
   /** Stores the entry as given (attempts, lastFailure, nextAttemptAt already updated). */
   retryLater(entry: ReplayEntry): Promise<void>;
   remove(id: string): Promise<void>;
-  /** Moves the entry from the waiting entries to the parked ones. */
   park(entry: ReplayEntry): Promise<void>;
   parked(): Promise<ReplayEntry[]>;
   counts(): Promise<{ waiting: number; parked: number }>;
@@ -151,9 +149,8 @@ const stored = (entry: ReplayEntry) => JSON.stringify(entry);
 const parsed = (body: string) => JSON.parse(body) as ReplayEntry;
 
 /**
- * In Redis, durable and shared: a hash of entries by id, a sorted set of waiting ids scored by `nextAttemptAt`,
- * a hash of parked entries, under one hash tag (one Cluster slot). One round trip each: `takeDue` a script (two
- * instances never take the same entry), the others one MULTI.
+ * Durable and shared: entries by id, waiting ids scored by `nextAttemptAt`, parked entries, under one hash tag (one
+ * Cluster slot). One round trip each: `takeDue` a script (two instances never take the same entry), the rest a MULTI.
  */
 export class RedisShippingReplayQueue implements ShippingReplayQueue {
   private readonly entriesKey: string;
@@ -230,9 +227,8 @@ export class RedisShippingReplayQueue implements ShippingReplayQueue {
 }
 
 /**
- * The queue in Redis, this instance's memory its last resort: an entry Redis cannot take is kept here (logged at
- * error level), replayed by this instance's runs, and handed over to Redis by the first run or queued update that
- * finds it answering. Reads of the shared queue never fall back: a run whose Redis fails fails (5xx).
+ * The queue in Redis, this instance's memory its last resort: an entry Redis cannot take is kept here (error log) until
+ * a run or an update finds Redis answering. Reads of the shared queue never fall back: a run whose Redis fails fails.
  */
 export class ShippingReplayQueueWithFallback implements ShippingReplayQueue {
   constructor(
