@@ -152,14 +152,40 @@ export function folderLoops(files: string[], read: (file: string) => string): st
   return loops(folders);
 }
 
-/** Shared state is reached through `Services`: a use case never names Redis (docs/architecture.md). */
+/** The file and names each `import … from` and `export … from` of a file brings in (a renamed binding counts under its original name). */
+function namedImports(file: string, source: string): { imported: string; names: string[] }[] {
+  const found: { imported: string; names: string[] }[] = [];
+  for (const statement of ts.createSourceFile(file, source, ts.ScriptTarget.Latest).statements) {
+    if (!(ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement))) continue;
+    const specifier = statement.moduleSpecifier;
+    const imported = specifier && ts.isStringLiteral(specifier) ? target(file, specifier.text) : undefined;
+    if (imported === undefined) continue;
+    const clause = ts.isImportDeclaration(statement) ? statement.importClause : undefined;
+    const bindings = ts.isImportDeclaration(statement) ? clause?.namedBindings : statement.exportClause;
+    const elements = bindings && (ts.isNamedImports(bindings) || ts.isNamedExports(bindings)) ? [...bindings.elements] : [];
+    const names = elements.map((element) => (element.propertyName ?? element.name).text);
+    found.push({ imported, names: clause?.name ? [clause.name.text, ...names] : names });
+  }
+  return found;
+}
+
+/**
+ * Shared state is reached through `Services` (docs/architecture.md): a use case imports
+ * neither lib/redis/ nor a `Redis…` name of shared state.
+ */
 export function useCaseRedisImports(files: string[], read: (file: string) => string): string[] {
   const useCases = LAYERS.findIndex((layer) => layer.name === 'use cases');
-  return [...importGraph(files, read)].flatMap(([file, imports]) =>
-    layerOf(file) === useCases
-      ? imports.filter((imported) => imported.startsWith('lib/redis/') || /^lib\/shared-state\/.+\/redis\.ts$/.test(imported)).map((imported) => `${file} -> ${imported}`)
-      : [],
-  );
+  return files
+    .filter((file) => layerOf(file) === useCases)
+    .flatMap((file) => [
+      ...importGraph([file], read)
+        .get(file)!
+        .filter((imported) => imported.startsWith('lib/redis/'))
+        .map((imported) => `${file} -> ${imported}`),
+      ...namedImports(file, read(file))
+        .filter(({ imported }) => imported.startsWith('lib/shared-state/'))
+        .flatMap(({ imported, names }) => names.filter((name) => name.startsWith('Redis')).map((name) => `${file} -> ${imported} ${name}`)),
+    ]);
 }
 
 /** Folder loops that are known and left for the restructurings that remove them; none may be added. */
@@ -204,14 +230,19 @@ describe('layers', () => {
       'lib/shared-state/budget/x.ts': "const a = () => import('@/lib/shared-state/queue/y');",
       'lib/shared-state/queue/y.ts': "import type { Notice } from '@/lib/shipping/c';",
       'lib/shipping/c.ts': 'export {};',
-      'lib/health/health.ts': "import { getRedisConnection } from '@/lib/redis/connection';\nimport type { X } from '../shared-state/locks/redis';",
+      'lib/health/health.ts':
+        "import { getRedisConnection } from '@/lib/redis/connection';\n" +
+        "import { type RedisCursorStore as Store, MemoryCursorStore } from '../shared-state/cursor';\n" +
+        "export { RedisShippedStatus } from '@/lib/shared-state/shipped-status';\n" +
+        "import type { SlotUsage } from '@/lib/shared-state/store-slots';",
     };
     const read = (file: string) => sources[file] ?? '';
     expect(importCircles(Object.keys(sources), read)).toEqual([['lib/shipping/a.ts', 'lib/shipping/b.ts']]);
     expect(folderLoops(Object.keys(sources), read)).toEqual([['lib/shared-state', 'lib/shipping']]);
     expect(useCaseRedisImports(Object.keys(sources), read)).toEqual([
       'lib/health/health.ts -> lib/redis/connection.ts',
-      'lib/health/health.ts -> lib/shared-state/locks/redis.ts',
+      'lib/health/health.ts -> lib/shared-state/cursor.ts RedisCursorStore',
+      'lib/health/health.ts -> lib/shared-state/shipped-status.ts RedisShippedStatus',
     ]);
   });
 
