@@ -6,7 +6,7 @@ import type { ZodError } from 'zod';
 
 export type SafeDetails = Record<string, string | number | boolean | null>;
 
-/** The closed list of kinds: lib/http/errors.ts answers each in one table, so a new kind does not compile without its answers. */
+/** The closed list of kinds: lib/http/errors.ts answers each in one table, so a new kind does not compile without its row. */
 export const ERROR_KINDS = [
   'rate_limited',
   'invalid_request',
@@ -88,7 +88,8 @@ export class RequestAbortedError extends ServiceError {
   }
 }
 
-export type NotPayableReason = 'Order is already paid' | 'Order status is not pending';
+export const NOT_PAYABLE_REASONS = ['Order is already paid', 'Order status is not pending'] as const;
+export type NotPayableReason = (typeof NOT_PAYABLE_REASONS)[number];
 
 export class OrderNotPayableError extends ServiceError {
   readonly kind = 'order_not_payable';
@@ -217,7 +218,7 @@ export class CardEventTooEarlyError extends ServiceError {
 export const RESOURCE_URL_REFUSALS = ['malformed', 'foreign_origin', 'credentials_in_url', 'outside_base_path'] as const;
 export type ResourceUrlRefusal = (typeof RESOURCE_URL_REFUSALS)[number];
 
-export type ShipStationFailure =
+type ShipStationFailure =
   | ResourceUrlRefusal
   | 'rate_limited'
   | 'timeout'

@@ -12,6 +12,7 @@ import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-
 import { stripeCustomerFor } from '@/lib/checkout/saved-cards';
 import type { PaymentIntentRequest } from '@/lib/checkout/schemas';
 import { CardProviderError } from '@/lib/errors';
+import type { PaymentIntentResponse } from '@/lib/http/responses';
 import { log, type RequestContext } from '@/lib/log';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { META } from '@/lib/orders/meta-keys';
@@ -19,13 +20,6 @@ import { normalizeOrder, type NormalizedOrder } from '@/lib/orders/normalize';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
-
-export interface PaymentIntentResponse {
-  success: true;
-  client_secret: string;
-  payment_intent_id: string;
-  customer_session_client_secret?: string;
-}
 
 /** Only what every concurrent call for the order shares, never a request's body (docs/decisions.md#d18). */
 export function intentIdempotencyKey(parts: {
