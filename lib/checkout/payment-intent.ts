@@ -8,7 +8,7 @@ import type { CardProvider, IntentChanges, PaymentIntentSummary } from '@/lib/ca
 import { checkoutAddressChange } from '@/lib/checkout/addresses';
 import { stripeReceiptEmail } from '@/lib/checkout/email';
 import { rerateExpressShipping } from '@/lib/checkout/express-rerate';
-import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
+import { loadPayableOrder, orderIdFromToken, pauseBeforeRetry } from '@/lib/checkout/load-payable-order';
 import { stripeCustomerFor } from '@/lib/checkout/saved-cards';
 import type { PaymentIntentRequest } from '@/lib/checkout/schemas';
 import { CardProviderError } from '@/lib/errors';
@@ -19,7 +19,6 @@ import { META } from '@/lib/orders/meta-keys';
 import { normalizeOrder, type NormalizedOrder } from '@/lib/orders/normalize';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
-import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
 
 /** Only what every concurrent call for the order shares, never a request's body (docs/decisions.md#d18). */
 export function intentIdempotencyKey(parts: {
@@ -78,11 +77,6 @@ function keyRefusal(error: unknown): 'in_progress' | 'other_parameters' | undefi
   return error.type === 'StripeIdempotencyError' ? 'other_parameters' : undefined;
 }
 
-/** A Stripe create takes about a second at most. */
-const IN_PROGRESS_PAUSES_MS = [100, 250, 500, 1000];
-
-const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /**
  * Creates the order's intent with the order as read, so every call that read it sends the same
  * parameters under the same key, or finds the one a concurrent call created (docs/decisions.md#d18).
@@ -111,11 +105,7 @@ async function createIntent(
         const other = await storedIntent(card, orderId, latest);
         if (other.intent) return { intent: other.intent, created: false, state: latest };
       }
-      const wait = IN_PROGRESS_PAUSES_MS[conflicts];
-      if (refusal === 'in_progress' && wait !== undefined && requestTimeLeftMs() - wait > MIN_ATTEMPT_MS) {
-        await pause(wait);
-        continue;
-      }
+      if (refusal === 'in_progress' && (await pauseBeforeRetry(conflicts))) continue;
       if (refusal === 'other_parameters' && key === orderKey) {
         key = `${orderKey}-${createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 16)}`;
         continue;
@@ -123,6 +113,22 @@ async function createIntent(
       throw error;
     }
   }
+}
+
+/** Changes an intent still awaiting its card; one being paid is reused unchanged (docs/decisions.md#d16). */
+export async function updateUnpaidIntent(
+  card: CardProvider,
+  intent: PaymentIntentSummary,
+  changes: IntentChanges,
+  orderId: number,
+): Promise<PaymentIntentSummary> {
+  if (Object.keys(changes).length === 0) return intent;
+  if (intent.status === 'requires_payment_method') return card.updatePaymentIntent(intent.id, changes, orderId);
+  // The card webhook puts a payment that differs from the order on hold.
+  if (changes.amount !== undefined) {
+    log.warn('payment_intent.amount_differs', { orderId, intentAmount: intent.amount, amountDue: changes.amount, intentStatus: intent.status });
+  }
+  return intent;
 }
 
 /** Without a card to save, a failure only hides saved cards; with one, the customer asked, so it fails the call. */
@@ -189,14 +195,7 @@ export async function preparePaymentIntent(
       const usage = saveCard ? 'off_session' : '';
       if ((intent.setupFutureUsage ?? '') !== usage) changes.setupFutureUsage = usage;
     }
-    if (Object.keys(changes).length > 0) {
-      if (intent.status === 'requires_payment_method') {
-        intent = await card.updatePaymentIntent(intent.id, changes, orderId);
-      } else if (changes.amount !== undefined) {
-        // Reused unchanged (docs/decisions.md#d16): the webhook puts a mismatched payment on hold.
-        log.warn('payment_intent.amount_differs', { orderId, intentAmount: intent.amount, amountDue: due.amount, intentStatus: intent.status });
-      }
-    }
+    intent = await updateUnpaidIntent(card, intent, changes, orderId);
 
     context.outcome = created ? 'intent_created' : 'intent_reused';
     const response: PaymentIntentResponse = { success: true, client_secret: intent.clientSecret, payment_intent_id: intent.id };
