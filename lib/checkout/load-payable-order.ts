@@ -15,10 +15,12 @@ export async function orderIdFromToken(token: string, services: Services, contex
   return orderId;
 }
 
-export async function loadPayableOrder(
-  orderId: number,
-  services: Services,
-): Promise<{ order: StoreOrder; normalized: NormalizedOrder }> {
+export interface PayableOrder {
+  order: StoreOrder;
+  normalized: NormalizedOrder;
+}
+
+export async function loadPayableOrder(orderId: number, services: Services): Promise<PayableOrder> {
   const order = await services.store().getOrder(orderId);
   const reason = notPayableReason(order);
   if (reason) throw new OrderNotPayableError(orderId, order.status, reason);

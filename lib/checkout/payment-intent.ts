@@ -8,7 +8,7 @@ import type { CardProvider, IntentChanges, PaymentIntentSummary } from '@/lib/ca
 import { checkoutAddressChange } from '@/lib/checkout/addresses';
 import { stripeReceiptEmail } from '@/lib/checkout/email';
 import { rerateExpressShipping } from '@/lib/checkout/express-rerate';
-import { loadPayableOrder, orderIdFromToken, pauseBeforeRetry } from '@/lib/checkout/load-payable-order';
+import { loadPayableOrder, orderIdFromToken, pauseBeforeRetry, type PayableOrder } from '@/lib/checkout/load-payable-order';
 import { stripeCustomerFor } from '@/lib/checkout/saved-cards';
 import type { PaymentIntentRequest } from '@/lib/checkout/schemas';
 import { CardProviderError } from '@/lib/errors';
@@ -16,9 +16,8 @@ import type { PaymentIntentResponse } from '@/lib/http/responses';
 import { log, type RequestContext } from '@/lib/log';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { META } from '@/lib/orders/meta-keys';
-import { normalizeOrder, type NormalizedOrder } from '@/lib/orders/normalize';
+import { normalizeOrder } from '@/lib/orders/normalize';
 import type { Services } from '@/lib/services';
-import type { StoreOrder } from '@/lib/store/types';
 
 /** Only what every concurrent call for the order shares, never a request's body (docs/decisions.md#d18). */
 export function intentIdempotencyKey(parts: {
@@ -49,12 +48,7 @@ export function reuseRefusal(
   return undefined;
 }
 
-interface OrderState {
-  order: StoreOrder;
-  normalized: NormalizedOrder;
-}
-
-async function storedIntent(card: CardProvider, orderId: number, state: OrderState): Promise<{ intent?: PaymentIntentSummary; replaces?: string }> {
+async function storedIntent(card: CardProvider, orderId: number, state: PayableOrder): Promise<{ intent?: PaymentIntentSummary; replaces?: string }> {
   const storedId = state.normalized.payment_intent_id;
   if (!storedId) return {};
   const intent = await card.retrievePaymentIntent(storedId);
@@ -85,9 +79,9 @@ async function createIntent(
   services: Services,
   card: CardProvider,
   orderId: number,
-  state: OrderState,
+  state: PayableOrder,
   replaces: string | undefined,
-): Promise<{ intent: PaymentIntentSummary; created: boolean; state: OrderState }> {
+): Promise<{ intent: PaymentIntentSummary; created: boolean; state: PayableOrder }> {
   const { normalized } = state;
   const input = { orderId, amount: normalized.charge_cents, currency: normalized.currency, email: stripeReceiptEmail(normalized.email) };
   const orderKey = intentIdempotencyKey({ orderId, amount: input.amount, currency: input.currency, replaces });
@@ -131,22 +125,12 @@ export async function updateUnpaidIntent(
   return intent;
 }
 
-/** Without a card to save, a failure only hides saved cards; with one, the customer asked, so it fails the call. */
-async function orderStripeCustomer(services: Services, card: CardProvider, orderId: number, wooCustomerId: number, saveCard: boolean): Promise<string | undefined> {
+/** A failure that only hides saved cards: logged by name, and the payment goes on without them. */
+async function orWarn<T>(event: string, orderId: number, call: () => Promise<T>): Promise<T | undefined> {
   try {
-    return await stripeCustomerFor(services, card, wooCustomerId, saveCard);
+    return await call();
   } catch (error) {
-    if (saveCard) throw error;
-    log.warn('saved_cards.unavailable', { orderId, error: error instanceof Error ? error.name : 'unknown' });
-    return undefined;
-  }
-}
-
-async function customerSession(card: CardProvider, orderId: number, customerId: string): Promise<string | undefined> {
-  try {
-    return await card.customers.createCustomerSession(customerId);
-  } catch (error) {
-    log.warn('saved_cards.session_failed', { orderId, error: error instanceof Error ? error.name : 'unknown' });
+    log.warn(event, { orderId, error: error instanceof Error ? error.name : 'unknown' });
     return undefined;
   }
 }
@@ -161,9 +145,12 @@ export async function preparePaymentIntent(
   const store = services.store();
 
   return services.orderLocks.withOrderLock(orderId, async () => {
-    let state: OrderState = await loadPayableOrder(orderId, services);
+    let state: PayableOrder = await loadPayableOrder(orderId, services);
     const saveCard = input.save_payment_method === true;
-    const stripeCustomer = await orderStripeCustomer(services, card, orderId, state.order.customer_id, saveCard);
+    // With a card to save, the customer asked for it, so a failure fails the call.
+    const stripeCustomer = saveCard
+      ? await stripeCustomerFor(services, card, state.order.customer_id, true)
+      : await orWarn('saved_cards.unavailable', orderId, () => stripeCustomerFor(services, card, state.order.customer_id, false));
 
     const stored = await storedIntent(card, orderId, state);
     let intent = stored.intent;
@@ -200,7 +187,10 @@ export async function preparePaymentIntent(
     context.outcome = created ? 'intent_created' : 'intent_reused';
     const response: PaymentIntentResponse = { success: true, client_secret: intent.clientSecret, payment_intent_id: intent.id };
     // Saved cards pay only an intent of their customer.
-    const session = stripeCustomer !== undefined && intent.customerId === stripeCustomer ? await customerSession(card, orderId, stripeCustomer) : undefined;
+    const session =
+      stripeCustomer !== undefined && intent.customerId === stripeCustomer
+        ? await orWarn('saved_cards.session_failed', orderId, () => card.customers.createCustomerSession(stripeCustomer))
+        : undefined;
     if (session !== undefined) response.customer_session_client_secret = session;
     return response;
   });
