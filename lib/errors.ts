@@ -49,7 +49,8 @@ export abstract class ServiceError extends Error {
 
   /** For a log line or a run's summary: the kind, with the failure where the class has one (`store:unavailable`). */
   get reasonCode(): string {
-    return this.kind;
+    const { failure } = this as { failure?: string };
+    return failure === undefined ? this.kind : `${this.kind}:${failure}`;
   }
 }
 
@@ -132,10 +133,6 @@ export class StoreError extends ServiceError {
       status: status ?? null,
       code: code ?? null,
     });
-  }
-
-  override get reasonCode(): string {
-    return `${this.kind}:${this.failure}`;
   }
 }
 
@@ -235,10 +232,6 @@ export class ShipStationError extends ServiceError {
     readonly origin?: string,
   ) {
     super(`ShipStation request failed: ${failure}`, { failure, status: status ?? null });
-  }
-
-  override get reasonCode(): string {
-    return `${this.kind}:${this.failure}`;
   }
 }
 
