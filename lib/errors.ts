@@ -40,11 +40,12 @@ export function describeFailure(error: unknown): string {
 
 export abstract class ServiceError extends Error {
   abstract readonly kind: ErrorKind;
-  readonly details: SafeDetails | undefined;
 
-  constructor(message: string, details?: SafeDetails) {
+  constructor(
+    message: string,
+    readonly details?: SafeDetails,
+  ) {
     super(message);
-    this.details = details;
   }
 
   /** For a log line or a run's summary: the kind, with the failure where the class has one (`store:unavailable`). */
