@@ -6,7 +6,7 @@ import type { ZodError } from 'zod';
 
 export type SafeDetails = Record<string, string | number | boolean | null>;
 
-/** The closed list of kinds: lib/http/errors.ts answers each in one table, so a new kind does not compile without its answers. */
+/** The closed list of kinds: lib/http/errors.ts answers each in one table, so a new kind does not compile without its row. */
 export const ERROR_KINDS = [
   'rate_limited',
   'invalid_request',
@@ -40,16 +40,18 @@ export function describeFailure(error: unknown): string {
 
 export abstract class ServiceError extends Error {
   abstract readonly kind: ErrorKind;
-  readonly details: SafeDetails | undefined;
 
-  constructor(message: string, details?: SafeDetails) {
+  constructor(
+    message: string,
+    readonly details?: SafeDetails,
+  ) {
     super(message);
-    this.details = details;
   }
 
   /** For a log line or a run's summary: the kind, with the failure where the class has one (`store:unavailable`). */
   get reasonCode(): string {
-    return this.kind;
+    const { failure } = this as { failure?: string };
+    return failure === undefined ? this.kind : `${this.kind}:${failure}`;
   }
 }
 
@@ -88,7 +90,8 @@ export class RequestAbortedError extends ServiceError {
   }
 }
 
-export type NotPayableReason = 'Order is already paid' | 'Order status is not pending';
+export const NOT_PAYABLE_REASONS = ['Order is already paid', 'Order status is not pending'] as const;
+export type NotPayableReason = (typeof NOT_PAYABLE_REASONS)[number];
 
 export class OrderNotPayableError extends ServiceError {
   readonly kind = 'order_not_payable';
@@ -131,10 +134,6 @@ export class StoreError extends ServiceError {
       status: status ?? null,
       code: code ?? null,
     });
-  }
-
-  override get reasonCode(): string {
-    return `${this.kind}:${this.failure}`;
   }
 }
 
@@ -217,7 +216,7 @@ export class CardEventTooEarlyError extends ServiceError {
 export const RESOURCE_URL_REFUSALS = ['malformed', 'foreign_origin', 'credentials_in_url', 'outside_base_path'] as const;
 export type ResourceUrlRefusal = (typeof RESOURCE_URL_REFUSALS)[number];
 
-export type ShipStationFailure =
+type ShipStationFailure =
   | ResourceUrlRefusal
   | 'rate_limited'
   | 'timeout'
@@ -234,10 +233,6 @@ export class ShipStationError extends ServiceError {
     readonly origin?: string,
   ) {
     super(`ShipStation request failed: ${failure}`, { failure, status: status ?? null });
-  }
-
-  override get reasonCode(): string {
-    return `${this.kind}:${this.failure}`;
   }
 }
 

@@ -6,7 +6,8 @@
  */
 import { parseArgs } from 'node:util';
 import { parseConfig, requireSetting } from '../lib/config';
-import { registerDomains, storefrontDomain, stripePaymentMethodDomains } from '../lib/checkout/express-domains';
+import { storefrontDomain, stripePaymentMethodDomains } from '../lib/checkout/express-domains';
+import { registerDomains } from './payment-method-domains';
 import { nextEnvironment } from './configuration';
 
 const { values } = parseArgs({ options: { domain: { type: 'string', multiple: true } } });

@@ -3,7 +3,7 @@ import { InvalidRequestError } from '@/lib/errors';
 import { META } from '@/lib/orders/meta-keys';
 import type { OrderChange } from '@/lib/orders/mutation';
 import { metaValue } from '@/lib/orders/normalize';
-import type { OrderAddress, ShippingDestination, StoreOrder, Store } from '@/lib/store/types';
+import type { OrderAddress, ShippingDestination, StoreOrder, Store, StoreShippingRate } from '@/lib/store/types';
 
 interface QuotedAt extends ShippingDestination {
   rate_id: string;
@@ -13,6 +13,10 @@ interface QuotedAt extends ShippingDestination {
 export function quotedAt(rateId: string, destination: ShippingDestination): string {
   const { country, state, postcode, city } = destination;
   return JSON.stringify({ rate_id: rateId, country, state, postcode, city } satisfies QuotedAt);
+}
+
+export function shippingLineOf(rate: StoreShippingRate): NonNullable<OrderChange['shippingLine']> {
+  return { methodId: rate.method_id, instanceId: rate.instance_id, title: rate.label, total: rate.total };
 }
 
 function readQuotedAt(order: StoreOrder): QuotedAt | undefined {
@@ -57,7 +61,7 @@ export async function rerateExpressShipping(
     ]);
   }
   return {
-    line: { shippingLine: { methodId: rate.method_id, instanceId: rate.instance_id, title: rate.label, total: rate.total } },
+    line: { shippingLine: shippingLineOf(rate) },
     meta: { [META.expressShippingDestination]: quotedAt(rate.id, quote.destination) },
   };
 }

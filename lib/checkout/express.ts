@@ -1,7 +1,7 @@
 /** Express checkout: the store's shipping rates for a wallet's address, the chosen one written (docs/contract.md#express-checkout). */
 import type { CardProvider } from '@/lib/card/stripe';
-import { quotedAt } from '@/lib/checkout/express-rerate';
-import { reuseRefusal } from '@/lib/checkout/payment-intent';
+import { quotedAt, shippingLineOf } from '@/lib/checkout/express-rerate';
+import { reuseRefusal, updateUnpaidIntent } from '@/lib/checkout/payment-intent';
 import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
 import type {
   ExpressShippingRate,
@@ -13,7 +13,7 @@ import type {
   WalletAddress,
 } from '@/lib/checkout/express-schemas';
 import { InvalidRequestError } from '@/lib/errors';
-import { log, type RequestContext } from '@/lib/log';
+import type { RequestContext } from '@/lib/log';
 import { chargeableAmount, toMinorUnits } from '@/lib/money';
 import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
@@ -60,12 +60,7 @@ async function followOrderTotal(card: CardProvider, order: NormalizedOrder): Pro
   if (!order.payment_intent_id) return;
   const intent = await card.retrievePaymentIntent(order.payment_intent_id);
   if (intent === undefined || reuseRefusal(intent, order.id, order.currency) !== undefined || intent.amount === order.charge_cents) return;
-  if (intent.status === 'requires_payment_method') {
-    await card.updatePaymentIntent(intent.id, { amount: order.charge_cents }, order.id);
-    return;
-  }
-  // Being paid already: the card webhook puts a payment that differs from the order on hold.
-  log.warn('payment_intent.amount_differs', { orderId: order.id, intentAmount: intent.amount, amountDue: order.charge_cents, intentStatus: intent.status });
+  await updateUnpaidIntent(card, intent, { amount: order.charge_cents }, order.id);
 }
 
 export async function chooseShippingRate(input: ShippingRateRequest, services: Services, context: RequestContext): Promise<ShippingRateResponse> {
@@ -84,7 +79,7 @@ export async function chooseShippingRate(input: ShippingRateRequest, services: S
     const { destination } = quote;
     const update = buildOrderUpdate(order, {
       shipping: { ...destination, address_1: '', address_2: '' },
-      shippingLine: { methodId: rate.method_id, instanceId: rate.instance_id, title: rate.label, total: rate.total },
+      shippingLine: shippingLineOf(rate),
       meta: { [META.checkoutAddressUpdated]: new Date().toISOString(), [META.expressShippingDestination]: quotedAt(rate.id, destination) },
       metaMode: 'replace',
     });

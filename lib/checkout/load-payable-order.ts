@@ -1,4 +1,4 @@
-/** The steps both checkout endpoints share (docs/contract.md#spec-4-1 steps 4-7): token to payable order. */
+/** What the checkout use cases share: token to payable order (docs/contract.md#spec-4-1 steps 4-7), and the pause on a busy key. */
 import { requireSetting } from '@/lib/config';
 import { OrderNotPayableError } from '@/lib/errors';
 import type { RequestContext } from '@/lib/log';
@@ -7,6 +7,7 @@ import { notPayableReason } from '@/lib/orders/payable';
 import { verifyCheckoutToken } from '@/lib/security/checkout-token';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
+import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
 
 export async function orderIdFromToken(token: string, services: Services, context: RequestContext): Promise<number> {
   const orderId = await verifyCheckoutToken(token, requireSetting(services.config, 'token'));
@@ -14,12 +15,25 @@ export async function orderIdFromToken(token: string, services: Services, contex
   return orderId;
 }
 
-export async function loadPayableOrder(
-  orderId: number,
-  services: Services,
-): Promise<{ order: StoreOrder; normalized: NormalizedOrder }> {
+export interface PayableOrder {
+  order: StoreOrder;
+  normalized: NormalizedOrder;
+}
+
+export async function loadPayableOrder(orderId: number, services: Services): Promise<PayableOrder> {
   const order = await services.store().getOrder(orderId);
   const reason = notPayableReason(order);
   if (reason) throw new OrderNotPayableError(orderId, order.status, reason);
   return { order, normalized: normalizeOrder(order) };
+}
+
+/** A Stripe create takes about a second at most. */
+const IN_PROGRESS_PAUSES_MS = [100, 250, 500, 1000];
+
+/** While Stripe runs another call with the same idempotency key: waits before try `attempt` + 1, or false when none is left. */
+export async function pauseBeforeRetry(attempt: number): Promise<boolean> {
+  const wait = IN_PROGRESS_PAUSES_MS[attempt];
+  if (wait === undefined || requestTimeLeftMs() - wait <= MIN_ATTEMPT_MS) return false;
+  await new Promise<void>((resolve) => setTimeout(resolve, wait));
+  return true;
 }

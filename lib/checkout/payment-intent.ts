@@ -8,24 +8,16 @@ import type { CardProvider, IntentChanges, PaymentIntentSummary } from '@/lib/ca
 import { checkoutAddressChange } from '@/lib/checkout/addresses';
 import { stripeReceiptEmail } from '@/lib/checkout/email';
 import { rerateExpressShipping } from '@/lib/checkout/express-rerate';
-import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
+import { loadPayableOrder, orderIdFromToken, pauseBeforeRetry, type PayableOrder } from '@/lib/checkout/load-payable-order';
 import { stripeCustomerFor } from '@/lib/checkout/saved-cards';
 import type { PaymentIntentRequest } from '@/lib/checkout/schemas';
 import { CardProviderError } from '@/lib/errors';
+import type { PaymentIntentResponse } from '@/lib/http/responses';
 import { log, type RequestContext } from '@/lib/log';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { META } from '@/lib/orders/meta-keys';
-import { normalizeOrder, type NormalizedOrder } from '@/lib/orders/normalize';
+import { normalizeOrder } from '@/lib/orders/normalize';
 import type { Services } from '@/lib/services';
-import type { StoreOrder } from '@/lib/store/types';
-import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
-
-export interface PaymentIntentResponse {
-  success: true;
-  client_secret: string;
-  payment_intent_id: string;
-  customer_session_client_secret?: string;
-}
 
 /** Only what every concurrent call for the order shares, never a request's body (docs/decisions.md#d18). */
 export function intentIdempotencyKey(parts: {
@@ -56,12 +48,7 @@ export function reuseRefusal(
   return undefined;
 }
 
-interface OrderState {
-  order: StoreOrder;
-  normalized: NormalizedOrder;
-}
-
-async function storedIntent(card: CardProvider, orderId: number, state: OrderState): Promise<{ intent?: PaymentIntentSummary; replaces?: string }> {
+async function storedIntent(card: CardProvider, orderId: number, state: PayableOrder): Promise<{ intent?: PaymentIntentSummary; replaces?: string }> {
   const storedId = state.normalized.payment_intent_id;
   if (!storedId) return {};
   const intent = await card.retrievePaymentIntent(storedId);
@@ -84,11 +71,6 @@ function keyRefusal(error: unknown): 'in_progress' | 'other_parameters' | undefi
   return error.type === 'StripeIdempotencyError' ? 'other_parameters' : undefined;
 }
 
-/** A Stripe create takes about a second at most. */
-const IN_PROGRESS_PAUSES_MS = [100, 250, 500, 1000];
-
-const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /**
  * Creates the order's intent with the order as read, so every call that read it sends the same
  * parameters under the same key, or finds the one a concurrent call created (docs/decisions.md#d18).
@@ -97,9 +79,9 @@ async function createIntent(
   services: Services,
   card: CardProvider,
   orderId: number,
-  state: OrderState,
+  state: PayableOrder,
   replaces: string | undefined,
-): Promise<{ intent: PaymentIntentSummary; created: boolean; state: OrderState }> {
+): Promise<{ intent: PaymentIntentSummary; created: boolean; state: PayableOrder }> {
   const { normalized } = state;
   const input = { orderId, amount: normalized.charge_cents, currency: normalized.currency, email: stripeReceiptEmail(normalized.email) };
   const orderKey = intentIdempotencyKey({ orderId, amount: input.amount, currency: input.currency, replaces });
@@ -117,11 +99,7 @@ async function createIntent(
         const other = await storedIntent(card, orderId, latest);
         if (other.intent) return { intent: other.intent, created: false, state: latest };
       }
-      const wait = IN_PROGRESS_PAUSES_MS[conflicts];
-      if (refusal === 'in_progress' && wait !== undefined && requestTimeLeftMs() - wait > MIN_ATTEMPT_MS) {
-        await pause(wait);
-        continue;
-      }
+      if (refusal === 'in_progress' && (await pauseBeforeRetry(conflicts))) continue;
       if (refusal === 'other_parameters' && key === orderKey) {
         key = `${orderKey}-${createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 16)}`;
         continue;
@@ -131,22 +109,28 @@ async function createIntent(
   }
 }
 
-/** Without a card to save, a failure only hides saved cards; with one, the customer asked, so it fails the call. */
-async function orderStripeCustomer(services: Services, card: CardProvider, orderId: number, wooCustomerId: number, saveCard: boolean): Promise<string | undefined> {
-  try {
-    return await stripeCustomerFor(services, card, wooCustomerId, saveCard);
-  } catch (error) {
-    if (saveCard) throw error;
-    log.warn('saved_cards.unavailable', { orderId, error: error instanceof Error ? error.name : 'unknown' });
-    return undefined;
+/** Changes an intent still awaiting its card; one being paid is reused unchanged (docs/decisions.md#d16). */
+export async function updateUnpaidIntent(
+  card: CardProvider,
+  intent: PaymentIntentSummary,
+  changes: IntentChanges,
+  orderId: number,
+): Promise<PaymentIntentSummary> {
+  if (Object.keys(changes).length === 0) return intent;
+  if (intent.status === 'requires_payment_method') return card.updatePaymentIntent(intent.id, changes, orderId);
+  // The card webhook puts a payment that differs from the order on hold.
+  if (changes.amount !== undefined) {
+    log.warn('payment_intent.amount_differs', { orderId, intentAmount: intent.amount, amountDue: changes.amount, intentStatus: intent.status });
   }
+  return intent;
 }
 
-async function customerSession(card: CardProvider, orderId: number, customerId: string): Promise<string | undefined> {
+/** A failure that only hides saved cards: logged by name, and the payment goes on without them. */
+async function orWarn<T>(event: string, orderId: number, call: () => Promise<T>): Promise<T | undefined> {
   try {
-    return await card.customers.createCustomerSession(customerId);
+    return await call();
   } catch (error) {
-    log.warn('saved_cards.session_failed', { orderId, error: error instanceof Error ? error.name : 'unknown' });
+    log.warn(event, { orderId, error: error instanceof Error ? error.name : 'unknown' });
     return undefined;
   }
 }
@@ -161,9 +145,12 @@ export async function preparePaymentIntent(
   const store = services.store();
 
   return services.orderLocks.withOrderLock(orderId, async () => {
-    let state: OrderState = await loadPayableOrder(orderId, services);
+    let state: PayableOrder = await loadPayableOrder(orderId, services);
     const saveCard = input.save_payment_method === true;
-    const stripeCustomer = await orderStripeCustomer(services, card, orderId, state.order.customer_id, saveCard);
+    // With a card to save, the customer asked for it, so a failure fails the call.
+    const stripeCustomer = saveCard
+      ? await stripeCustomerFor(services, card, state.order.customer_id, true)
+      : await orWarn('saved_cards.unavailable', orderId, () => stripeCustomerFor(services, card, state.order.customer_id, false));
 
     const stored = await storedIntent(card, orderId, state);
     let intent = stored.intent;
@@ -195,19 +182,15 @@ export async function preparePaymentIntent(
       const usage = saveCard ? 'off_session' : '';
       if ((intent.setupFutureUsage ?? '') !== usage) changes.setupFutureUsage = usage;
     }
-    if (Object.keys(changes).length > 0) {
-      if (intent.status === 'requires_payment_method') {
-        intent = await card.updatePaymentIntent(intent.id, changes, orderId);
-      } else if (changes.amount !== undefined) {
-        // Reused unchanged (docs/decisions.md#d16): the webhook puts a mismatched payment on hold.
-        log.warn('payment_intent.amount_differs', { orderId, intentAmount: intent.amount, amountDue: due.amount, intentStatus: intent.status });
-      }
-    }
+    intent = await updateUnpaidIntent(card, intent, changes, orderId);
 
     context.outcome = created ? 'intent_created' : 'intent_reused';
     const response: PaymentIntentResponse = { success: true, client_secret: intent.clientSecret, payment_intent_id: intent.id };
     // Saved cards pay only an intent of their customer.
-    const session = stripeCustomer !== undefined && intent.customerId === stripeCustomer ? await customerSession(card, orderId, stripeCustomer) : undefined;
+    const session =
+      stripeCustomer !== undefined && intent.customerId === stripeCustomer
+        ? await orWarn('saved_cards.session_failed', orderId, () => card.customers.createCustomerSession(stripeCustomer))
+        : undefined;
     if (session !== undefined) response.customer_session_client_secret = session;
     return response;
   });

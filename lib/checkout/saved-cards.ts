@@ -1,11 +1,11 @@
 /** A registered customer's Stripe Customer, for saved cards (docs/decisions.md#d41). */
 import { createHash } from 'node:crypto';
 import type { CardProvider } from '@/lib/card/stripe';
+import { pauseBeforeRetry } from '@/lib/checkout/load-payable-order';
 import { CardProviderError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import type { StoreCustomer } from '@/lib/store/types';
-import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
 
 /** The official gateway's name; the plugin answers the gateway's table-prefixed value under it. */
 export const STRIPE_CUSTOMER_META = '_stripe_customer_id';
@@ -31,9 +31,6 @@ const metaDroppedUntil = new WeakMap<Services, number>();
 
 export const CHECKOUT_BRIDGE_ADVICE = 'install or update the Checkout Bridge plugin to 1.4.0, which lets the customers REST API keep _stripe_customer_id';
 
-const PAUSES_MS = [100, 250, 500, 1000];
-const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 async function createCustomer(card: CardProvider, customer: StoreCustomer, replaces: string | undefined): Promise<string> {
   const email = customer.email.trim();
   const name = `${customer.first_name} ${customer.last_name}`.trim();
@@ -42,10 +39,8 @@ async function createCustomer(card: CardProvider, customer: StoreCustomer, repla
     try {
       return await card.customers.createCustomer({ wooCustomerId: customer.id, email: email || undefined, name: name || undefined, idempotencyKey });
     } catch (error) {
-      const wait = PAUSES_MS[attempt];
       const inProgress = error instanceof CardProviderError && error.status === 409;
-      if (!inProgress || wait === undefined || requestTimeLeftMs() - wait <= MIN_ATTEMPT_MS) throw error;
-      await pause(wait);
+      if (!inProgress || !(await pauseBeforeRetry(attempt))) throw error;
     }
   }
 }

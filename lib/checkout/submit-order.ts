@@ -4,6 +4,7 @@ import { rerateExpressShipping } from '@/lib/checkout/express-rerate';
 import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
 import { META } from '@/lib/orders/meta-keys';
 import type { SubmitOrderRequest } from '@/lib/checkout/schemas';
+import type { SubmitOrderResponse } from '@/lib/http/responses';
 import type { RequestContext } from '@/lib/log';
 import { sendCustomerMessage } from '@/lib/orders/customer-message';
 import { buildOrderUpdate } from '@/lib/orders/mutation';
@@ -11,13 +12,6 @@ import { normalizeOrder } from '@/lib/orders/normalize';
 import { manualPaymentAwaitedNote } from '@/lib/orders/notes';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
-
-export interface SubmitOrderResponse {
-  success: true;
-  order_id: number;
-  total: number;
-  currency: string;
-}
 
 export async function submitOrderForManualPayment(
   input: SubmitOrderRequest,

@@ -3,12 +3,11 @@
  * cron token, each upstream's cheapest authenticated call, never a URL, key or upstream message.
  */
 import packageJson from '@/package.json';
-import { ServiceError, StoreBusyError } from '@/lib/errors';
+import { stripePaymentMethodDomains, unregisteredStorefrontDomains, type UnregisteredDomain } from '@/lib/checkout/express-domains';
+import { CardProviderError, ServiceError, StoreBusyError, StoreSignatureRefusedError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { CardProviderError, StoreSignatureRefusedError } from '@/lib/errors';
 import type { SlotUsage } from '@/lib/shared-state/store-slots/store-slots';
-import { stripePaymentMethodDomains, unregisteredStorefrontDomains, type UnregisteredDomain } from '@/lib/checkout/express-domains';
 import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '@/lib/webhooks/setup/events';
 import { stripeWebhookEndpoints } from '@/lib/webhooks/setup/stripe-endpoints';
 import { stripeWebhookProblem } from '@/lib/webhooks/setup/stripe-setup';
@@ -35,58 +34,55 @@ export interface DeepHealth {
   walletDomains?: UnregisteredDomain[];
 }
 
-type Probe = () => Promise<unknown>;
+/** Resolves to what is set up wrong though the upstream answered, or to nothing when healthy. */
+type Probe = () => Promise<string | void>;
+
+const failureKind = (error: unknown) => (error instanceof ServiceError ? error.kind : 'unexpected');
 
 function probes(services: Services): Record<string, Probe> {
   const redis = services.sharedStatePing;
+  const { card, serviceUrl, upstreamTimeoutMs } = services.config;
   return {
-    store: () => services.store().checkReachable(),
+    store: async () => {
+      await services.store().checkReachable();
+    },
     // The call reconciliation depends on, for one event of the last minute: cheap, and proves the key can read events.
-    card: async () =>
-      (await services.card()).listEvents({ types: ['payment_intent.succeeded'], createdFrom: Math.floor(Date.now() / 1000) - 60, limit: 1 }),
-    ...(redis ? { redis } : {}),
+    card: async () => {
+      await (await services.card()).listEvents({ types: ['payment_intent.succeeded'], createdFrom: Math.floor(Date.now() / 1000) - 60, limit: 1 });
+    },
+    ...(redis ? { redis: async () => void (await redis()) } : {}),
+    // This deployment's Stripe webhook endpoint as Stripe has it; not run while the deployment's URL is unknown.
+    ...(card && serviceUrl
+      ? {
+          cardWebhook: async () =>
+            stripeWebhookProblem(
+              await stripeWebhookEndpoints(card, upstreamTimeoutMs).list(),
+              { serviceUrl, events: stripeWebhookEvents(services.config), apiVersion: STRIPE_SDK_API_VERSION },
+              card.webhookSecrets,
+            ),
+        }
+      : {}),
   };
 }
 
 async function run(name: string, probe: Probe): Promise<CheckResult> {
   const started = performance.now();
+  const latency = () => Math.round(performance.now() - started);
   try {
-    await probe();
-    return { ok: true, latencyMs: Math.round(performance.now() - started) };
+    const reason = await probe();
+    if (reason === undefined) return { ok: true, latencyMs: latency() };
+    log.warn('health.check_failed', { check: name, reason: 'webhook_misconfigured', latencyMs: latency() });
+    return { ok: false, latencyMs: latency(), reason };
   } catch (error) {
-    const latencyMs = Math.round(performance.now() - started);
+    const latencyMs = latency();
     const busy = error instanceof StoreBusyError;
-    const reason = busy ? 'store_busy' : error instanceof ServiceError ? error.kind : 'unexpected';
-    log.warn('health.check_failed', { check: name, reason, latencyMs });
+    log.warn('health.check_failed', { check: name, reason: busy ? 'store_busy' : failureKind(error), latencyMs });
     if (error instanceof StoreSignatureRefusedError) return { ok: false, latencyMs, reason: error.hint };
+    if (name === 'cardWebhook' && error instanceof CardProviderError && (error.status === 401 || error.status === 403)) {
+      return { ok: false, latencyMs, reason: 'Stripe refused to list the webhook endpoints: a restricted key (rk_) needs the Webhook Endpoints read permission' };
+    }
     return busy ? { ok: false, latencyMs, busy } : { ok: false, latencyMs };
   }
-}
-
-/** This deployment's Stripe webhook endpoint as Stripe has it; not run while the deployment's URL is unknown. */
-async function cardWebhookCheck(services: Services): Promise<CheckResult | undefined> {
-  const { card, serviceUrl, upstreamTimeoutMs } = services.config;
-  if (!card || !serviceUrl) return undefined;
-  const started = performance.now();
-  const latency = () => Math.round(performance.now() - started);
-  let reason: string | undefined;
-  try {
-    const endpoints = await stripeWebhookEndpoints(card, upstreamTimeoutMs).list();
-    reason = stripeWebhookProblem(
-      endpoints,
-      { serviceUrl, events: stripeWebhookEvents(services.config), apiVersion: STRIPE_SDK_API_VERSION },
-      card.webhookSecrets,
-    );
-  } catch (error) {
-    const refused = error instanceof CardProviderError && (error.status === 401 || error.status === 403);
-    log.warn('health.check_failed', { check: 'cardWebhook', reason: error instanceof ServiceError ? error.kind : 'unexpected', latencyMs: latency() });
-    return refused
-      ? { ok: false, latencyMs: latency(), reason: 'Stripe refused to list the webhook endpoints: a restricted key (rk_) needs the Webhook Endpoints read permission' }
-      : { ok: false, latencyMs: latency() };
-  }
-  if (reason === undefined) return { ok: true, latencyMs: latency() };
-  log.warn('health.check_failed', { check: 'cardWebhook', reason: 'webhook_misconfigured', latencyMs: latency() });
-  return { ok: false, latencyMs: latency(), reason };
 }
 
 /** Informational: a storefront may not offer wallets at all, so an unregistered domain never degrades the status. */
@@ -96,7 +92,7 @@ async function walletDomainProblems(services: Services): Promise<UnregisteredDom
   try {
     return await unregisteredStorefrontDomains(allowedOrigins, stripePaymentMethodDomains(card, upstreamTimeoutMs));
   } catch (error) {
-    log.warn('health.check_failed', { check: 'walletDomains', reason: error instanceof ServiceError ? error.kind : 'unexpected' });
+    log.warn('health.check_failed', { check: 'walletDomains', reason: failureKind(error) });
     return undefined;
   }
 }
@@ -110,19 +106,18 @@ async function storeSlotUsage(services: Services): Promise<SlotUsage | undefined
   try {
     return await services.storeSlots?.usage();
   } catch (error) {
-    log.warn('health.store_slots_unreadable', { reason: error instanceof ServiceError ? error.kind : 'unexpected' });
+    log.warn('health.store_slots_unreadable', { reason: failureKind(error) });
     return undefined;
   }
 }
 
 export async function deepHealth(services: Services): Promise<DeepHealth> {
   const storeSlots = await storeSlotUsage(services);
-  const [entries, cardWebhook, walletDomains] = await Promise.all([
+  const [entries, walletDomains] = await Promise.all([
     Promise.all(Object.entries(probes(services)).map(async ([name, probe]) => [name, await run(name, probe)] as const)),
-    cardWebhookCheck(services),
     walletDomainProblems(services),
   ]);
-  const checks: Record<string, CheckResult> = { ...Object.fromEntries(entries), ...(cardWebhook ? { cardWebhook } : {}) };
+  const checks: Record<string, CheckResult> = Object.fromEntries(entries);
   const healthy = Object.values(checks).every((result) => result.ok);
   return { status: healthy ? 'ok' : 'degraded', version: SERVICE_VERSION, checks,
     ...(storeSlots ? { storeSlots } : {}),

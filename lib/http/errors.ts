@@ -22,15 +22,7 @@ export interface CheckoutErrorProfile {
 }
 
 const GENERIC_MESSAGE = 'Internal server error';
-export const ABORTED_MESSAGE = 'Request body was not received whole';
-
-export function rateLimitHeaders(error: RateLimitedError): Record<string, string> {
-  return {
-    'X-RateLimit-Limit': String(error.state.limit),
-    'X-RateLimit-Remaining': '0',
-    'X-RateLimit-Reset': new Date(error.state.resetAt).toISOString(),
-  };
-}
+const ABORTED_MESSAGE = 'Request body was not received whole';
 
 function invalidRequest(issues: ValidationIssue[]): ErrorResponse {
   return { status: 400, body: { error: 'Invalid request', details: issues } };
@@ -68,8 +60,8 @@ interface Answers {
 const checkoutFails: Answers['checkout'] = (error, { profile, showDetails }) => checkoutFailure(error, profile, showDetails);
 const generic500 = (): ErrorResponse => ({ status: 500, body: { error: GENERIC_MESSAGE } });
 const acknowledged = (): ErrorResponse => ({ status: 200, body: { received: true } });
-const redeliver = (error: ServiceError): ErrorResponse => ({ status: 400, body: { error: error.message } });
 const withMessage = (status: number) => (error: ServiceError): ErrorResponse => ({ status, body: { error: error.message } });
+const redeliver = withMessage(400);
 const tooManyRequests = (): ErrorResponse => ({ status: 429, body: { error: 'Too many requests' } });
 const tooLarge = (): ErrorResponse => ({ status: 413, body: { error: 'Payload too large' } });
 const unauthorized = (): ErrorResponse => ({ status: 401, body: { error: 'Unauthorized' } });
@@ -78,57 +70,50 @@ const invalidRequestOf = (error: ServiceError): ErrorResponse =>
   invalidRequest(error instanceof InvalidRequestError ? (error.issues as ValidationIssue[]) : []);
 const notReceivedWhole = (): ErrorResponse => invalidRequest([{ code: 'custom', path: [], message: ABORTED_MESSAGE }]);
 
+/** Most kinds: the checkout's failure body, a redelivery for the card provider, an acknowledgement for shipping, a plain 500. */
+const USUAL: Answers = {
+  checkout: checkoutFails,
+  cardWebhook: redeliver,
+  shippingWebhook: acknowledged,
+  cron: generic500,
+  storeCallback: generic500,
+};
+
+/** A row per kind, so a new kind does not compile without one; each row says where it differs from USUAL. */
 const ANSWERS: Record<ErrorKind, Answers> = {
   rate_limited: {
+    ...USUAL,
     checkout: (error) => ({
       status: 429,
       body: { error: 'Too many requests. Please try again later.' },
-      ...(error instanceof RateLimitedError ? { headers: rateLimitHeaders(error) } : {}),
+      ...(error instanceof RateLimitedError
+        ? {
+            headers: {
+              'X-RateLimit-Limit': String(error.state.limit),
+              'X-RateLimit-Remaining': '0',
+              'X-RateLimit-Reset': new Date(error.state.resetAt).toISOString(),
+            },
+          }
+        : {}),
     }),
     cardWebhook: tooManyRequests,
     shippingWebhook: tooManyRequests,
-    cron: generic500,
-    storeCallback: generic500,
   },
-  invalid_request: {
-    checkout: invalidRequestOf,
-    cardWebhook: redeliver,
-    shippingWebhook: acknowledged,
-    cron: generic500,
-    storeCallback: invalidRequestOf,
-  },
-  payload_too_large: {
-    checkout: tooLarge,
-    cardWebhook: tooLarge,
-    shippingWebhook: tooLarge,
-    cron: generic500,
-    storeCallback: tooLarge,
-  },
+  invalid_request: { ...USUAL, checkout: invalidRequestOf, storeCallback: invalidRequestOf },
+  payload_too_large: { ...USUAL, checkout: tooLarge, cardWebhook: tooLarge, shippingWebhook: tooLarge, storeCallback: tooLarge },
   request_aborted: {
+    ...USUAL,
     checkout: notReceivedWhole,
-    cardWebhook: redeliver,
     shippingWebhook: () => ({ status: 400, body: { error: ABORTED_MESSAGE } }),
-    cron: generic500,
     storeCallback: notReceivedWhole,
   },
-  invalid_origin: { checkout: checkoutFails, cardWebhook: redeliver, shippingWebhook: acknowledged, cron: generic500, storeCallback: generic500 },
-  invalid_token: { checkout: checkoutFails, cardWebhook: redeliver, shippingWebhook: acknowledged, cron: generic500, storeCallback: generic500 },
-  invalid_signature: {
-    checkout: checkoutFails,
-    cardWebhook: redeliver,
-    shippingWebhook: acknowledged,
-    cron: generic500,
-    storeCallback: unauthorized,
-  },
-  invalid_event: { checkout: checkoutFails, cardWebhook: redeliver, shippingWebhook: acknowledged, cron: generic500, storeCallback: generic500 },
-  unauthorized: {
-    checkout: checkoutFails,
-    cardWebhook: redeliver,
-    shippingWebhook: unauthorized,
-    cron: unauthorized,
-    storeCallback: unauthorized,
-  },
+  invalid_origin: USUAL,
+  invalid_token: USUAL,
+  invalid_signature: { ...USUAL, storeCallback: unauthorized },
+  invalid_event: USUAL,
+  unauthorized: { ...USUAL, shippingWebhook: unauthorized, cron: unauthorized, storeCallback: unauthorized },
   order_not_payable: {
+    ...USUAL,
     checkout: (error, context) =>
       error instanceof OrderNotPayableError
         ? {
@@ -139,28 +124,13 @@ const ANSWERS: Record<ErrorKind, Answers> = {
             },
           }
         : checkoutFails(error, context),
-    cardWebhook: redeliver,
-    shippingWebhook: acknowledged,
-    cron: generic500,
-    storeCallback: generic500,
   },
-  order_busy: { checkout: checkoutFails, cardWebhook: redeliver, shippingWebhook: acknowledged, cron: generic500, storeCallback: withMessage(409) },
-  event_too_early: { checkout: checkoutFails, cardWebhook: redeliver, shippingWebhook: acknowledged, cron: generic500, storeCallback: generic500 },
-  store_callback_refused: {
-    checkout: checkoutFails,
-    cardWebhook: redeliver,
-    shippingWebhook: acknowledged,
-    cron: generic500,
-    storeCallback: withMessage(400),
-  },
-  not_configured: {
-    checkout: checkoutFails,
-    cardWebhook: redeliver,
-    shippingWebhook: acknowledged,
-    cron: withMessage(503),
-    storeCallback: withMessage(503),
-  },
+  order_busy: { ...USUAL, storeCallback: withMessage(409) },
+  event_too_early: USUAL,
+  store_callback_refused: { ...USUAL, storeCallback: withMessage(400) },
+  not_configured: { ...USUAL, cron: withMessage(503), storeCallback: withMessage(503) },
   store: {
+    ...USUAL,
     checkout: (error, context) =>
       // Not sent, so safe to repeat: a later call refused after an earlier one landed has the same idempotency key.
       error instanceof StoreBusyError
@@ -170,26 +140,16 @@ const ANSWERS: Record<ErrorKind, Answers> = {
             headers: { 'Retry-After': String(error.retryAfterSeconds) },
           }
         : checkoutFails(error, context),
-    cardWebhook: redeliver,
-    shippingWebhook: acknowledged,
     cron: withMessage(502),
     storeCallback: () => ({ status: 502, body: { error: 'The service could not read the order from the store: try again in a moment.' } }),
   },
   card: {
-    checkout: checkoutFails,
-    cardWebhook: redeliver,
-    shippingWebhook: acknowledged,
+    ...USUAL,
     cron: withMessage(502),
     storeCallback: () => ({ status: 502, body: { error: 'Stripe could not be reached or did not answer: try again in a moment.' } }),
   },
-  shipstation: { checkout: checkoutFails, cardWebhook: redeliver, shippingWebhook: acknowledged, cron: generic500, storeCallback: generic500 },
-  shared_state_unavailable: {
-    checkout: checkoutFails,
-    cardWebhook: redeliver,
-    shippingWebhook: acknowledged,
-    cron: generic500,
-    storeCallback: generic500,
-  },
+  shipstation: USUAL,
+  shared_state_unavailable: USUAL,
 };
 
 export function checkoutErrorResponse(error: unknown, profile: CheckoutErrorProfile, showDetails: boolean): ErrorResponse {
@@ -197,22 +157,13 @@ export function checkoutErrorResponse(error: unknown, profile: CheckoutErrorProf
   return ANSWERS[error.kind].checkout(error, { profile, showDetails });
 }
 
-export function cardWebhookErrorResponse(error: unknown): ErrorResponse {
-  if (!(error instanceof ServiceError)) return { status: 400, body: { error: 'Webhook processing failed' } };
-  return ANSWERS[error.kind].cardWebhook(error);
-}
+/** A family's answer to any error; `otherwise` answers one that is not a ServiceError. */
+const answerFor =
+  (family: Exclude<keyof Answers, 'checkout'>, otherwise: () => ErrorResponse) =>
+  (error: unknown): ErrorResponse =>
+    error instanceof ServiceError ? ANSWERS[error.kind][family](error) : otherwise();
 
-export function shippingWebhookErrorResponse(error: unknown): ErrorResponse {
-  if (!(error instanceof ServiceError)) return acknowledged();
-  return ANSWERS[error.kind].shippingWebhook(error);
-}
-
-export function cronErrorResponse(error: unknown): ErrorResponse {
-  if (!(error instanceof ServiceError)) return generic500();
-  return ANSWERS[error.kind].cron(error);
-}
-
-export function storeCallbackErrorResponse(error: unknown): ErrorResponse {
-  if (!(error instanceof ServiceError)) return generic500();
-  return ANSWERS[error.kind].storeCallback(error);
-}
+export const cardWebhookErrorResponse = answerFor('cardWebhook', () => ({ status: 400, body: { error: 'Webhook processing failed' } }));
+export const shippingWebhookErrorResponse = answerFor('shippingWebhook', acknowledged);
+export const cronErrorResponse = answerFor('cron', generic500);
+export const storeCallbackErrorResponse = answerFor('storeCallback', generic500);

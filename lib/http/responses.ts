@@ -3,6 +3,7 @@
  * route tests' checks all come from here, so they cannot drift apart (docs/contract.md#routes).
  */
 import { z } from 'zod';
+import { NOT_PAYABLE_REASONS, SHOP_BUSY_MESSAGE } from '@/lib/errors';
 
 export const paymentIntentResponseSchema = z.object({
   success: z.literal(true),
@@ -35,8 +36,6 @@ export const invalidRequestResponseSchema = z.object({
   details: z.array(validationIssueSchema),
 });
 
-export const NOT_PAYABLE_REASONS = ['Order is already paid', 'Order status is not pending'] as const;
-
 export const notPayableResponseSchema = z.object({
   error: z.enum(['Order cannot be paid', 'Order cannot be submitted for payment']),
   details: z.object({
@@ -65,7 +64,7 @@ export const checkoutBusyResponseSchema = z.object({
   success: z.literal(false),
   error: z.object({
     code: z.literal('SHOP_BUSY'),
-    message: z.literal('The shop is busy, try again in a few seconds').describe('Written to be shown to the customer as it is.'),
+    message: z.literal(SHOP_BUSY_MESSAGE).describe('Written to be shown to the customer as it is.'),
     retry_after_seconds: z.int().positive().describe('The same as the Retry-After header, for clients that cannot read it.'),
   }),
 });

@@ -1,126 +1,49 @@
 /**
- * The service's OpenAPI 3.1 document, generated from the zod schemas that
- * validate the requests (lib/checkout/schemas.ts, lib/webhooks/shipping/payload.ts)
- * and describe the responses (lib/http/responses.ts): there is no second,
- * hand-written copy of any body. Served at GET /api/openapi.json and written
- * to docs/openapi.json by `npm run openapi`.
+ * The service's OpenAPI 3.1 document, every body generated from the zod schemas that validate the requests
+ * and describe the responses (lib/openapi/components.ts). Served at GET /api/openapi.json, written to
+ * docs/openapi.json by `npm run openapi`.
  */
-import { z } from 'zod';
-import { addressSchema, contactInfoSchema, paymentIntentRequestSchema, submitOrderRequestSchema } from '@/lib/checkout/schemas';
-import { shippingRateRequestSchema, shippingRateResponseSchema, shippingRatesRequestSchema, shippingRatesResponseSchema } from '@/lib/checkout/express-schemas';
 import { CHECKOUT_BODY_LIMIT, WEBHOOK_BODY_LIMIT } from '@/lib/http/body';
-import {
-  cardWebhookErrorResponseSchema,
-  checkoutBusyResponseSchema,
-  checkoutFailureResponseSchema,
-  checkoutRateLimitedResponseSchema,
-  invalidRequestResponseSchema,
-  notPayableResponseSchema,
-  payloadTooLargeResponseSchema,
-  paymentIntentResponseSchema,
-  receivedResponseSchema,
-  storeCallbackErrorResponseSchema,
-  storeCancelAuthorizationResponseSchema,
-  storeCaptureResponseSchema,
-  storeRefundResponseSchema,
-  submitOrderResponseSchema,
-  unauthorizedResponseSchema,
-  validationIssueSchema,
-  webhookRateLimitedResponseSchema,
-} from '@/lib/http/responses';
+import { componentSchemas, json, oneOfJson, type ComponentName, type JsonObject } from '@/lib/openapi/components';
 import { RATE_LIMITS, type RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
 import { STORE_SIGNATURE_HEADER, STORE_SIGNATURE_TOLERANCE_SECONDS } from '@/lib/security/store-signature';
-import { storeOrderRequestSchema, storeRefundRequestSchema } from '@/lib/store-callbacks/schemas';
 import { SIGNATURE_HEADERS } from '@/lib/webhooks/card/event';
-import { shippingPayloadSchema } from '@/lib/webhooks/shipping/payload';
 import { SECRET_HEADER, SECRET_QUERY_PARAMETER } from '@/lib/webhooks/shipping/secret';
 
-type JsonObject = Record<string, unknown>;
+const tooLarge = (limit: number) => ({ description: `The body is larger than ${limit / 1024} KiB.`, ...json('PayloadTooLarge') });
+const ruleText = (rule: RateLimitRule) => `More than ${rule.limit} requests in ${rule.windowMs / 1000} s from this client`;
 
-/** Requests are described as clients send them (zod's input), responses as the service writes them (output). */
-const REQUEST_SCHEMAS = {
-  Address: addressSchema,
-  ContactInfo: contactInfoSchema,
-  PaymentIntentRequest: paymentIntentRequestSchema,
-  SubmitOrderRequest: submitOrderRequestSchema,
-  ShippingRatesRequest: shippingRatesRequestSchema,
-  ShippingRateRequest: shippingRateRequestSchema,
-  ShippingNotification: shippingPayloadSchema,
-  StoreRefundRequest: storeRefundRequestSchema,
-  StoreOrderRequest: storeOrderRequestSchema,
-} satisfies Record<string, z.ZodType>;
-
-const RESPONSE_SCHEMAS = {
-  PaymentIntentResponse: paymentIntentResponseSchema,
-  SubmitOrderResponse: submitOrderResponseSchema,
-  ShippingRatesResponse: shippingRatesResponseSchema,
-  ShippingRateResponse: shippingRateResponseSchema,
-  Received: receivedResponseSchema,
-  ValidationIssue: validationIssueSchema,
-  InvalidRequest: invalidRequestResponseSchema,
-  NotPayable: notPayableResponseSchema,
-  CheckoutRateLimited: checkoutRateLimitedResponseSchema,
-  CheckoutFailure: checkoutFailureResponseSchema,
-  CheckoutBusy: checkoutBusyResponseSchema,
-  PayloadTooLarge: payloadTooLargeResponseSchema,
-  WebhookRateLimited: webhookRateLimitedResponseSchema,
-  CardWebhookError: cardWebhookErrorResponseSchema,
-  Unauthorized: unauthorizedResponseSchema,
-  StoreRefund: storeRefundResponseSchema,
-  StoreCapture: storeCaptureResponseSchema,
-  StoreCancelAuthorization: storeCancelAuthorizationResponseSchema,
-  StoreCallbackError: storeCallbackErrorResponseSchema,
-} satisfies Record<string, z.ZodType>;
-
-export type ComponentName = keyof typeof REQUEST_SCHEMAS | keyof typeof RESPONSE_SCHEMAS;
-
-function componentSchemas(schemas: Record<string, z.ZodType>, io: 'input' | 'output'): Record<string, JsonObject> {
-  const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of Object.entries(schemas)) registry.add(schema, { id });
-  const generated = z.toJSONSchema(registry, {
-    io,
-    target: 'draft-2020-12',
-    uri: (id) => `#/components/schemas/${id}`,
-  }) as { schemas: Record<string, JsonObject> };
-  // Inside an OpenAPI document the dialect is the document's own, and a component is named by its key.
-  return Object.fromEntries(
-    Object.entries(generated.schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema]),
-  );
-}
-
-const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
-const json = (name: ComponentName) => ({ content: { 'application/json': { schema: ref(name) } } });
-const oneOfJson = (...names: ComponentName[]) => ({
-  content: { 'application/json': { schema: { oneOf: names.map(ref) } } },
-});
-
-function checkoutOperation(options: {
+/** What an operation says of itself, and its request and success bodies. */
+interface Operation {
   operationId: string;
   summary: string;
   description: string;
   request: ComponentName;
   success: ComponentName;
+}
+
+interface CheckoutOperation extends Operation {
   errorCode: string;
-  notPayableMessage: string;
+  notPayableMessage?: string;
   rule?: RateLimitRule;
-}): JsonObject {
-  const rule = options.rule ?? RATE_LIMITS.paymentIntent;
+}
+
+function checkoutOperation(operation: CheckoutOperation): JsonObject {
+  const { request, success, errorCode, notPayableMessage = 'Order cannot be paid', rule = RATE_LIMITS.paymentIntent, ...named } = operation;
   return {
-    operationId: options.operationId,
-    summary: options.summary,
-    description: options.description,
+    ...named,
     tags: ['storefront'],
     parameters: [{ $ref: '#/components/parameters/Origin' }],
-    requestBody: { required: true, ...json(options.request) },
+    requestBody: { required: true, ...json(request) },
     responses: {
-      '200': { description: 'Success.', headers: { 'Access-Control-Allow-Origin': { $ref: '#/components/headers/AllowOrigin' } }, ...json(options.success) },
+      '200': { description: 'Success.', headers: { 'Access-Control-Allow-Origin': { $ref: '#/components/headers/AllowOrigin' } }, ...json(success) },
       '400': {
-        description: `The body fails validation or did not arrive whole (\`Invalid request\`), or the order cannot be paid (\`${options.notPayableMessage}\`, with the reason).`,
+        description: `The body fails validation or did not arrive whole (\`Invalid request\`), or the order cannot be paid (\`${notPayableMessage}\`, with the reason).`,
         ...oneOfJson('InvalidRequest', 'NotPayable'),
       },
-      '413': { description: `The body is larger than ${CHECKOUT_BODY_LIMIT / 1024} KiB.`, ...json('PayloadTooLarge') },
+      '413': tooLarge(CHECKOUT_BODY_LIMIT),
       '429': {
-        description: `More than ${rule.limit} requests in ${rule.windowMs / 1000} s from this client.`,
+        description: `${ruleText(rule)}.`,
         headers: {
           'X-RateLimit-Limit': { $ref: '#/components/headers/RateLimitLimit' },
           'X-RateLimit-Remaining': { $ref: '#/components/headers/RateLimitRemaining' },
@@ -129,7 +52,7 @@ function checkoutOperation(options: {
         ...json('CheckoutRateLimited'),
       },
       '500': {
-        description: `Any other failure, with \`code\` = \`${options.errorCode}\`: origin not allowed, token invalid or expired, the store or the card provider failing. \`details\` only in development.`,
+        description: `Any other failure, with \`code\` = \`${errorCode}\`: origin not allowed, token invalid or expired, the store or the card provider failing. \`details\` only in development.`,
         ...json('CheckoutFailure'),
       },
       '503': {
@@ -187,8 +110,8 @@ function cardWebhookOperation(operationId: string, alias: boolean): JsonObject {
     responses: {
       '200': { description: 'Accepted, including events that are not handled and orders left unchanged.', ...json('Received') },
       '400': { description: '`Missing signature`, a signature that does not verify, or a failure to apply the event: the provider retries.', ...json('CardWebhookError') },
-      '413': { description: `The body is larger than ${WEBHOOK_BODY_LIMIT / 1024} KiB.`, ...json('PayloadTooLarge') },
-      '429': { description: `More than ${RATE_LIMITS.cardWebhook.limit} requests in ${RATE_LIMITS.cardWebhook.windowMs / 1000} s from this client (no rate-limit headers).`, ...json('WebhookRateLimited') },
+      '413': tooLarge(WEBHOOK_BODY_LIMIT),
+      '429': { description: `${ruleText(RATE_LIMITS.cardWebhook)} (no rate-limit headers).`, ...json('WebhookRateLimited') },
     },
   };
 }
@@ -216,35 +139,27 @@ function shippingWebhookOperation(operationId: string, alias: boolean): JsonObje
       '401': { description: 'A shared secret is configured and the delivery does not carry it.', ...json('Unauthorized') },
       '404': { description: 'A ShipStation V2 delivery (a `*_V2` type, or some of its signature headers) without its whole RSA-SHA256 signature.', ...json('CardWebhookError') },
       '503': { description: 'ShipStation V2’s signing keys could not be read: deliver it again.', ...json('CardWebhookError') },
-      '413': { description: `The body is larger than ${WEBHOOK_BODY_LIMIT / 1024} KiB.`, ...json('PayloadTooLarge') },
-      '429': { description: `More than ${RATE_LIMITS.shippingWebhook.limit} requests in ${RATE_LIMITS.shippingWebhook.windowMs / 1000} s from this client.`, ...json('WebhookRateLimited') },
+      '413': tooLarge(WEBHOOK_BODY_LIMIT),
+      '429': { description: `${ruleText(RATE_LIMITS.shippingWebhook)}.`, ...json('WebhookRateLimited') },
     },
   };
 }
 
-function storeCallbackOperation(options: {
-  operationId: string;
-  summary: string;
-  description: string;
-  request: ComponentName;
-  success: ComponentName;
-}): JsonObject {
+function storeCallbackOperation({ request, success, ...named }: Operation): JsonObject {
   return {
-    operationId: options.operationId,
-    summary: options.summary,
-    description: options.description,
+    ...named,
     tags: ['store'],
     security: [{ StoreSignature: [] }],
-    requestBody: { required: true, ...json(options.request) },
+    requestBody: { required: true, ...json(request) },
     responses: {
-      '200': { description: 'Done, or done before (the call is idempotent).', ...json(options.success) },
+      '200': { description: 'Done, or done before (the call is idempotent).', ...json(success) },
       '400': {
         description: 'The body fails validation, an unknown key included (`Invalid request`), or the service will not do it: `error` says why, in words for the shop owner.',
         ...oneOfJson('InvalidRequest', 'StoreCallbackError'),
       },
       '401': { description: 'The signature is missing, wrong (another action’s, another body’s), or more than five minutes old or ahead.', ...json('Unauthorized') },
       '409': { description: 'Another request is changing the order: try again.', ...json('StoreCallbackError') },
-      '413': { description: `The body is larger than ${CHECKOUT_BODY_LIMIT / 1024} KiB.`, ...json('PayloadTooLarge') },
+      '413': tooLarge(CHECKOUT_BODY_LIMIT),
       '502': { description: 'Stripe or the store did not answer: try again (a retry never does it twice).', ...json('StoreCallbackError') },
       '503': { description: 'STORE_CALLBACK_SECRET is not set: nothing is done.', ...json('StoreCallbackError') },
     },
@@ -277,7 +192,6 @@ export function buildOpenApiDocument(): JsonObject {
           request: 'PaymentIntentRequest',
           success: 'PaymentIntentResponse',
           errorCode: 'PAYMENT_INTENT_ERROR',
-          notPayableMessage: 'Order cannot be paid',
         }),
         options: preflightOperation('paymentIntentPreflight'),
       },
@@ -303,7 +217,6 @@ export function buildOpenApiDocument(): JsonObject {
           request: 'ShippingRatesRequest',
           success: 'ShippingRatesResponse',
           errorCode: 'EXPRESS_CHECKOUT_ERROR',
-          notPayableMessage: 'Order cannot be paid',
           rule: RATE_LIMITS.shippingRates,
         }),
         options: preflightOperation('shippingRatesPreflight'),
@@ -320,7 +233,6 @@ export function buildOpenApiDocument(): JsonObject {
           request: 'ShippingRateRequest',
           success: 'ShippingRateResponse',
           errorCode: 'EXPRESS_CHECKOUT_ERROR',
-          notPayableMessage: 'Order cannot be paid',
           rule: RATE_LIMITS.shippingRate,
         }),
         options: preflightOperation('shippingRatePreflight'),
@@ -365,7 +277,7 @@ export function buildOpenApiDocument(): JsonObject {
       },
     },
     components: {
-      schemas: { ...componentSchemas(REQUEST_SCHEMAS, 'input'), ...componentSchemas(RESPONSE_SCHEMAS, 'output') },
+      schemas: componentSchemas(),
       parameters: {
         Origin: {
           name: 'Origin',

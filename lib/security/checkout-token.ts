@@ -73,19 +73,15 @@ export async function mintCheckoutToken(orderId: number, options: MintOptions): 
 }
 
 export async function verifyCheckoutToken(token: string, options: CheckoutTokenOptions): Promise<number> {
-  let subject: string | undefined;
-  try {
-    subject = await verifiedSubject(token, options.secret, options);
-  } catch (error) {
-    // Only a signature mismatch can mean "signed before the rotation"; an expired or malformed token stays refused.
-    const retry = options.previousSecret && error instanceof joseErrors.JWSSignatureVerificationFailed;
-    if (!retry) throw new InvalidTokenError(tokenFailureReason(error));
-    try {
-      subject = await verifiedSubject(token, options.previousSecret as string, options);
-    } catch (previousError) {
-      throw new InvalidTokenError(tokenFailureReason(previousError));
-    }
-  }
+  const subject = await verifiedSubject(token, options.secret, options)
+    .catch((error: unknown) => {
+      // Only a signature mismatch can mean "signed before the rotation"; an expired or malformed token stays refused.
+      if (!options.previousSecret || !(error instanceof joseErrors.JWSSignatureVerificationFailed)) throw error;
+      return verifiedSubject(token, options.previousSecret, options);
+    })
+    .catch((error: unknown) => {
+      throw new InvalidTokenError(tokenFailureReason(error));
+    });
   const orderId = parseOrderId(subject);
   if (orderId === undefined) throw new InvalidTokenError('subject is not an order id');
   return orderId;

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { registerDomains, storefrontDomain, stripePaymentMethodDomains, unregisteredStorefrontDomains } from '@/lib/checkout/express-domains';
+import { storefrontDomain, stripePaymentMethodDomains, unregisteredStorefrontDomains } from '@/lib/checkout/express-domains';
+import { registerDomains } from '@/scripts/payment-method-domains';
 import { paymentMethodDomainsOf } from '@/stand-ins/stripe/payment-method-domains';
 import { TEST_CRON_SECRET, TEST_STOREFRONT_ORIGIN, TEST_STRIPE_KEY, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';
