@@ -89,7 +89,8 @@ export function prepareBuild(side: string, source: string, tree: string): Build 
   rmSync(archive, { force: true });
   const sameLock = readFileSync(join(root, 'package-lock.json'), 'utf8') === readFileSync(join(ROOT, 'package-lock.json'), 'utf8');
   if (sameLock) {
-    runOrThrow('copying node_modules', 'cp', ['-a', '--reflink=auto', realpathSync(join(ROOT, 'node_modules')), join(root, 'node_modules')], root);
+    const installed = realpathSync(join(ROOT, 'node_modules'));
+    runOrThrow('copying node_modules', 'cp', ['-a', '--reflink=auto', installed, join(root, 'node_modules')], root);
   } else {
     progress(`${side}: its package-lock.json differs from this tree's: npm ci --prefer-offline`);
     runOrThrow('npm ci', 'npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], root);
@@ -112,6 +113,8 @@ export interface AgainstOptions {
   flows?: string;
   bareCalls: number;
   serverWarmup: number;
+  /** The other options the run was given, as typed (for the report's command line). */
+  arguments: string[];
 }
 
 export interface AgainstReport {
@@ -139,6 +142,10 @@ export async function againstRun(options: AgainstOptions): Promise<AgainstReport
     { label: 'Without Redis', suffix: '', redis: false },
     ...(withRedis ? [{ label: 'With REDIS_URL (a redis-server of its own per server, on loopback)', suffix: '+redis', redis: true }] : []),
   ];
+  // Before the servers start: it blocks this process for a while, and a keep-alive connection to a server
+  // that timed out meanwhile would fail the first request after it.
+  const bareCallMs = await bareCallCpuMs(standIns, options.bareCalls);
+  progress(`one bare upstream call (its own process): ${fixed(bareCallMs)} ms CPU`);
   const specs = environments.flatMap((environment) =>
     [old, current].map((build) => ({ key: `${build.side}${environment.suffix}`, build, redis: environment.redis })),
   );
@@ -151,8 +158,6 @@ export async function againstRun(options: AgainstOptions): Promise<AgainstReport
       return { key: spec.key, label: spec.build.source, server, ...(redis ? { redis } : {}) };
     }),
   );
-  const bareCallMs = await bareCallCpuMs(standIns, options.bareCalls);
-  progress(`one bare upstream call (its own process): ${fixed(bareCallMs)} ms CPU`);
   const selected = benchFlows().filter((flow) => !options.flows || flow.name.includes(options.flows));
   const flows: Flow[] = [trivialFlow, preflightFlow, ...selected];
   const results = await pairedRun(configurations, standIns, flows, options.sizes);
@@ -165,7 +170,7 @@ export async function againstRun(options: AgainstOptions): Promise<AgainstReport
     sizes: options.sizes,
     bareCallMs,
     quick: options.quick,
-    command: `npm run bench -- --against ${options.ref}${options.quick ? ' --quick' : ''}`,
+    command: ['npm run bench -- --against', options.ref, ...(options.quick ? ['--quick'] : []), ...options.arguments].join(' '),
   };
 }
 
@@ -191,26 +196,35 @@ export function renderComparison(report: AgainstReport, oldKey: string, newKey: 
   const preflight = report.flows.find((f) => f.flow === preflightFlow.name);
   const floorOf = (flow: PairedFlow, key: string) =>
     (preflight ? cpuPerRequest(blocksOf(preflight, key)) : Number.NaN) + callsPerRequest(blocksOf(flow, key)) * report.bareCallMs;
-  return markdownTable(
-    ['flow', 'upstream calls/request old, new', 'CPU ms/request old', 'new', 'new / old (5–95 %)', 'new against old', 'old × floor', 'new × floor'],
-    report.flows.map((flow) => {
-      const a = blocksOf(flow, oldKey);
-      const b = blocksOf(flow, newKey);
-      const ratio = pairedRatio(a, b, cpuPerRequest);
-      // The 404 and the preflight are the floor itself: their row is the sanity check (Next.js did not change).
-      const isFloor = flow.flow === trivialFlow.name || flow.flow === preflightFlow.name;
-      return [
-        flow.flow,
-        `${fixed(callsPerRequest(a), 1)}, ${fixed(callsPerRequest(b), 1)}`,
-        fixed(cpuPerRequest(a)),
-        fixed(cpuPerRequest(b)),
-        formatRatio(ratio),
-        ratioVerdict(ratio),
-        isFloor ? '–' : fixed(cpuPerRequest(a) / floorOf(flow, oldKey)),
-        isFloor ? '–' : fixed(cpuPerRequest(b) / floorOf(flow, newKey)),
-      ];
-    }),
-  );
+  const verdicts = new Map<string, string[]>();
+  const rows = report.flows.map((flow) => {
+    const a = blocksOf(flow, oldKey);
+    const b = blocksOf(flow, newKey);
+    const ratio = pairedRatio(a, b, cpuPerRequest);
+    // The 404 and the preflight are the floor itself: their rows check the harness (Next.js did not change).
+    const isFloor = flow.flow === trivialFlow.name || flow.flow === preflightFlow.name;
+    if (!isFloor) verdicts.set(ratioVerdict(ratio), [...(verdicts.get(ratioVerdict(ratio)) ?? []), flow.flow]);
+    return [
+      flow.flow,
+      `${fixed(callsPerRequest(a), 1)}, ${fixed(callsPerRequest(b), 1)}`,
+      fixed(cpuPerRequest(a)),
+      fixed(cpuPerRequest(b)),
+      formatRatio(ratio),
+      ratioVerdict(ratio),
+      isFloor ? '–' : fixed(cpuPerRequest(a) / floorOf(flow, oldKey)),
+      isFloor ? '–' : fixed(cpuPerRequest(b) / floorOf(flow, newKey)),
+    ];
+  });
+  const header = ['flow', 'upstream calls/request old, new', 'CPU ms/request old', 'new', 'new / old (5–95 %)', 'new against old'];
+  const flows = [...verdicts.values()].reduce((sum, names) => sum + names.length, 0);
+  const summary = ['lower', 'no difference seen', 'higher']
+    .filter((verdict) => verdicts.has(verdict))
+    .map((verdict) => `${verdict}: ${verdicts.get(verdict)?.length} (${verdicts.get(verdict)?.join('; ')})`);
+  return [
+    markdownTable([...header, 'old × floor', 'new × floor'], rows),
+    '',
+    `New against old, of the ${flows} flows: ${summary.join('; ') || 'none measured'}.`,
+  ].join('\n');
 }
 
 /** The "Before and after the subtraction" section of docs/benchmarks.md. */
@@ -219,17 +233,19 @@ export function renderAgainst(report: AgainstReport): string {
   const out = [
     `## ${SECTION_TITLE}`,
     '',
-    `Written by \`${report.command}\` (scripts/bench/against.ts). **Old**: ${report.old.source}; **new**: ${report.new.source} ` +
-      `(git trees ${report.old.tree.slice(0, 12)} and ${report.new.tree.slice(0, 12)}). Each tree is built alike in a directory of its own ` +
-      '(git archive, the same node_modules, `next build`), and both `next start` servers run at once against the same stand-ins with the ' +
-      'same environment (the demo secrets; once without Redis and once with a redis-server of its own per server). Every flow, the 404 and ' +
-      `the CORS preflight included, goes to all the servers in ${sizes.rounds} rounds of one block of ${sizes.blockSize} sequential requests ` +
-      `per server in rotating order, after ${sizes.warmup} unmeasured requests per server (scripts/bench/paired.ts). CPU is the server's ` +
-      "threads' time over each block (/proc/<pid>/task/*/schedstat). The ratio is new over old over all rounds and, in parentheses, its 5th " +
-      'to 95th percentile over the rounds drawn again with replacement (1,000 draws, the same rounds for both): "lower" when the whole ' +
-      'interval is below 1. A flow\'s floor, as in "Latest run", is the preflight\'s CPU on the same server plus its upstream calls × one ' +
-      `bare upstream call (${fixed(report.bareCallMs)} ms, scripts/bench/bare-calls.ts); the 404's and the preflight's rows check the harness: ` +
-      'Next.js is the same in both builds, so their ratio should be about 1.',
+    `Written by \`${report.command}\` (scripts/bench/against.ts). **Old**: ${report.old.source}; ` +
+      `**new**: ${report.new.source}; git trees ${report.old.tree.slice(0, 12)} and ${report.new.tree.slice(0, 12)}. ` +
+      'Each tree is built alike in a directory of its own (git archive, the same node_modules, `next build`), and both ' +
+      '`next start` servers run at once against the same stand-ins with the same environment (the demo secrets; once ' +
+      'without Redis and once with a redis-server of its own per server). Every flow, the 404 and the CORS preflight ' +
+      `included, goes to all the servers in ${sizes.rounds} rounds of one block of ${sizes.blockSize} sequential requests ` +
+      `per server in rotating order, after ${sizes.warmup} unmeasured requests per server (scripts/bench/paired.ts). ` +
+      "CPU is the server's threads' time over each block (/proc/<pid>/task/*/schedstat). The ratio is new over old over " +
+      'all rounds and, in parentheses, its 5th to 95th percentile over the rounds drawn again with replacement (1,000 ' +
+      'draws, the same rounds for both): "lower" when the whole interval is below 1. A flow\'s floor, as in "Latest run", ' +
+      "is the preflight's CPU on the same server plus its upstream calls × one bare upstream call " +
+      `(${fixed(report.bareCallMs)} ms, scripts/bench/bare-calls.ts). The 404's and the preflight's rows check the ` +
+      'harness: Next.js is the same in both builds, so their ratio should be about 1.',
     '',
     markdownTable(
       ['', ''],

@@ -413,7 +413,7 @@ async function loadMode(): Promise<void> {
   progress('done');
 }
 
-/** `--against <ref>`: the old build and the new side by side (scripts/bench/against.ts); with --write, its section of docs/benchmarks.md. */
+/** `--against <ref>`: the old build and the new side by side (scripts/bench/against.ts); --write: its section of the doc. */
 async function againstMode(ref: string): Promise<void> {
   let section: string;
   try {
@@ -424,6 +424,10 @@ async function againstMode(ref: string): Promise<void> {
       ...(options.flows ? { flows: options.flows } : {}),
       bareCalls: SIZES.cpu * 10,
       serverWarmup: SIZES.serverWarmup,
+      arguments: [
+        ...(options['paired-rounds'] ? ['--paired-rounds', options['paired-rounds']] : []),
+        ...(options.flows ? ['--flows', JSON.stringify(options.flows)] : []),
+      ],
     });
     section = renderAgainst(report);
   } finally {
