@@ -201,7 +201,7 @@ export function renderComparison(report: AgainstReport, oldKey: string, newKey: 
     const a = blocksOf(flow, oldKey);
     const b = blocksOf(flow, newKey);
     const ratio = pairedRatio(a, b, cpuPerRequest);
-    // The 404 and the preflight are the floor itself: their rows check the harness (Next.js did not change).
+    // The 404 and the preflight are the floors, not flows: they get no "× floor" and stay out of the summary.
     const isFloor = flow.flow === trivialFlow.name || flow.flow === preflightFlow.name;
     if (!isFloor) verdicts.set(ratioVerdict(ratio), [...(verdicts.get(ratioVerdict(ratio)) ?? []), flow.flow]);
     return [
@@ -244,8 +244,9 @@ export function renderAgainst(report: AgainstReport): string {
       'all rounds and, in parentheses, its 5th to 95th percentile over the rounds drawn again with replacement (1,000 ' +
       'draws, the same rounds for both): "lower" when the whole interval is below 1. A flow\'s floor, as in "Latest run", ' +
       "is the preflight's CPU on the same server plus its upstream calls × one bare upstream call " +
-      `(${fixed(report.bareCallMs)} ms, scripts/bench/bare-calls.ts). The 404's and the preflight's rows check the ` +
-      'harness: Next.js is the same in both builds, so their ratio should be about 1.',
+      `(${fixed(report.bareCallMs)} ms, scripts/bench/bare-calls.ts). The 404's row checks the harness: none of the ` +
+      "service's code runs for it and Next.js is the same in both builds, so its ratio should be about 1; the preflight " +
+      "runs the service's route wrapper and nothing else.",
     '',
     markdownTable(
       ['', ''],
