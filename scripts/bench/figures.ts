@@ -181,16 +181,38 @@ export function pairedDifference<B>(
   draws = 1000,
   seed = 1,
 ): Difference {
+  return pairedBootstrap(base, other, statistic, (a, b) => b - a, draws, seed);
+}
+
+/** The same as pairedDifference for statistic(other) / statistic(base): e.g. the new build's CPU over the old one's. */
+export function pairedRatio<B>(
+  base: readonly B[],
+  other: readonly B[],
+  statistic: (blocks: readonly B[]) => number,
+  draws = 1000,
+  seed = 1,
+): Difference {
+  return pairedBootstrap(base, other, statistic, (a, b) => b / a, draws, seed);
+}
+
+function pairedBootstrap<B>(
+  base: readonly B[],
+  other: readonly B[],
+  statistic: (blocks: readonly B[]) => number,
+  compare: (base: number, other: number) => number,
+  draws: number,
+  seed: number,
+): Difference {
   if (base.length !== other.length) throw new Error('paired blocks must be as many on both sides');
-  const estimate = statistic(other) - statistic(base);
+  const estimate = compare(statistic(base), statistic(other));
   if (base.length === 0) return { estimate, low: Number.NaN, high: Number.NaN };
   const next = seededRandom(seed);
-  const differences: number[] = [];
+  const drawn: number[] = [];
   for (let draw = 0; draw < draws; draw += 1) {
     const picked = Array.from({ length: base.length }, () => Math.floor(next() * base.length));
-    differences.push(statistic(picked.map((i) => other[i] as B)) - statistic(picked.map((i) => base[i] as B)));
+    drawn.push(compare(statistic(picked.map((i) => base[i] as B)), statistic(picked.map((i) => other[i] as B))));
   }
-  return { estimate, low: percentile(differences, 5), high: percentile(differences, 95) };
+  return { estimate, low: percentile(drawn, 5), high: percentile(drawn, 95) };
 }
 
 /** "1.2 (0.8 to 1.9)": a difference and its spread, signed. */

@@ -260,8 +260,9 @@ export async function startReady(
   env: Record<string, string>,
   nodeArgs: string[] = [],
   serverWarmup = 1,
+  root?: string,
 ): Promise<ServerProcess> {
-  const server = await spawnServer(name, env, nodeArgs);
+  const server = await spawnServer(name, env, nodeArgs, root);
   try {
     await firstAnswer(trivialProbe(server.url));
   } catch (error) {

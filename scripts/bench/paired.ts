@@ -35,6 +35,8 @@ export interface PairedConfiguration {
 export interface Block {
   latencies: number[];
   cpuMs: number;
+  /** Calls the block's requests made to the stand-ins (read from their call log after the block). */
+  upstreamCalls: number;
 }
 
 export interface PairedFlow {
@@ -86,6 +88,7 @@ export async function pairedRun(
       }
       const commandsBefore = await Promise.all(configurations.map((c) => c.redis?.commandCounts()));
       const blocks = new Map<string, Block[]>(configurations.map((c) => [c.key, []]));
+      await control.calls(); // forget the calls made while preparing and warming up
       for (let round = 0; round < sizes.rounds; round += 1) {
         for (const index of rotatedOrder(configurations.length, round)) {
           const configuration = configurations[index] as PairedConfiguration;
@@ -102,7 +105,9 @@ export async function pairedRun(
             latencies.push(performance.now() - started);
             if (status !== flow.status) throw new Error(`${flow.name} on ${configuration.key}: expected ${flow.status}, got ${status}`);
           }
-          (blocks.get(configuration.key) as Block[]).push({ latencies, cpuMs: threadsCpuMs(tree) - cpuBefore });
+          const cpuMs = threadsCpuMs(tree) - cpuBefore;
+          const upstreamCalls = (await control.calls()).length;
+          (blocks.get(configuration.key) as Block[]).push({ latencies, cpuMs, upstreamCalls });
         }
         for (const configuration of configurations) {
           if (configuration.redisPort === undefined) continue;

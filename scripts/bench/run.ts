@@ -26,6 +26,9 @@
  *                                  (scripts/bench/load.ts, a few minutes); writes its own section of docs/benchmarks.md
  *   npm run bench -- --cold [--cold-repeats N]   only the cold starts, without and with REDIS_URL; writes nothing
  *   npm run bench -- --transports  CPU per upstream call through each HTTP client; writes nothing
+ *   npm run bench -- --against REF [--quick] [--write] [--flows NAME]   the build of REF and of the current tree
+ *                                  side by side, CPU per request per flow old against new (scripts/bench/against.ts);
+ *                                  with --write, its section of docs/benchmarks.md
  *
  * Processes: the load generator is this one; the stand-ins (scripts/bench/stand-ins.ts),
  * each `next start`, each `redis-server` and the delay proxy run in their own, so a
@@ -53,6 +56,7 @@ import {
   type ColdStart,
   type LimiterPoint,
 } from './measure';
+import { againstRun, renderAgainst, SECTION_TITLE } from './against';
 import { pairedRun, type PairedConfiguration } from './paired';
 import { describeTree, treeRssKb } from './process-stats';
 import { renderShares, summarizeProfiles } from './profile-summary';
@@ -84,6 +88,7 @@ const { values: options } = parseArgs({
     transports: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     paired: { type: 'boolean', default: false },
+    against: { type: 'string' },
     flows: { type: 'string' },
     load: { type: 'boolean', default: false },
     cold: { type: 'boolean', default: false },
@@ -408,17 +413,49 @@ async function loadMode(): Promise<void> {
   progress('done');
 }
 
-const mode = options.load
-  ? loadMode
-  : options.cold
-    ? coldRun
-    : options.transports
-      ? transportsRun
-      : options.profile
-        ? profileRun
-        : options.paired
-          ? pairedMode
-          : main;
+/** `--against <ref>`: the old build and the new side by side (scripts/bench/against.ts); --write: its section of the doc. */
+async function againstMode(ref: string): Promise<void> {
+  let section: string;
+  try {
+    const report = await againstRun({
+      ref,
+      quick: QUICK,
+      sizes: { rounds: Number(options['paired-rounds'] ?? (QUICK ? 3 : 20)), blockSize: QUICK ? 2 : 5, warmup: QUICK ? 3 : 20 },
+      ...(options.flows ? { flows: options.flows } : {}),
+      bareCalls: SIZES.cpu * 10,
+      serverWarmup: SIZES.serverWarmup,
+      arguments: [
+        ...(options['paired-rounds'] ? ['--paired-rounds', options['paired-rounds']] : []),
+        ...(options.flows ? ['--flows', JSON.stringify(options.flows)] : []),
+      ],
+    });
+    section = renderAgainst(report);
+  } finally {
+    await closeAll();
+  }
+  console.log(`\n${section}\n`);
+  if (options.write) {
+    const previous = existsSync(DOC) ? readFileSync(DOC, 'utf8') : docIntro(undefined);
+    writeFileSync(DOC, replaceSection(previous, SECTION_TITLE, section, 'Latest run'));
+    progress(`wrote the "${SECTION_TITLE}" section of ${DOC}`);
+  }
+  progress('done');
+}
+
+const against = options.against;
+const mode = against
+  ? () => againstMode(against)
+  : options.load
+    ? loadMode
+    : options.cold
+      ? coldRun
+      : options.transports
+        ? transportsRun
+        : options.profile
+          ? profileRun
+          : options.paired
+            ? pairedMode
+            : main;
 mode().catch(async (error: unknown) => {
   console.error(`[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   console.error(`[bench] server logs: ${ARTIFACTS}`);

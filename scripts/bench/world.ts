@@ -27,7 +27,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The same freshness check as the e2e setup: BUILD_ID newer than every source. */
 export const buildIsCurrent = (): boolean => isBuildCurrent(ROOT);
 
-const nextBin = () => createRequire(join(ROOT, 'package.json')).resolve('next/dist/bin/next');
+/** Next.js's command line, as installed in `root`'s node_modules. */
+export const nextBin = (root = ROOT) => createRequire(join(root, 'package.json')).resolve('next/dist/bin/next');
 
 export function buildApp(log: (line: string) => void): void {
   if (buildIsCurrent()) {
@@ -84,15 +85,16 @@ export interface ServerProcess {
 /**
  * Spawns `next start` in its own process group and returns at once; `ready`
  * says when a request answered. The server's output goes to test-artifacts/bench/<name>.log.
+ * `root` is the tree whose build it serves (another than this one for `--against`).
  */
-export async function spawnServer(name: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<ServerProcess> {
+export async function spawnServer(name: string, env: Record<string, string>, nodeArgs: string[] = [], root = ROOT): Promise<ServerProcess> {
   const port = await freePort();
   mkdirSync(ARTIFACTS, { recursive: true });
   const logFd = openSync(join(ARTIFACTS, `${name}.log`), 'w');
   const inherited = environmentWithoutServiceVariables();
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, nextBin(), 'start', '--port', String(port), '--hostname', LOOPBACK], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [...nodeArgs, nextBin(root), 'start', '--port', String(port), '--hostname', LOOPBACK], {
+    cwd: root,
     env: { ...inherited, ...env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
     stdio: ['ignore', logFd, logFd],
     detached: true,

@@ -6,7 +6,8 @@
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { formatDifference, pairedDifference, rotatedOrder, verdict } from '@/scripts/bench/figures';
+import { ratioVerdict } from '@/scripts/bench/against';
+import { formatDifference, pairedDifference, pairedRatio, rotatedOrder, verdict } from '@/scripts/bench/figures';
 import { parseSchedstat } from '@/scripts/bench/process-stats';
 import { delayListener, type DelayListener } from '@/scripts/bench/delay-proxy';
 import { redisBudgetMs, TARGETS } from '@/scripts/bench/report';
@@ -61,6 +62,20 @@ describe('paired differences', () => {
     const b = [2, 2, 5, 4, 9];
     expect(pairedDifference(a, b, mean)).toEqual(pairedDifference(a, b, mean));
     expect(() => pairedDifference(a, b.slice(1), mean)).toThrow(/as many/);
+  });
+
+  it('gives a ratio the same way, paired over rounds, and says lower only when its whole interval is below 1', () => {
+    const drift = [0, 20, 0, 20, 0, 20, 0, 20];
+    const old = drift.map((d) => 10 + d);
+    const ratio = pairedRatio(old, old.map((v) => v * 0.8), mean);
+    expect(ratio.estimate).toBeCloseTo(0.8, 10);
+    expect(ratio.low).toBeCloseTo(0.8, 10);
+    expect(ratio.high).toBeCloseTo(0.8, 10);
+    expect(ratioVerdict(ratio)).toBe('lower');
+    expect(ratioVerdict({ estimate: 1.2, low: 1.05, high: 1.3 })).toBe('higher');
+    expect(ratioVerdict({ estimate: 0.97, low: 0.9, high: 1.02 })).toBe('no difference seen');
+    expect(ratioVerdict({ estimate: Number.NaN, low: Number.NaN, high: Number.NaN })).toBe('–');
+    expect(() => pairedRatio(old, old.slice(1), mean)).toThrow(/as many/);
   });
 
   it('prints a signed difference with its interval, and a verdict against a limit', () => {
