@@ -5,15 +5,20 @@
 import type { CardProvider } from '@/lib/card/stripe';
 import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/config';
 import { closeRedisConnection, getRedisConnection, type RedisConnection } from '@/lib/redis/connection';
-import { FallbackWarning } from '@/lib/shared-state/fallback';
-import { OrderLocksWithFallback, OrderLocksWithoutFallback } from '@/lib/shared-state/order-locks/fallback';
-import { MemoryOrderLocks, ORDER_LOCK_WAIT_MS, type LockWait, type OrderLocks } from '@/lib/shared-state/order-locks/order-locks';
-import { orderLockTtlMs, RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
-import { MemoryProcessedEvents, type ProcessedEvents } from '@/lib/shared-state/processed-events/processed-events';
-import { RedisProcessedEvents } from '@/lib/shared-state/processed-events/redis';
-import { RateLimiterWithFallback } from '@/lib/shared-state/rate-limit/fallback';
-import { MemoryRateLimiter, type RateLimiter } from '@/lib/shared-state/rate-limit/rate-limit';
-import { RedisRateLimiter } from '@/lib/shared-state/rate-limit/redis';
+import { FallbackWarning, withFallback } from '@/lib/shared-state/fallback';
+import {
+  MemoryOrderLocks,
+  ORDER_LOCK_WAIT_MS,
+  orderLocksWithFallback,
+  orderLocksWithoutFallback,
+  orderLockTtlMs,
+  RedisOrderLocks,
+  type LockWait,
+  type OrderLocks,
+} from '@/lib/shared-state/order-locks';
+import { MemoryProcessedEvents, RedisProcessedEvents, type ProcessedEvents } from '@/lib/shared-state/processed-events';
+import { MemoryRateLimiter, rateLimiterWithFallback, type RateLimiter } from '@/lib/shared-state/rate-limit';
+import { RedisRateLimiter } from '@/lib/shared-state/request-redis';
 import { reconcileCursorWithFallback } from '@/lib/shared-state/reconcile-cursor/fallback';
 import { MemoryReconcileCursorStore, type ReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/reconcile-cursor';
 import { RedisReconcileCursorStore } from '@/lib/shared-state/reconcile-cursor/redis';
@@ -32,9 +37,8 @@ import {
   type ShipStationRateBudget,
 } from '@/lib/shared-state/shipstation-budget/rate-budget';
 import { RedisShipStationRateBudget } from '@/lib/shared-state/shipstation-budget/redis';
-import { StoreSlotsWithFallback } from '@/lib/shared-state/store-slots/fallback';
-import { RedisStoreSlots } from '@/lib/shared-state/store-slots/redis';
-import { MemoryStoreSlots, StoreGate, type StoreSlots } from '@/lib/shared-state/store-slots/store-slots';
+import { StoreGate } from '@/lib/shared-state/store-gate';
+import { MemoryStoreSlots, RedisStoreSlots, type StoreSlots } from '@/lib/shared-state/store-slots';
 import { ShipStationClient, shipStationSettings } from '@/lib/shipping/shipstation';
 import { ShipStationV2Client, shipStationV2Settings } from '@/lib/shipping/shipstation-v2';
 import { ShipStationV2Keys } from '@/lib/shipping/signature-v2';
@@ -98,10 +102,10 @@ function redisState(redis: RedisConnection, config: Config, local: ReturnType<ty
   const prefix = config.redisKeyPrefix;
   const sharedLocks = new RedisOrderLocks(redis, { prefix, ttlMs: orderLockTtlMs(config.upstreamTimeoutMs), ...lockWait(config) });
   return {
-    rateLimiter: new RateLimiterWithFallback(new RedisRateLimiter(redis, { prefix }), local.rateLimiter, warning),
-    // This instance's locks first, always (lib/shared-state/fallback.ts): its writers never overlap, whatever Redis does.
-    orderLocks: new OrderLocksWithFallback(sharedLocks, local.orderLocks, warning),
-    cardEventLocks: new OrderLocksWithoutFallback(sharedLocks, local.orderLocks),
+    rateLimiter: rateLimiterWithFallback(new RedisRateLimiter(redis, { prefix }), local.rateLimiter, warning),
+    // This instance's locks first, always: its writers never overlap, whatever Redis does.
+    orderLocks: orderLocksWithFallback(sharedLocks, local.orderLocks, warning),
+    cardEventLocks: orderLocksWithoutFallback(sharedLocks, local.orderLocks),
     processedEvents: new RedisProcessedEvents(redis, { prefix }),
     reconcileCursor: reconcileCursorWithFallback(new RedisReconcileCursorStore(redis, { prefix })),
     shipmentCursor: shipmentCursorWithFallback(new RedisShipmentCursorStore(redis, { prefix })),
@@ -117,9 +121,12 @@ function redisState(redis: RedisConnection, config: Config, local: ReturnType<ty
         local.shipStationBudget(account, api),
         warning,
       ),
+    // While Redis is down, this instance's own semaphore keeps the same cap; a waiter leaving is noted on both.
     storeSlots:
       config.storeConcurrency && local.storeSlots
-        ? new StoreSlotsWithFallback(new RedisStoreSlots(redis, config.storeConcurrency, { prefix }), local.storeSlots, warning)
+        ? withFallback('store_slots', warning, new RedisStoreSlots(redis, config.storeConcurrency, { prefix }), local.storeSlots, [
+            'stopWaiting',
+          ])
         : undefined,
   };
 }

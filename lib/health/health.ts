@@ -7,7 +7,7 @@ import { ServiceError, StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { CardProviderError, StoreSignatureRefusedError } from '@/lib/errors';
-import type { SlotUsage } from '@/lib/shared-state/store-slots/store-slots';
+import type { SlotUsage } from '@/lib/shared-state/store-slots';
 import { stripePaymentMethodDomains, unregisteredStorefrontDomains, type UnregisteredDomain } from '@/lib/checkout/express-domains';
 import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '@/lib/webhooks/setup/events';
 import { stripeWebhookEndpoints } from '@/lib/webhooks/setup/stripe-endpoints';

@@ -28,7 +28,7 @@ import {
   validationIssueSchema,
   webhookRateLimitedResponseSchema,
 } from '@/lib/http/responses';
-import { RATE_LIMITS, type RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
+import { RATE_LIMITS, type RateLimitRule } from '@/lib/shared-state/rate-limit';
 import { STORE_SIGNATURE_HEADER, STORE_SIGNATURE_TOLERANCE_SECONDS } from '@/lib/security/store-signature';
 import { storeOrderRequestSchema, storeRefundRequestSchema } from '@/lib/store-callbacks/schemas';
 import { SIGNATURE_HEADERS } from '@/lib/webhooks/card/event';

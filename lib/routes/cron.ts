@@ -1,9 +1,8 @@
 /** The cron route family (GET /api/cron/*), and the health check, authorised like them when it goes deep. */
 import { cronErrorResponse } from '@/lib/http/errors';
-import type { HandlerResult } from '@/lib/http/route';
+import { runRoute, type HandlerResult } from '@/lib/http/route';
 import { RunBudget } from '@/lib/cron/budget';
 import { assertCronAuthorized } from '@/lib/routes/cron-auth';
-import { runFamilyRoute } from '@/lib/routes/family';
 import { getServices, type Services } from '@/lib/services';
 
 /**
@@ -16,7 +15,7 @@ export function cronRoute(route: string, maxDurationSeconds: number, run: (servi
   return async function GET(request: Request): Promise<Response> {
     const budget = new RunBudget(maxDurationSeconds * 1000);
     const options = { route, request, toErrorResponse: cronErrorResponse, upstreamBudgetMs: maxDurationSeconds * 1000, storeCaller: 'background' as const };
-    return runFamilyRoute(options, async () => {
+    return runRoute(options, async () => {
       const services = getServices();
       assertCronAuthorized(request.headers, services.config.cronSecret);
       return { body: await run(services, budget) };
@@ -31,7 +30,7 @@ export function cronRoute(route: string, maxDurationSeconds: number, run: (servi
  */
 export function healthRoute(route: string, checks: { shallow: () => unknown; deep: (services: Services) => Promise<HandlerResult> }) {
   return async function GET(request: Request): Promise<Response> {
-    return runFamilyRoute({ route, request, toErrorResponse: cronErrorResponse, storeCaller: 'background' }, async () => {
+    return runRoute({ route, request, toErrorResponse: cronErrorResponse, storeCaller: 'background' }, async () => {
       if (!request.headers.has('authorization')) return { body: checks.shallow() };
       const services = getServices();
       assertCronAuthorized(request.headers, services.config.cronSecret);

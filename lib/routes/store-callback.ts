@@ -3,8 +3,8 @@ import type { z } from 'zod';
 import { InvalidRequestError, ServiceNotConfiguredError, UnauthorizedError } from '@/lib/errors';
 import { CHECKOUT_BODY_LIMIT, parseJson, readBodyText } from '@/lib/http/body';
 import { storeCallbackErrorResponse } from '@/lib/http/errors';
+import { runRoute } from '@/lib/http/route';
 import type { RequestContext } from '@/lib/log';
-import { runFamilyRoute } from '@/lib/routes/family';
 import { STORE_SIGNATURE_HEADER, storeSignatureProblem } from '@/lib/security/store-signature';
 import { getServices, type Services } from '@/lib/services';
 
@@ -26,7 +26,7 @@ export function storeCallbackRoute<Input>(options: StoreCallbackRouteOptions<Inp
   return async function POST(request: Request): Promise<Response> {
     // A refund or a capture records a payment fact, as a webhook does: it shares the webhooks' store slots, kept from a rush of checkouts.
     const run = { route: options.route, request, toErrorResponse: storeCallbackErrorResponse, storeCaller: 'webhook' as const };
-    return runFamilyRoute(run, async (context) => {
+    return runRoute(run, async (context) => {
       const services = getServices();
       const secret = services.config.storeCallbackSecret;
       if (!secret) throw new ServiceNotConfiguredError(STORE_CALLBACKS_NOT_CONFIGURED);

@@ -2,11 +2,11 @@
  * The "store has no `shipped` status" memory (lib/shared-state/shipped-status/shipped-status.ts)
  * shared by every instance: one key that expires after SHIPPED_MISSING_TTL_MS.
  * A shipment reads it in the entry script that takes its order's lock (the
- * lock's peek, lib/redis/gate.ts), so it costs no round trip of its own; it is
+ * lock's peek, lib/shared-state/request-redis.ts), so it costs no round trip of its own; it is
  * under the gate's hash tag for that. One SET when the store refuses `shipped`.
  */
 import { KEY_PREFIX, type RedisConnection } from '@/lib/redis/connection';
-import { gateKeys } from '@/lib/redis/gate';
+import { requestKeys } from '@/lib/shared-state/request-redis';
 import {
   FALLBACK_STATUS,
   SHIPPED_MISSING_TTL_MS,
@@ -24,7 +24,7 @@ export class RedisShippedStatus implements ShippedStatusMemory {
     private readonly connection: RedisConnection,
     private readonly options: { prefix?: string; ttlMs?: number } = {},
   ) {
-    this.key = gateKeys(options.prefix ?? KEY_PREFIX).shippedStatusMissing;
+    this.key = requestKeys(options.prefix ?? KEY_PREFIX).shippedStatusMissing;
   }
 
   async statusToWrite(): Promise<string> {

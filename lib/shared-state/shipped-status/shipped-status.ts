@@ -10,7 +10,7 @@
  * when Redis is configured (lib/shared-state/shipped-status/redis.ts).
  */
 import { ORDER_STATUS } from '@/lib/order-statuses';
-import type { LockPeek } from '@/lib/shared-state/order-locks/order-locks';
+import type { LockPeek } from '@/lib/shared-state/order-locks';
 
 export const SHIPPED_STATUS = ORDER_STATUS.shipped;
 export const FALLBACK_STATUS = ORDER_STATUS.completed;

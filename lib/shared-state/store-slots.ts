@@ -1,29 +1,123 @@
 /**
- * The store's slots (lib/shared-state/store-slots/store-slots.ts) held in Redis, so the cap on
- * concurrent store calls holds across every instance.
- *
- * Two sorted sets in one hash slot (`{store-slots}`): the leases, member
- * `<caller>|<token>` scored by when the lease ends, and the waiting follow-ups,
- * member `<token>` scored by when the wait stops counting. One Lua script per
- * try drops what has expired, counts the leases of each class, applies the
- * rule of `admits` and takes the slot: one round trip, atomic, so two instances
- * can never both take the last slot. A lease whose holder died (killed
- * mid-call) ends by itself at its score; each set expires a minute after its
- * last entry, so an idle shop leaves no key behind. Giving a slot back is one
- * `ZREM`.
- *
- * Times are this instance's clock, as the rate limiter's windows are: an
- * instance whose clock runs ahead ends other instances' leases that much early.
+ * Store shielding (docs/operations.md, "Store shielding"): at most STORE_MAX_CONCURRENCY calls to WooCommerce at once,
+ * across every instance. The slots are leases, each as long as one attempt may last, ending by themselves when their
+ * holder dies. Each class of caller may be guaranteed some (STORE_RESERVED_SLOTS); a later call of an admitted request
+ * (a follow-up) ignores the split and goes first. Held in memory, or in Redis for every instance with this instance's
+ * own semaphore (the same limit and split) while Redis is down; waited for by lib/shared-state/store-gate.ts.
  */
-import type { SlotSplit } from '@/lib/config';
+import type { ReservingCaller, SlotSplit, StoreCaller } from '@/lib/config';
 import { KEY_PREFIX, RedisScript, type RedisConnection } from '@/lib/redis/connection';
-import {
-  WAITER_TTL_MS,
-  type SlotLease,
-  type SlotRequest,
-  type SlotUsage,
-  type StoreSlots,
-} from '@/lib/shared-state/store-slots/store-slots';
+
+export interface SlotRequest {
+  caller: StoreCaller;
+  /** A later call of an admitted request: ignores the split, and new requests wait while it waits. */
+  followUp: boolean;
+  /** Names the lease (and the waiting follow-up). */
+  token: string;
+  /** How long the lease lives unless released: one attempt's timeout plus LEASE_MARGIN_MS. */
+  leaseMs: number;
+}
+
+export interface SlotUsage {
+  limit: number;
+  reserved: Record<ReservingCaller, number>;
+  inUse: Record<StoreCaller, number>;
+  /** Later calls of admitted requests waiting for a slot. */
+  waiting: number;
+  /** Where the count is kept: Redis (every instance), or this instance alone (no Redis, or Redis down). */
+  scope: 'all_instances' | 'this_instance';
+}
+
+export interface SlotLease {
+  /** Gives the slot back; never throws (a lease that cannot be given back expires). */
+  release(): Promise<void>;
+  /** Passes the slot straight to another call of this instance: the count never drops, no one takes it in between. */
+  handOver(next: SlotRequest): SlotLease;
+}
+
+export interface StoreSlots {
+  /** A slot when the split allows it, else undefined at once; a refused follow-up counts as waiting for WAITER_TTL_MS. */
+  tryAcquire(request: SlotRequest): Promise<SlotLease | undefined>;
+  /** A waiting follow-up that gave up. */
+  stopWaiting(token: string): Promise<void>;
+  usage(): Promise<SlotUsage>;
+}
+
+/** A lease outlives its attempt's timeout by this much, the time to notice a dead holder aside. */
+export const LEASE_MARGIN_MS = 2_000;
+/** A waiting follow-up that stops asking (its instance died) stops holding new requests back after this. */
+export const WAITER_TTL_MS = 200;
+
+/** Whether `request` may take a slot now: the one rule of both implementations (RedisStoreSlots runs it in Lua). */
+export function admits(split: SlotSplit, inUse: Record<StoreCaller, number>, waiting: number, request: Pick<SlotRequest, 'caller' | 'followUp'>): boolean {
+  const total = inUse.checkout + inUse.webhook + inUse.background;
+  if (request.followUp) return total < split.limit;
+  let heldBack = waiting;
+  if (request.caller !== 'checkout') heldBack += Math.max(0, split.reserved.checkout - inUse.checkout);
+  if (request.caller !== 'webhook') heldBack += Math.max(0, split.reserved.webhook - inUse.webhook);
+  return total + 1 + heldBack <= split.limit;
+}
+
+/** This instance's slots: the semaphore without Redis, and the fallback while Redis is down. */
+export class MemoryStoreSlots implements StoreSlots {
+  private readonly leases = new Map<string, { caller: StoreCaller; expiresAt: number }>();
+  private readonly waiters = new Map<string, number>();
+
+  constructor(
+    private readonly split: SlotSplit,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async tryAcquire(request: SlotRequest): Promise<SlotLease | undefined> {
+    const now = this.now();
+    this.prune(now);
+    if (!admits(this.split, this.countInUse(), this.waiters.size, request)) {
+      if (request.followUp) this.waiters.set(request.token, now + WAITER_TTL_MS);
+      return undefined;
+    }
+    return this.lease(request, now);
+  }
+
+  private lease(request: SlotRequest, now: number): SlotLease {
+    this.waiters.delete(request.token);
+    this.leases.set(request.token, { caller: request.caller, expiresAt: now + request.leaseMs });
+    return {
+      release: async () => {
+        this.leases.delete(request.token);
+      },
+      handOver: (next) => {
+        this.leases.delete(request.token);
+        return this.lease(next, this.now());
+      },
+    };
+  }
+
+  async stopWaiting(token: string): Promise<void> {
+    this.waiters.delete(token);
+  }
+
+  async usage(): Promise<SlotUsage> {
+    this.prune(this.now());
+    return { limit: this.split.limit, reserved: { ...this.split.reserved }, inUse: this.countInUse(), waiting: this.waiters.size, scope: 'this_instance' };
+  }
+
+  private prune(now: number): void {
+    for (const [token, lease] of this.leases) if (lease.expiresAt <= now) this.leases.delete(token);
+    for (const [token, until] of this.waiters) if (until <= now) this.waiters.delete(token);
+  }
+
+  private countInUse(): Record<StoreCaller, number> {
+    const inUse = { checkout: 0, webhook: 0, background: 0 };
+    for (const { caller } of this.leases.values()) inUse[caller] += 1;
+    return inUse;
+  }
+}
+
+/*
+ * In Redis: two sorted sets in one hash slot, the leases (`<caller>|<token>` scored by their end) and the waiting
+ * follow-ups (`<token>` scored by when they stop counting). One script per try drops what expired, applies `admits`
+ * and takes the slot, atomically. Times are this instance's clock, as the rate limit's windows are.
+ */
 
 /** How long a set outlives its last entry: room for instances whose clocks differ. */
 const KEY_SLACK_MS = 60_000;
