@@ -178,19 +178,14 @@ export class RedisOrderLocks implements OrderLocks {
   async withEventLock<T>(orderId: number, eventKey: string, task: () => Promise<EventTaskResult<T>>): Promise<EventLockResult<T>> {
     const token = randomUUID();
     if ((await this.acquire(orderId, token, eventKey)) === 'remembered') return { duplicate: true };
-    let outcome: EventTaskResult<T>;
-    try {
-      outcome = await task();
-    } catch (error) {
+    const outcome = await task().catch(async (error: unknown) => {
       await this.release(orderId, token);
       throw error;
-    }
-    if (!outcome.remember) {
-      await this.release(orderId, token);
-      return { duplicate: false, result: outcome.result };
-    }
+    });
     // Remembered with the release, once its effects are written; unlike a bare release this one may fail the request.
-    await this.connection.run('lock_release', rememberUnlock(this.prefix, orderId, token, { eventKey, ttlMs: this.eventTtlMs }));
+    const remember = { eventKey, ttlMs: this.eventTtlMs };
+    if (outcome.remember) await this.connection.run('lock_release', rememberUnlock(this.prefix, orderId, token, remember));
+    else await this.release(orderId, token);
     return { duplicate: false, result: outcome.result };
   }
 

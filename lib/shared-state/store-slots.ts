@@ -58,6 +58,10 @@ export function admits(split: SlotSplit, inUse: Record<StoreCaller, number>, wai
   return total + 1 + heldBack <= split.limit;
 }
 
+function usageOf(split: SlotSplit, inUse: Record<StoreCaller, number>, waiting: number, scope: SlotUsage['scope']): SlotUsage {
+  return { limit: split.limit, reserved: { ...split.reserved }, inUse, waiting, scope };
+}
+
 /** This instance's slots: the semaphore without Redis, and the fallback while Redis is down. */
 export class MemoryStoreSlots implements StoreSlots {
   private readonly leases = new Map<string, { caller: StoreCaller; expiresAt: number }>();
@@ -98,7 +102,7 @@ export class MemoryStoreSlots implements StoreSlots {
 
   async usage(): Promise<SlotUsage> {
     this.prune(this.now());
-    return { limit: this.split.limit, reserved: { ...this.split.reserved }, inUse: this.countInUse(), waiting: this.waiters.size, scope: 'this_instance' };
+    return usageOf(this.split, this.countInUse(), this.waiters.size, 'this_instance');
   }
 
   private prune(now: number): void {
@@ -184,8 +188,8 @@ return {used.checkout, used.webhook, used.background, redis.call('ZCOUNT', KEYS[
 `);
 
 export class RedisStoreSlots implements StoreSlots {
-  private readonly leasesKey: string;
-  private readonly waitingKey: string;
+  /** The leases and the waiting follow-ups, under one hash tag: a Redis Cluster runs a script on one slot only. */
+  private readonly keys: [string, string];
   private readonly now: () => number;
 
   constructor(
@@ -193,35 +197,18 @@ export class RedisStoreSlots implements StoreSlots {
     private readonly split: SlotSplit,
     options: { prefix?: string; now?: () => number } = {},
   ) {
-    // One hash tag for both keys: the script touches both, and a Redis Cluster runs a script on one slot only.
     const base = `${options.prefix ?? KEY_PREFIX}{store-slots}:`;
-    this.leasesKey = `${base}leases`;
-    this.waitingKey = `${base}waiting`;
+    this.keys = [`${base}leases`, `${base}waiting`];
     this.now = options.now ?? Date.now;
   }
 
   async tryAcquire(request: SlotRequest): Promise<SlotLease | undefined> {
-    const taken = await this.connection.run('store_slot_acquire', async (redis) =>
-      Number(
-        await TRY_ACQUIRE.run(
-          redis,
-          [this.leasesKey, this.waitingKey],
-          [
-            String(this.now()),
-            request.caller,
-            request.token,
-            String(request.leaseMs),
-            request.followUp ? '1' : '0',
-            String(this.split.limit),
-            String(this.split.reserved.checkout),
-            String(this.split.reserved.webhook),
-            String(WAITER_TTL_MS),
-            String(KEY_SLACK_MS),
-          ],
-        ),
-      ),
-    );
-    return taken === 1 ? this.lease(request) : undefined;
+    const { limit, reserved } = this.split;
+    const { caller, token, leaseMs, followUp } = request;
+    const split = [limit, reserved.checkout, reserved.webhook];
+    const args = [this.now(), caller, token, leaseMs, followUp ? 1 : 0, ...split, WAITER_TTL_MS, KEY_SLACK_MS];
+    const taken = await this.connection.run('store_slot_acquire', (redis) => TRY_ACQUIRE.run(redis, this.keys, args.map(String)));
+    return Number(taken) === 1 ? this.lease(request) : undefined;
   }
 
   private lease(request: SlotRequest): SlotLease {
@@ -229,7 +216,7 @@ export class RedisStoreSlots implements StoreSlots {
     return {
       release: async () => {
         try {
-          await this.connection.run('store_slot_release', (redis) => redis.zRem(this.leasesKey, member));
+          await this.connection.run('store_slot_release', (redis) => redis.zRem(this.keys[0], member));
         } catch {
           // Redis is away: the lease ends by itself at its expiry.
         }
@@ -238,7 +225,7 @@ export class RedisStoreSlots implements StoreSlots {
         const now = this.now();
         const args = [String(now), member, `${next.caller}|${next.token}`, String(now + next.leaseMs), next.token, String(KEY_SLACK_MS)];
         void this.connection
-          .run('store_slot_hand_over', (redis) => HAND_OVER.run(redis, [this.leasesKey, this.waitingKey], args))
+          .run('store_slot_hand_over', (redis) => HAND_OVER.run(redis, this.keys, args))
           // Redis is away: the old lease ends by itself, and the call runs on it meanwhile.
           .catch(() => undefined);
         return this.lease(next);
@@ -247,20 +234,13 @@ export class RedisStoreSlots implements StoreSlots {
   }
 
   async stopWaiting(token: string): Promise<void> {
-    await this.connection.run('store_slot_stop_waiting', (redis) => redis.zRem(this.waitingKey, token));
+    await this.connection.run('store_slot_stop_waiting', (redis) => redis.zRem(this.keys[1], token));
   }
 
   async usage(): Promise<SlotUsage> {
-    const counts = (await this.connection.run('store_slot_usage', (redis) =>
-      USAGE.run(redis, [this.leasesKey, this.waitingKey], [String(this.now())]),
-    )) as number[];
+    const now = String(this.now());
+    const counts = (await this.connection.run('store_slot_usage', (redis) => USAGE.run(redis, this.keys, [now]))) as number[];
     const [checkout = 0, webhook = 0, background = 0, waiting = 0] = counts.map(Number);
-    return {
-      limit: this.split.limit,
-      reserved: { ...this.split.reserved },
-      inUse: { checkout, webhook, background },
-      waiting,
-      scope: 'all_instances',
-    };
+    return usageOf(this.split, { checkout, webhook, background }, waiting, 'all_instances');
   }
 }
