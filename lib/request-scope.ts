@@ -65,6 +65,11 @@ export async function runRequestWork<T>(notes: RequestNotes, work: () => Promise
   }
 }
 
+/** Counts the current request's deferred rate-limit hit now, before an upstream call; RateLimitedError when over. */
+export async function countRateLimitHitNow(): Promise<void> {
+  await storage.getStore()?.notes.rateLimitHit?.countUnlessCounted();
+}
+
 /** Runs `work` as `caller`'s, with fresh notes (a test's or a script's stand-in for a request of that family). */
 export function withStoreCaller<T>(storeCaller: StoreCaller, work: () => Promise<T>): Promise<T> {
   const scope = { ...(storage.getStore() ?? requestScopeOf({})), storeCaller, notes: requestScopeOf({}).notes };

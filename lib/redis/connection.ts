@@ -11,7 +11,6 @@ import { traceCall } from '@/lib/telemetry';
 
 export interface RedisSettings {
   url: string;
-  /** Connect timeout and per-command timeout, in milliseconds. */
   timeoutMs: number;
 }
 
@@ -117,7 +116,6 @@ export class RedisConnection {
     throw new SharedStateUnavailableError('connect');
   }
 
-  /** The client, connecting it on first use; not ready when Redis is away or the connection was just cut. */
   private async open(): Promise<RedisClient | undefined> {
     if (this.redis?.isReady) return this.redis;
     if (!this.redis) this.adoptStartedClient();
@@ -263,7 +261,6 @@ export class RedisConnection {
     if (this.registryKey && startedClients().get(this.registryKey)?.redis === redis) startedClients().delete(this.registryKey);
   }
 
-  /** Closes the client (tests, shutdown). A later call connects again. */
   async close(): Promise<void> {
     const redis = this.redis;
     this.redis = undefined;
@@ -276,7 +273,6 @@ export class RedisConnection {
     try {
       if (redis.isOpen) redis.destroy();
     } catch {
-      // already closed
     }
   }
 
@@ -330,7 +326,6 @@ export function getRedisConnection(config: Pick<Config, 'redisUrl' | 'redisTimeo
   return shared;
 }
 
-/** Closes the process's connection (tests, and resetServices). */
 export async function closeRedisConnection(): Promise<void> {
   const connection = shared;
   shared = undefined;

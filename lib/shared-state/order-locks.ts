@@ -40,7 +40,6 @@ export interface LockPeek {
 
 export interface EventTaskResult<T> {
   result: T;
-  /** Whether the event is to be remembered as applied. */
   remember: boolean;
 }
 
@@ -50,7 +49,6 @@ export type EventLockResult<T> = { duplicate: true } | { duplicate: false; resul
 export const ORDER_LOCK_WAIT_MS = 30_000;
 
 export interface LockWait {
-  /** The longest wait (ORDER_LOCK_WAIT_MS unless a test says otherwise). */
   waitMs: number;
   /** The part of the request's deadline kept for the work under the lock: with less left, the answer is busy. */
   reserveMs: number;
@@ -63,7 +61,6 @@ export function lockWaitMs(wait: LockWait, now = Date.now()): number {
   return Math.min(wait.waitMs, requestTimeLeftMs(now) - wait.reserveMs);
 }
 
-/** This instance's locks: a queue of promises per order. */
 export class MemoryOrderLocks implements OrderLocks {
   /** The tail of each order's queue: a promise that settles when the last holder releases. */
   private readonly tails = new Map<string, Promise<void>>();
@@ -109,7 +106,6 @@ export class MemoryOrderLocks implements OrderLocks {
     }
   }
 
-  /** Orders currently locked or waited on (for tests). */
   get activeKeys(): number {
     return this.tails.size;
   }
@@ -129,7 +125,6 @@ const LATE_WARNING_INTERVAL_MS = 60_000;
 
 type LateAnswer<T> = { kind: 'answered'; value: T } | { kind: 'no_answer' } | { kind: 'connection_failed' };
 
-/** A pending Redis answer, awaited until `deadline` at most. */
 async function settledBy<T>(answer: Promise<T>, deadline: number): Promise<LateAnswer<T>> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<LateAnswer<T>>((resolve) => {

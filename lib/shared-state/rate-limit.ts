@@ -9,7 +9,6 @@ import { currentRequest } from '@/lib/request-scope';
 import { eitherOf, type FallbackWarning } from '@/lib/shared-state/fallback';
 
 export interface RateLimitRule {
-  /** Counter name; each endpoint has its own. */
   name: string;
   limit: number;
   windowMs: number;
@@ -20,7 +19,6 @@ export interface RateLimitDecision extends RateLimitState {
 }
 
 export interface RateLimiter {
-  /** Counts one request from `client` against `rule` and says whether it may proceed. */
   hit(rule: RateLimitRule, client: string): Promise<RateLimitDecision>;
   /** With Redis: the hit, for the request's first Redis script to count. Absent in memory, where a hit costs nothing. */
   defer?(rule: RateLimitRule, client: string): DeferredRateLimitHit;
@@ -40,7 +38,6 @@ export function windowStart(rule: RateLimitRule, now: number): number {
   return Math.floor(now / rule.windowMs) * rule.windowMs;
 }
 
-/** The answer for the `count`th request of the window that began at `start`. */
 export function rateLimitDecision(rule: RateLimitRule, start: number, count: number): RateLimitDecision {
   return {
     allowed: count <= rule.limit,
@@ -78,7 +75,6 @@ export class MemoryRateLimiter implements RateLimiter {
     return rateLimitDecision(rule, start, window.count);
   }
 
-  /** How many counters are held (for tests and benchmarks). */
   get size(): number {
     return this.windows.size;
   }
@@ -111,8 +107,8 @@ function assertAllowed(decision: RateLimitDecision): void {
 
 /**
  * A request's hit that its first Redis script counts (the order's lock, or the event check), or else the request's
- * end (lib/request-scope.ts). A use case that calls an upstream before its first script counts it first
- * (`countRateLimitHitNow`), so a 429 never follows upstream work.
+ * end or its first upstream call (lib/telemetry.ts `traceCall`), whichever comes first: a 429 never follows upstream
+ * work. A call that `traceCall` does not wrap (the ShipStation V2 keys) counts it first with `countRateLimitHitNow`.
  */
 export class DeferredRateLimitHit {
   private decision: Promise<RateLimitDecision> | undefined;
@@ -120,9 +116,7 @@ export class DeferredRateLimitHit {
   constructor(
     readonly rule: RateLimitRule,
     readonly client: string,
-    /** Counts it by itself (the shared limiter, or this instance's when Redis fails). */
     private readonly countAlone: () => Promise<RateLimitDecision>,
-    /** Counts it in this instance's memory. */
     private readonly countInMemory: () => Promise<RateLimitDecision>,
   ) {}
 
@@ -155,7 +149,6 @@ export class DeferredRateLimitHit {
     };
   }
 
-  /** Counts the hit unless a script did; RateLimitedError when it is over the limit. */
   async countUnlessCounted(): Promise<void> {
     this.decision ??= this.countAlone();
     assertAllowed(await this.decision);
@@ -173,12 +166,6 @@ export async function countRateLimitHit(limiter: RateLimiter, rule: RateLimitRul
   assertAllowed(await limiter.hit(rule, client));
 }
 
-/** The current request's deferred hit for a script to carry, if it is not counted yet. */
 export function takeDeferredHit(): HitForScript | undefined {
   return (currentRequest()?.notes.rateLimitHit as DeferredRateLimitHit | undefined)?.takeForScript();
-}
-
-/** Counts the current request's hit now, before a call to an upstream; RateLimitedError when over. */
-export async function countRateLimitHitNow(): Promise<void> {
-  await currentRequest()?.notes.rateLimitHit?.countUnlessCounted();
 }

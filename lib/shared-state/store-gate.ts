@@ -7,20 +7,16 @@ import { randomInt, randomUUID } from 'node:crypto';
 import type { StoreCaller } from '@/lib/config';
 import { StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
-import { currentRequest, requestScopeOf, type RequestNotes } from '@/lib/request-scope';
+import { currentRequest, requestScopeOf, type RequestScope } from '@/lib/request-scope';
 import { LEASE_MARGIN_MS, type SlotLease, type SlotRequest, type StoreSlots } from '@/lib/shared-state/store-slots';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
 
-/** How long a request's first store call waits for a slot: a burst passes, an overload answers in milliseconds. */
-export const FIRST_CALL_WAIT_MS = 100;
-/** How long a later call of an admitted request may wait: it goes first, so it rarely waits at all. */
-export const FOLLOW_UP_WAIT_MS = 2_000;
-/**
- * How long the slot of a request's call that ended stays with the request for its next call (the
- * gate's `keep`): the work between two calls of one request, a card-provider call included. Past it,
- * the slot is worth more to whoever waits than to a request that may make no further call.
- */
-export const KEEP_FOR_NEXT_CALL_MS = 100;
+/** A request's first store call waits this long for a slot: a burst passes, an overload answers in milliseconds. */
+const FIRST_CALL_WAIT_MS = 100;
+/** A later call of an admitted request goes first, so it rarely waits at all. */
+const FOLLOW_UP_WAIT_MS = 2_000;
+/** The work between two calls of one request (a card-provider call included): past it, the kept slot goes back. */
+const KEEP_FOR_NEXT_CALL_MS = 100;
 
 interface KeptSlot {
   lease: SlotLease;
@@ -30,26 +26,11 @@ interface KeptSlot {
   giveBack(): void;
 }
 
-/** Whose call it is, and what its request noted; outside a request (a script), a background call's. */
-interface CallerScope {
-  caller: StoreCaller;
-  notes: RequestNotes;
-}
-
-function currentScope(): CallerScope {
-  const request = currentRequest() ?? requestScopeOf({});
-  return { caller: request.storeCaller, notes: request.notes };
-}
-
 /** One refusal line per this many milliseconds at most, with the count since the last one. */
 const REFUSAL_LOG_INTERVAL_MS = 10_000;
 
 export interface HeldSlot {
-  /**
-   * Ends the call. `timedOut`: the store may still be working on it (PHP goes on
-   * after the client left), so the lease is kept until it expires instead of
-   * letting a new call in beside it.
-   */
+  /** Ends the call. `timedOut`: the store may still be working on it (PHP goes on), so the lease runs to its end. */
   leave(timedOut: boolean): void;
 }
 
@@ -89,9 +70,10 @@ export class StoreGate {
 
   /** A slot for one attempt of `operation` lasting at most `attemptMs`, or StoreBusyError. */
   async enter(operation: string, attemptMs: number): Promise<HeldSlot> {
-    const scope = currentScope();
-    const followUp = scope.notes.storeAdmitted && scope.caller !== 'background';
-    const request: SlotRequest = { caller: scope.caller, followUp, token: randomUUID(), leaseMs: attemptMs + LEASE_MARGIN_MS };
+    // Outside a request (a script), a background call.
+    const scope = currentRequest() ?? requestScopeOf({});
+    const followUp = scope.notes.storeAdmitted && scope.storeCaller !== 'background';
+    const request: SlotRequest = { caller: scope.storeCaller, followUp, token: randomUUID(), leaseMs: attemptMs + LEASE_MARGIN_MS };
     const kept = takeKept(scope);
     if (kept) return this.held(kept.lease.handOver(request), request, scope);
     // Never into the time the attempt itself needs: the wait counts against the request's deadline.
@@ -103,7 +85,7 @@ export class StoreGate {
       const left = giveUpAt - Date.now();
       if (left <= 0) {
         if (followUp) await this.slots.stopWaiting(request.token).catch(() => undefined);
-        this.noteRefusal(operation, scope.caller);
+        this.noteRefusal(operation, scope.storeCaller);
         throw new StoreBusyError(operation, randomInt(1, 4));
       }
       const handedOver = await this.pause(Math.min(left, pauseMs(followUp)), request);
@@ -111,7 +93,7 @@ export class StoreGate {
     }
   }
 
-  private held(lease: SlotLease, request: SlotRequest, scope: CallerScope): HeldSlot {
+  private held(lease: SlotLease, request: SlotRequest, scope: RequestScope): HeldSlot {
     scope.notes.storeAdmitted = true;
     let left = false;
     return {
@@ -138,19 +120,12 @@ export class StoreGate {
   }
 
   /**
-   * Keeps the slot of a call that ended for the same request's next call, for
-   * keepForNextCallMs at most: an admitted request's calls come one after the
-   * other with a little work between them (a parse, a card-provider call), and
-   * a slot given back in that moment is taken by a new request while the
-   * admitted one waits for the next slot to free, the time it was admitted to
-   * be spared. Never for the crons (their units are new requests), never when a
-   * follow-up of another request waits here (it goes first, and it is waiting
-   * already), and never once the request's work is over: its end gives the
-   * slot back at once. The lease keeps its end, so a holder that dies while
-   * keeping it loses it as it would mid-call.
+   * Keeps the slot of a call that ended for the same request's next call, so a new request does not take it in the
+   * moment between two calls. Never for the crons, never while another request's follow-up waits here (it goes
+   * first), never once the request is over; the lease keeps its end, so a holder that dies loses it.
    */
-  private keep(lease: SlotLease, request: SlotRequest, scope: CallerScope): boolean {
-    if (this.keepForNextCallMs <= 0 || scope.caller === 'background' || scope.notes.ended || scope.notes.keptSlot) return false;
+  private keep(lease: SlotLease, request: SlotRequest, scope: RequestScope): boolean {
+    if (this.keepForNextCallMs <= 0 || scope.storeCaller === 'background' || scope.notes.ended || scope.notes.keptSlot) return false;
     for (const waiter of this.waiting) if (waiter.request.followUp) return false;
     const kept: KeptSlot = {
       lease,
@@ -169,11 +144,8 @@ export class StoreGate {
   }
 
   /**
-   * Who gets a slot this instance gives back: a waiting follow-up first (it may take
-   * any slot), else the longest-waiting new request of the same class (the count of
-   * each class stays as it was, so no other class's reservation moves). A follow-up
-   * waiting on another instance is not seen here; it gets the next slot given back
-   * to Redis, and new requests there wait for it meanwhile.
+   * A slot given back goes to a waiting follow-up first, else to the longest-waiting new request of the same class
+   * (so no class's reservation moves). Followers waiting on other instances get the next slot given back to Redis.
    */
   private nextWaiter(caller: StoreCaller): Waiter | undefined {
     let sameClass: Waiter | undefined;
@@ -215,7 +187,7 @@ export class StoreGate {
 }
 
 /** The slot kept for this call, if any: taken by the first call that asks. */
-function takeKept(scope: CallerScope): KeptSlot | undefined {
+function takeKept(scope: RequestScope): KeptSlot | undefined {
   const kept = scope.notes.keptSlot as KeptSlot | undefined;
   if (!kept) return undefined;
   scope.notes.keptSlot = undefined;
@@ -224,12 +196,8 @@ function takeKept(scope: CallerScope): KeptSlot | undefined {
 }
 
 /**
- * Between two tries. A slot this instance gives back goes straight to a waiter
- * here, so the pauses only bound how late a slot given back on another
- * instance is noticed, and each try is a Redis round trip: a follow-up asks
- * again within 10 to 20 ms (it goes first, and a freed slot is held for it only
- * while it keeps asking), a new request every 30 to 50 ms, jittered, so
- * waiters on many instances do not ask in step.
+ * Between two tries, each a Redis round trip (a slot given back here goes straight to a waiter): a follow-up asks
+ * again within 10 to 20 ms, a new request every 30 to 50 ms, jittered so instances do not ask in step.
  */
 function pauseMs(followUp: boolean): number {
   return followUp ? randomInt(10, 21) : randomInt(30, 51);

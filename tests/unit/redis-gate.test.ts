@@ -10,8 +10,8 @@ import { countCheckLock, rememberUnlock } from '@/lib/shared-state/request-redis
 import { RedisOrderLocks } from '@/lib/shared-state/order-locks';
 import { RedisProcessedEvents } from '@/lib/shared-state/processed-events';
 import { RedisShippedStatus } from '@/lib/shared-state/shipped-status/redis';
-import { inRequestScope, requestScopeOf } from '@/lib/request-scope';
-import { countRateLimitHitNow, DeferredRateLimitHit, MemoryRateLimiter, type RateLimitRule } from '@/lib/shared-state/rate-limit';
+import { countRateLimitHitNow, inRequestScope, requestScopeOf } from '@/lib/request-scope';
+import { DeferredRateLimitHit, MemoryRateLimiter, type RateLimitRule } from '@/lib/shared-state/rate-limit';
 import { noRedis, REDIS_SKIP_REASON, redisConnection, testPrefix } from '../support/redis';
 
 const RULE: RateLimitRule = { name: 'payment-intent', limit: 2, windowMs: 60_000 };

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ShipStationError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { countRateLimitHitNow } from '@/lib/shared-state/rate-limit';
+import { countRateLimitHitNow } from '@/lib/request-scope';
 import { queueForReplay } from '@/lib/shared-state/shipping-replay/replay-queue';
 import { checkResourceUrl, isResourceUrlRefusal } from '@/lib/shipping/resource-url';
 import { trackedLabelId } from '@/lib/shipping/shipstation-v2';
