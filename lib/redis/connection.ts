@@ -18,10 +18,7 @@ export interface RedisSettings {
 const MAX_RECONNECT_DELAY_MS = 2_000;
 /** The client's own error events repeat on every reconnection attempt: one log line a minute is enough. */
 const ERROR_LOG_INTERVAL_MS = 60_000;
-/**
- * A PING a minute keeps a warm instance's idle connection open through Redis' `timeout`, load
- * balancers (AWS 350 s, Azure 4 min) and Azure Redis (10 min); a frozen instance sends none.
- */
+/** A PING a minute keeps an idle connection open through Redis' `timeout` and load balancers (AWS 350 s, Azure 4 min). */
 const PING_INTERVAL_MS = 60_000;
 
 /**
@@ -43,7 +40,6 @@ const REPEATABLE_AFTER_CUT = new Set([
   'replay_counts',
 ]);
 
-/** Socket errors of a connection cut under a command: reset, broken pipe, keepalive timeout. */
 const CUT_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT']);
 
 /** Loaded on the first connection: a process without REDIS_URL never pays its 20 MiB and 180 ms. */
@@ -56,9 +52,7 @@ function buildClient(createClient: (typeof import('redis'))['createClient'], set
     url: settings.url,
     // RESP2: understood by every Redis docs/operations.md names (self-hosted 6+, Redis Cloud, Upstash).
     RESP: 2,
-    // No command timeout of the client's own: runBounded's one timer bounds each call (a
-    // client timeout would also reject a command Redis may still apply, whose late answer
-    // the order locks wait for). With the offline queue off, nothing waits to be written.
+    // No command timeout of the client's own: runBounded's one timer bounds each call, and the order locks wait for a late answer.
     disableOfflineQueue: true,
     pingInterval: PING_INTERVAL_MS,
     socket: {
@@ -97,7 +91,6 @@ export class RedisConnection {
   private connecting: Promise<void> | undefined;
   private firstConnectionDeadline = 0;
   private lastErrorLog = Number.NEGATIVE_INFINITY;
-  /** `reconnecting` from a drop of a ready connection until its first reconnection ends; `away` once one failed. */
   private phase: 'connecting' | 'up' | 'reconnecting' | 'away' = 'connecting';
   private drop: { error: unknown; reconnected: Promise<void>; settle: (error?: unknown) => void } | undefined;
   /** In the process-wide registry (the process's own connection, getRedisConnection), or its own (a test's other instance). */
@@ -128,7 +121,6 @@ export class RedisConnection {
         library = undefined;
         throw new SharedStateUnavailableError('load client', error);
       }
-      // Another call may have started the connection while the library loaded.
       if (this.redis) return this.open();
       const redis = buildClient(createClient, this.settings);
       this.watch(redis);
@@ -188,7 +180,6 @@ export class RedisConnection {
     });
   }
 
-  /** At once when `redis` is ready; after a fresh drop, when its reconnection succeeds; else throws `failure`. */
   private async reconnected(redis: RedisClient, failure: unknown): Promise<void> {
     if (redis.isReady) return;
     if (this.phase !== 'reconnecting' || !this.drop) throw failure;
@@ -224,10 +215,7 @@ export class RedisConnection {
     }
   }
 
-  /**
-   * Runs `operation` once the connection is ready, and once more after a reconnection when a cut
-   * failed it and a repeat is safe (REPEATABLE_AFTER_CUT); never after the call's time is up.
-   */
+  /** Runs `operation`, and once more after a reconnection when a cut failed it and a repeat is safe (REPEATABLE_AFTER_CUT). */
   private async attempt<T>(name: string, redis: RedisClient, operation: (redis: RedisClient) => Promise<T>, bound: { expired: boolean }): Promise<T> {
     await this.reconnected(redis, new SharedStateUnavailableError('connect'));
     if (bound.expired) throw new SharedStateUnavailableError('connect');
@@ -242,7 +230,6 @@ export class RedisConnection {
     }
   }
 
-  /** Takes the client another copy of this module started for this process, if any (see StartedClient). */
   private adoptStartedClient(): void {
     const started = this.registryKey ? startedClients().get(this.registryKey) : undefined;
     if (!started) return;
@@ -285,7 +272,6 @@ export class RedisConnection {
   }
 }
 
-/** How a failed command met a cut connection: never sent (the client was offline), or sent and maybe applied. */
 async function cutKind(error: unknown): Promise<'unsent' | 'maybe_applied' | undefined> {
   const { ClientOfflineError, SocketClosedUnexpectedlyError } = await loadLibrary();
   if (error instanceof ClientOfflineError) return 'unsent';
@@ -312,7 +298,7 @@ export class RedisScript {
   }
 }
 
-/** Where every key of this service starts by default (REDIS_KEY_PREFIX), so one Redis can serve other applications too. */
+/** Every key's default prefix (REDIS_KEY_PREFIX), so one Redis can serve other applications too. */
 export const KEY_PREFIX = 'checkout:';
 
 let shared: RedisConnection | undefined;

@@ -4,7 +4,6 @@ import { configIfValid } from '@/lib/config';
 import { InvalidRequestError } from '@/lib/errors';
 import { CHECKOUT_BODY_LIMIT, parseJson, readBodyText } from '@/lib/http/body';
 import { checkoutErrorResponse, type CheckoutErrorProfile } from '@/lib/http/errors';
-import { clientIp } from '@/lib/http/client-ip';
 import { allowedOrigin, assertAllowedOrigin, corsHeaders, preflightResponse } from '@/lib/http/origin';
 import { runRoute } from '@/lib/http/route';
 import { REQUEST_ID_HEADER, requestIdFrom, type RequestContext } from '@/lib/log';
@@ -37,8 +36,7 @@ export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
       },
       async (context) => {
         const services = getServices();
-        const { trustProxyHops, clientIpHeader } = services.config;
-        await countRateLimitHit(services.rateLimiter, options.rule, clientIp(request.headers, trustProxyHops, clientIpHeader));
+        await countRateLimitHit(services.rateLimiter, options.rule, request.headers, services.config);
         assertAllowedOrigin(request.headers, services.config.allowedOrigins);
         const raw = parseJson(await readBodyText(request, CHECKOUT_BODY_LIMIT));
         const parsed = options.schema.safeParse(raw);

@@ -6,7 +6,6 @@
  * kept as bytes for the signature → use case.
  */
 import { readBodyText, WEBHOOK_BODY_LIMIT } from '@/lib/http/body';
-import { clientIp } from '@/lib/http/client-ip';
 import type { ErrorResponse } from '@/lib/http/errors';
 import { runRoute } from '@/lib/http/route';
 import type { RequestContext } from '@/lib/log';
@@ -36,8 +35,7 @@ export function webhookRoute<Checked>(options: WebhookRouteOptions<Checked>) {
     const run = { route: options.route, request, toErrorResponse: options.toErrorResponse, storeCaller: 'webhook' as const };
     return runRoute(run, async (context) => {
       const services = getServices();
-      const { trustProxyHops, clientIpHeader } = services.config;
-      await countRateLimitHit(services.rateLimiter, options.rule, clientIp(request.headers, trustProxyHops, clientIpHeader));
+      await countRateLimitHit(services.rateLimiter, options.rule, request.headers, services.config);
       const checked = options.check(request, services);
       const rawBody = await readBodyText(request, WEBHOOK_BODY_LIMIT);
       const result = await options.handle(rawBody, checked, services, context);

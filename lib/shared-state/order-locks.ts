@@ -95,9 +95,8 @@ export class MemoryOrderLocks implements OrderLocks {
     } finally {
       clearTimeout(timer);
       release();
-      // The last one out removes the key, so the map holds only orders in use. A waiter that gave up
-      // leaves while the holder still works: the queue must stay until the holder is done too, or the
-      // next writer would find the order free and run beside the holder.
+      // The last one out removes the key. A waiter that gave up leaves it until the holder is done, or the next
+      // writer would find the order free and run beside the holder.
       const forget = () => {
         if (this.tails.get(key) === tail) this.tails.delete(key);
       };

@@ -4,7 +4,9 @@
  * request's hit is deferred: its first Redis script counts it in the same round trip (docs/decisions.md#d31).
  */
 import { LRUCache } from 'lru-cache';
+import type { Config } from '@/lib/config';
 import { RateLimitedError, type RateLimitState } from '@/lib/errors';
+import { clientIp } from '@/lib/http/client-ip';
 import { currentRequest } from '@/lib/request-scope';
 import { eitherOf, type FallbackWarning } from '@/lib/shared-state/fallback';
 
@@ -155,8 +157,14 @@ export class DeferredRateLimitHit {
   }
 }
 
-/** Counts the request against `rule` (RateLimitedError when over), or defers the hit to its first Redis script. */
-export async function countRateLimitHit(limiter: RateLimiter, rule: RateLimitRule, client: string): Promise<void> {
+/** Counts the request's client against `rule` (RateLimitedError when over), or defers the hit to its first Redis script. */
+export async function countRateLimitHit(
+  limiter: RateLimiter,
+  rule: RateLimitRule,
+  headers: Headers,
+  config: Pick<Config, 'trustProxyHops' | 'clientIpHeader'>,
+): Promise<void> {
+  const client = clientIp(headers, config.trustProxyHops, config.clientIpHeader);
   const request = currentRequest();
   const deferred = request && limiter.defer?.(rule, client);
   if (request && deferred) {

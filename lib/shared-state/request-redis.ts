@@ -2,10 +2,7 @@
  * Everything a request sends to Redis on its critical path (docs/operations.md, "Round trips per request"):
  * COUNT_CHECK_LOCK counts its rate-limit hit, checks whether its event is remembered and takes the order's lock, in
  * one round trip; REMEMBER_UNLOCK remembers the event and releases the lock, in another; COUNT_HIT counts a hit
- * that no script carried. The order locks (lib/shared-state/order-locks.ts) and the event check
- * (lib/shared-state/processed-events.ts) run the first two; RedisRateLimiter below runs the third.
- *
- * Every key carries one hash tag, `{gate}`, so a script's keys share one Redis Cluster slot (docs/decisions.md#d31).
+ * that no script carried (RedisRateLimiter). Every key carries one hash tag, `{gate}`, so a script's keys share one Redis Cluster slot (docs/decisions.md#d31).
  */
 import { KEY_PREFIX, RedisScript, type RedisClient, type RedisConnection } from '@/lib/redis/connection';
 import {
@@ -91,7 +88,6 @@ export type CountCheckLockReply = [number, number, number, number];
 export interface CountCheckLockAnswer {
   remembered: boolean;
   locked: boolean;
-  /** Whether the lock's peek key exists; false when there is none or the lock was not taken. */
   peeked: boolean;
 }
 
@@ -123,7 +119,6 @@ export function countCheckLock(prefix: string, request: CountCheckLockRequest, n
   return {
     keys: keyList,
     send: (redis: RedisClient) => COUNT_CHECK_LOCK.run(redis, keyList, args) as Promise<CountCheckLockReply>,
-    /** Reads the answer: the hit counted (RateLimitedError when over), then what was found. */
     read: ([count, remembered, locked, peeked]: CountCheckLockReply): CountCheckLockAnswer => {
       hit?.counted(rateLimitDecision(hit.rule, start, Number(count)));
       return { remembered: Number(remembered) === 1, locked: Number(locked) === 1, peeked: Number(peeked) === 1 };
