@@ -18,13 +18,10 @@ export interface RequestScope {
 }
 
 export interface RequestNotes {
-  /** One of the request's store calls got a slot. */
   storeAdmitted: boolean;
   /** The request's work is over: nothing is kept for a call that will not come. */
   ended: boolean;
-  /** The slot of its last store call, kept for its next one. */
   keptSlot?: { giveBack(): void };
-  /** Its rate-limit hit, until a Redis script or the end of the request counts it. */
   rateLimitHit?: { countUnlessCounted(): Promise<void> };
 }
 

@@ -1,9 +1,6 @@
 /**
- * The providers' route family: POST /api/cardprovider/webhook (Stripe) and
- * POST /api/shipping/webhook (ShipStation). Rate limit → the headers' check (a
- * signature read, a shared secret compared) before a byte of the body is read,
- * so an unauthenticated sender costs no parsing → raw body (512 KiB at most),
- * kept as bytes for the signature → use case.
+ * The providers' route family, POST /api/cardprovider/webhook and /api/shipping/webhook: rate limit → the headers'
+ * check before a byte of the body is read → raw body (512 KiB at most), kept as bytes for the signature → use case.
  */
 import { readBodyText, WEBHOOK_BODY_LIMIT } from '@/lib/http/body';
 import type { ErrorResponse } from '@/lib/http/errors';

@@ -18,11 +18,7 @@ export class MemoryProcessedEvents implements ProcessedEvents {
   private cache: LRUCache<string, true> | undefined;
   constructor(private readonly options: { max?: number; ttlMs?: number } = {}) {}
 
-  /**
-   * Built on first use: its arrays for 100,000 events cost tens of ms to allocate, which an
-   * instance whose events live in Redis never needs, and which would land on every route's
-   * first request (the services are built then).
-   */
+  /** Built on first use: its arrays cost tens of ms, which an instance keeping events in Redis never needs. */
   private get seen(): LRUCache<string, true> {
     return (this.cache ??= new LRUCache({ max: this.options.max ?? 100_000, ttl: this.options.ttlMs ?? PROCESSED_EVENT_TTL_MS }));
   }

@@ -20,9 +20,7 @@ const KEEP_FOR_NEXT_CALL_MS = 100;
 
 interface KeptSlot {
   lease: SlotLease;
-  /** Taken by the request's next call: the slot stays where it is. */
   cancel(): void;
-  /** Passes the slot on as any call's end does (a waiter here, or back to the semaphore). */
   giveBack(): void;
 }
 
@@ -63,7 +61,6 @@ export class StoreGate {
     this.keepForNextCallMs = options.keepForNextCallMs ?? KEEP_FOR_NEXT_CALL_MS;
   }
 
-  /** Calls of this instance waiting for a slot now (for tests). */
   get waiters(): number {
     return this.waiting.size;
   }
@@ -115,7 +112,6 @@ export class StoreGate {
       next.wake(lease.handOver(next.request));
       return;
     }
-    // Not awaited: the answer is already here.
     void lease.release();
   }
 
@@ -186,7 +182,6 @@ export class StoreGate {
   }
 }
 
-/** The slot kept for this call, if any: taken by the first call that asks. */
 function takeKept(scope: RequestScope): KeptSlot | undefined {
   const kept = scope.notes.keptSlot as KeptSlot | undefined;
   if (!kept) return undefined;
