@@ -9,13 +9,14 @@ import { log } from '@/lib/log';
 import { KEY_PREFIX, type RedisConnection } from '@/lib/redis/connection';
 import type { FallbackWarning } from '@/lib/shared-state/fallback';
 import { PROCESSED_EVENT_TTL_MS } from '@/lib/shared-state/processed-events';
-import { takeDeferredHit, type HitForScript } from '@/lib/shared-state/rate-limit';
+import { takeDeferredHit } from '@/lib/shared-state/rate-limit';
 import {
   countCheckLock,
   countLocallyAndRethrow,
   rememberUnlock,
   type CountCheckLockAnswer,
   type CountCheckLockReply,
+  type CountCheckLockRequest,
 } from '@/lib/shared-state/request-redis';
 import { REQUEST_BUDGET_TIMEOUTS, requestTimeLeftMs } from '@/lib/upstream/budget';
 
@@ -192,11 +193,12 @@ export class RedisOrderLocks implements OrderLocks {
   private async acquire(orderId: number, token: string, eventKey?: string, peek?: LockPeek): Promise<'locked' | 'remembered'> {
     const deadline = Date.now() + lockWaitMs(this.wait);
     let seenHeld = false;
+    const lock = { orderId, token, ttlMs: this.ttlMs, peekKey: peek?.key };
     let hit = takeDeferredHit();
     for (let attempt = 0; ; attempt += 1) {
       let answer: CountCheckLockAnswer;
       try {
-        answer = await this.tryOnce(orderId, token, { eventKey, peekKey: peek?.key }, hit, deadline);
+        answer = await this.tryOnce({ hit, eventKey, lock }, deadline);
       } catch (error) {
         if (seenHeld && error instanceof SharedStateUnavailableError) {
           log.warn('redis.lock_lost_while_waiting', { orderId, error: error.kind });
@@ -223,15 +225,10 @@ export class RedisOrderLocks implements OrderLocks {
    * then, or a broken connection, leaves the lock in doubt: busy, with a release queued behind the script, and the
    * carried hit counted in memory.
    */
-  private async tryOnce(
-    orderId: number,
-    token: string,
-    reads: { eventKey: string | undefined; peekKey: string | undefined },
-    hit: HitForScript | undefined,
-    deadline: number,
-  ): Promise<CountCheckLockAnswer> {
-    const lock = { orderId, token, ttlMs: this.ttlMs, peekKey: reads.peekKey };
-    const call = countCheckLock(this.prefix, { hit, eventKey: reads.eventKey, lock });
+  private async tryOnce(request: CountCheckLockRequest & Required<Pick<CountCheckLockRequest, 'lock'>>, deadline: number) {
+    const { hit, lock } = request;
+    const { orderId, token } = lock;
+    const call = countCheckLock(this.prefix, request);
     let sent: Promise<CountCheckLockReply> | undefined;
     let reply: CountCheckLockReply;
     try {
