@@ -1,9 +1,9 @@
 /**
- * One JSON line per event, tagged with the request's id and route from the scope lib/http/route.ts opens.
+ * One JSON line per event, tagged with the request's id and route (lib/request-scope.ts).
  * Pass identifiers and figures only: nothing here can tell a body, token, address or secret from safe data.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import { currentRequest } from '@/lib/request-scope';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
@@ -14,23 +14,12 @@ export interface Logger {
   error(event: string, fields?: LogFields): void;
 }
 
-export interface LogScope {
-  requestId: string;
-  route: string;
-}
-
 /** What a use case learns along the way, written into the request's log line and span at the end. */
 export interface RequestContext {
   orderId?: number;
   eventId?: string;
   eventType?: string;
   outcome?: string;
-}
-
-const scopes = new AsyncLocalStorage<LogScope>();
-
-export function withLogScope<T>(scope: LogScope, task: () => T): T {
-  return scopes.run(scope, task);
 }
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -45,12 +34,13 @@ export function requestIdFrom(headers: Headers): string {
 
 function write(level: LogLevel, event: string, fields: LogFields = {}): void {
   if (process.env.LOG_LEVEL === 'silent') return;
-  const scope = scopes.getStore();
+  const scope = currentRequest();
   const line = JSON.stringify({
     time: new Date().toISOString(),
     level,
     event,
-    ...(scope ? { requestId: scope.requestId, route: scope.route } : {}),
+    requestId: scope?.requestId,
+    route: scope?.route,
     ...fields,
   });
   if (level === 'info') console.log(line);

@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { getRedisConnection } from '@/lib/redis/connection';
-import { loadRequestScripts } from '@/lib/redis/gate';
+import { loadRequestScripts } from '@/lib/shared-state/request-redis';
 import { getServices } from '@/lib/services';
 
 /** Answers when every part has finished or failed (for tests: the instance does not wait for it). */

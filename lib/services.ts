@@ -8,23 +8,27 @@ import { closeRedisConnection, getRedisConnection, type RedisConnection } from '
 import { cursorWithFallback, MemoryCursorStore, RECONCILE_CURSOR, RedisCursorStore, SHIPMENT_CURSOR } from '@/lib/shared-state/cursor';
 import type { CursorKind, ReconcileCursor, ReconcileCursorStore, ShipmentCursor, ShipmentCursorStore } from '@/lib/shared-state/cursor';
 import { FallbackWarning, withFallback } from '@/lib/shared-state/fallback';
-import { OrderLocksWithFallback, OrderLocksWithoutFallback } from '@/lib/shared-state/order-locks/fallback';
-import { MemoryOrderLocks, ORDER_LOCK_WAIT_MS, type LockWait, type OrderLocks } from '@/lib/shared-state/order-locks/order-locks';
-import { orderLockTtlMs, RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
-import { MemoryProcessedEvents, type ProcessedEvents } from '@/lib/shared-state/processed-events/processed-events';
-import { RedisProcessedEvents } from '@/lib/shared-state/processed-events/redis';
-import { RateLimiterWithFallback } from '@/lib/shared-state/rate-limit/fallback';
-import { MemoryRateLimiter, type RateLimiter } from '@/lib/shared-state/rate-limit/rate-limit';
-import { RedisRateLimiter } from '@/lib/shared-state/rate-limit/redis';
+import {
+  MemoryOrderLocks,
+  ORDER_LOCK_WAIT_MS,
+  orderLocksWithFallback,
+  orderLocksWithoutFallback,
+  orderLockTtlMs,
+  RedisOrderLocks,
+  type LockWait,
+  type OrderLocks,
+} from '@/lib/shared-state/order-locks';
+import { MemoryProcessedEvents, RedisProcessedEvents, type ProcessedEvents } from '@/lib/shared-state/processed-events';
+import { MemoryRateLimiter, rateLimiterWithFallback, type RateLimiter } from '@/lib/shared-state/rate-limit';
+import { RedisRateLimiter } from '@/lib/shared-state/request-redis';
 import { MemoryShippedStatus, RedisShippedStatus, shippedStatusWithFallback } from '@/lib/shared-state/shipped-status';
 import type { ShippedStatusMemory } from '@/lib/shared-state/shipped-status';
 import { MemoryShippingReplayQueue, RedisShippingReplayQueue, ShippingReplayQueueWithFallback } from '@/lib/shared-state/shipping-replay';
 import type { ShippingReplayQueue } from '@/lib/shared-state/shipping-replay';
 import { MemoryShipStationRateBudget, RedisShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shared-state/shipstation-budget';
 import { SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget';
-import { StoreSlotsWithFallback } from '@/lib/shared-state/store-slots/fallback';
-import { RedisStoreSlots } from '@/lib/shared-state/store-slots/redis';
-import { MemoryStoreSlots, StoreGate, type StoreSlots } from '@/lib/shared-state/store-slots/store-slots';
+import { StoreGate } from '@/lib/shared-state/store-gate';
+import { MemoryStoreSlots, RedisStoreSlots, type StoreSlots } from '@/lib/shared-state/store-slots';
 import { ShipStationClient, shipStationSettings } from '@/lib/shipping/shipstation';
 import { ShipStationV2Client, shipStationV2Settings } from '@/lib/shipping/shipstation-v2';
 import { ShipStationV2Keys } from '@/lib/shipping/signature-v2';
@@ -92,10 +96,10 @@ function sharedState(config: Config, redis: RedisConnection | undefined): Shared
   const cursor = <C>(kind: CursorKind<C>, at = prefix) => cursorWithFallback(new RedisCursorStore(redis, kind, at), kind);
   const sharedLocks = new RedisOrderLocks(redis, { prefix, ttlMs: orderLockTtlMs(config.upstreamTimeoutMs), ...lockWait(config) });
   return {
-    rateLimiter: new RateLimiterWithFallback(new RedisRateLimiter(redis, { prefix }), local.rateLimiter, warning),
-    // This instance's locks first, always (lib/shared-state/fallback.ts): its writers never overlap, whatever Redis does.
-    orderLocks: new OrderLocksWithFallback(sharedLocks, local.orderLocks, warning),
-    cardEventLocks: new OrderLocksWithoutFallback(sharedLocks, local.orderLocks),
+    rateLimiter: rateLimiterWithFallback(new RedisRateLimiter(redis, { prefix }), local.rateLimiter, warning),
+    // This instance's locks first, always: its writers never overlap, whatever Redis does.
+    orderLocks: orderLocksWithFallback(sharedLocks, local.orderLocks, warning),
+    cardEventLocks: orderLocksWithoutFallback(sharedLocks, local.orderLocks),
     processedEvents: new RedisProcessedEvents(redis, { prefix }),
     reconcileCursor: cursor(RECONCILE_CURSOR),
     shipmentCursor: cursor(SHIPMENT_CURSOR),
@@ -109,9 +113,12 @@ function sharedState(config: Config, redis: RedisConnection | undefined): Shared
       const shared = new RedisShipStationRateBudget(redis, account, { prefix, api });
       return withFallback<ShipStationRateBudget>('shipstation_budget', warning, shared, local.shipStationBudget(account, api));
     },
+    // While Redis is down, this instance's own semaphore keeps the same cap; a waiter leaving is noted on both.
     storeSlots:
       config.storeConcurrency && local.storeSlots
-        ? new StoreSlotsWithFallback(new RedisStoreSlots(redis, config.storeConcurrency, { prefix }), local.storeSlots, warning)
+        ? withFallback('store_slots', warning, new RedisStoreSlots(redis, config.storeConcurrency, { prefix }), local.storeSlots, [
+            'stopWaiting',
+          ])
         : undefined,
   };
 }

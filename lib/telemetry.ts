@@ -3,6 +3,7 @@
  * check and no OpenTelemetry module loaded. Attributes are identifiers and outcomes only.
  */
 import type * as OpenTelemetryApi from '@opentelemetry/api';
+import { countRateLimitHitNow } from '@/lib/request-scope';
 
 export type SpanAttributes = Record<string, string | number | boolean | undefined>;
 
@@ -59,6 +60,8 @@ export function annotateSpan(attributes: SpanAttributes): void {
   api.trace.getActiveSpan()?.setAttributes(definedAttributes(attributes));
 }
 
-export function traceCall<T>(system: 'store' | 'card' | 'shipstation' | 'redis', operation: string, fn: () => Promise<T>): Promise<T> {
+/** An upstream call first counts its request's deferred rate-limit hit (lib/shared-state/rate-limit.ts): no 429 follows it. */
+export async function traceCall<T>(system: 'store' | 'card' | 'shipstation' | 'redis', operation: string, fn: () => Promise<T>): Promise<T> {
+  if (system !== 'redis') await countRateLimitHitNow();
   return withSpan(`${system} ${operation}`, { 'checkout.upstream': system, 'checkout.operation': operation }, fn);
 }

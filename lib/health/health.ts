@@ -7,7 +7,7 @@ import { stripePaymentMethodDomains, unregisteredStorefrontDomains, type Unregis
 import { CardProviderError, ServiceError, StoreBusyError, StoreSignatureRefusedError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import type { SlotUsage } from '@/lib/shared-state/store-slots/store-slots';
+import type { SlotUsage } from '@/lib/shared-state/store-slots';
 import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '@/lib/webhooks/setup/events';
 import { stripeWebhookEndpoints } from '@/lib/webhooks/setup/stripe-endpoints';
 import { stripeWebhookProblem } from '@/lib/webhooks/setup/stripe-setup';

@@ -1,19 +1,22 @@
 /**
- * The generic route wrapper under every route family: error mapping, the request's upstream deadline,
+ * The route wrapper under every route family: the request's span and scope (lib/request-scope.ts), error mapping,
  * its `x-request-id` and its one log line. Knows nothing of checkout, webhooks or cron.
  */
-import { configIfValid, UPSTREAM_TIMEOUT_DEFAULT_MS, type Config } from '@/lib/config';
+import { configIfValid, UPSTREAM_TIMEOUT_DEFAULT_MS, type Config, type StoreCaller } from '@/lib/config';
 import { ConfigError, ServiceError, ServiceNotConfiguredError, StoreBusyError } from '@/lib/errors';
 import type { ErrorResponse } from '@/lib/http/errors';
-import { log, REQUEST_ID_HEADER, requestIdFrom, withLogScope, type RequestContext } from '@/lib/log';
+import { log, REQUEST_ID_HEADER, requestIdFrom, type RequestContext } from '@/lib/log';
+import { inRequestScope, requestScopeOf, runRequestWork, type RequestNotes } from '@/lib/request-scope';
 import { annotateSpan, withSpan } from '@/lib/telemetry';
-import { REQUEST_BUDGET_TIMEOUTS, withRequestDeadline } from '@/lib/upstream/budget';
+import { REQUEST_BUDGET_TIMEOUTS } from '@/lib/upstream/budget';
 
 export interface RunOptions {
   route: string;
   request: Request;
   toErrorResponse: (error: unknown, showDetails: boolean) => ErrorResponse;
   headers?: Record<string, string>;
+  /** Whose store slots its calls take. */
+  storeCaller: StoreCaller;
   /** A cron run lasts up to its maxDuration, not the default 3 × UPSTREAM_TIMEOUT_MS. */
   upstreamBudgetMs?: number;
 }
@@ -31,34 +34,36 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 }
 
 export function runRoute(options: RunOptions, handler: (context: RequestContext) => Promise<HandlerResult>): Promise<Response> {
-  return withSpan(`request ${options.route}`, { 'http.route': options.route }, () => handleRequest(options, handler), (response) =>
+  return withSpan(`request ${options.route}`, { 'http.route': options.route }, () => answer(options, handler), (response) =>
     response.status >= 500 ? 'error' : 'ok',
   );
 }
 
-async function handleRequest(
-  options: RunOptions,
-  handler: (context: RequestContext) => Promise<HandlerResult>,
-): Promise<Response> {
+async function answer(options: RunOptions, handler: (context: RequestContext) => Promise<HandlerResult>): Promise<Response> {
   const requestId = requestIdFrom(options.request.headers);
-  const response = await withLogScope({ requestId, route: options.route }, () => runScoped(options, handler));
+  // Invalid, the configuration leaves the defaults here, and the handler's first use of it answers not_configured.
+  const config: Config | undefined = configIfValid();
+  // Every upstream call of one request ends within this (docs/contract.md "Time bounds").
+  const budgetMs = options.upstreamBudgetMs ?? REQUEST_BUDGET_TIMEOUTS * (config?.upstreamTimeoutMs ?? UPSTREAM_TIMEOUT_DEFAULT_MS);
+  const scope = requestScopeOf({ requestId, route: options.route, storeCaller: options.storeCaller }, Date.now() + budgetMs);
+  const response = await inRequestScope(scope, () => respond(options, config, scope.notes, handler));
   response.headers.set(REQUEST_ID_HEADER, requestId);
   return response;
 }
 
-async function runScoped(options: RunOptions, handler: (context: RequestContext) => Promise<HandlerResult>): Promise<Response> {
+async function respond(
+  options: RunOptions,
+  config: Config | undefined,
+  notes: RequestNotes,
+  handler: (context: RequestContext) => Promise<HandlerResult>,
+): Promise<Response> {
   const started = performance.now();
   const context: RequestContext = {};
   let status: number;
   let response: Response;
   let errorKind: string | undefined;
-  let config: Config | undefined;
   try {
-    // Invalid, the configuration leaves the defaults here, and the handler's first use of it answers not_configured.
-    config = configIfValid();
-    // Every upstream call of one request ends within this (docs/contract.md "Time bounds").
-    const budgetMs = options.upstreamBudgetMs ?? REQUEST_BUDGET_TIMEOUTS * (config?.upstreamTimeoutMs ?? UPSTREAM_TIMEOUT_DEFAULT_MS);
-    const result = await withRequestDeadline(budgetMs, () => handler(context));
+    const result = await runRequestWork(notes, () => handler(context));
     status = result.status ?? 200;
     response = json(status, result.body, options.headers);
   } catch (error) {

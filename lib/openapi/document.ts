@@ -5,7 +5,7 @@
  */
 import { CHECKOUT_BODY_LIMIT, WEBHOOK_BODY_LIMIT } from '@/lib/http/body';
 import { componentSchemas, json, oneOfJson, type ComponentName, type JsonObject } from '@/lib/openapi/components';
-import { RATE_LIMITS, type RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
+import { RATE_LIMITS, type RateLimitRule } from '@/lib/shared-state/rate-limit';
 import { STORE_SIGNATURE_HEADER, STORE_SIGNATURE_TOLERANCE_SECONDS } from '@/lib/security/store-signature';
 import { SIGNATURE_HEADERS } from '@/lib/webhooks/card/event';
 import { SECRET_HEADER, SECRET_QUERY_PARAMETER } from '@/lib/webhooks/shipping/secret';

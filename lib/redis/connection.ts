@@ -1,19 +1,7 @@
 /**
- * The Redis connection behind the shared state (docs/operations.md, "Shared state on
- * Redis"): one client per process, connected on first use and reused by every
- * request, never a connection per request.
- *
- * Every call is short: the connect and each command time out after
- * REDIS_TIMEOUT_MS (500 ms by default), and while the client is disconnected
- * commands fail at once instead of queueing (bar the first reconnection after a
- * drop, an idle cut: `watch`), so a Redis outage costs a request at most one
- * timeout. Any failure (refused, slow, wrong password, dropped) becomes a
- * SharedStateUnavailableError; callers decide whether to fall back
- * (checkout, shipping) or to fail (the card webhook). The client reconnects
- * by itself, with a capped, jittered backoff.
- *
- * Other modules that need Redis (a replay queue, say) take the same
- * connection with `getRedisConnection(config)`.
+ * The Redis connection behind the shared state (docs/operations.md, "Shared state on Redis"): one client per process,
+ * connected on first use. Each call is bounded by REDIS_TIMEOUT_MS and fails at once while Redis is away (bar the first
+ * reconnection after a drop); every failure becomes SharedStateUnavailableError, and callers choose to fall back or fail.
  */
 import { createHash, randomInt } from 'node:crypto';
 import type { Config } from '@/lib/config';
@@ -23,7 +11,6 @@ import { traceCall } from '@/lib/telemetry';
 
 export interface RedisSettings {
   url: string;
-  /** Connect timeout and per-command timeout, in milliseconds. */
   timeoutMs: number;
 }
 
@@ -31,18 +18,13 @@ export interface RedisSettings {
 const MAX_RECONNECT_DELAY_MS = 2_000;
 /** The client's own error events repeat on every reconnection attempt: one log line a minute is enough. */
 const ERROR_LOG_INTERVAL_MS = 60_000;
-/**
- * A PING a minute keeps a warm instance's idle connection open through Redis' `timeout`, load
- * balancers (AWS 350 s, Azure 4 min) and Azure Redis (10 min); a frozen instance sends none.
- */
+/** A PING a minute keeps an idle connection open through Redis' `timeout` and load balancers (AWS 350 s, Azure 4 min). */
 const PING_INTERVAL_MS = 60_000;
 
 /**
- * Calls whose repeat is harmless when a cut leaves in doubt whether Redis applied them: reads, script
- * loads, an event remembered again, LEAVE (deletes only its own token's lock) and ENTRY (finds a lock
- * with its own token as taken; a rate-limit hit it carries may count twice, erring strict by one).
- * Every other call (counters, queues, cursors a newer write may have moved) is retried only when it
- * certainly never left (the client was offline).
+ * Calls whose repeat is harmless when a cut leaves in doubt whether Redis applied them (lib/shared-state/request-redis.ts:
+ * a lock is taken and released with its own token; a carried rate-limit hit may count twice, erring strict by one).
+ * Any other call is retried only when it certainly never left.
  */
 const REPEATABLE_AFTER_CUT = new Set([
   'ping',
@@ -58,14 +40,9 @@ const REPEATABLE_AFTER_CUT = new Set([
   'replay_counts',
 ]);
 
-/** Socket errors of a connection cut under a command: reset, broken pipe, keepalive timeout. */
 const CUT_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT']);
 
-/**
- * The Redis client library, loaded on the first connection: a process without
- * REDIS_URL never loads it, and no route's bundle carries it (it costs about
- * 20 MiB and 180 ms of loading, and 500 kB in every route's chunks).
- */
+/** Loaded on the first connection: a process without REDIS_URL never pays its 20 MiB and 180 ms. */
 let library: Promise<typeof import('redis')> | undefined;
 const loadLibrary = () => (library ??= import('redis'));
 
@@ -75,9 +52,7 @@ function buildClient(createClient: (typeof import('redis'))['createClient'], set
     url: settings.url,
     // RESP2: understood by every Redis docs/operations.md names (self-hosted 6+, Redis Cloud, Upstash).
     RESP: 2,
-    // No command timeout of the client's own: runBounded's one timer bounds each call (a
-    // client timeout would also reject a command Redis may still apply, whose late answer
-    // the order locks wait for). With the offline queue off, nothing waits to be written.
+    // No command timeout of the client's own: runBounded's one timer bounds each call, and the order locks wait for a late answer.
     disableOfflineQueue: true,
     pingInterval: PING_INTERVAL_MS,
     socket: {
@@ -93,16 +68,9 @@ function buildClient(createClient: (typeof import('redis'))['createClient'], set
 
 export type RedisClient = ReturnType<typeof buildClient>;
 
-/** An error as a log-safe identifier: its name and code, never its message (which may quote a host or a reply). */
-
 /**
- * Next.js evaluates instrumentation.ts's imports apart from the routes' (two
- * copies of this module in one process): the client that lib/preload.ts starts
- * when the instance starts is handed to the routes' copy through this
- * process-wide registry, so the process keeps one connection and its first
- * request finds it connected. Only the node-redis client crosses over, never
- * this module's own classes (each copy has its own error classes, and callers
- * tell failures apart with `instanceof`).
+ * Next.js loads this module twice (instrumentation.ts apart from the routes): the client lib/preload.ts starts is handed
+ * to the routes' copy through this process-wide registry. Only the node-redis client crosses, never this module's classes.
  */
 interface StartedClient {
   redis: RedisClient;
@@ -117,17 +85,12 @@ function startedClients(): Map<string, StartedClient> {
   return (holder[STARTED_CLIENTS] ??= new Map());
 }
 
-/**
- * One Redis client, connected lazily. `client()` answers a ready client or
- * throws SharedStateUnavailableError within the timeout; `run()` does the same
- * for a whole operation, so every Redis failure surfaces as that one error.
- */
+/** One Redis client, connected lazily; `client()` and `run()` fail only with SharedStateUnavailableError. */
 export class RedisConnection {
   private redis: RedisClient | undefined;
   private connecting: Promise<void> | undefined;
   private firstConnectionDeadline = 0;
   private lastErrorLog = Number.NEGATIVE_INFINITY;
-  /** `reconnecting` from a drop of a ready connection until its first reconnection ends; `away` once one failed. */
   private phase: 'connecting' | 'up' | 'reconnecting' | 'away' = 'connecting';
   private drop: { error: unknown; reconnected: Promise<void>; settle: (error?: unknown) => void } | undefined;
   /** In the process-wide registry (the process's own connection, getRedisConnection), or its own (a test's other instance). */
@@ -146,7 +109,6 @@ export class RedisConnection {
     throw new SharedStateUnavailableError('connect');
   }
 
-  /** The client, connecting it on first use; not ready when Redis is away or the connection was just cut. */
   private async open(): Promise<RedisClient | undefined> {
     if (this.redis?.isReady) return this.redis;
     if (!this.redis) this.adoptStartedClient();
@@ -159,7 +121,6 @@ export class RedisConnection {
         library = undefined;
         throw new SharedStateUnavailableError('load client', error);
       }
-      // Another call may have started the connection while the library loaded.
       if (this.redis) return this.open();
       const redis = buildClient(createClient, this.settings);
       this.watch(redis);
@@ -180,9 +141,7 @@ export class RedisConnection {
     }
     const waitMs = this.firstConnectionDeadline - Date.now();
     if (this.connecting && waitMs > 0) {
-      // The first connection: callers wait for it until one timeout after it began. Past
-      // that, nobody waits: while Redis is away every call fails at once, and the client
-      // keeps reconnecting in the background.
+      // Callers wait for the first connection until one timeout after it began; past that, nobody waits.
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<void>((resolve) => {
         timer = setTimeout(resolve, waitMs);
@@ -193,11 +152,7 @@ export class RedisConnection {
     return this.redis;
   }
 
-  /**
-   * Follows the connection: a drop of a ready connection (an idle cut found after a freeze) starts
-   * node-redis' first reconnection at once, and calls wait for it; once a reconnection has failed,
-   * Redis is away and calls fail at once again.
-   */
+  /** A drop of a ready connection (an idle cut) makes calls wait for the first reconnection; once that fails, Redis is away. */
   private watch(redis: RedisClient, logs = true): void {
     // Without an 'error' listener an error event would crash the process.
     redis.on('error', (error: unknown) => {
@@ -225,7 +180,6 @@ export class RedisConnection {
     });
   }
 
-  /** At once when `redis` is ready; after a fresh drop, when its reconnection succeeds; else throws `failure`. */
   private async reconnected(redis: RedisClient, failure: unknown): Promise<void> {
     if (redis.isReady) return;
     if (this.phase !== 'reconnecting' || !this.drop) throw failure;
@@ -234,11 +188,7 @@ export class RedisConnection {
     });
   }
 
-  /**
-   * Runs `operation` with the client; every failure, whatever its kind, becomes SharedStateUnavailableError.
-   * With tracing on, each run is a `redis <name>` span with its outcome; the span names the
-   * operation only, never a key (keys hold order ids and client IPs).
-   */
+  /** Runs `operation`; every failure becomes SharedStateUnavailableError. Its span names the operation, never a key. */
   run<T>(name: string, operation: (redis: RedisClient) => Promise<T>): Promise<T> {
     return traceCall('redis', name, () => this.runBounded(name, operation));
   }
@@ -265,10 +215,7 @@ export class RedisConnection {
     }
   }
 
-  /**
-   * Runs `operation` once the connection is ready, and once more after a reconnection when a cut
-   * failed it and a repeat is safe (REPEATABLE_AFTER_CUT); never after the call's time is up.
-   */
+  /** Runs `operation`, and once more after a reconnection when a cut failed it and a repeat is safe (REPEATABLE_AFTER_CUT). */
   private async attempt<T>(name: string, redis: RedisClient, operation: (redis: RedisClient) => Promise<T>, bound: { expired: boolean }): Promise<T> {
     await this.reconnected(redis, new SharedStateUnavailableError('connect'));
     if (bound.expired) throw new SharedStateUnavailableError('connect');
@@ -283,7 +230,6 @@ export class RedisConnection {
     }
   }
 
-  /** Takes the client another copy of this module started for this process, if any (see StartedClient). */
   private adoptStartedClient(): void {
     const started = this.registryKey ? startedClients().get(this.registryKey) : undefined;
     if (!started) return;
@@ -302,7 +248,6 @@ export class RedisConnection {
     if (this.registryKey && startedClients().get(this.registryKey)?.redis === redis) startedClients().delete(this.registryKey);
   }
 
-  /** Closes the client (tests, shutdown). A later call connects again. */
   async close(): Promise<void> {
     const redis = this.redis;
     this.redis = undefined;
@@ -315,7 +260,6 @@ export class RedisConnection {
     try {
       if (redis.isOpen) redis.destroy();
     } catch {
-      // already closed
     }
   }
 
@@ -328,7 +272,6 @@ export class RedisConnection {
   }
 }
 
-/** How a failed command met a cut connection: never sent (the client was offline), or sent and maybe applied. */
 async function cutKind(error: unknown): Promise<'unsent' | 'maybe_applied' | undefined> {
   const { ClientOfflineError, SocketClosedUnexpectedlyError } = await loadLibrary();
   if (error instanceof ClientOfflineError) return 'unsent';
@@ -337,11 +280,7 @@ async function cutKind(error: unknown): Promise<'unsent' | 'maybe_applied' | und
   return undefined;
 }
 
-/**
- * Runs a Lua script by its SHA1 (EVALSHA: the script's text is not resent on
- * every call), loading it with EVAL only when Redis does not know it yet (after
- * a restart or a failover): one round trip normally, two the first time.
- */
+/** A Lua script run by its SHA1, sent whole (EVAL) only when Redis does not know it yet (after a restart or a failover). */
 export class RedisScript {
   readonly sha: string;
 
@@ -359,7 +298,7 @@ export class RedisScript {
   }
 }
 
-/** Where every key of this service starts by default (REDIS_KEY_PREFIX), so one Redis can serve other applications too. */
+/** Every key's default prefix (REDIS_KEY_PREFIX), so one Redis can serve other applications too. */
 export const KEY_PREFIX = 'checkout:';
 
 let shared: RedisConnection | undefined;
@@ -373,7 +312,6 @@ export function getRedisConnection(config: Pick<Config, 'redisUrl' | 'redisTimeo
   return shared;
 }
 
-/** Closes the process's connection (tests, and resetServices). */
 export async function closeRedisConnection(): Promise<void> {
   const connection = shared;
   shared = undefined;

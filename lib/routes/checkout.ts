@@ -5,10 +5,10 @@ import { InvalidRequestError } from '@/lib/errors';
 import { CHECKOUT_BODY_LIMIT, parseJson, readBodyText } from '@/lib/http/body';
 import { checkoutErrorResponse, type CheckoutErrorProfile } from '@/lib/http/errors';
 import { allowedOrigin, assertAllowedOrigin, corsHeaders, preflightResponse } from '@/lib/http/origin';
+import { runRoute } from '@/lib/http/route';
 import { REQUEST_ID_HEADER, requestIdFrom, type RequestContext } from '@/lib/log';
-import { enforceRateLimit, runFamilyRoute } from '@/lib/routes/family';
 import { getServices, type Services } from '@/lib/services';
-import type { RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
+import { countRateLimitHit, type RateLimitRule } from '@/lib/shared-state/rate-limit';
 
 export interface CheckoutRouteOptions<Input> {
   route: string;
@@ -26,7 +26,7 @@ export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
   async function POST(request: Request): Promise<Response> {
     // An invalid configuration allows no origin; the handler answers not_configured.
     const origin = allowedOrigin(request.headers, configIfValid()?.allowedOrigins ?? []);
-    return runFamilyRoute(
+    return runRoute(
       {
         route: options.route,
         request,
@@ -36,7 +36,7 @@ export function checkoutRoute<Input>(options: CheckoutRouteOptions<Input>) {
       },
       async (context) => {
         const services = getServices();
-        await enforceRateLimit(services, options.rule, request.headers);
+        await countRateLimitHit(services.rateLimiter, options.rule, request.headers, services.config);
         assertAllowedOrigin(request.headers, services.config.allowedOrigins);
         const raw = parseJson(await readBodyText(request, CHECKOUT_BODY_LIMIT));
         const parsed = options.schema.safeParse(raw);

@@ -3,8 +3,8 @@ import type { z } from 'zod';
 import { InvalidRequestError, ServiceNotConfiguredError, UnauthorizedError } from '@/lib/errors';
 import { CHECKOUT_BODY_LIMIT, parseJson, readBodyText } from '@/lib/http/body';
 import { storeCallbackErrorResponse } from '@/lib/http/errors';
+import { runRoute } from '@/lib/http/route';
 import type { RequestContext } from '@/lib/log';
-import { runFamilyRoute } from '@/lib/routes/family';
 import { STORE_SIGNATURE_HEADER, storeSignatureProblem } from '@/lib/security/store-signature';
 import { getServices, type Services } from '@/lib/services';
 
@@ -17,16 +17,15 @@ export interface StoreCallbackRouteOptions<Input> {
 }
 
 /**
- * The store's calls (docs/decisions.md#d15), POST from the companion plugin: 503 and nothing read without
- * STORE_CALLBACK_SECRET → raw body (32 KiB at most) → signature of the method, the path the request
- * came to and the body's exact bytes (401) → JSON and strict schema (400) → use case. No per-IP rate limit: every call is signed by the shop itself, and one
- * that is not costs an HMAC and no upstream call.
+ * The store's calls (docs/decisions.md#d15): 503 without STORE_CALLBACK_SECRET → raw body (32 KiB at most) → signature
+ * of the method, path and exact bytes (401) → strict schema (400) → use case. No per-IP rate limit: an unsigned call
+ * costs an HMAC and no upstream call.
  */
 export function storeCallbackRoute<Input>(options: StoreCallbackRouteOptions<Input>) {
   return async function POST(request: Request): Promise<Response> {
-    // A refund or a capture records a payment fact, as a webhook does: it shares the webhooks' store slots, kept from a rush of checkouts.
+    // A refund or a capture records a payment fact: it shares the webhooks' store slots, kept from a rush of checkouts.
     const run = { route: options.route, request, toErrorResponse: storeCallbackErrorResponse, storeCaller: 'webhook' as const };
-    return runFamilyRoute(run, async (context) => {
+    return runRoute(run, async (context) => {
       const services = getServices();
       const secret = services.config.storeCallbackSecret;
       if (!secret) throw new ServiceNotConfiguredError(STORE_CALLBACKS_NOT_CONFIGURED);

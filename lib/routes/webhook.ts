@@ -1,16 +1,13 @@
 /**
- * The providers' route family: POST /api/cardprovider/webhook (Stripe) and
- * POST /api/shipping/webhook (ShipStation). Rate limit → the headers' check (a
- * signature read, a shared secret compared) before a byte of the body is read,
- * so an unauthenticated sender costs no parsing → raw body (512 KiB at most),
- * kept as bytes for the signature → use case.
+ * The providers' route family, POST /api/cardprovider/webhook and /api/shipping/webhook: rate limit → the headers'
+ * check before a byte of the body is read → raw body (512 KiB at most), kept as bytes for the signature → use case.
  */
 import { readBodyText, WEBHOOK_BODY_LIMIT } from '@/lib/http/body';
 import type { ErrorResponse } from '@/lib/http/errors';
+import { runRoute } from '@/lib/http/route';
 import type { RequestContext } from '@/lib/log';
-import { enforceRateLimit, runFamilyRoute } from '@/lib/routes/family';
 import { getServices, type Services } from '@/lib/services';
-import type { RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
+import { countRateLimitHit, type RateLimitRule } from '@/lib/shared-state/rate-limit';
 
 /** A use case's answer other than 200 (ShipStation V2's 404 and 400 for an unsigned or badly signed delivery). */
 export class WebhookAnswer {
@@ -33,9 +30,9 @@ export interface WebhookRouteOptions<Checked> {
 export function webhookRoute<Checked>(options: WebhookRouteOptions<Checked>) {
   return async function POST(request: Request): Promise<Response> {
     const run = { route: options.route, request, toErrorResponse: options.toErrorResponse, storeCaller: 'webhook' as const };
-    return runFamilyRoute(run, async (context) => {
+    return runRoute(run, async (context) => {
       const services = getServices();
-      await enforceRateLimit(services, options.rule, request.headers);
+      await countRateLimitHit(services.rateLimiter, options.rule, request.headers, services.config);
       const checked = options.check(request, services);
       const rawBody = await readBodyText(request, WEBHOOK_BODY_LIMIT);
       const result = await options.handle(rawBody, checked, services, context);

@@ -1,13 +1,13 @@
 /**
  * Whether the store knows the `shipped` order status (docs/decisions.md#d9): after a refused write of `shipped`
  * the webhook writes `completed` and remembers the refusal for a few minutes. Shared by every instance in Redis,
- * where a shipment reads it in the entry script that takes its order's lock (a peek, lib/redis/gate.ts).
+ * where a shipment reads it in the entry script that takes its order's lock (a peek, lib/shared-state/request-redis.ts).
  */
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import { KEY_PREFIX, type RedisConnection } from '@/lib/redis/connection';
-import { gateKeys } from '@/lib/redis/gate';
+import { requestKeys } from '@/lib/shared-state/request-redis';
 import { withFallback, type FallbackWarning } from '@/lib/shared-state/fallback';
-import type { LockPeek } from '@/lib/shared-state/order-locks/order-locks';
+import type { LockPeek } from '@/lib/shared-state/order-locks';
 
 export const SHIPPED_STATUS = ORDER_STATUS.shipped;
 export const FALLBACK_STATUS = ORDER_STATUS.completed;
@@ -57,7 +57,7 @@ export class RedisShippedStatus implements ShippedStatusMemory {
     private readonly connection: RedisConnection,
     private readonly options: { prefix?: string; ttlMs?: number } = {},
   ) {
-    this.key = gateKeys(options.prefix ?? KEY_PREFIX).shippedStatusMissing;
+    this.key = requestKeys(options.prefix ?? KEY_PREFIX).shippedStatusMissing;
   }
 
   async statusToWrite(): Promise<string> {

@@ -25,7 +25,7 @@ import {
 } from '@/lib/store/types';
 import { log } from '@/lib/log';
 import { traceCall } from '@/lib/telemetry';
-import type { StoreGate } from '@/lib/shared-state/store-slots/store-slots';
+import type { StoreGate } from '@/lib/shared-state/store-gate';
 import { attemptTimeoutMs, settleWithin, withOneRetry } from '@/lib/upstream/budget';
 import { nodeHttpAdapter, type AdapterRequest } from '@/lib/upstream/node-http';
 

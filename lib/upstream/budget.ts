@@ -10,7 +10,7 @@
  * of starting. Outside a request (scripts, unit tests of a client) only the
  * per-attempt timeout applies.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { currentRequest, inRequestScope, requestScopeOf } from '@/lib/request-scope';
 
 /** A request may spend this many UPSTREAM_TIMEOUT_MS on upstream calls in all. */
 export const REQUEST_BUDGET_TIMEOUTS = 3;
@@ -20,22 +20,16 @@ export const MIN_ATTEMPT_MS = 100;
 export const RETRY_JITTER_MIN_MS = 50;
 export const RETRY_JITTER_MAX_MS = 250;
 
-interface RequestDeadline {
-  /** Epoch milliseconds. */
-  endsAt: number;
-}
-
-const current = new AsyncLocalStorage<RequestDeadline>();
-
-/** Runs a request's work with a deadline `budgetMs` from now. */
+/** Runs `work` with a deadline `budgetMs` from now, inside the current request if any (a cron unit's own deadline). */
 export function withRequestDeadline<T>(budgetMs: number, work: () => Promise<T>): Promise<T> {
-  return current.run({ endsAt: Date.now() + budgetMs }, work);
+  const current = currentRequest();
+  const endsAt = Date.now() + budgetMs;
+  return inRequestScope(current ? { ...current, endsAt } : requestScopeOf({}, endsAt), work);
 }
 
 /** Milliseconds left in the current request, or Infinity outside one. */
 export function requestTimeLeftMs(now = Date.now()): number {
-  const deadline = current.getStore();
-  return deadline === undefined ? Number.POSITIVE_INFINITY : deadline.endsAt - now;
+  return (currentRequest()?.endsAt ?? Infinity) - now;
 }
 
 /** The timeout of the next attempt: the per-attempt limit, cut to what the request has left (0: do not start). */

@@ -1,6 +1,6 @@
 /**
  * The memory check at the rate limiter's own level: the in-process limiter
- * the server uses (lib/shared-state/rate-limit/rate-limit.ts), fed client keys exactly as
+ * the server uses (lib/shared-state/rate-limit.ts), fed client keys exactly as
  * the route wrapper makes them (lib/http/client-ip.ts, from an X-Forwarded-For
  * address) for as many distinct clients as asked, with the live heap measured
  * after a full garbage collection every `checkpoint` clients.
@@ -14,7 +14,7 @@
  * Prints one JSON line: [{ clients, heapKb, held }].
  */
 import { clientIp } from '@/lib/http/client-ip';
-import { MemoryRateLimiter, RATE_LIMITS } from '@/lib/shared-state/rate-limit/rate-limit';
+import { MemoryRateLimiter, RATE_LIMITS } from '@/lib/shared-state/rate-limit';
 import { nextClientIp } from './flows';
 
 const clients = Number(process.argv[2] ?? 100_000);

@@ -458,7 +458,7 @@ export interface LimiterPoint {
   heapKb: number;
 }
 
-/** lib/shared-state/rate-limit/rate-limit.ts's default bound. */
+/** lib/shared-state/rate-limit.ts's default bound. */
 export const LIMITER_CLIENTS = 50_000;
 
 /**

@@ -246,7 +246,7 @@ export function renderReport(input: {
     '',
     `Three levels. **The rate limiter itself** (scripts/bench/limiter-memory.ts, its own process): the in-process limiter the server uses, ` +
       `fed ${sizes.memoryRequests} distinct clients keyed as the route wrapper keys them (client-ip.ts, from X-Forwarded-For), ` +
-      `live heap after a full GC. It keeps at most ${LIMITER_CLIENTS.toLocaleString('en')} clients (lib/shared-state/rate-limit/rate-limit.ts): ` +
+      `live heap after a full GC. It keeps at most ${LIMITER_CLIENTS.toLocaleString('en')} clients (lib/shared-state/rate-limit.ts): ` +
       (fullAt && lastHeap
         ? `the heap grows until it is full, then stays flat: ${fixed((lastHeap.heapKb - fullAt.heapKb) / 1024, 1)} MiB between ${fullAt.clients} and ${lastHeap.clients} clients.`
         : 'it never filled in this run.'),

@@ -25,6 +25,7 @@ const LAYERS: { name: string; paths: string[] }[] = [
     paths: [
       'lib/http/',
       'lib/log.ts',
+      'lib/request-scope.ts',
       'lib/config.ts',
       'lib/errors.ts',
       'lib/order-id.ts',
@@ -180,7 +181,7 @@ export function useCaseRedisImports(files: string[], read: (file: string) => str
     .flatMap((file) => [
       ...importGraph([file], read)
         .get(file)!
-        .filter((imported) => imported.startsWith('lib/redis/'))
+        .filter((imported) => imported.startsWith('lib/redis/') || imported === 'lib/shared-state/request-redis.ts')
         .map((imported) => `${file} -> ${imported}`),
       ...namedImports(file, read(file))
         .filter(({ imported }) => imported.startsWith('lib/shared-state/'))
@@ -189,10 +190,7 @@ export function useCaseRedisImports(files: string[], read: (file: string) => str
 }
 
 /** Folder loops that are known and left for the restructurings that remove them; none may be added. */
-const KNOWN_FOLDER_LOOPS = [
-  // The Redis entry script counts the rate limit's hit: goes with shared state in one file per piece.
-  ['lib/redis', 'lib/shared-state'],
-];
+const KNOWN_FOLDER_LOOPS: string[][] = [];
 
 const files = [...sourceFiles('app'), ...sourceFiles('lib')];
 const readSource = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');

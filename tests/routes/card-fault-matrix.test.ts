@@ -20,10 +20,10 @@ import { GET as reconcileRoute } from '@/app/api/cron/reconcile-payments/route';
 import { ServiceError } from '@/lib/errors';
 import { getConfig } from '@/lib/config';
 import type { RedisConnection } from '@/lib/redis/connection';
-import { OrderLocksWithoutFallback } from '@/lib/shared-state/order-locks/fallback';
-import { orderLockTtlMs, RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
-import { RedisProcessedEvents } from '@/lib/shared-state/processed-events/redis';
-import { MemoryOrderLocks } from '@/lib/shared-state/order-locks/order-locks';
+import { orderLocksWithoutFallback } from '@/lib/shared-state/order-locks';
+import { orderLockTtlMs, RedisOrderLocks } from '@/lib/shared-state/order-locks';
+import { RedisProcessedEvents } from '@/lib/shared-state/processed-events';
+import { MemoryOrderLocks } from '@/lib/shared-state/order-locks';
 import { getServices, resetServices, type Services } from '@/lib/services';
 import { WooCommerceStore } from '@/lib/store/woocommerce';
 import { withRequestDeadline, REQUEST_BUDGET_TIMEOUTS } from '@/lib/upstream/budget';
@@ -296,7 +296,7 @@ describe.skipIf(noRedis || noRedisServerBinary)('with Redis: stopped mid-request
     const store = new WooCommerceStore({ url: TEST_STORE_URL, consumerKey: TEST_CONSUMER_KEY, consumerSecret: TEST_CONSUMER_SECRET }, config.upstreamTimeoutMs);
     return {
       ...base,
-      cardEventLocks: new OrderLocksWithoutFallback(shared, new MemoryOrderLocks({ reserveMs: config.upstreamTimeoutMs })),
+      cardEventLocks: orderLocksWithoutFallback(shared, new MemoryOrderLocks({ reserveMs: config.upstreamTimeoutMs })),
       processedEvents: new RedisProcessedEvents(connection, { prefix: config.redisKeyPrefix }),
       store: () => store,
       connection,

@@ -11,7 +11,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { POST } from '@/app/api/cardprovider/webhook/route';
 import { POST as STRIPE_ALIAS_POST } from '@/app/api/stripe/webhook/route';
 import { AMOUNT_MISMATCH_NOTE, paymentFailedNote } from '@/lib/orders/notes';
-import { RATE_LIMITS } from '@/lib/shared-state/rate-limit/rate-limit';
+import { RATE_LIMITS } from '@/lib/shared-state/rate-limit';
 import { getServices } from '@/lib/services';
 import { TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { useProviders } from '../support/providers';

@@ -22,7 +22,7 @@ import { POST as stripePOST } from '@/app/api/stripe/webhook/route';
 import { OPTIONS as submitOrderOPTIONS, POST as submitOrderPOST } from '@/app/api/submit-order/route';
 import { OPENAPI_FILE, serializedOpenApiDocument } from '@/lib/openapi/file';
 import { getServices } from '@/lib/services';
-import { RATE_LIMITS } from '@/lib/shared-state/rate-limit/rate-limit';
+import { RATE_LIMITS } from '@/lib/shared-state/rate-limit';
 import { TEST_STOREFRONT_ORIGIN, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';
 import { checkedResponses, documentedResponses, expectDocumentedResponse, openApiDocument } from '../support/openapi';
 import { paidOrder } from '../support/card-events';

@@ -10,7 +10,7 @@ import Stripe from 'stripe';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as cardWebhook from '@/app/api/cardprovider/webhook/route';
 import * as submitOrder from '@/app/api/submit-order/route';
-import { RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
+import { RedisOrderLocks } from '@/lib/shared-state/order-locks';
 import { getServices, resetServices } from '@/lib/services';
 import { REQUEST_BUDGET_TIMEOUTS } from '@/lib/upstream/budget';
 import { TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';

@@ -12,9 +12,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { preparePaymentIntent } from '@/lib/checkout/payment-intent';
 import { paymentIntentRequestSchema } from '@/lib/checkout/schemas';
 import { FallbackWarning } from '@/lib/shared-state/fallback';
-import { OrderLocksWithFallback } from '@/lib/shared-state/order-locks/fallback';
-import { RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
-import { MemoryOrderLocks } from '@/lib/shared-state/order-locks/order-locks';
+import { orderLocksWithFallback } from '@/lib/shared-state/order-locks';
+import { RedisOrderLocks } from '@/lib/shared-state/order-locks';
+import { MemoryOrderLocks } from '@/lib/shared-state/order-locks';
 import { getServices, resetServices, type Services } from '@/lib/services';
 import { withRequestDeadline } from '@/lib/upstream/budget';
 import { stripeApiHandler } from '@/stand-ins/stripe/fetch-handler';
@@ -183,7 +183,7 @@ describe.skipIf(skipRedis)(`two payment-intent calls on two instances with Redis
       const services = getServices();
       return {
         ...services,
-        orderLocks: new OrderLocksWithFallback(
+        orderLocks: orderLocksWithFallback(
           new RedisOrderLocks(connection, { prefix, ttlMs: 30_000, waitMs: 20_000 }),
           new MemoryOrderLocks(),
           new FallbackWarning(),

@@ -15,8 +15,8 @@ import { POST as shipStationWebhook } from '@/app/api/shipstation/webhook/route'
 import { POST as submitOrder } from '@/app/api/submit-order/route';
 import { getConfig } from '@/lib/config';
 import { RedisConnection } from '@/lib/redis/connection';
-import { RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
-import { RedisProcessedEvents } from '@/lib/shared-state/processed-events/redis';
+import { RedisOrderLocks } from '@/lib/shared-state/order-locks';
+import { RedisProcessedEvents } from '@/lib/shared-state/processed-events';
 import { getServices, resetServices, type Services } from '@/lib/services';
 import { handleCardWebhook } from '@/lib/webhooks/card/handle-event';
 import { freePort } from '@/stand-ins/loopback-http';

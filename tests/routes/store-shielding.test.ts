@@ -14,7 +14,7 @@ import { GET as healthRoute } from '@/app/api/health/route';
 import { POST as paymentIntent } from '@/app/api/payment-intent/route';
 import { POST as shippingWebhook } from '@/app/api/shipping/webhook/route';
 import { POST as submitOrder } from '@/app/api/submit-order/route';
-import { RedisStoreSlots } from '@/lib/shared-state/store-slots/redis';
+import { RedisStoreSlots } from '@/lib/shared-state/store-slots';
 import { getServices, resetServices } from '@/lib/services';
 import type { StripeEvent } from '@/stand-ins/stripe/events';
 import { TEST_CRON_SECRET, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';

@@ -132,7 +132,7 @@ describe('tracing on', () => {
     const request = spans.find((span) => span.name === 'request /api/payment-intent')!;
     const children = spans.filter((span) => span.parentSpanContext?.spanId === request.spanContext().spanId);
     const redis = children.filter((span) => span.name.startsWith('redis '));
-    // The rate limit rides in the lock's script (lib/redis/gate.ts): two calls, two spans.
+    // The rate limit rides in the lock's script (lib/shared-state/request-redis.ts): two calls, two spans.
     expect(redis.map((span) => [span.name, span.attributes['checkout.outcome']])).toEqual([
       ['redis lock_acquire', 'ok'],
       ['redis lock_release', 'ok'],

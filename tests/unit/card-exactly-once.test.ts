@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryOrderLocks } from '@/lib/shared-state/order-locks/order-locks';
-import { MemoryProcessedEvents } from '@/lib/shared-state/processed-events/processed-events';
+import { MemoryOrderLocks } from '@/lib/shared-state/order-locks';
+import { MemoryProcessedEvents } from '@/lib/shared-state/processed-events';
 import { applyEventOnce, processedEventKey } from '@/lib/webhooks/card/exactly-once';
 
 function services() {

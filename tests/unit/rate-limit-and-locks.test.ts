@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { OrderBusyError } from '@/lib/errors';
-import { MemoryOrderLocks } from '@/lib/shared-state/order-locks/order-locks';
-import { MemoryProcessedEvents } from '@/lib/shared-state/processed-events/processed-events';
-import { MemoryRateLimiter, RATE_LIMITS } from '@/lib/shared-state/rate-limit/rate-limit';
+import { MemoryOrderLocks } from '@/lib/shared-state/order-locks';
+import { MemoryProcessedEvents } from '@/lib/shared-state/processed-events';
+import { MemoryRateLimiter, RATE_LIMITS } from '@/lib/shared-state/rate-limit';
 import { withRequestDeadline } from '@/lib/upstream/budget';
 
 describe('fixed-window rate limiter', () => {

@@ -1,17 +1,17 @@
 /**
- * The entry and leave scripts (lib/redis/gate.ts) against a real Redis: the
+ * The entry and leave scripts (lib/shared-state/request-redis.ts) against a real Redis: the
  * request's rate-limit hit, the event check and the lock in one round trip,
  * the remembering and the release in another, and each script's keys in one
  * hash slot.
  */
 import { describe, expect, it } from 'vitest';
 import { RateLimitedError } from '@/lib/errors';
-import { entryCall, leaveCall } from '@/lib/redis/gate';
-import { RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
-import { RedisProcessedEvents } from '@/lib/shared-state/processed-events/redis';
+import { countCheckLock, rememberUnlock } from '@/lib/shared-state/request-redis';
+import { RedisOrderLocks } from '@/lib/shared-state/order-locks';
+import { RedisProcessedEvents } from '@/lib/shared-state/processed-events';
 import { RedisShippedStatus } from '@/lib/shared-state/shipped-status';
-import { deferRateLimitHit, PendingRateLimitHit, settlePendingRateLimit, withRateLimitScope } from '@/lib/shared-state/rate-limit/pending';
-import { MemoryRateLimiter, type RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
+import { countRateLimitHitNow, inRequestScope, requestScopeOf } from '@/lib/request-scope';
+import { DeferredRateLimitHit, MemoryRateLimiter, type RateLimitRule } from '@/lib/shared-state/rate-limit';
 import { noRedis, REDIS_SKIP_REASON, redisConnection, testPrefix } from '../support/redis';
 
 const RULE: RateLimitRule = { name: 'payment-intent', limit: 2, windowMs: 60_000 };
@@ -25,16 +25,16 @@ function hashedPart(key: string): string {
 
 describe('the gate scripts keep their keys in one hash slot', () => {
   it('rate counter, event and lock of one entry, and lock and event of one leave, hash alike, whatever the prefix', () => {
-    const claimed = { rule: RULE, client: '203.0.113.9', decided: () => undefined, fellBack: async () => undefined };
+    const claimed = { rule: RULE, client: '203.0.113.9', counted: () => undefined, countLocally: async () => undefined };
     for (const prefix of ['checkout:', 'shop-a:', 'x']) {
-      const entry = entryCall(prefix, { hit: claimed, eventKey: 'cardprovider:evt_1', lock: { orderId: 42, token: 't', ttlMs: 1000 } });
-      const leave = leaveCall(prefix, 42, 't', { eventKey: 'cardprovider:evt_1', ttlMs: 1000 });
+      const entry = countCheckLock(prefix, { hit: claimed, eventKey: 'cardprovider:evt_1', lock: { orderId: 42, token: 't', ttlMs: 1000 } });
+      const leave = rememberUnlock(prefix, 42, 't', { eventKey: 'cardprovider:evt_1', ttlMs: 1000 });
       expect(entry.keys).toHaveLength(3);
       expect(leave.keys).toHaveLength(2);
       expect(new Set([...entry.keys, ...leave.keys].map(hashedPart))).toEqual(new Set(['gate']));
       // The shipping webhook's entry also reads the store's `shipped` status memory.
       const peekKey = new RedisShippedStatus(redisConnection('redis://127.0.0.1:1'), { prefix }).reading().peek?.key;
-      const shipping = entryCall(prefix, { hit: claimed, lock: { orderId: 42, token: 't', ttlMs: 1000, peekKey } });
+      const shipping = countCheckLock(prefix, { hit: claimed, lock: { orderId: 42, token: 't', ttlMs: 1000, peekKey } });
       expect(shipping.keys).toHaveLength(3);
       expect(new Set(shipping.keys.map(hashedPart))).toEqual(new Set(['gate']));
     }
@@ -44,15 +44,14 @@ describe('the gate scripts keep their keys in one hash slot', () => {
 /** One request's scope with its hit noted, as the route wrapper leaves it, counted in this instance's memory if Redis fails. */
 function inRequest<T>(client: string, run: () => Promise<T>): Promise<T> {
   const local = new MemoryRateLimiter();
-  return withRateLimitScope(async () => {
-    deferRateLimitHit(
-      new PendingRateLimitHit(RULE, client, {
-        alone: () => local.hit(RULE, client),
-        locally: () => local.hit(RULE, client),
-      }),
-    );
-    return run();
-  });
+  const scope = requestScopeOf({});
+  scope.notes.rateLimitHit = new DeferredRateLimitHit(
+    RULE,
+    client,
+    () => local.hit(RULE, client),
+    () => local.hit(RULE, client),
+  );
+  return inRequestScope(scope, run);
 }
 
 describe.skipIf(noRedis)(`the entry and leave scripts${noRedis ? ` (skipped: ${REDIS_SKIP_REASON})` : ''}`, () => {
@@ -68,7 +67,7 @@ describe.skipIf(noRedis)(`the entry and leave scripts${noRedis ? ` (skipped: ${R
           runs += 1;
         });
         // The wrapper's settle on the way out: counted already by the entry, no second hit.
-        await settlePendingRateLimit();
+        await countRateLimitHitNow();
       });
     }
     const third = inRequest(client, () => locks.withOrderLock(50, async () => void (runs += 1)));
@@ -143,10 +142,10 @@ describe.skipIf(noRedis)(`the entry and leave scripts${noRedis ? ` (skipped: ${R
     expect(await statusOf()).toBe('completed');
 
     // A lock that is not taken reads nothing: the waiter learns the memory with the lock it finally takes.
-    const held = entryCall(prefix, { lock: { orderId: 63, token: 'other', ttlMs: 10_000 } });
+    const held = countCheckLock(prefix, { lock: { orderId: 63, token: 'other', ttlMs: 10_000 } });
     const redis = await a.client();
     held.read(await held.send(redis));
-    const blocked = entryCall(prefix, { lock: { orderId: 63, token: 'mine', ttlMs: 10_000, peekKey: statusOnB.reading().peek?.key } });
+    const blocked = countCheckLock(prefix, { lock: { orderId: 63, token: 'mine', ttlMs: 10_000, peekKey: statusOnB.reading().peek?.key } });
     expect(blocked.read(await blocked.send(redis))).toEqual({ remembered: false, locked: false, peeked: false });
   });
 });

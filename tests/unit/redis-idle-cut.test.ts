@@ -5,8 +5,8 @@
 import { once } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import { SharedStateUnavailableError } from '@/lib/errors';
-import { loadRequestScripts } from '@/lib/redis/gate';
-import { RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
+import { loadRequestScripts } from '@/lib/shared-state/request-redis';
+import { RedisOrderLocks } from '@/lib/shared-state/order-locks';
 import { cuttingProxy } from '../support/cutting-proxy';
 import { noRedis, noRedisServerBinary, REDIS_SKIP_REASON, REDIS_URL, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
 

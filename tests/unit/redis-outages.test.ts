@@ -9,13 +9,13 @@
 import { describe, expect, it } from 'vitest';
 import { OrderBusyError, SharedStateUnavailableError } from '@/lib/errors';
 import { FallbackWarning } from '@/lib/shared-state/fallback';
-import { OrderLocksWithFallback, OrderLocksWithoutFallback } from '@/lib/shared-state/order-locks/fallback';
-import { RateLimiterWithFallback } from '@/lib/shared-state/rate-limit/fallback';
-import { RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
-import { RedisProcessedEvents } from '@/lib/shared-state/processed-events/redis';
-import { RedisRateLimiter } from '@/lib/shared-state/rate-limit/redis';
-import { MemoryOrderLocks } from '@/lib/shared-state/order-locks/order-locks';
-import { MemoryRateLimiter, type RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
+import { orderLocksWithFallback, orderLocksWithoutFallback } from '@/lib/shared-state/order-locks';
+import { rateLimiterWithFallback } from '@/lib/shared-state/rate-limit';
+import { RedisOrderLocks } from '@/lib/shared-state/order-locks';
+import { RedisProcessedEvents } from '@/lib/shared-state/processed-events';
+import { RedisRateLimiter } from '@/lib/shared-state/request-redis';
+import { MemoryOrderLocks } from '@/lib/shared-state/order-locks';
+import { MemoryRateLimiter, type RateLimitRule } from '@/lib/shared-state/rate-limit';
 import { MemoryShippedStatus, RedisShippedStatus, shippedStatusWithFallback } from '@/lib/shared-state/shipped-status';
 import { applyEventOnce } from '@/lib/webhooks/card/exactly-once';
 import { freePort } from '@/stand-ins/loopback-http';
@@ -59,7 +59,7 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
     const connection = redisConnection(server.url, 300);
     const prefix = testPrefix('outage-limiter');
     const memory = new MemoryRateLimiter();
-    const limiter = new RateLimiterWithFallback(new RedisRateLimiter(connection, { prefix }), memory, new FallbackWarning());
+    const limiter = rateLimiterWithFallback(new RedisRateLimiter(connection, { prefix }), memory, new FallbackWarning());
 
     expect((await limiter.hit(RULE, 'client')).remaining).toBe(9);
     expect(memory.size).toBe(0);
@@ -84,7 +84,7 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
     const connection = redisConnection(server.url, 300);
     const prefix = testPrefix('outage-slow');
     await connection.run('ping', (redis) => redis.ping());
-    const locks = new OrderLocksWithFallback(
+    const locks = orderLocksWithFallback(
       new RedisOrderLocks(connection, { prefix, ttlMs: 10_000, waitMs: 10_000 }),
       new MemoryOrderLocks(),
       new FallbackWarning(),
@@ -117,7 +117,7 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
     const connection = redisConnection(server.url, 300);
     const prefix = testPrefix('outage-frozen');
     await connection.run('ping', (redis) => redis.ping());
-    const locks = new OrderLocksWithFallback(
+    const locks = orderLocksWithFallback(
       new RedisOrderLocks(connection, { prefix, ttlMs: 60_000, waitMs: 1_000 }),
       new MemoryOrderLocks(),
       new FallbackWarning(),
@@ -149,7 +149,7 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
     const instance = async () => {
       const connection = redisConnection(server.url, 300);
       await connection.run('ping', (redis) => redis.ping());
-      return new OrderLocksWithFallback(
+      return orderLocksWithFallback(
         new RedisOrderLocks(connection, { prefix, ttlMs: 10_000, waitMs: 10_000 }),
         new MemoryOrderLocks(),
         new FallbackWarning(),
@@ -192,7 +192,7 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
   it('a task that ran under the shared lock is never run again by the fallback', async () => {
     const server = await startDisposableRedis();
     const connection = redisConnection(server.url, 300);
-    const locks = new OrderLocksWithFallback(
+    const locks = orderLocksWithFallback(
       new RedisOrderLocks(connection, { prefix: testPrefix('outage-once'), ttlMs: 10_000 }),
       new MemoryOrderLocks(),
       new FallbackWarning(),
@@ -217,7 +217,7 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
       // enough for a busy machine: the waiter's must still end its calls once Redis is frozen.
       const holder = new RedisOrderLocks(redisConnection(server.url, 5_000), { prefix, ttlMs: 10_000 });
       const waiterConnection = observedConnection(server.url, 1_500);
-      const waiterLocks = new OrderLocksWithFallback(
+      const waiterLocks = orderLocksWithFallback(
         new RedisOrderLocks(waiterConnection, { prefix, ttlMs: 10_000, waitMs: 5_000 }),
         new MemoryOrderLocks(),
         new FallbackWarning(),
@@ -260,8 +260,8 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
     const prefix = testPrefix('outage-instance-lock');
     const shared = new RedisOrderLocks(redisConnection(server.url, 300), { prefix, ttlMs: 10_000 });
     const instance = new MemoryOrderLocks();
-    const cardEventLocks = new OrderLocksWithoutFallback(shared, instance);
-    const checkoutLocks = new OrderLocksWithFallback(shared, instance, new FallbackWarning());
+    const cardEventLocks = orderLocksWithoutFallback(shared, instance);
+    const checkoutLocks = orderLocksWithFallback(shared, instance, new FallbackWarning());
     const writes: string[] = [];
     let webhookHolds!: () => void;
     const holding = new Promise<void>((resolve) => (webhookHolds = resolve));
@@ -288,7 +288,7 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
 
   it('the card webhook takes no fallback: Redis unreachable from the first call fails it, and it holds no instance lock after', async () => {
     const instance = new MemoryOrderLocks();
-    const cardEventLocks = new OrderLocksWithoutFallback(
+    const cardEventLocks = orderLocksWithoutFallback(
       new RedisOrderLocks(redisConnection(`redis://127.0.0.1:${await freePort()}`, 300), { prefix: testPrefix('outage-card'), ttlMs: 10_000 }),
       instance,
     );

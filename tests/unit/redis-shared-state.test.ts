@@ -6,13 +6,13 @@
 import { describe, expect, it } from 'vitest';
 import { OrderBusyError } from '@/lib/errors';
 import { getRedisConnection, RedisConnection } from '@/lib/redis/connection';
-import { orderLockTtlMs, RedisOrderLocks } from '@/lib/shared-state/order-locks/redis';
-import { RedisProcessedEvents } from '@/lib/shared-state/processed-events/redis';
-import { RedisRateLimiter } from '@/lib/shared-state/rate-limit/redis';
+import { orderLockTtlMs, RedisOrderLocks } from '@/lib/shared-state/order-locks';
+import { RedisProcessedEvents } from '@/lib/shared-state/processed-events';
+import { RedisRateLimiter } from '@/lib/shared-state/request-redis';
 import { RedisShipStationRateBudget } from '@/lib/shared-state/shipstation-budget';
 import { RedisShippedStatus } from '@/lib/shared-state/shipped-status';
-import { PROCESSED_EVENT_TTL_MS } from '@/lib/shared-state/processed-events/processed-events';
-import { MemoryRateLimiter, type RateLimitRule } from '@/lib/shared-state/rate-limit/rate-limit';
+import { PROCESSED_EVENT_TTL_MS } from '@/lib/shared-state/processed-events';
+import { MemoryRateLimiter, type RateLimitRule } from '@/lib/shared-state/rate-limit';
 import { withRequestDeadline } from '@/lib/upstream/budget';
 import { applyEventOnce } from '@/lib/webhooks/card/exactly-once';
 import { noRedis, observedConnection, REDIS_SKIP_REASON, REDIS_URL, redisConnection, testPrefix } from '../support/redis';

@@ -121,14 +121,14 @@ describe.skipIf(noRedis)(`the scripts a request runs${noRedis ? ` (skipped: ${RE
     const { useTestEnv } = await import('../support/env');
     useTestEnv({ REDIS_URL: REDIS_URL as string });
     const { preloadAtStart } = await import('@/lib/preload');
-    const { entryCall } = await import('@/lib/redis/gate');
+    const { countCheckLock } = await import('@/lib/shared-state/request-redis');
     const { resetServices } = await import('@/lib/services');
     const own = await redisConnection().client();
     await own.scriptFlush();
     await preloadAtStart();
     const monitor = await monitorRedis(REDIS_URL as string);
     try {
-      const entry = entryCall(testPrefix('preloaded-scripts'), { lock: { orderId: 7, token: 't', ttlMs: 1_000 } });
+      const entry = countCheckLock(testPrefix('preloaded-scripts'), { lock: { orderId: 7, token: 't', ttlMs: 1_000 } });
       const commands = await monitor.commandsDuring(async () => expect(entry.read(await entry.send(own)).locked).toBe(true));
       expect(commands).toEqual(['evalsha']);
     } finally {

@@ -1,5 +1,5 @@
 /**
- * The cap on concurrent store calls (lib/shared-state/store-slots/store-slots.ts): the same rules for
+ * The cap on concurrent store calls (lib/shared-state/store-slots.ts): the same rules for
  * the in-process semaphore and the one in Redis (the cap, the split between
  * callers, follow-ups first, leases that end by themselves), then what only
  * Redis has (instances sharing one cap, a killed instance's leases, keys in one
@@ -10,16 +10,10 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defaultReserve, type SlotSplit, type StoreCaller } from '@/lib/config';
 import { StoreBusyError } from '@/lib/errors';
-import { FallbackWarning } from '@/lib/shared-state/fallback';
-import { StoreSlotsWithFallback } from '@/lib/shared-state/store-slots/fallback';
-import { RedisStoreSlots } from '@/lib/shared-state/store-slots/redis';
-import {
-  MemoryStoreSlots,
-  StoreGate,
-  WAITER_TTL_MS,
-  withStoreCaller,
-  type StoreSlots,
-} from '@/lib/shared-state/store-slots/store-slots';
+import { withStoreCaller } from '@/lib/request-scope';
+import { FallbackWarning, withFallback } from '@/lib/shared-state/fallback';
+import { StoreGate } from '@/lib/shared-state/store-gate';
+import { MemoryStoreSlots, RedisStoreSlots, WAITER_TTL_MS, type StoreSlots } from '@/lib/shared-state/store-slots';
 import { MIN_ATTEMPT_MS, withRequestDeadline } from '@/lib/upstream/budget';
 import {
   noRedis,
@@ -221,10 +215,12 @@ describe.skipIf(noRedis || noRedisServerBinary)('when Redis is down', () => {
   it('each instance keeps the same cap on its own, and says so once', async () => {
     const redis = await startDisposableRedis();
     const connection = redisConnection(redis.url);
-    const slots = new StoreSlotsWithFallback(
+    const slots = withFallback<StoreSlots>(
+      'store_slots',
+      new FallbackWarning(),
       new RedisStoreSlots(connection, split(1), { prefix: testPrefix('store-slots-down') }),
       new MemoryStoreSlots(split(1)),
-      new FallbackWarning(),
+      ['stopWaiting'],
     );
     expect(await take(slots, 'checkout')).toBeDefined(); // in Redis
     await redis.stop();

@@ -6,7 +6,7 @@
 import { submitOrderRequestSchema } from '@/lib/checkout/schemas';
 import { submitOrderForManualPayment } from '@/lib/checkout/submit-order';
 import { checkoutRoute } from '@/lib/routes/checkout';
-import { RATE_LIMITS } from '@/lib/shared-state/rate-limit/rate-limit';
+import { RATE_LIMITS } from '@/lib/shared-state/rate-limit';
 
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';

@@ -2,7 +2,7 @@
 // the reason in the log; what cannot be applied now goes to the replay queue (docs/decisions.md#d26).
 import { ShipStationError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
-import { settlePendingRateLimit } from '@/lib/shared-state/rate-limit/pending';
+import { countRateLimitHitNow } from '@/lib/request-scope';
 import type { Services } from '@/lib/services';
 import { isResourceUrlRefusal } from '@/lib/shipping/resource-url';
 import { type ShipmentNotice, type ShipmentsResult, type UnreadPages } from '@/lib/shipping/shipstation';
@@ -104,7 +104,7 @@ async function shipmentNotices(
     return undefined;
   }
   // The rate-limit hit is counted before an upstream is called (docs/decisions.md#d31).
-  await settlePendingRateLimit();
+  await countRateLimitHitNow();
 
   try {
     const result = await shipStation.shipmentsAt(payload.resource_url);

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ShipStationError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { settlePendingRateLimit } from '@/lib/shared-state/rate-limit/pending';
+import { countRateLimitHitNow } from '@/lib/request-scope';
 import { queueForReplay } from '@/lib/shared-state/shipping-replay';
 import { checkResourceUrl, isResourceUrlRefusal } from '@/lib/shipping/resource-url';
 import { trackedLabelId } from '@/lib/shipping/shipstation-v2';
@@ -82,7 +82,7 @@ export async function handleShipStationV2(rawBody: string, services: Services, c
     context.outcome = 'resource_not_configured';
     return;
   }
-  await settlePendingRateLimit();
+  await countRateLimitHitNow();
   const resourceUrl = parsed.resource_url;
   try {
     if (client.kindOf(resourceUrl) === undefined) {
@@ -144,7 +144,7 @@ async function recordTrackEvent(payload: z.infer<typeof v2PayloadSchema>, servic
     context.outcome = 'delivery_unmatched';
     return;
   }
-  await settlePendingRateLimit();
+  await countRateLimitHitNow();
   const result = await deliverThroughLabel(labelId, delivery, services);
   context.orderId = result.orderId;
   context.outcome = result.outcome;

@@ -15,7 +15,7 @@ import type { Services } from '@/lib/services';
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
 import { META } from '@/lib/orders/meta-keys';
 import type { ShipmentPackageMerge, ShipmentPackageMerged, StoreOrder } from '@/lib/store/types';
-import type { LockPeek } from '@/lib/shared-state/order-locks/order-locks';
+import type { LockPeek } from '@/lib/shared-state/order-locks';
 import { customerSafeNotice } from '@/lib/webhooks/shipping/note-details';
 import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/shipstation-failure';
 import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';

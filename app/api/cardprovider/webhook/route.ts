@@ -6,7 +6,7 @@
  */
 import { cardWebhookErrorResponse } from '@/lib/http/errors';
 import { webhookRoute } from '@/lib/routes/webhook';
-import { RATE_LIMITS } from '@/lib/shared-state/rate-limit/rate-limit';
+import { RATE_LIMITS } from '@/lib/shared-state/rate-limit';
 import { signatureFrom } from '@/lib/webhooks/card/event';
 import { handleCardWebhook } from '@/lib/webhooks/card/handle-event';
 

@@ -5,7 +5,7 @@
 import { chooseShippingRate } from '@/lib/checkout/express';
 import { shippingRateRequestSchema } from '@/lib/checkout/express-schemas';
 import { checkoutRoute } from '@/lib/routes/checkout';
-import { RATE_LIMITS } from '@/lib/shared-state/rate-limit/rate-limit';
+import { RATE_LIMITS } from '@/lib/shared-state/rate-limit';
 
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';

@@ -14,8 +14,8 @@ import { shippingWebhookErrorResponse } from '@/lib/http/errors';
 import { log, type RequestContext } from '@/lib/log';
 import { WebhookAnswer, webhookRoute } from '@/lib/routes/webhook';
 import type { Services } from '@/lib/services';
-import { settlePendingRateLimit } from '@/lib/shared-state/rate-limit/pending';
-import { RATE_LIMITS } from '@/lib/shared-state/rate-limit/rate-limit';
+import { countRateLimitHitNow } from '@/lib/request-scope';
+import { RATE_LIMITS } from '@/lib/shared-state/rate-limit';
 import { claimsV2, handleShipStationV2 } from '@/lib/webhooks/shipping/handle-v2';
 import { handleShippingNotification } from '@/lib/webhooks/shipping/handle-notification';
 import { assertShippingWebhookSecret } from '@/lib/webhooks/shipping/secret';
@@ -28,7 +28,7 @@ const NOT_FOUND = () => new WebhookAnswer(404, { error: 'Not found' });
 
 async function handleV2(rawBody: string, headers: Headers, services: Services, context: RequestContext): Promise<unknown> {
   // The signing keys may have to be read: an upstream call, so the rate-limit hit is counted first.
-  await settlePendingRateLimit();
+  await countRateLimitHitNow();
   const verdict = await verifyV2Signature(headers, rawBody, services.shipStationV2Keys);
   if (!verdict.ok) {
     context.outcome = `v2_signature:${verdict.reason}`;
