@@ -11,8 +11,8 @@ import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { pageWorstCaseMs, type ShipmentNotice, type ShipmentsPage } from '@/lib/shipping/shipstation';
 import type { V2ResourceKind } from '@/lib/shipping/shipstation-v2';
-import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
-import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
+import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/shipments/failures';
+import { markOrderShipped } from '@/lib/shipments/mark-shipped';
 import { queueForReplay } from '@/lib/shared-state/shipping-replay/replay-queue';
 
 export const SHIPMENT_RECONCILE_NOT_CONFIGURED =

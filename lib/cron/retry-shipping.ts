@@ -7,10 +7,9 @@ import type { Budget } from '@/lib/cron/reconcile-payments';
 import { ShipStationError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
-import { deliverThroughLabel } from '@/lib/webhooks/shipping/handle-v2';
-import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
-import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
+import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/shipments/failures';
+import { deliverThroughLabel } from '@/lib/shipments/mark-delivered';
+import { markOrderShipped, parseOrderNumber } from '@/lib/shipments/mark-shipped';
 import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs, type ReplayEntry } from '@/lib/shared-state/shipping-replay/replay-queue';
 
 /** Longer than a run may last, so an entry taken by a run is never taken by an overlapping one. */
