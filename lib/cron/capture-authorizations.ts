@@ -2,7 +2,7 @@
  * GET /api/cron/capture-authorizations: held authorizations near their charge's `capture_before`,
  * reported or captured (docs/decisions.md#d36); charges listed, not intents (docs/operations.md#cron-jobs-and-cron_secret).
  */
-import { asUnit, unitDeadlineMs, worstCase, type RunBudget } from '@/lib/cron/budget';
+import { unitDeadlineMs, worstCase, type Budget } from '@/lib/cron/budget';
 import { ServiceError, StoreCallbackRefusedError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { formatMinorUnits } from '@/lib/money';
@@ -13,6 +13,7 @@ import { shopOrderId } from '@/lib/card/events';
 import type { ChargePage } from '@/lib/card/stripe';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
+import { withRequestDeadline } from '@/lib/upstream/budget';
 import { captureOrderAuthorization } from '@/lib/card-payments/authorization';
 import { awaitsCapturedPayment } from '@/lib/orders/order-payment';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
@@ -69,7 +70,7 @@ function dueAuthorizations(page: ChargePage, nowSeconds: number, leadSeconds: nu
 
 export async function captureAuthorizations(
   services: Services,
-  budget: Pick<RunBudget, 'fits'>,
+  budget: Budget,
   now: () => number = Date.now,
 ): Promise<AuthorizationSummary> {
   const { action, ageHours } = services.config.authorizationExpiry;
@@ -102,22 +103,18 @@ export async function captureAuthorizations(
   };
 
   let startingAfter: string | undefined;
-  for (;;) {
+  pages: for (;;) {
     if (!budget.fits(worstCase.eventPage(timeoutMs))) break;
     const after = startingAfter;
-    const page = await asUnit(worstCase.eventPage(timeoutMs), () =>
+    const page = await withRequestDeadline(worstCase.eventPage(timeoutMs), () =>
       card.listCharges({ createdFrom: nowSeconds - AUTHORIZATION_LIFETIME_HOURS * 3600, limit: PAGE_SIZE, startingAfter: after }),
     );
     startingAfter = page.charges.at(-1)?.chargeId;
-    let outOfTime = false;
     for (const held of dueAuthorizations(page, nowSeconds, leadSeconds)) {
-      if (!budget.fits(2 * worstCase.cardEvent(timeoutMs))) {
-        outOfTime = true;
-        break;
-      }
+      if (!budget.fits(2 * worstCase.cardEvent(timeoutMs))) break pages;
       summary.checked += 1;
       try {
-        await asUnit(unitDeadlineMs(timeoutMs), () => settle(held));
+        await withRequestDeadline(unitDeadlineMs(timeoutMs), () => settle(held));
       } catch (error) {
         const reason = reasonOf(error);
         summary.failed.push({ intentId: held.intentId, orderId: held.orderId, reason });
@@ -126,7 +123,6 @@ export async function captureAuthorizations(
         else log.error('authorization.expiring', { orderId: held.orderId, intentId: held.intentId, amount: held.amount, currency: held.currency, why: reason });
       }
     }
-    if (outOfTime) break;
     if (!page.hasMore || startingAfter === undefined) {
       summary.complete = true;
       break;
