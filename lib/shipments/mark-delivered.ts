@@ -119,7 +119,12 @@ export async function deliverThroughLabel(
     } catch (error) {
       if (!(error instanceof ShipStationError)) throw error;
       log.error('shipping.resource_read_failed', { failure: error.failure, status: error.status });
-      return { orderId: undefined, orderNumber, outcome: 'resource_read_failed', ...retryableShipStation(error) };
+      return {
+        orderId: undefined,
+        orderNumber,
+        outcome: 'resource_read_failed',
+        ...retryableShipStation(error),
+      };
     }
   }
   if (orderNumber === undefined) {

@@ -1,14 +1,14 @@
 // One shipment applied once to its order, under the order's lock (docs/contract.md#spec-4-4); later packages and two
 // instances without a shared lock: docs/integrations/shipstation.md#packages-and-two-instances-without-a-shared-lock.
 // STRIPE_CAPTURE=on_shipment captures first, under the same lock (docs/decisions.md#d36); a failed capture queues the shipment.
-import { CardProviderError, OrderBusyError, ShipStationError, StoreCallbackRefusedError, StoreError } from '@/lib/errors';
+import { OrderBusyError, ShipStationError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { sendCustomerMessage } from '@/lib/orders/customer-message';
 import { buildOrderUpdate, keptCustomerNote } from '@/lib/orders/mutation';
 import { shippedNote, shopNotes } from '@/lib/orders/notes';
 import { parseOrderId } from '@/lib/order-id';
 import { ORDER_STATUS } from '@/lib/order-statuses';
-import { captureOrderAuthorization } from '@/lib/card-payments/authorization';
+import { captureBeforeShipping } from '@/lib/shipments/capture-on-shipment';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import { awaitsCapturedPayment, heldForCapture } from '@/lib/orders/order-payment';
 import { retryableShipStation, retryableStore } from '@/lib/shipments/failures';
@@ -48,13 +48,15 @@ type LockedResult =
 
 export type ShipResult = { orderId: number | undefined } & LockedResult;
 
+/** The shipment numbers one batch has read already, so each shipment is read once for the batch. */
+type OrderNumbers = Map<string, string | undefined>;
+
 /** Some store integrations pad ShipStation's orderNumber with zeros: `0042` is order 42. */
 export function parseOrderNumber(value: unknown): number | undefined {
   return parseOrderId(value, 'zero_padded');
 }
 
-/** `numbers`: the shipment numbers one batch has read already, so each shipment is read once for the batch. */
-export async function markOrderShipped(listed: ShipmentNotice, services: Services, numbers?: Map<string, string | undefined>): Promise<ShipResult> {
+export async function markOrderShipped(listed: ShipmentNotice, services: Services, numbers?: OrderNumbers): Promise<ShipResult> {
   const received = await withOrderNumber(listed, services, numbers);
   if ('failed' in received) return received.failed;
   const orderId = parseOrderNumber(received.orderNumber);
@@ -79,7 +81,7 @@ export async function markOrderShipped(listed: ShipmentNotice, services: Service
 async function withOrderNumber(
   notice: ShipmentNotice,
   services: Services,
-  numbers: Map<string, string | undefined> | undefined,
+  numbers: OrderNumbers | undefined,
 ): Promise<ShipmentNotice | { failed: ShipResult }> {
   const shipmentId = notice.orderShipmentId;
   const client = services.shipStationV2;
@@ -158,7 +160,8 @@ async function shipLocked(
   }
 
   const now = new Date().toISOString();
-  const tracked = trackingItemsMeta(order, notice.trackingNumber ? [entryOf(notice, key ?? '', now)] : [], services.config.shipmentTrackingMeta);
+  const trackingMeta = services.config.shipmentTrackingMeta;
+  const tracked = trackingItemsMeta(order, notice.trackingNumber ? [entryOf(notice, key ?? '', now)] : [], trackingMeta);
   let message: { customerNote?: string };
   try {
     message = await sendCustomerMessage(store, order, { customerNote: shippedNote(notice) }, services.config.customerMessages);
@@ -282,27 +285,6 @@ function updateFailed(orderId: number, error: StoreError): LockedResult {
   return { outcome: 'update_failed', ...retryableStore(error) };
 }
 
-/** Undefined when captured (now or before), else the replay queue's reason. */
-async function captureBeforeShipping(orderId: number, order: StoreOrder, services: Services): Promise<string | undefined> {
-  try {
-    const captured = await captureOrderAuthorization(order, services, 'ship-capture');
-    log.info('shipping.captured', { orderId, intentId: captured.intentId, amount: captured.amount, authorized: captured.authorized, outcome: captured.outcome });
-    return undefined;
-  } catch (error) {
-    if (error instanceof StoreCallbackRefusedError) {
-      const code = typeof error.details?.code === 'string' ? error.details.code : 'refused';
-      // The shop must act (an expired authorization, a total above it): the reason is in words here.
-      log.error('shipping.capture_refused', { orderId, code, reason: error.message });
-      return `capture:${code}`;
-    }
-    if (error instanceof CardProviderError) {
-      log.warn('shipping.capture_failed', { orderId, type: error.type, status: error.status });
-      return `capture:${error.type}`;
-    }
-    throw error;
-  }
-}
-
 async function addPackage(
   orderId: number,
   order: StoreOrder,
@@ -331,14 +313,18 @@ async function noteVoided(
   services: Services,
 ): Promise<LockedResult> {
   if (key !== undefined && packages.some((entry) => entry.key === key && entry.voided)) return { outcome: 'voided_noted' };
-  await addShopNoteOnce(services.store(), orderId, shopNotes.shipmentVoided(notice.shipmentId ?? '', notice.trackingNumber));
+  const name = notice.shipmentId ?? '';
+  await addShopNoteOnce(services.store(), orderId, shopNotes.shipmentVoided(name, notice.trackingNumber));
   if (key !== undefined) {
-    const voided: PackageEntry = { ...(packages.find((entry) => entry.key === key) ?? entryOf(notice, key, new Date().toISOString())), voided: true };
-    const merged = await mergePackage(orderId, packageMerge(voided, undefined, services.config.shipmentTrackingMeta), services);
+    const trackingMeta = services.config.shipmentTrackingMeta;
+    const listedEntry = packages.find((entry) => entry.key === key);
+    const voided: PackageEntry = { ...(listedEntry ?? entryOf(notice, key, new Date().toISOString())), voided: true };
+    const merged = await mergePackage(orderId, packageMerge(voided, undefined, trackingMeta), services);
     if (!merged) {
-      const known = packages.some((entry) => entry.key === key);
-      const listed = known ? packages.map((entry) => (entry.key === key ? { ...entry, voided: true as const } : entry)) : [...packages, voided];
-      await services.store().updateOrder(orderId, buildOrderUpdate(order, { metaValues: packagesMeta(order, listed, services.config.shipmentTrackingMeta) }));
+      const listed: PackageEntry[] = listedEntry
+        ? packages.map((entry) => (entry.key === key ? { ...entry, voided: true } : entry))
+        : [...packages, voided];
+      await services.store().updateOrder(orderId, buildOrderUpdate(order, { metaValues: packagesMeta(order, listed, trackingMeta) }));
     }
   }
   log.info('shipping.shipment_voided', { orderId, orderStatus: order.status });
