@@ -19,7 +19,7 @@ export const worstCase = {
   shipStationBatch: (timeoutMs: number) => SHIPMENT_PAGES_PER_READ * pageWorstCaseMs(timeoutMs),
 };
 
-/** Each unit of work runs under withRequestDeadline with its own, as a webhook delivery would: a slow unit cannot eat the next one's time. */
+/** Each unit of work's own deadline (withRequestDeadline), as a delivery's: a slow unit cannot eat the next one's time. */
 export const unitDeadlineMs = (timeoutMs: number) => REQUEST_BUDGET_TIMEOUTS * timeoutMs;
 
 export class RunBudget {

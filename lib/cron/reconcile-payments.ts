@@ -86,7 +86,8 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
       summary.checked += 1;
       const context: { orderId?: number } = {};
       try {
-        const { outcome } = await withRequestDeadline(unitDeadlineMs(timeoutMs), () => applyCardEvent(event, services, context));
+        const apply = () => applyCardEvent(event, services, context);
+        const { outcome } = await withRequestDeadline(unitDeadlineMs(timeoutMs), apply);
         if (outcome.changedOrder) {
           summary.applied += 1;
           log.warn('reconcile.event_applied', { eventId: event.id, eventType: event.type, orderId: context.orderId, outcome: outcome.name });

@@ -53,6 +53,8 @@ function pageUrl(base: string, names: readonly string[], sort: readonly [string,
 }
 
 const V1_QUERY = ['createDateStart', 'createDateEnd', 'sortBy', 'sortDir', 'page', 'pageSize'];
+const V1_SORT = ['ShipDate', 'ASC'] as const;
+const V2_SORT = ['created_at', 'asc'] as const;
 const V2_QUERY: Record<V2ResourceKind, string[]> = {
   labels: ['created_at_start', 'created_at_end', 'sort_by', 'sort_dir', 'page', 'page_size'],
   fulfillments: ['create_date_start', 'create_date_end', 'sort_by', 'sort_dir', 'page', 'page_size'],
@@ -79,7 +81,7 @@ function listsOf(services: Services): ShipmentList[] {
     lists.push({
       name: 'v1',
       cursor: services.shipmentCursor,
-      pageUrl: (cursor) => pageUrl(`${config.shipping.apiBaseUrl}/shipments`, V1_QUERY, ['ShipDate', 'ASC'], cursor),
+      pageUrl: (cursor) => pageUrl(`${config.shipping.apiBaseUrl}/shipments`, V1_QUERY, V1_SORT, cursor),
       readPage: (url) => shipStation.shipmentsPage(url),
     });
   }
@@ -88,7 +90,7 @@ function listsOf(services: Services): ShipmentList[] {
       lists.push({
         name: kind === 'labels' ? 'v2_labels' : 'v2_fulfillments',
         cursor: services.shipmentCursorsV2[kind],
-        pageUrl: (cursor) => pageUrl(`${config.shippingV2.apiBaseUrl}/v2/${kind}`, V2_QUERY[kind], ['created_at', 'asc'], cursor),
+        pageUrl: (cursor) => pageUrl(`${config.shippingV2.apiBaseUrl}/v2/${kind}`, V2_QUERY[kind], V2_SORT, cursor),
         readPage: (url) => shipStationV2.listPage(kind, new URL(url), undefined, { lazy: true }),
         complete: (notice) => shipStationV2.withOrderNumber(notice),
       });

@@ -125,7 +125,8 @@ async function readAndApply(
     log.error('shipping.resource_read_failed', { failure: error.failure, status: error.status });
     context.outcome = 'resource_read_failed';
     if (isRetryableShipStationFailure(error)) {
-      await queueForReplay(services.shippingReplay, { kind: 'resource', resourceUrl, eventType }, { orderId: undefined, reason: shipStationFailure(error) });
+      const reason = shipStationFailure(error);
+      await queueForReplay(services.shippingReplay, { kind: 'resource', resourceUrl, eventType }, { orderId: undefined, reason });
     }
     return;
   }
