@@ -22,16 +22,6 @@ import { addShopNoteOnce } from '@/lib/orders/shop-note';
 export const AUTHORIZATION_LIFETIME_HOURS = 168;
 const PAGE_SIZE = 100;
 
-export interface AuthorizationSummary {
-  action: 'capture' | 'report';
-  ageHours: number;
-  checked: number;
-  captured: number;
-  reported: number;
-  failed: { intentId: string; orderId: number; reason: string }[];
-  complete: boolean;
-}
-
 interface Held {
   intentId: string;
   orderId: number;
@@ -72,13 +62,14 @@ export async function captureAuthorizations(
   services: Services,
   budget: Budget,
   now: () => number = Date.now,
-): Promise<AuthorizationSummary> {
+) {
   const { action, ageHours } = services.config.authorizationExpiry;
   const timeoutMs = services.config.upstreamTimeoutMs;
   const nowSeconds = Math.floor(now() / 1000);
   const leadSeconds = (AUTHORIZATION_LIFETIME_HOURS - ageHours) * 3600;
   const card = await services.card();
-  const summary: AuthorizationSummary = { action, ageHours, checked: 0, captured: 0, reported: 0, failed: [], complete: false };
+  const failed: { intentId: string; orderId: number; reason: string }[] = [];
+  const summary = { action, ageHours, checked: 0, captured: 0, reported: 0, failed, complete: false };
 
   const report = async (held: Held, why: string) => {
     const { intentId, orderId, amount, currency } = held;

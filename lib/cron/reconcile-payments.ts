@@ -11,26 +11,11 @@ import { applyCardEvent, handledEventTypes } from '@/lib/webhooks/card/handle-ev
 
 const PAGE_SIZE = 100;
 
-export interface FailedEvent {
-  eventId: string;
-  reason: string;
-}
-
-export interface ReconcileSummary {
-  checked: number;
-  applied: number;
-  skipped: number;
-  failed: FailedEvent[];
-  complete: boolean;
-  resumed: boolean;
-  windowHours: number;
-}
-
 function reasonOf(error: unknown): string {
   return error instanceof ServiceError ? error.reasonCode : 'unexpected';
 }
 
-export async function reconcilePayments(services: Services, budget: Budget, now: () => number = Date.now): Promise<ReconcileSummary> {
+export async function reconcilePayments(services: Services, budget: Budget, now: () => number = Date.now) {
   const { config, reconcileCursor } = services;
   const timeoutMs = config.upstreamTimeoutMs;
   const windowMs = config.reconcileWindowHours * 3_600_000;
@@ -39,11 +24,11 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
 
   const saved = await reconcileCursor.load();
   let startingAfter = saved?.startingAfter;
-  const summary: ReconcileSummary = {
+  const summary = {
     checked: 0,
     applied: 0,
     skipped: 0,
-    failed: [],
+    failed: [] as { eventId: string; reason: string }[],
     complete: false,
     resumed: saved !== undefined,
     windowHours: config.reconcileWindowHours,

@@ -2,8 +2,7 @@
  * GET /api/cron/retry-shipping: the replay queue applied through the webhook's own markOrderShipped
  * (docs/decisions.md#d26); a failure waits longer each time, the tenth parks the entry for a person.
  */
-import { CRON_MAX_DURATION_SECONDS, unitDeadlineMs, worstCase } from '@/lib/cron/budget';
-import type { Budget } from '@/lib/cron/budget';
+import { CRON_MAX_DURATION_SECONDS, unitDeadlineMs, worstCase, type Budget } from '@/lib/cron/budget';
 import { ShipStationError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
@@ -18,27 +17,8 @@ const LEASE_MS = CRON_MAX_DURATION_SECONDS * 1000;
 const STORE_BUSY = 'store:busy';
 const PARKED_LISTED = 50;
 
-export interface ParkedShipment {
-  entryId: string;
-  orderId: number | undefined;
-  attempts: number;
-  lastFailure: string;
-  firstQueuedAt: string;
-}
-
-export interface ReplaySummary {
-  checked: number;
-  applied: number;
-  skipped: number;
-  retrying: number;
-  parkedNow: ParkedShipment[];
-  parked: ParkedShipment[];
-  parkedTotal: number;
-  waiting: number;
-  complete: boolean;
-}
-
-function describe(entry: ReplayEntry): ParkedShipment {
+/** A parked entry as the run's answer lists it. */
+function describe(entry: ReplayEntry) {
   return {
     entryId: entry.id,
     orderId: entry.orderId,
@@ -48,16 +28,18 @@ function describe(entry: ReplayEntry): ParkedShipment {
   };
 }
 
-export async function replayShipping(services: Services, budget: Budget, now: () => number = Date.now): Promise<ReplaySummary> {
+type ParkedShipment = ReturnType<typeof describe>;
+
+export async function replayShipping(services: Services, budget: Budget, now: () => number = Date.now) {
   const queue = services.shippingReplay;
   const timeoutMs = services.config.upstreamTimeoutMs;
-  const summary: ReplaySummary = {
+  const summary = {
     checked: 0,
     applied: 0,
     skipped: 0,
     retrying: 0,
-    parkedNow: [],
-    parked: [],
+    parkedNow: [] as ParkedShipment[],
+    parked: [] as ParkedShipment[],
     parkedTotal: 0,
     waiting: 0,
     complete: true,
@@ -194,16 +176,8 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
   const counts = await queue.counts();
   summary.parkedTotal = counts.parked;
   summary.waiting = counts.waiting;
-  log.info('shipping.replay_summary', {
-    checked: summary.checked,
-    applied: summary.applied,
-    skipped: summary.skipped,
-    retrying: summary.retrying,
-    parkedNow: summary.parkedNow.length,
-    parkedTotal: summary.parkedTotal,
-    waiting: summary.waiting,
-    complete: summary.complete,
-  });
-  if (summary.parkedTotal > 0) log.error('shipping.replay_parked_waiting', { parkedTotal: summary.parkedTotal });
+  const { checked, applied, skipped, retrying, parkedNow, parkedTotal, waiting, complete } = summary;
+  log.info('shipping.replay_summary', { checked, applied, skipped, retrying, parkedNow: parkedNow.length, parkedTotal, waiting, complete });
+  if (parkedTotal > 0) log.error('shipping.replay_parked_waiting', { parkedTotal });
   return summary;
 }
