@@ -21,22 +21,6 @@ export const SHIPMENT_RECONCILE_NOT_CONFIGURED =
 
 export const SHIPMENT_PAGE_SIZE = 100;
 
-export interface PassSummary {
-  checked: number;
-  applied: number;
-  skipped: number;
-  queued: number;
-  pages: number;
-  complete: boolean;
-  resumed: boolean;
-  stoppedFor?: string;
-}
-
-export interface ShipmentReconcileSummary extends PassSummary {
-  windowHours: number;
-  lists?: Partial<Record<ShipmentList['name'], PassSummary>>;
-}
-
 type Window = Pick<ShipmentCursor, 'createdFrom' | 'createdTo' | 'page'>;
 
 /** A page of one list, oldest first: the query's names differ between V1, V2's labels and V2's fulfillments. */
@@ -99,14 +83,19 @@ function listsOf(services: Services): ShipmentList[] {
   return lists;
 }
 
-const COUNTS = ['checked', 'applied', 'skipped', 'queued', 'pages'] as const;
-const noCounts = () => ({ checked: 0, applied: 0, skipped: 0, queued: 0, pages: 0 });
+/** One list's pass; the run's summary adds the passes up. */
+function newPass(resumed: boolean, complete = false) {
+  return { checked: 0, applied: 0, skipped: 0, queued: 0, pages: 0, complete, resumed, stoppedFor: undefined as string | undefined };
+}
 
-export async function reconcileShipments(services: Services, budget: Budget, now: () => number = Date.now): Promise<ShipmentReconcileSummary> {
+type PassSummary = ReturnType<typeof newPass>;
+const COUNTS = ['checked', 'applied', 'skipped', 'queued', 'pages'] as const;
+
+export async function reconcileShipments(services: Services, budget: Budget, now: () => number = Date.now) {
   const lists = listsOf(services);
   if (lists.length === 0) throw new ServiceNotConfiguredError(SHIPMENT_RECONCILE_NOT_CONFIGURED);
   const windowHours = services.config.shipmentReconcileWindowHours;
-  const summary: ShipmentReconcileSummary = { ...noCounts(), complete: true, resumed: false, windowHours };
+  const summary = { ...newPass(false, true), windowHours, lists: undefined as Partial<Record<ShipmentList['name'], PassSummary>> | undefined };
   for (const list of lists) {
     const pass = await reconcileList(list, services, budget, now);
     if (lists.length > 1) (summary.lists ??= {})[list.name] = pass;
@@ -132,7 +121,7 @@ async function reconcileList(list: ShipmentList, services: Services, budget: Bud
   const start = now();
   const pass = saved ?? { createdFrom: isoSeconds(start - windowMs), createdTo: isoSeconds(start), page: 1, done: 0 };
   let { page, done } = pass;
-  const summary: PassSummary = { ...noCounts(), complete: false, resumed: saved !== undefined };
+  const summary = newPass(saved !== undefined);
 
   const stop = async (reason: string) => {
     summary.stoppedFor = reason;

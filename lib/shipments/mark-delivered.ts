@@ -10,10 +10,10 @@ import { shopNotes } from '@/lib/orders/notes';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { DeliveryNotice } from '@/lib/shipment-notices';
-import { FALLBACK_STATUS, SHIPPED_STATUS } from '@/lib/shared-state/shipped-status/shipped-status';
+import { SHIPPED_STATUS } from '@/lib/shared-state/shipped-status/shipped-status';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import { isFinalStoreFailure, retryableShipStation } from '@/lib/shipments/failures';
-import { parseOrderNumber } from '@/lib/shipments/mark-shipped';
+import { parseOrderNumber, SHIPPED_STATUSES } from '@/lib/shipments/mark-shipped';
 import { checkNoteDetail } from '@/lib/shipments/note-details';
 
 export type DeliveredOutcome =
@@ -33,7 +33,6 @@ export interface DeliveredResult {
   retryableFailure?: string;
 }
 
-const DELIVERABLE_STATUSES: ReadonlySet<string> = new Set([SHIPPED_STATUS, FALLBACK_STATUS]);
 // A delivery scanned before its shipment was applied (a queued label read, events out of order).
 const AWAITING_SHIPMENT_STATUSES: ReadonlySet<string> = new Set([
   ORDER_STATUS.processing,
@@ -41,7 +40,6 @@ const AWAITING_SHIPMENT_STATUSES: ReadonlySet<string> = new Set([
   ORDER_STATUS.authorized,
   ORDER_STATUS.awaitingShipment,
 ]);
-export const NOT_SHIPPED_YET = 'not_shipped_yet';
 
 function retryable(error: StoreError): { retryableFailure?: string } {
   return isFinalStoreFailure(error) ? {} : { retryableFailure: `store:${error.failure}` };
@@ -63,11 +61,11 @@ export async function markOrderDelivered(notice: DeliveryNotice, services: Servi
           log.info('shipping.already_delivered', { orderId });
           return { orderId, outcome: 'already_delivered' as const };
         }
-        if (!DELIVERABLE_STATUSES.has(order.status)) {
+        if (!SHIPPED_STATUSES.has(order.status)) {
           const waits = AWAITING_SHIPMENT_STATUSES.has(order.status);
           log.info(waits ? 'shipping.delivery_before_shipment' : 'shipping.delivery_order_not_shipped', { orderId, orderStatus: order.status });
           return waits
-            ? { orderId, outcome: 'not_shipped_yet' as const, retryableFailure: NOT_SHIPPED_YET }
+            ? { orderId, outcome: 'not_shipped_yet' as const, retryableFailure: 'not_shipped_yet' }
             : { orderId, outcome: 'ignored_status' as const };
         }
         await addShopNoteOnce(store, orderId, shopNotes.shipmentDelivered(tracking, deliveredAt));

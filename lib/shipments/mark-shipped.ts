@@ -40,7 +40,8 @@ export type UnappliedShipOutcome =
   | 'resource_read_failed'
   | 'no_time';
 
-const SHIPPED_STATUSES: ReadonlySet<string> = new Set([SHIPPED_STATUS, FALLBACK_STATUS]);
+/** Shipped already: `shipped`, or the fallback `completed` where the store has no `shipped`. */
+export const SHIPPED_STATUSES: ReadonlySet<string> = new Set([SHIPPED_STATUS, FALLBACK_STATUS]);
 
 type LockedResult =
   | { outcome: AppliedShipOutcome; applied: true; retryableFailure?: undefined }
