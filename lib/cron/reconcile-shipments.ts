@@ -3,9 +3,8 @@
  * applied through the webhook's own markOrderShipped, for what the replay queue lost (docs/decisions.md#d26).
  * A pass fixes its window and reads it oldest first, so a cursor (page, shipments done) resumes it exactly.
  */
-import { unitDeadlineMs, worstCase } from '@/lib/cron/budget';
+import { unitDeadlineMs, worstCase, type Budget } from '@/lib/cron/budget';
 import { withRequestDeadline } from '@/lib/upstream/budget';
-import type { Budget } from '@/lib/cron/budget';
 import type { ShipmentCursor, ShipmentCursorStore } from '@/lib/shared-state/shipment-cursor/shipment-cursor';
 import { ServiceNotConfiguredError, ShipStationError } from '@/lib/errors';
 import { log } from '@/lib/log';
@@ -22,10 +21,11 @@ export const SHIPMENT_RECONCILE_NOT_CONFIGURED =
 export const SHIPMENT_PAGE_SIZE = 100;
 
 type Window = Pick<ShipmentCursor, 'createdFrom' | 'createdTo' | 'page'>;
+type QueryNames = readonly [from: string, to: string, sortBy: string, sortDir: string, page: string, pageSize: string];
 
 /** A page of one list, oldest first: the query's names differ between V1, V2's labels and V2's fulfillments. */
-function pageUrl(base: string, names: readonly string[], sort: readonly [string, string], cursor: Window): string {
-  const [from, to, sortBy, sortDir, page, pageSize] = names as [string, string, string, string, string, string];
+function pageUrl(base: string, names: QueryNames, sort: readonly [string, string], cursor: Window): string {
+  const [from, to, sortBy, sortDir, page, pageSize] = names;
   const url = new URL(base);
   url.searchParams.set(from, cursor.createdFrom);
   url.searchParams.set(to, cursor.createdTo);
@@ -36,10 +36,10 @@ function pageUrl(base: string, names: readonly string[], sort: readonly [string,
   return url.href;
 }
 
-const V1_QUERY = ['createDateStart', 'createDateEnd', 'sortBy', 'sortDir', 'page', 'pageSize'];
+const V1_QUERY: QueryNames = ['createDateStart', 'createDateEnd', 'sortBy', 'sortDir', 'page', 'pageSize'];
 const V1_SORT = ['ShipDate', 'ASC'] as const;
 const V2_SORT = ['created_at', 'asc'] as const;
-const V2_QUERY: Record<V2ResourceKind, string[]> = {
+const V2_QUERY: Record<V2ResourceKind, QueryNames> = {
   labels: ['created_at_start', 'created_at_end', 'sort_by', 'sort_dir', 'page', 'page_size'],
   fulfillments: ['create_date_start', 'create_date_end', 'sort_by', 'sort_dir', 'page', 'page_size'],
 };
