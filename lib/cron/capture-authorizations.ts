@@ -22,14 +22,6 @@ import { addShopNoteOnce } from '@/lib/orders/shop-note';
 export const AUTHORIZATION_LIFETIME_HOURS = 168;
 const PAGE_SIZE = 100;
 
-interface Held {
-  intentId: string;
-  orderId: number;
-  amount: number;
-  currency: string;
-  ageHours: number;
-}
-
 function reasonOf(error: unknown): string {
   if (error instanceof StoreCallbackRefusedError) return `refused:${typeof error.details?.code === 'string' ? error.details.code : 'order'}`;
   return error instanceof ServiceError ? error.reasonCode : 'unexpected';
@@ -41,22 +33,22 @@ function waitsForCapture(order: StoreOrder): boolean {
   return held && !isPaid(order) && awaitsCapturedPayment(order);
 }
 
-function dueAuthorizations(page: ChargePage, nowSeconds: number, leadSeconds: number): Held[] {
-  const due: Held[] = [];
-  for (const charge of page.charges) {
+function dueAuthorizations(page: ChargePage, nowSeconds: number, leadSeconds: number) {
+  return page.charges.flatMap((charge) => {
     const intent = charge.intent;
     const held = charge.status === 'succeeded' && !charge.captured && !charge.refunded && intent?.status === 'requires_capture' && intent.chargeId === charge.chargeId;
     // Read as the webhook reads it: `Number` would take '0x1A' or '1e3' for another order.
     const orderId = held ? shopOrderId({ shop_order_id: intent.orderId }) : undefined;
-    if (!held || orderId === undefined) continue;
+    if (!held || orderId === undefined) return [];
     // Without a deadline from Stripe, the standard 7 days from the authorization.
     const captureBefore = charge.captureBefore ?? charge.created + AUTHORIZATION_LIFETIME_HOURS * 3600;
-    if (nowSeconds < captureBefore - leadSeconds) continue;
+    if (nowSeconds < captureBefore - leadSeconds) return [];
     const ageHours = Math.floor((nowSeconds - charge.created) / 3600);
-    due.push({ intentId: intent.id, orderId, amount: intent.amountCapturable, currency: intent.currency, ageHours });
-  }
-  return due;
+    return [{ intentId: intent.id, orderId, amount: intent.amountCapturable, currency: intent.currency, ageHours }];
+  });
 }
+
+type Held = ReturnType<typeof dueAuthorizations>[number];
 
 export async function captureAuthorizations(
   services: Services,

@@ -89,13 +89,14 @@ function newPass(resumed: boolean, complete = false) {
 }
 
 type PassSummary = ReturnType<typeof newPass>;
+type PassesByList = Partial<Record<ShipmentList['name'], PassSummary>>;
 const COUNTS = ['checked', 'applied', 'skipped', 'queued', 'pages'] as const;
 
 export async function reconcileShipments(services: Services, budget: Budget, now: () => number = Date.now) {
   const lists = listsOf(services);
   if (lists.length === 0) throw new ServiceNotConfiguredError(SHIPMENT_RECONCILE_NOT_CONFIGURED);
   const windowHours = services.config.shipmentReconcileWindowHours;
-  const summary = { ...newPass(false, true), windowHours, lists: undefined as Partial<Record<ShipmentList['name'], PassSummary>> | undefined };
+  const summary = { ...newPass(false, true), windowHours, lists: undefined as PassesByList | undefined };
   for (const list of lists) {
     const pass = await reconcileList(list, services, budget, now);
     if (lists.length > 1) (summary.lists ??= {})[list.name] = pass;
