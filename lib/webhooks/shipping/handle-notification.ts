@@ -1,5 +1,5 @@
-// The shipping webhook after the rate limit and the secret or V2's signature (docs/contract.md#spec-4-4, docs/decisions.md#d11,
-// #d40): always 200, the reason in the log; what cannot be applied now goes to the replay queue (docs/decisions.md#d26).
+// The shipping webhook after the rate limit and the secret (docs/contract.md#spec-4-4, docs/decisions.md#d11) or V2's signature
+// (docs/decisions.md#d40): always 200, the reason in the log; what cannot be applied now is queued (docs/decisions.md#d26).
 import { ShipStationError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
 import { settlePendingRateLimit } from '@/lib/shared-state/rate-limit/pending';
