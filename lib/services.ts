@@ -116,7 +116,7 @@ function sharedState(config: Config, redis: RedisConnection | undefined): Shared
     // While Redis is down, this instance's own semaphore keeps the same cap; a waiter leaving is noted on both.
     storeSlots:
       config.storeConcurrency && local.storeSlots
-        ? withFallback('store_slots', warning, new RedisStoreSlots(redis, config.storeConcurrency, { prefix }), local.storeSlots, [
+        ? withFallback<StoreSlots>('store_slots', warning, new RedisStoreSlots(redis, config.storeConcurrency, { prefix }), local.storeSlots, [
             'stopWaiting',
           ])
         : undefined,

@@ -3,7 +3,7 @@
  * reports instead of being killed mid-write (docs/operations.md#cron-jobs-and-cron_secret).
  */
 import { pageWorstCaseMs, SHIPMENT_PAGES_PER_READ } from '@/lib/shipping/shipstation';
-import { REQUEST_BUDGET_TIMEOUTS, withRequestDeadline } from '@/lib/upstream/budget';
+import { REQUEST_BUDGET_TIMEOUTS } from '@/lib/upstream/budget';
 
 /** vercel.json's maxDuration: Vercel's default and Hobby's ceiling with fluid compute. */
 export const CRON_MAX_DURATION_SECONDS = 300;
@@ -19,11 +19,7 @@ export const worstCase = {
   shipStationBatch: (timeoutMs: number) => SHIPMENT_PAGES_PER_READ * pageWorstCaseMs(timeoutMs),
 };
 
-/** Each unit its own deadline, as a webhook delivery would have: a slow unit cannot eat the next one's time. */
-export function asUnit<T>(deadlineMs: number, work: () => Promise<T>): Promise<T> {
-  return withRequestDeadline(deadlineMs, work);
-}
-
+/** Each unit of work's own deadline (withRequestDeadline), as a delivery's: a slow unit cannot eat the next one's time. */
 export const unitDeadlineMs = (timeoutMs: number) => REQUEST_BUDGET_TIMEOUTS * timeoutMs;
 
 export class RunBudget {
@@ -40,3 +36,6 @@ export class RunBudget {
     return this.now() + worstCaseMs <= this.deadline;
   }
 }
+
+/** What a run asks of its budget; tests hand in their own. */
+export type Budget = Pick<RunBudget, 'fits'>;

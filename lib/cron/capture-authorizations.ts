@@ -2,7 +2,7 @@
  * GET /api/cron/capture-authorizations: held authorizations near their charge's `capture_before`,
  * reported or captured (docs/decisions.md#d36); charges listed, not intents (docs/operations.md#cron-jobs-and-cron_secret).
  */
-import { asUnit, unitDeadlineMs, worstCase, type RunBudget } from '@/lib/cron/budget';
+import { unitDeadlineMs, worstCase, type Budget } from '@/lib/cron/budget';
 import { ServiceError, StoreCallbackRefusedError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { formatMinorUnits } from '@/lib/money';
@@ -13,6 +13,7 @@ import { shopOrderId } from '@/lib/card/events';
 import type { ChargePage } from '@/lib/card/stripe';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
+import { withRequestDeadline } from '@/lib/upstream/budget';
 import { captureOrderAuthorization } from '@/lib/card-payments/authorization';
 import { awaitsCapturedPayment } from '@/lib/orders/order-payment';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
@@ -20,24 +21,6 @@ import { addShopNoteOnce } from '@/lib/orders/shop-note';
 /** How long an online card authorization lasts (docs.stripe.com/payments/place-a-hold-on-a-payment-method). */
 export const AUTHORIZATION_LIFETIME_HOURS = 168;
 const PAGE_SIZE = 100;
-
-export interface AuthorizationSummary {
-  action: 'capture' | 'report';
-  ageHours: number;
-  checked: number;
-  captured: number;
-  reported: number;
-  failed: { intentId: string; orderId: number; reason: string }[];
-  complete: boolean;
-}
-
-interface Held {
-  intentId: string;
-  orderId: number;
-  amount: number;
-  currency: string;
-  ageHours: number;
-}
 
 function reasonOf(error: unknown): string {
   if (error instanceof StoreCallbackRefusedError) return `refused:${typeof error.details?.code === 'string' ? error.details.code : 'order'}`;
@@ -50,34 +33,35 @@ function waitsForCapture(order: StoreOrder): boolean {
   return held && !isPaid(order) && awaitsCapturedPayment(order);
 }
 
-function dueAuthorizations(page: ChargePage, nowSeconds: number, leadSeconds: number): Held[] {
-  const due: Held[] = [];
-  for (const charge of page.charges) {
+function dueAuthorizations(page: ChargePage, nowSeconds: number, leadSeconds: number) {
+  return page.charges.flatMap((charge) => {
     const intent = charge.intent;
     const held = charge.status === 'succeeded' && !charge.captured && !charge.refunded && intent?.status === 'requires_capture' && intent.chargeId === charge.chargeId;
     // Read as the webhook reads it: `Number` would take '0x1A' or '1e3' for another order.
     const orderId = held ? shopOrderId({ shop_order_id: intent.orderId }) : undefined;
-    if (!held || orderId === undefined) continue;
+    if (!held || orderId === undefined) return [];
     // Without a deadline from Stripe, the standard 7 days from the authorization.
     const captureBefore = charge.captureBefore ?? charge.created + AUTHORIZATION_LIFETIME_HOURS * 3600;
-    if (nowSeconds < captureBefore - leadSeconds) continue;
+    if (nowSeconds < captureBefore - leadSeconds) return [];
     const ageHours = Math.floor((nowSeconds - charge.created) / 3600);
-    due.push({ intentId: intent.id, orderId, amount: intent.amountCapturable, currency: intent.currency, ageHours });
-  }
-  return due;
+    return [{ intentId: intent.id, orderId, amount: intent.amountCapturable, currency: intent.currency, ageHours }];
+  });
 }
+
+type Held = ReturnType<typeof dueAuthorizations>[number];
 
 export async function captureAuthorizations(
   services: Services,
-  budget: Pick<RunBudget, 'fits'>,
+  budget: Budget,
   now: () => number = Date.now,
-): Promise<AuthorizationSummary> {
+) {
   const { action, ageHours } = services.config.authorizationExpiry;
   const timeoutMs = services.config.upstreamTimeoutMs;
   const nowSeconds = Math.floor(now() / 1000);
   const leadSeconds = (AUTHORIZATION_LIFETIME_HOURS - ageHours) * 3600;
   const card = await services.card();
-  const summary: AuthorizationSummary = { action, ageHours, checked: 0, captured: 0, reported: 0, failed: [], complete: false };
+  const failed: { intentId: string; orderId: number; reason: string }[] = [];
+  const summary = { action, ageHours, checked: 0, captured: 0, reported: 0, failed, complete: false };
 
   const report = async (held: Held, why: string) => {
     const { intentId, orderId, amount, currency } = held;
@@ -102,22 +86,18 @@ export async function captureAuthorizations(
   };
 
   let startingAfter: string | undefined;
-  for (;;) {
+  pages: for (;;) {
     if (!budget.fits(worstCase.eventPage(timeoutMs))) break;
     const after = startingAfter;
-    const page = await asUnit(worstCase.eventPage(timeoutMs), () =>
+    const page = await withRequestDeadline(worstCase.eventPage(timeoutMs), () =>
       card.listCharges({ createdFrom: nowSeconds - AUTHORIZATION_LIFETIME_HOURS * 3600, limit: PAGE_SIZE, startingAfter: after }),
     );
     startingAfter = page.charges.at(-1)?.chargeId;
-    let outOfTime = false;
     for (const held of dueAuthorizations(page, nowSeconds, leadSeconds)) {
-      if (!budget.fits(2 * worstCase.cardEvent(timeoutMs))) {
-        outOfTime = true;
-        break;
-      }
+      if (!budget.fits(2 * worstCase.cardEvent(timeoutMs))) break pages;
       summary.checked += 1;
       try {
-        await asUnit(unitDeadlineMs(timeoutMs), () => settle(held));
+        await withRequestDeadline(unitDeadlineMs(timeoutMs), () => settle(held));
       } catch (error) {
         const reason = reasonOf(error);
         summary.failed.push({ intentId: held.intentId, orderId: held.orderId, reason });
@@ -126,7 +106,6 @@ export async function captureAuthorizations(
         else log.error('authorization.expiring', { orderId: held.orderId, intentId: held.intentId, amount: held.amount, currency: held.currency, why: reason });
       }
     }
-    if (outOfTime) break;
     if (!page.hasMore || startingAfter === undefined) {
       summary.complete = true;
       break;

@@ -2,36 +2,20 @@
  * GET /api/cron/reconcile-payments: Stripe's recent payment events applied through the webhook's own
  * code and exactly-once guard (docs/decisions.md#d12); a run out of time leaves a cursor the next resumes.
  */
-import { asUnit, unitDeadlineMs, worstCase, type RunBudget } from '@/lib/cron/budget';
+import { unitDeadlineMs, worstCase, type Budget } from '@/lib/cron/budget';
 import { CardProviderError, ServiceError, StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
+import { withRequestDeadline } from '@/lib/upstream/budget';
 import { applyCardEvent, handledEventTypes } from '@/lib/webhooks/card/handle-event';
 
 const PAGE_SIZE = 100;
-
-export interface FailedEvent {
-  eventId: string;
-  reason: string;
-}
-
-export interface ReconcileSummary {
-  checked: number;
-  applied: number;
-  skipped: number;
-  failed: FailedEvent[];
-  complete: boolean;
-  resumed: boolean;
-  windowHours: number;
-}
-
-export type Budget = Pick<RunBudget, 'fits'>;
 
 function reasonOf(error: unknown): string {
   return error instanceof ServiceError ? error.reasonCode : 'unexpected';
 }
 
-export async function reconcilePayments(services: Services, budget: Budget, now: () => number = Date.now): Promise<ReconcileSummary> {
+export async function reconcilePayments(services: Services, budget: Budget, now: () => number = Date.now) {
   const { config, reconcileCursor } = services;
   const timeoutMs = config.upstreamTimeoutMs;
   const windowMs = config.reconcileWindowHours * 3_600_000;
@@ -40,30 +24,31 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
 
   const saved = await reconcileCursor.load();
   let startingAfter = saved?.startingAfter;
-  const summary: ReconcileSummary = {
+  const summary = {
     checked: 0,
     applied: 0,
     skipped: 0,
-    failed: [],
+    failed: [] as { eventId: string; reason: string }[],
     complete: false,
     resumed: saved !== undefined,
     windowHours: config.reconcileWindowHours,
   };
 
-  const stopForTime = async () => {
+  /** The next run resumes after the last event this one finished. */
+  const stop = async (event: 'reconcile.stopped_for_time' | 'reconcile.stopped_store_busy') => {
     if (startingAfter) await reconcileCursor.save({ startingAfter, savedAt: now() }, windowMs);
-    log.warn('reconcile.stopped_for_time', { checked: summary.checked, resumeAfter: startingAfter });
+    log.warn(event, { checked: summary.checked, resumeAfter: startingAfter });
   };
 
-  for (;;) {
+  pages: for (;;) {
     if (!budget.fits(worstCase.eventPage(timeoutMs))) {
-      await stopForTime();
+      await stop('reconcile.stopped_for_time');
       break;
     }
     let page;
     try {
       const after = startingAfter;
-      page = await asUnit(worstCase.eventPage(timeoutMs), () =>
+      page = await withRequestDeadline(worstCase.eventPage(timeoutMs), () =>
         card.listEvents({ types: handledEventTypes(services.config), createdFrom, limit: PAGE_SIZE, startingAfter: after }),
       );
     } catch (error) {
@@ -78,17 +63,16 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
       throw error;
     }
 
-    let outOfTime = false;
-    let storeBusy = false;
     for (const event of page.events) {
       if (!budget.fits(worstCase.cardEvent(timeoutMs))) {
-        outOfTime = true;
-        break;
+        await stop('reconcile.stopped_for_time');
+        break pages;
       }
       summary.checked += 1;
       const context: { orderId?: number } = {};
       try {
-        const { outcome } = await asUnit(unitDeadlineMs(timeoutMs), () => applyCardEvent(event, services, context));
+        const apply = () => applyCardEvent(event, services, context);
+        const { outcome } = await withRequestDeadline(unitDeadlineMs(timeoutMs), apply);
         if (outcome.changedOrder) {
           summary.applied += 1;
           log.warn('reconcile.event_applied', { eventId: event.id, eventType: event.type, orderId: context.orderId, outcome: outcome.name });
@@ -99,23 +83,14 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
         if (error instanceof StoreBusyError) {
           // Every store slot taken: the rest wait for the next run rather than take room from checkouts.
           summary.checked -= 1;
-          storeBusy = true;
-          break;
+          await stop('reconcile.stopped_store_busy');
+          break pages;
         }
         const reason = reasonOf(error);
         summary.failed.push({ eventId: event.id, reason });
         log.error('reconcile.event_failed', { eventId: event.id, eventType: event.type, orderId: context.orderId, reason });
       }
       startingAfter = event.id;
-    }
-    if (outOfTime) {
-      await stopForTime();
-      break;
-    }
-    if (storeBusy) {
-      if (startingAfter) await reconcileCursor.save({ startingAfter, savedAt: now() }, windowMs);
-      log.warn('reconcile.stopped_store_busy', { checked: summary.checked, resumeAfter: startingAfter });
-      break;
     }
     if (!page.hasMore) {
       summary.complete = true;
@@ -124,13 +99,7 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
     }
   }
 
-  log.info('reconcile.summary', {
-    checked: summary.checked,
-    applied: summary.applied,
-    skipped: summary.skipped,
-    failed: summary.failed.length,
-    complete: summary.complete,
-    resumed: summary.resumed,
-  });
+  const { checked, applied, skipped, failed, complete } = summary;
+  log.info('reconcile.summary', { checked, applied, skipped, failed: failed.length, complete, resumed: summary.resumed });
   return summary;
 }

@@ -3,16 +3,16 @@
  * applied through the webhook's own markOrderShipped, for what the replay queue lost (docs/decisions.md#d26).
  * A pass fixes its window and reads it oldest first, so a cursor (page, shipments done) resumes it exactly.
  */
-import { asUnit, unitDeadlineMs, worstCase } from '@/lib/cron/budget';
-import type { Budget } from '@/lib/cron/reconcile-payments';
+import { unitDeadlineMs, worstCase, type Budget } from '@/lib/cron/budget';
+import { withRequestDeadline } from '@/lib/upstream/budget';
 import type { ShipmentCursor, ShipmentCursorStore } from '@/lib/shared-state/cursor';
 import { ServiceNotConfiguredError, ShipStationError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { pageWorstCaseMs, type ShipmentNotice, type ShipmentsPage } from '@/lib/shipping/shipstation';
 import type { V2ResourceKind } from '@/lib/shipping/shipstation-v2';
-import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
-import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
+import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/shipments/failures';
+import { markOrderShipped } from '@/lib/shipments/mark-shipped';
 import { queueForReplay } from '@/lib/shared-state/shipping-replay';
 
 export const SHIPMENT_RECONCILE_NOT_CONFIGURED =
@@ -20,32 +20,29 @@ export const SHIPMENT_RECONCILE_NOT_CONFIGURED =
 
 export const SHIPMENT_PAGE_SIZE = 100;
 
-export interface PassSummary {
-  checked: number;
-  applied: number;
-  skipped: number;
-  queued: number;
-  pages: number;
-  complete: boolean;
-  resumed: boolean;
-  stoppedFor?: string;
-}
+type Window = Pick<ShipmentCursor, 'createdFrom' | 'createdTo' | 'page'>;
+type QueryNames = readonly [from: string, to: string, sortBy: string, sortDir: string, page: string, pageSize: string];
 
-export interface ShipmentReconcileSummary extends PassSummary {
-  windowHours: number;
-  lists?: Partial<Record<ShipmentList['name'], PassSummary>>;
-}
-
-export function shipmentsPageUrl(apiBaseUrl: string, cursor: Pick<ShipmentCursor, 'createdFrom' | 'createdTo' | 'page'>): string {
-  const url = new URL(`${apiBaseUrl}/shipments`);
-  url.searchParams.set('createDateStart', cursor.createdFrom);
-  url.searchParams.set('createDateEnd', cursor.createdTo);
-  url.searchParams.set('sortBy', 'ShipDate');
-  url.searchParams.set('sortDir', 'ASC');
-  url.searchParams.set('page', String(cursor.page));
-  url.searchParams.set('pageSize', String(SHIPMENT_PAGE_SIZE));
+/** A page of one list, oldest first: the query's names differ between V1, V2's labels and V2's fulfillments. */
+function pageUrl(base: string, names: QueryNames, sort: readonly [string, string], cursor: Window): string {
+  const [from, to, sortBy, sortDir, page, pageSize] = names;
+  const url = new URL(base);
+  url.searchParams.set(from, cursor.createdFrom);
+  url.searchParams.set(to, cursor.createdTo);
+  url.searchParams.set(sortBy, sort[0]);
+  url.searchParams.set(sortDir, sort[1]);
+  url.searchParams.set(page, String(cursor.page));
+  url.searchParams.set(pageSize, String(SHIPMENT_PAGE_SIZE));
   return url.href;
 }
+
+const V1_QUERY: QueryNames = ['createDateStart', 'createDateEnd', 'sortBy', 'sortDir', 'page', 'pageSize'];
+const V1_SORT = ['ShipDate', 'ASC'] as const;
+const V2_SORT = ['created_at', 'asc'] as const;
+const V2_QUERY: Record<V2ResourceKind, QueryNames> = {
+  labels: ['created_at_start', 'created_at_end', 'sort_by', 'sort_dir', 'page', 'page_size'],
+  fulfillments: ['create_date_start', 'create_date_end', 'sort_by', 'sort_dir', 'page', 'page_size'],
+};
 
 /** Whole seconds, as ShipStation's documentation's examples send them. */
 function isoSeconds(ms: number): string {
@@ -55,22 +52,10 @@ function isoSeconds(ms: number): string {
 interface ShipmentList {
   name: 'v1' | 'v2_labels' | 'v2_fulfillments';
   cursor: ShipmentCursorStore;
-  pageUrl(cursor: Pick<ShipmentCursor, 'createdFrom' | 'createdTo' | 'page'>): string;
+  pageUrl(cursor: Window): string;
   readPage(url: string): Promise<ShipmentsPage & { malformed: number }>;
   /** V2 labels are listed without their order number: one shipment read each, before the shipment is applied. */
   complete?(notice: ShipmentNotice): Promise<ShipmentNotice>;
-}
-
-export function v2PageUrl(apiBaseUrl: string, kind: V2ResourceKind, cursor: Pick<ShipmentCursor, 'createdFrom' | 'createdTo' | 'page'>): string {
-  const url = new URL(`${apiBaseUrl}/v2/${kind}`);
-  const [from, to] = kind === 'labels' ? ['created_at_start', 'created_at_end'] : ['create_date_start', 'create_date_end'];
-  url.searchParams.set(from as string, cursor.createdFrom);
-  url.searchParams.set(to as string, cursor.createdTo);
-  url.searchParams.set('sort_by', 'created_at');
-  url.searchParams.set('sort_dir', 'asc');
-  url.searchParams.set('page', String(cursor.page));
-  url.searchParams.set('page_size', String(SHIPMENT_PAGE_SIZE));
-  return url.href;
 }
 
 function listsOf(services: Services): ShipmentList[] {
@@ -80,7 +65,7 @@ function listsOf(services: Services): ShipmentList[] {
     lists.push({
       name: 'v1',
       cursor: services.shipmentCursor,
-      pageUrl: (cursor) => shipmentsPageUrl(config.shipping.apiBaseUrl, cursor),
+      pageUrl: (cursor) => pageUrl(`${config.shipping.apiBaseUrl}/shipments`, V1_QUERY, V1_SORT, cursor),
       readPage: (url) => shipStation.shipmentsPage(url),
     });
   }
@@ -89,7 +74,7 @@ function listsOf(services: Services): ShipmentList[] {
       lists.push({
         name: kind === 'labels' ? 'v2_labels' : 'v2_fulfillments',
         cursor: services.shipmentCursorsV2[kind],
-        pageUrl: (cursor) => v2PageUrl(config.shippingV2.apiBaseUrl, kind, cursor),
+        pageUrl: (cursor) => pageUrl(`${config.shippingV2.apiBaseUrl}/v2/${kind}`, V2_QUERY[kind], V2_SORT, cursor),
         readPage: (url) => shipStationV2.listPage(kind, new URL(url), undefined, { lazy: true }),
         complete: (notice) => shipStationV2.withOrderNumber(notice),
       });
@@ -98,43 +83,32 @@ function listsOf(services: Services): ShipmentList[] {
   return lists;
 }
 
-export async function reconcileShipments(services: Services, budget: Budget, now: () => number = Date.now): Promise<ShipmentReconcileSummary> {
+/** One list's pass; the run's summary adds the passes up. */
+function newPass(resumed: boolean, complete = false) {
+  return { checked: 0, applied: 0, skipped: 0, queued: 0, pages: 0, complete, resumed, stoppedFor: undefined as string | undefined };
+}
+
+type PassSummary = ReturnType<typeof newPass>;
+type PassesByList = Partial<Record<ShipmentList['name'], PassSummary>>;
+const COUNTS = ['checked', 'applied', 'skipped', 'queued', 'pages'] as const;
+
+export async function reconcileShipments(services: Services, budget: Budget, now: () => number = Date.now) {
   const lists = listsOf(services);
   if (lists.length === 0) throw new ServiceNotConfiguredError(SHIPMENT_RECONCILE_NOT_CONFIGURED);
-  const summary: ShipmentReconcileSummary = {
-    checked: 0,
-    applied: 0,
-    skipped: 0,
-    queued: 0,
-    pages: 0,
-    complete: true,
-    resumed: false,
-    windowHours: services.config.shipmentReconcileWindowHours,
-  };
+  const windowHours = services.config.shipmentReconcileWindowHours;
+  const summary = { ...newPass(false, true), windowHours, lists: undefined as PassesByList | undefined };
   for (const list of lists) {
     const pass = await reconcileList(list, services, budget, now);
     if (lists.length > 1) (summary.lists ??= {})[list.name] = pass;
-    summary.checked += pass.checked;
-    summary.applied += pass.applied;
-    summary.skipped += pass.skipped;
-    summary.queued += pass.queued;
-    summary.pages += pass.pages;
+    for (const count of COUNTS) summary[count] += pass[count];
     summary.resumed ||= pass.resumed;
     if (!pass.complete) {
       summary.complete = false;
       summary.stoppedFor ??= pass.stoppedFor;
     }
   }
-  log.info('shipping.reconcile_summary', {
-    checked: summary.checked,
-    applied: summary.applied,
-    skipped: summary.skipped,
-    queued: summary.queued,
-    pages: summary.pages,
-    complete: summary.complete,
-    resumed: summary.resumed,
-    stoppedFor: summary.stoppedFor,
-  });
+  const { checked, applied, skipped, queued, pages, complete, resumed, stoppedFor } = summary;
+  log.info('shipping.reconcile_summary', { checked, applied, skipped, queued, pages, complete, resumed, stoppedFor });
   return summary;
 }
 
@@ -148,66 +122,48 @@ async function reconcileList(list: ShipmentList, services: Services, budget: Bud
   const start = now();
   const pass = saved ?? { createdFrom: isoSeconds(start - windowMs), createdTo: isoSeconds(start), page: 1, done: 0 };
   let { page, done } = pass;
-  const summary: PassSummary = {
-    checked: 0,
-    applied: 0,
-    skipped: 0,
-    queued: 0,
-    pages: 0,
-    complete: false,
-    resumed: saved !== undefined,
-  };
+  const summary = newPass(saved !== undefined);
 
   const stop = async (reason: string) => {
     summary.stoppedFor = reason;
     await shipmentCursor.save({ createdFrom: pass.createdFrom, createdTo: pass.createdTo, page, done, savedAt: now() }, windowMs);
     log.warn('shipping.reconcile_stopped', { list: list.name === 'v1' ? undefined : list.name, reason, page, done, checked: summary.checked });
   };
-  const stopForShipStation = async (error: ShipStationError) => {
-    const failure = shipStationFailure(error);
-    if (isRetryableShipStationFailure(error)) log.warn('shipping.reconcile_page_failed', { page, failure, status: error.status });
-    else log.error('shipping.reconcile_page_failed', { page, failure, status: error.status });
-    await stop(failure);
+  /** A ShipStation failure stops the pass where it is. */
+  const readOrStop = async <T>(read: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await read();
+    } catch (error) {
+      if (!(error instanceof ShipStationError)) throw error;
+      const failure = shipStationFailure(error);
+      if (isRetryableShipStationFailure(error)) log.warn('shipping.reconcile_page_failed', { page, failure, status: error.status });
+      else log.error('shipping.reconcile_page_failed', { page, failure, status: error.status });
+      await stop(failure);
+      return undefined;
+    }
   };
 
-  for (;;) {
+  pages: for (;;) {
     if (!budget.fits(pageWorstCaseMs(timeoutMs))) {
       await stop('time');
       break;
     }
-    let answer;
-    try {
-      const url = list.pageUrl({ ...pass, page });
-      answer = await asUnit(pageWorstCaseMs(timeoutMs), () => list.readPage(url));
-    } catch (error) {
-      if (!(error instanceof ShipStationError)) throw error;
-      await stopForShipStation(error);
-      break;
-    }
+    const url = list.pageUrl({ ...pass, page });
+    const answer = await readOrStop(() => withRequestDeadline(pageWorstCaseMs(timeoutMs), () => list.readPage(url)));
+    if (answer === undefined) break;
     summary.pages += 1;
 
-    let stopped = false;
     for (const listed of answer.notices.slice(done)) {
       const complete = listed.orderShipmentId !== undefined ? list.complete : undefined;
       const lookup = complete ? pageWorstCaseMs(timeoutMs) : 0;
       if (!budget.fits(worstCase.shipment(timeoutMs) + lookup)) {
         await stop('time');
-        stopped = true;
-        break;
+        break pages;
       }
-      let notice = listed;
-      if (complete) {
-        try {
-          notice = await asUnit(lookup, () => complete(listed));
-        } catch (error) {
-          if (!(error instanceof ShipStationError)) throw error;
-          await stopForShipStation(error);
-          stopped = true;
-          break;
-        }
-      }
+      const notice = complete ? await readOrStop(() => withRequestDeadline(lookup, () => complete(listed))) : listed;
+      if (notice === undefined) break pages;
       summary.checked += 1;
-      const result = await asUnit(unitDeadlineMs(timeoutMs), () => markOrderShipped(notice, services));
+      const result = await withRequestDeadline(unitDeadlineMs(timeoutMs), () => markOrderShipped(notice, services));
       if (result.retryableFailure) {
         await queueForReplay(services.shippingReplay, { kind: 'shipment', notice }, { orderId: result.orderId, reason: result.retryableFailure });
         summary.queued += 1;
@@ -219,7 +175,6 @@ async function reconcileList(list: ShipmentList, services: Services, budget: Bud
       }
       done += 1;
     }
-    if (stopped) break;
     // An empty page ends the window whatever `pages` says, as for a batch.
     const onPage = answer.notices.length + answer.malformed + (answer.skipped ?? 0);
     if (page >= answer.pages || onPage === 0) {

@@ -2,15 +2,14 @@
  * GET /api/cron/retry-shipping: the replay queue applied through the webhook's own markOrderShipped
  * (docs/decisions.md#d26); a failure waits longer each time, the tenth parks the entry for a person.
  */
-import { asUnit, CRON_MAX_DURATION_SECONDS, unitDeadlineMs, worstCase } from '@/lib/cron/budget';
-import type { Budget } from '@/lib/cron/reconcile-payments';
+import { CRON_MAX_DURATION_SECONDS, unitDeadlineMs, worstCase, type Budget } from '@/lib/cron/budget';
 import { ShipStationError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/handle-notification';
-import { deliverThroughLabel } from '@/lib/webhooks/shipping/handle-v2';
-import { markOrderShipped } from '@/lib/webhooks/shipping/mark-shipped';
-import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
+import { withRequestDeadline } from '@/lib/upstream/budget';
+import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/shipments/failures';
+import { deliverThroughLabel } from '@/lib/shipments/mark-delivered';
+import { markOrderShipped, parseOrderNumber } from '@/lib/shipments/mark-shipped';
 import { MAX_REPLAY_ATTEMPTS, nextAttemptDelayMs, type ReplayEntry } from '@/lib/shared-state/shipping-replay';
 
 /** Longer than a run may last, so an entry taken by a run is never taken by an overlapping one. */
@@ -18,27 +17,8 @@ const LEASE_MS = CRON_MAX_DURATION_SECONDS * 1000;
 const STORE_BUSY = 'store:busy';
 const PARKED_LISTED = 50;
 
-export interface ParkedShipment {
-  entryId: string;
-  orderId: number | undefined;
-  attempts: number;
-  lastFailure: string;
-  firstQueuedAt: string;
-}
-
-export interface ReplaySummary {
-  checked: number;
-  applied: number;
-  skipped: number;
-  retrying: number;
-  parkedNow: ParkedShipment[];
-  parked: ParkedShipment[];
-  parkedTotal: number;
-  waiting: number;
-  complete: boolean;
-}
-
-function describe(entry: ReplayEntry): ParkedShipment {
+/** A parked entry as the run's answer lists it. */
+function describe(entry: ReplayEntry) {
   return {
     entryId: entry.id,
     orderId: entry.orderId,
@@ -48,16 +28,18 @@ function describe(entry: ReplayEntry): ParkedShipment {
   };
 }
 
-export async function replayShipping(services: Services, budget: Budget, now: () => number = Date.now): Promise<ReplaySummary> {
+type ParkedShipment = ReturnType<typeof describe>;
+
+export async function replayShipping(services: Services, budget: Budget, now: () => number = Date.now) {
   const queue = services.shippingReplay;
   const timeoutMs = services.config.upstreamTimeoutMs;
-  const summary: ReplaySummary = {
+  const summary = {
     checked: 0,
     applied: 0,
     skipped: 0,
     retrying: 0,
-    parkedNow: [],
-    parked: [],
+    parkedNow: [] as ParkedShipment[],
+    parked: [] as ParkedShipment[],
     parkedTotal: 0,
     waiting: 0,
     complete: true,
@@ -78,6 +60,68 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
   };
 
   const triedThisRun = new Set<string>();
+  /** Done with, applied or not: it leaves the queue. */
+  const settled = async (entry: ReplayEntry, result: { orderId: number | undefined; outcome: string }, applied: boolean, extra = {}) => {
+    await queue.remove(entry.id);
+    if (applied) summary.applied += 1;
+    else summary.skipped += 1;
+    const line = { entryId: entry.id, orderId: result.orderId, outcome: result.outcome };
+    log.info(applied ? 'shipping.replay_applied' : 'shipping.replay_settled', applied ? { ...line, ...extra } : line);
+  };
+
+  /** A batch read again: its shipments queued one by one, due now, and what it could not read kept as the entry. */
+  const replayResource = async (entry: ReplayEntry, work: Extract<ReplayEntry['work'], { kind: 'resource' }>) => {
+    const v2 = work.eventType.endsWith('_V2');
+    const shipStation = v2 ? services.shipStationV2 : services.shipStation;
+    if (!shipStation) {
+      // Queued while the credentials were set: kept (and parked in time) until they are set again, never dropped.
+      const hint = v2 ? 'set SHIPSTATION_V2_API_KEY' : 'set SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET';
+      log.warn('shipping.replay_not_configured', { entryId: entry.id, hint });
+      return failedAgain(entry, 'shipstation:not_configured');
+    }
+    let result;
+    try {
+      result = await withRequestDeadline(worstCase.shipStationBatch(timeoutMs), () => shipStation.shipmentsAt(work.resourceUrl));
+    } catch (error) {
+      if (!(error instanceof ShipStationError)) throw error;
+      if (isRetryableShipStationFailure(error)) return failedAgain(entry, shipStationFailure(error));
+      await queue.remove(entry.id);
+      summary.skipped += 1;
+      log.error('shipping.replay_resource_refused', { entryId: entry.id, failure: error.failure, status: error.status });
+      return;
+    }
+    for (const notice of result.notices) {
+      await queue.add({
+        work: { kind: 'shipment', notice },
+        orderId: parseOrderNumber(notice.orderNumber),
+        attempts: 0,
+        lastFailure: entry.lastFailure,
+        firstQueuedAt: entry.firstQueuedAt,
+        nextAttemptAt: now(),
+      });
+    }
+    const { unread } = result;
+    log.info('shipping.replay_resource_read', {
+      entryId: entry.id,
+      shipments: result.notices.length,
+      unreadFromPage: unread?.page,
+      pages: unread?.pages,
+      stoppedFor: unread?.reason,
+    });
+    if (!unread) return queue.remove(entry.id);
+    const rest: ReplayEntry = { ...entry, work: { ...work, resourceUrl: unread.resourceUrl } };
+    if (!unread.error) {
+      // Stopped on purpose (the pages one read takes, or its time): read on at once, in this run when it has the time.
+      await queue.retryLater({ ...rest, nextAttemptAt: now() });
+      triedThisRun.delete(entry.id);
+    } else if (isRetryableShipStationFailure(unread.error)) {
+      await failedAgain(rest, shipStationFailure(unread.error));
+    } else {
+      await queue.remove(entry.id);
+      log.error('shipping.replay_resource_refused', { entryId: entry.id, failure: unread.error.failure, status: unread.error.status, page: unread.page });
+    }
+  };
+
   for (;;) {
     if (!budget.fits(worstCase.shipment(timeoutMs))) {
       summary.complete = false;
@@ -100,81 +144,21 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
     summary.checked += 1;
 
     if (entry.work.kind === 'resource') {
-      const v2 = entry.work.eventType.endsWith('_V2');
-      const shipStation = v2 ? services.shipStationV2 : services.shipStation;
-      if (!shipStation) {
-        // Queued while the credentials were set: kept (and parked in time) until they are set again, never dropped.
-        const hint = v2 ? 'set SHIPSTATION_V2_API_KEY' : 'set SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET';
-        log.warn('shipping.replay_not_configured', { entryId: entry.id, hint });
-        await failedAgain(entry, 'shipstation:not_configured');
-        continue;
-      }
-      try {
-        const work = entry.work;
-        const result = await asUnit(worstCase.shipStationBatch(timeoutMs), () => shipStation.shipmentsAt(work.resourceUrl));
-        for (const notice of result.notices) {
-          await queue.add({
-            work: { kind: 'shipment', notice },
-            orderId: parseOrderNumber(notice.orderNumber),
-            attempts: 0,
-            lastFailure: entry.lastFailure,
-            firstQueuedAt: entry.firstQueuedAt,
-            nextAttemptAt: now(),
-          });
-        }
-        const { unread } = result;
-        log.info('shipping.replay_resource_read', {
-          entryId: entry.id,
-          shipments: result.notices.length,
-          unreadFromPage: unread?.page,
-          pages: unread?.pages,
-          stoppedFor: unread?.reason,
-        });
-        if (!unread) {
-          await queue.remove(entry.id);
-          continue;
-        }
-        const rest: ReplayEntry = { ...entry, work: { ...work, resourceUrl: unread.resourceUrl } };
-        if (!unread.error) {
-          // Stopped on purpose (the pages one read takes, or its time): read on at once, in this run when it has the time.
-          await queue.retryLater({ ...rest, nextAttemptAt: now() });
-          triedThisRun.delete(entry.id);
-        } else if (isRetryableShipStationFailure(unread.error)) {
-          await failedAgain(rest, shipStationFailure(unread.error));
-        } else {
-          await queue.remove(entry.id);
-          log.error('shipping.replay_resource_refused', { entryId: entry.id, failure: unread.error.failure, status: unread.error.status, page: unread.page });
-        }
-      } catch (error) {
-        if (!(error instanceof ShipStationError)) throw error;
-        if (isRetryableShipStationFailure(error)) {
-          await failedAgain(entry, shipStationFailure(error));
-        } else {
-          await queue.remove(entry.id);
-          summary.skipped += 1;
-          log.error('shipping.replay_resource_refused', { entryId: entry.id, failure: error.failure, status: error.status });
-        }
-      }
+      await replayResource(entry, entry.work);
       continue;
     }
-
     if (entry.work.kind === 'delivery') {
       const { labelId, delivery } = entry.work;
-      const result = await asUnit(unitDeadlineMs(timeoutMs), () => deliverThroughLabel(labelId, delivery, services));
+      const result = await withRequestDeadline(unitDeadlineMs(timeoutMs), () => deliverThroughLabel(labelId, delivery, services));
       if (result.retryableFailure) {
         await failedAgain({ ...entry, orderId: result.orderId, work: { ...entry.work, delivery: { ...delivery, orderNumber: result.orderNumber } } }, result.retryableFailure);
-        continue;
+      } else {
+        await settled(entry, result, result.outcome === 'delivered' || result.outcome === 'delivered_completed');
       }
-      await queue.remove(entry.id);
-      const recorded = result.outcome === 'delivered' || result.outcome === 'delivered_completed';
-      if (recorded) summary.applied += 1;
-      else summary.skipped += 1;
-      log.info(recorded ? 'shipping.replay_applied' : 'shipping.replay_settled', { entryId: entry.id, orderId: result.orderId, outcome: result.outcome });
       continue;
     }
-
     const notice = entry.work.notice;
-    const result = await asUnit(unitDeadlineMs(timeoutMs), () => markOrderShipped(notice, services));
+    const result = await withRequestDeadline(unitDeadlineMs(timeoutMs), () => markOrderShipped(notice, services));
     if (result.retryableFailure === STORE_BUSY) {
       // Nothing reached the store, so no failed attempt: the run stops, leaving the slots to checkouts.
       await queue.retryLater({ ...entry, nextAttemptAt: now() });
@@ -183,18 +167,8 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
       log.warn('shipping.replay_stopped_store_busy', { entryId: entry.id, orderId: entry.orderId });
       break;
     }
-    if (result.retryableFailure) {
-      await failedAgain(entry, result.retryableFailure);
-      continue;
-    }
-    await queue.remove(entry.id);
-    if (result.applied) {
-      summary.applied += 1;
-      log.info('shipping.replay_applied', { entryId: entry.id, orderId: result.orderId, outcome: result.outcome, attempts: entry.attempts });
-    } else {
-      summary.skipped += 1;
-      log.info('shipping.replay_settled', { entryId: entry.id, orderId: result.orderId, outcome: result.outcome });
-    }
+    if (result.retryableFailure) await failedAgain(entry, result.retryableFailure);
+    else await settled(entry, result, result.applied === true, { attempts: entry.attempts });
   }
 
   const parked = await queue.parked();
@@ -202,16 +176,8 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
   const counts = await queue.counts();
   summary.parkedTotal = counts.parked;
   summary.waiting = counts.waiting;
-  log.info('shipping.replay_summary', {
-    checked: summary.checked,
-    applied: summary.applied,
-    skipped: summary.skipped,
-    retrying: summary.retrying,
-    parkedNow: summary.parkedNow.length,
-    parkedTotal: summary.parkedTotal,
-    waiting: summary.waiting,
-    complete: summary.complete,
-  });
-  if (summary.parkedTotal > 0) log.error('shipping.replay_parked_waiting', { parkedTotal: summary.parkedTotal });
+  const { checked, applied, skipped, retrying, parkedNow, parkedTotal, waiting, complete } = summary;
+  log.info('shipping.replay_summary', { checked, applied, skipped, retrying, parkedNow: parkedNow.length, parkedTotal, waiting, complete });
+  if (parkedTotal > 0) log.error('shipping.replay_parked_waiting', { parkedTotal });
   return summary;
 }

@@ -20,7 +20,7 @@ export function requestKeys(prefix: string) {
     rateLimit: (rule: RateLimitRule, start: number, client: string) => `${base}ratelimit:${rule.name}:${start}:${client}`,
     lock: (orderId: number) => `${base}lock:order:${orderId}`,
     event: (eventKey: string) => `${base}event:${eventKey}`,
-    /** Read with the shipping webhook's lock, so it shares the slot (lib/shared-state/shipped-status/redis.ts). */
+    /** Read with the shipping webhook's lock, so it shares the slot (lib/shared-state/shipped-status.ts). */
     shippedStatusMissing: `${base}store:shipped-status-missing`,
   };
 }

@@ -16,7 +16,10 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const LAYERS: { name: string; paths: string[] }[] = [
   { name: 'app routes', paths: ['app/'] },
   { name: 'route families and start-up', paths: ['lib/routes/', 'lib/openapi/', 'lib/startup.ts', 'lib/preload.ts'] },
-  { name: 'use cases', paths: ['lib/checkout/', 'lib/webhooks/', 'lib/store-callbacks/', 'lib/card-payments/', 'lib/cron/', 'lib/health/'] },
+  {
+    name: 'use cases',
+    paths: ['lib/checkout/', 'lib/webhooks/', 'lib/shipments/', 'lib/store-callbacks/', 'lib/card-payments/', 'lib/cron/', 'lib/health/'],
+  },
   { name: 'services', paths: ['lib/services.ts'] },
   { name: 'domain', paths: ['lib/orders/', 'lib/money.ts'] },
   { name: 'adapters', paths: ['lib/store/', 'lib/card/', 'lib/shipping/', 'lib/shared-state/', 'lib/redis/'] },

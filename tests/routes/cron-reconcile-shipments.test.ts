@@ -11,7 +11,7 @@ import { GET } from '@/app/api/cron/reconcile-shipments/route';
 import { GET as RETRY } from '@/app/api/cron/retry-shipping/route';
 import { POST } from '@/app/api/shipping/webhook/route';
 import { worstCase } from '@/lib/cron/budget';
-import type { Budget } from '@/lib/cron/reconcile-payments';
+import type { Budget } from '@/lib/cron/budget';
 import { reconcileShipments, SHIPMENT_RECONCILE_NOT_CONFIGURED } from '@/lib/cron/reconcile-shipments';
 import { getServices, resetServices, type Services } from '@/lib/services';
 import { pageWorstCaseMs } from '@/lib/shipping/shipstation';

@@ -4,7 +4,7 @@ import { shopOrderId } from '@/lib/card/events';
 import { InvalidTokenError } from '@/lib/errors';
 import { parseOrderId } from '@/lib/order-id';
 import { mintCheckoutToken, verifyCheckoutToken } from '@/lib/security/checkout-token';
-import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
+import { parseOrderNumber } from '@/lib/shipments/mark-shipped';
 
 const FIFTEEN = '123456789012345';
 const SIXTEEN = '1234567890123456';

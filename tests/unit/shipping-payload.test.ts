@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseOrderNumber, parseShippingPayload } from '@/lib/webhooks/shipping/payload';
+import { parseOrderNumber } from '@/lib/shipments/mark-shipped';
+import { parseShippingPayload } from '@/lib/webhooks/shipping/payload';
 
 describe('order number (DECISIONS 11)', () => {
   it.each([

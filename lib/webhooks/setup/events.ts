@@ -21,3 +21,15 @@ export const SHIPSTATION_V2_EVENTS: readonly string[] = ['fulfillment_shipped_v2
 export function stripeWebhookEvents(config: Pick<Config, 'lifecycleEvents' | 'capture'>): string[] {
   return handledEventTypes(config).sort();
 }
+
+export function webhookTarget(serviceUrl: string, path: string): string {
+  return `${serviceUrl.replace(/\/+$/, '')}${path}`;
+}
+
+export function parsedUrl(url: string): URL | undefined {
+  try {
+    return new URL(url);
+  } catch {
+    return undefined;
+  }
+}

@@ -3,16 +3,13 @@ import { requireSetting, type Config } from '@/lib/config';
 import { CardProviderError, ServiceError, ServiceNotConfiguredError, ShipStationSetupError } from '@/lib/errors';
 import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '@/lib/webhooks/setup/events';
 import { setupShipStationV1, setupShipStationV2, type ShipStationSetupReport } from '@/lib/webhooks/setup/shipstation-setup';
-import { stripeWebhookEndpoints, type StripeWebhookEndpoints } from '@/lib/webhooks/setup/stripe-endpoints';
+import { stripeWebhookEndpoints } from '@/lib/webhooks/setup/stripe-endpoints';
 import { deployedSecretCheck, setupStripeWebhook, webhookUrl, type StripeSetupReport } from '@/lib/webhooks/setup/stripe-setup';
 
 export interface SetupOptions {
   serviceUrl: string;
   config: Config;
   print: (line: string) => void;
-  /** Tests: another Stripe client, or the fetch that reaches the deployment. */
-  stripe?: StripeWebhookEndpoints;
-  post?: typeof fetch;
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -85,48 +82,30 @@ export async function runWebhookSetup(options: SetupOptions): Promise<boolean> {
   try {
     const card = requireSetting(config, 'card');
     const events = stripeWebhookEvents(config);
-    const client = options.stripe ?? stripeWebhookEndpoints(card, timeoutMs);
     const report = await setupStripeWebhook(
-      client,
+      stripeWebhookEndpoints(card, timeoutMs),
       { serviceUrl: options.serviceUrl, events, apiVersion: STRIPE_SDK_API_VERSION },
-      deployedSecretCheck(card.webhookSecrets, timeoutMs, options.post),
+      deployedSecretCheck(card.webhookSecrets, timeoutMs),
     );
     printStripe(report, options, events);
   } catch (error) {
     fail('Stripe', error);
   }
 
-  const shipping = config.shipping;
-  if (shipping.apiKey && shipping.apiSecret) {
+  const shipStation = async (name: string, setup: (() => Promise<ShipStationSetupReport>) | undefined, unset: string) => {
+    if (!setup) return print(`ShipStation ${name}: skipped (${unset})`);
     try {
-      printShipStation(
-        'V1',
-        await setupShipStationV1({
-          serviceUrl: options.serviceUrl,
-          apiBaseUrl: shipping.apiBaseUrl,
-          apiKey: shipping.apiKey,
-          apiSecret: shipping.apiSecret,
-          secrets: shipping.webhookSecrets,
-          timeoutMs,
-        }),
-        print,
-      );
+      printShipStation(name, await setup(), print);
     } catch (error) {
-      fail('ShipStation V1', error);
+      fail(`ShipStation ${name}`, error);
     }
-  } else {
-    print('ShipStation V1: skipped (SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set)');
-  }
-
-  const { apiKey: v2Key, apiBaseUrl: v2BaseUrl } = config.shippingV2;
-  if (v2Key) {
-    try {
-      printShipStation('V2', await setupShipStationV2({ serviceUrl: options.serviceUrl, apiKey: v2Key, apiBaseUrl: v2BaseUrl, timeoutMs }), print);
-    } catch (error) {
-      fail('ShipStation V2', error);
-    }
-  } else {
-    print('ShipStation V2: skipped (SHIPSTATION_V2_API_KEY is not set)');
-  }
+  };
+  const { serviceUrl } = options;
+  const { apiKey, apiSecret } = config.shipping;
+  const v2Key = config.shippingV2.apiKey;
+  const v1 = apiKey && apiSecret ? () => setupShipStationV1(serviceUrl, { ...config.shipping, apiKey, apiSecret }, timeoutMs) : undefined;
+  const v2 = v2Key ? () => setupShipStationV2(serviceUrl, { ...config.shippingV2, apiKey: v2Key }, timeoutMs) : undefined;
+  await shipStation('V1', v1, 'SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set');
+  await shipStation('V2', v2, 'SHIPSTATION_V2_API_KEY is not set');
   return ok;
 }

@@ -22,15 +22,14 @@ export interface EndpointChanges {
   metadata?: Record<string, string>;
 }
 
-export interface StripeWebhookEndpoints {
-  list(): Promise<WebhookEndpoint[]>;
-  /** The new endpoint and its signing secret, which Stripe gives this once. */
-  create(input: { url: string; enabledEvents: readonly string[]; apiVersion: string; description: string; metadata: Record<string, string> }): Promise<{
-    endpoint: WebhookEndpoint;
-    secret: string;
-  }>;
-  update(id: string, changes: EndpointChanges): Promise<WebhookEndpoint>;
-  remove(id: string): Promise<void>;
+export type StripeWebhookEndpoints = ReturnType<typeof stripeWebhookEndpoints>;
+
+interface NewEndpoint {
+  url: string;
+  enabledEvents: readonly string[];
+  apiVersion: string;
+  description: string;
+  metadata: Record<string, string>;
 }
 
 const MAX_PAGES = 20;
@@ -56,7 +55,7 @@ async function call<T>(operation: string, run: () => Promise<T>): Promise<T> {
   }
 }
 
-export function stripeWebhookEndpoints(settings: Pick<CardSettings, 'secretKey' | 'apiBaseUrl'>, timeoutMs: number): StripeWebhookEndpoints {
+export function stripeWebhookEndpoints(settings: Pick<CardSettings, 'secretKey' | 'apiBaseUrl'>, timeoutMs: number) {
   const base = settings.apiBaseUrl ? new URL(settings.apiBaseUrl) : undefined;
   const stripe = new Stripe(settings.secretKey, {
     httpClient: new BoundedNodeHttpClient(),
@@ -69,7 +68,7 @@ export function stripeWebhookEndpoints(settings: Pick<CardSettings, 'secretKey' 
       : {}),
   });
   return {
-    async list() {
+    async list(): Promise<WebhookEndpoint[]> {
       const all: WebhookEndpoint[] = [];
       let startingAfter: string | undefined;
       for (let page = 0; page < MAX_PAGES; page += 1) {
@@ -82,7 +81,8 @@ export function stripeWebhookEndpoints(settings: Pick<CardSettings, 'secretKey' 
       }
       return all;
     },
-    async create(input) {
+    /** The new endpoint and its signing secret, which Stripe gives this once. */
+    async create(input: NewEndpoint): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
       const created = await call('create webhook endpoint', () =>
         stripe.webhookEndpoints.create({
           url: input.url,
@@ -95,7 +95,7 @@ export function stripeWebhookEndpoints(settings: Pick<CardSettings, 'secretKey' 
       if (!created.secret) throw new CardProviderError('create webhook endpoint', 'bad_response', undefined, undefined);
       return { endpoint: summarize(created), secret: created.secret };
     },
-    async update(id, changes) {
+    async update(id: string, changes: EndpointChanges): Promise<WebhookEndpoint> {
       const updated = await call('update webhook endpoint', () =>
         stripe.webhookEndpoints.update(id, {
           ...(changes.url !== undefined ? { url: changes.url } : {}),
@@ -108,7 +108,7 @@ export function stripeWebhookEndpoints(settings: Pick<CardSettings, 'secretKey' 
       );
       return summarize(updated);
     },
-    async remove(id) {
+    async remove(id: string): Promise<void> {
       await call('delete webhook endpoint', () => stripe.webhookEndpoints.del(id));
     },
   };

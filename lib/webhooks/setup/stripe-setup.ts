@@ -2,7 +2,7 @@
 // change, so a wrong one is replaced and removed once the deployment accepts the new secret.
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { EndpointChanges, StripeWebhookEndpoints, WebhookEndpoint } from '@/lib/webhooks/setup/stripe-endpoints';
-import { STRIPE_WEBHOOK_PATH, STRIPE_WEBHOOK_PATHS } from '@/lib/webhooks/setup/events';
+import { parsedUrl, STRIPE_WEBHOOK_PATH, STRIPE_WEBHOOK_PATHS, webhookTarget } from '@/lib/webhooks/setup/events';
 
 export const MANAGED_BY = 'checkout-payment-service';
 const DESCRIPTION = 'Checkout payment service (npm run setup:webhooks)';
@@ -34,20 +34,10 @@ export function secretFingerprint(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex').slice(0, 16);
 }
 
-export function webhookUrl(serviceUrl: string): string {
-  return `${serviceUrl.replace(/\/+$/, '')}${STRIPE_WEBHOOK_PATH}`;
-}
+export const webhookUrl = (serviceUrl: string) => webhookTarget(serviceUrl, STRIPE_WEBHOOK_PATH);
 
-function parsed(url: string): URL | undefined {
-  try {
-    return new URL(url);
-  } catch {
-    return undefined;
-  }
-}
-
-const sameOrigin = (url: string, serviceUrl: string) => parsed(url)?.origin === parsed(serviceUrl)?.origin;
-const webhookPath = (url: string) => STRIPE_WEBHOOK_PATHS.includes((parsed(url)?.pathname ?? '').replace(/\/+$/, ''));
+const sameOrigin = (url: string, serviceUrl: string) => parsedUrl(url)?.origin === parsedUrl(serviceUrl)?.origin;
+const webhookPath = (url: string) => STRIPE_WEBHOOK_PATHS.includes((parsedUrl(url)?.pathname ?? '').replace(/\/+$/, ''));
 
 export function pointsAt(endpoint: WebhookEndpoint, serviceUrl: string): boolean {
   return sameOrigin(endpoint.url, serviceUrl) && webhookPath(endpoint.url);
@@ -128,7 +118,7 @@ export async function setupStripeWebhook(client: StripeWebhookEndpoints, wanted:
   const changes: EndpointChanges = {};
   if (!webhookPath(keep.url)) {
     changes.url = target;
-    report.changes.push(`url set to ${STRIPE_WEBHOOK_PATH} (was ${parsed(keep.url)?.pathname ?? 'unreadable'})`);
+    report.changes.push(`url set to ${STRIPE_WEBHOOK_PATH} (was ${parsedUrl(keep.url)?.pathname ?? 'unreadable'})`);
   }
   if (!keep.enabled) {
     changes.enabled = true;
@@ -171,7 +161,7 @@ export function signedProbe(secret: string, now = Math.floor(Date.now() / 1000))
 }
 
 /** In place: a secret held here is the endpoint's (by its digest) and the deployment accepts a delivery signed with it alone. */
-export function deployedSecretCheck(secrets: readonly string[], timeoutMs: number, post: typeof fetch = fetch): SecretInPlace {
+export function deployedSecretCheck(secrets: readonly string[], timeoutMs: number): SecretInPlace {
   return async (endpoint) => {
     const digest = endpoint.metadata.secret_sha256;
     if (!digest) return `${endpoint.id} was not made by this command, so its secret cannot be recognised: delete the old endpoint in the Stripe Dashboard once the deployment holds ${endpoint.id}'s secret`;
@@ -179,7 +169,7 @@ export function deployedSecretCheck(secrets: readonly string[], timeoutMs: numbe
     if (!secret) return `STRIPE_WEBHOOK_SECRET here does not hold ${endpoint.id}'s secret: add it where the service runs (beside the old one), redeploy, and run this again with that environment`;
     const probe = signedProbe(secret);
     try {
-      const answer = await post(endpoint.url, {
+      const answer = await fetch(endpoint.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'stripe-signature': probe.signature },
         body: probe.body,

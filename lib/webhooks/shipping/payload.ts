@@ -1,6 +1,5 @@
-// The shipping webhook's payload (docs/contract.md#spec-2-4) and its order number (docs/decisions.md#d11).
+// The shipping webhook's payloads: V1's (docs/contract.md#spec-2-4, docs/decisions.md#d11) and V2's (docs/decisions.md#d40).
 import { z } from 'zod';
-import { parseOrderId } from '@/lib/order-id';
 
 /** Notifications that mark an order shipped; ITEM_SHIP_NOTIFY is ShipStation's real name for ITEM_SHIPPED (docs/decisions.md#d1). */
 export const SHIPPED_EVENT_TYPES: ReadonlySet<string> = new Set(['SHIP_NOTIFY', 'ITEM_SHIPPED', 'ITEM_SHIP_NOTIFY']);
@@ -12,9 +11,10 @@ const detail = z
   .nullish()
   .transform((v) => (v === null || v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+const resource = { resource_type: z.string().min(1).max(100), resource_url: z.string().max(2048).nullish() };
+
 export const shippingPayloadSchema = z.object({
-  resource_type: z.string().min(1).max(100),
-  resource_url: z.string().max(2048).nullish(),
+  ...resource,
   order_id: z.union([z.string().max(100), z.number()]).nullish(),
   // Any JSON value is accepted here; parseOrderNumber decides whether it names an order.
   order_number: z.unknown().optional(),
@@ -46,12 +46,53 @@ export function parseShippingPayload(rawBody: string): PayloadResult {
   return { valid: true, payload: parsed.data };
 }
 
-/** Some store integrations pad ShipStation's orderNumber with zeros: `0042` is order 42. */
-export function parseOrderNumber(value: unknown): number | undefined {
-  return parseOrderId(value, 'zero_padded');
-}
-
 /** A wrong one still counts: it is "not a number", not "missing". */
 export function hasOrderNumber(payload: ShippingPayload): boolean {
   return payload.order_number !== undefined && payload.order_number !== null && payload.order_number !== '';
+}
+
+export const V2_SHIPPED_TYPES: ReadonlySet<string> = new Set(['FULFILLMENT_SHIPPED_V2', 'LABEL_CREATED_V2']);
+export const V2_TRACK_TYPE = 'TRACK_EVENT_V2';
+export const V2_LOGGED_TYPES: ReadonlySet<string> = new Set([
+  'SHIPMENT_CREATED_V2',
+  'BATCH_PROCESSED_V2',
+  'FULFILLMENT_REJECTED_V2',
+  'RATE_UPDATED_V2',
+  'REPORT_COMPLETE_V2',
+  'CARRIER_CONNECTED_V2',
+  'SALES_ORDERS_IMPORTED_V2',
+]);
+
+const text = (max: number) =>
+  z
+    .union([z.string(), z.number()])
+    .nullish()
+    .transform((v) => (v === null || v === undefined ? undefined : String(v).trim().slice(0, max) || undefined));
+
+const v2PayloadSchema = z.object({
+  ...resource,
+  data: z
+    .object({ tracking_number: text(100), status_code: text(10), actual_delivery_date: text(40) })
+    .nullish(),
+});
+
+export type V2Payload = z.infer<typeof v2PayloadSchema>;
+
+export function parseV2Payload(rawBody: string): { valid: true; payload: V2Payload } | { valid: false; reason: 'json' | 'schema' } {
+  try {
+    const result = v2PayloadSchema.safeParse(JSON.parse(rawBody));
+    return result.success ? { valid: true, payload: result.data } : { valid: false, reason: 'schema' };
+  } catch {
+    return { valid: false, reason: 'json' };
+  }
+}
+
+/** ShipStation signs every V2 delivery, so an unsigned `*_V2` one is refused. */
+export function claimsV2(rawBody: string): boolean {
+  try {
+    const data = JSON.parse(rawBody) as { resource_type?: unknown };
+    return typeof data?.resource_type === 'string' && data.resource_type.endsWith('_V2');
+  } catch {
+    return false;
+  }
 }

@@ -16,8 +16,8 @@ import { WebhookAnswer, webhookRoute } from '@/lib/routes/webhook';
 import type { Services } from '@/lib/services';
 import { countRateLimitHitNow } from '@/lib/request-scope';
 import { RATE_LIMITS } from '@/lib/shared-state/rate-limit';
-import { claimsV2, handleShipStationV2 } from '@/lib/webhooks/shipping/handle-v2';
-import { handleShippingNotification } from '@/lib/webhooks/shipping/handle-notification';
+import { handleShipStationV2, handleShippingNotification } from '@/lib/webhooks/shipping/handle-notification';
+import { claimsV2 } from '@/lib/webhooks/shipping/payload';
 import { assertShippingWebhookSecret } from '@/lib/webhooks/shipping/secret';
 import { carriesV2Signature, verifyV2Signature } from '@/lib/shipping/signature-v2';
 

@@ -29,14 +29,9 @@ export function checkNoteDetail(field: NoteDetailField, value: string): NoteDeta
   return undefined;
 }
 
-export interface RefusedDetail {
-  field: NoteDetailField;
-  reason: NoteDetailRefusal;
-  length: number;
-}
-
-export function customerSafeNotice(notice: ShipmentNotice): { notice: ShipmentNotice; refused: RefusedDetail[] } {
-  const refused: RefusedDetail[] = [];
+/** The notice with every detail the customer may not see left out, and which were, for the log. */
+export function customerSafeNotice(notice: ShipmentNotice) {
+  const refused: { field: NoteDetailField; reason: NoteDetailRefusal; length: number }[] = [];
   const keep = (field: NoteDetailField, value: string | undefined): string | undefined => {
     if (value === undefined) return undefined;
     const reason = checkNoteDetail(field, value);
@@ -44,16 +39,14 @@ export function customerSafeNotice(notice: ShipmentNotice): { notice: ShipmentNo
     refused.push({ field, reason, length: value.length });
     return undefined;
   };
-  return {
-    notice: {
-      orderNumber: notice.orderNumber,
-      trackingNumber: keep('trackingNumber', notice.trackingNumber),
-      carrier: keep('carrier', notice.carrier),
-      shipDate: keep('shipDate', notice.shipDate),
-      // Never shown to the customer: kept as they came (ShipStation's id, a boolean).
-      ...(notice.shipmentId !== undefined ? { shipmentId: notice.shipmentId } : {}),
-      ...(notice.voided ? { voided: true } : {}),
-    },
-    refused,
+  const safe: ShipmentNotice = {
+    orderNumber: notice.orderNumber,
+    trackingNumber: keep('trackingNumber', notice.trackingNumber),
+    carrier: keep('carrier', notice.carrier),
+    shipDate: keep('shipDate', notice.shipDate),
+    // Never shown to the customer: kept as they came (ShipStation's id, a boolean).
+    ...(notice.shipmentId !== undefined ? { shipmentId: notice.shipmentId } : {}),
+    ...(notice.voided ? { voided: true } : {}),
   };
+  return { notice: safe, refused };
 }

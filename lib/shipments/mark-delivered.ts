@@ -1,7 +1,7 @@
 // A V2 delivery (`DE`) recorded once under the order's lock, `_delivered_at` its receipt (docs/decisions.md#d40). Only a
 // `shipped` order is completed: the fallback `completed` already is, and a carrier's scan never completes an unshipped order.
 // An order whose shipment may still land waits in the replay; any other is left alone.
-import { OrderBusyError, StoreError } from '@/lib/errors';
+import { OrderBusyError, ShipStationError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
 import { metaValue } from '@/lib/orders/normalize';
@@ -9,14 +9,12 @@ import { buildOrderUpdate } from '@/lib/orders/mutation';
 import { shopNotes } from '@/lib/orders/notes';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
-import type { DeliveryNotice } from '@/lib/shipping/shipstation-v2';
-import { FALLBACK_STATUS, SHIPPED_STATUS } from '@/lib/shared-state/shipped-status';
+import type { DeliveryNotice } from '@/lib/shipment-notices';
+import { SHIPPED_STATUS } from '@/lib/shared-state/shipped-status';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
-import { isFinalStoreFailure } from '@/lib/webhooks/shipping/mark-shipped';
-import { checkNoteDetail } from '@/lib/webhooks/shipping/note-details';
-import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
-
-export type { DeliveryNotice };
+import { isFinalStoreFailure, retryableShipStation } from '@/lib/shipments/failures';
+import { parseOrderNumber, SHIPPED_STATUSES } from '@/lib/shipments/mark-shipped';
+import { checkNoteDetail } from '@/lib/shipments/note-details';
 
 export type DeliveredOutcome =
   | 'delivered'
@@ -35,7 +33,6 @@ export interface DeliveredResult {
   retryableFailure?: string;
 }
 
-const DELIVERABLE_STATUSES: ReadonlySet<string> = new Set([SHIPPED_STATUS, FALLBACK_STATUS]);
 // A delivery scanned before its shipment was applied (a queued label read, events out of order).
 const AWAITING_SHIPMENT_STATUSES: ReadonlySet<string> = new Set([
   ORDER_STATUS.processing,
@@ -43,7 +40,6 @@ const AWAITING_SHIPMENT_STATUSES: ReadonlySet<string> = new Set([
   ORDER_STATUS.authorized,
   ORDER_STATUS.awaitingShipment,
 ]);
-export const NOT_SHIPPED_YET = 'not_shipped_yet';
 
 function retryable(error: StoreError): { retryableFailure?: string } {
   return isFinalStoreFailure(error) ? {} : { retryableFailure: `store:${error.failure}` };
@@ -65,11 +61,11 @@ export async function markOrderDelivered(notice: DeliveryNotice, services: Servi
           log.info('shipping.already_delivered', { orderId });
           return { orderId, outcome: 'already_delivered' as const };
         }
-        if (!DELIVERABLE_STATUSES.has(order.status)) {
+        if (!SHIPPED_STATUSES.has(order.status)) {
           const waits = AWAITING_SHIPMENT_STATUSES.has(order.status);
           log.info(waits ? 'shipping.delivery_before_shipment' : 'shipping.delivery_order_not_shipped', { orderId, orderStatus: order.status });
           return waits
-            ? { orderId, outcome: 'not_shipped_yet' as const, retryableFailure: NOT_SHIPPED_YET }
+            ? { orderId, outcome: 'not_shipped_yet' as const, retryableFailure: 'not_shipped_yet' }
             : { orderId, outcome: 'ignored_status' as const };
         }
         await addShopNoteOnce(store, orderId, shopNotes.shipmentDelivered(tracking, deliveredAt));
@@ -94,4 +90,45 @@ export async function markOrderDelivered(notice: DeliveryNotice, services: Servi
     if (error instanceof OrderBusyError) return { orderId, outcome: 'order_busy', retryableFailure: 'order_busy' };
     throw error;
   }
+}
+
+/** Fixed once per delivery, so the note a retry writes is the same text as the first. */
+export function deliveryDate(carrierDate: string | undefined): string {
+  return carrierDate !== undefined && !checkNoteDetail('shipDate', carrierDate) ? carrierDate : new Date().toISOString();
+}
+
+/** A V2 delivery names its label only: the label's order number is read first, unless a replay kept it. */
+export async function deliverThroughLabel(
+  labelId: string | undefined,
+  delivery: DeliveryNotice,
+  services: Services,
+): Promise<{ orderId: number | undefined; orderNumber: string | undefined; outcome: string; retryableFailure?: string }> {
+  let orderNumber = delivery.orderNumber;
+  if (orderNumber === undefined) {
+    const client = services.shipStationV2;
+    if (!client || !labelId) return { orderId: undefined, orderNumber, outcome: 'delivery_unmatched', retryableFailure: 'shipstation:not_configured' };
+    try {
+      const found = await client.labelOrderNumber(labelId);
+      if (typeof found === 'object') {
+        log.info('shipping.delivery_label_skipped', { reason: found.skipped });
+        return { orderId: undefined, orderNumber, outcome: 'delivery_label_skipped' };
+      }
+      orderNumber = found;
+    } catch (error) {
+      if (!(error instanceof ShipStationError)) throw error;
+      log.error('shipping.resource_read_failed', { failure: error.failure, status: error.status });
+      return {
+        orderId: undefined,
+        orderNumber,
+        outcome: 'resource_read_failed',
+        ...retryableShipStation(error),
+      };
+    }
+  }
+  if (orderNumber === undefined) {
+    log.warn('shipping.delivery_unmatched', { reason: 'no_order_number' });
+    return { orderId: undefined, orderNumber, outcome: 'delivery_unmatched' };
+  }
+  const result = await markOrderDelivered({ ...delivery, orderNumber }, services);
+  return { ...result, orderNumber };
 }

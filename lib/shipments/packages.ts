@@ -6,22 +6,8 @@ import { metaValue } from '@/lib/orders/normalize';
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
 import type { ShipmentPackageMerge, StoreOrder } from '@/lib/store/types';
 
-export interface PackageEntry {
-  key: string;
-  tracking_number: string;
-  carrier: string;
-  ship_date: string;
-  voided?: true;
-}
-
-export interface TrackingItem {
-  tracking_provider: string;
-  custom_tracking_provider: string;
-  custom_tracking_link: string;
-  tracking_number: string;
-  date_shipped: number;
-  tracking_id: string;
-}
+/** One package as `_shipment_packages` lists it and the companion plugin merges it. */
+export type PackageEntry = ShipmentPackageMerge['package'];
 
 export function packageKey(notice: ShipmentNotice): string | undefined {
   if (notice.shipmentId) return `shipment:${notice.shipmentId}`;
@@ -84,7 +70,8 @@ function trackingItemsOf(order: StoreOrder): Record<string, unknown>[] {
   return Array.isArray(value) ? value.filter((item): item is Record<string, unknown> => item !== null && typeof item === 'object') : [];
 }
 
-function trackingItemOf(entry: PackageEntry): TrackingItem {
+/** An item of `_wc_shipment_tracking_items`, as the Shipment Tracking extension writes one. */
+function trackingItemOf(entry: PackageEntry) {
   return {
     tracking_provider: '',
     custom_tracking_provider: entry.carrier,

@@ -1,33 +1,30 @@
 // One shipment applied once to its order, under the order's lock (docs/contract.md#spec-4-4); later packages and two
 // instances without a shared lock: docs/integrations/shipstation.md#packages-and-two-instances-without-a-shared-lock.
 // STRIPE_CAPTURE=on_shipment captures first, under the same lock (docs/decisions.md#d36); a failed capture queues the shipment.
-import { CardProviderError, OrderBusyError, ShipStationError, StoreCallbackRefusedError, StoreError } from '@/lib/errors';
+import { OrderBusyError, ShipStationError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { sendCustomerMessage } from '@/lib/orders/customer-message';
 import { buildOrderUpdate, keptCustomerNote } from '@/lib/orders/mutation';
 import { shippedNote, shopNotes } from '@/lib/orders/notes';
+import { parseOrderId } from '@/lib/order-id';
 import { ORDER_STATUS } from '@/lib/order-statuses';
-import { captureOrderAuthorization } from '@/lib/card-payments/authorization';
+import { captureBeforeShipping } from '@/lib/shipments/capture-on-shipment';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import { awaitsCapturedPayment, heldForCapture } from '@/lib/orders/order-payment';
-import { entryOf, holdsPackage, packageKey, packageMerge, packagesMeta, packagesOf, trackingItemsMeta, type PackageEntry } from '@/lib/webhooks/shipping/packages';
+import { retryableShipStation, retryableStore } from '@/lib/shipments/failures';
+import { entryOf, holdsPackage, packageKey, packageMerge, packagesMeta, packagesOf, trackingItemsMeta, type PackageEntry } from '@/lib/shipments/packages';
 import type { Services } from '@/lib/services';
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
 import { META } from '@/lib/orders/meta-keys';
 import type { ShipmentPackageMerge, ShipmentPackageMerged, StoreOrder } from '@/lib/store/types';
 import type { LockPeek } from '@/lib/shared-state/order-locks';
-import { customerSafeNotice } from '@/lib/webhooks/shipping/note-details';
-import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/webhooks/shipping/shipstation-failure';
-import { parseOrderNumber } from '@/lib/webhooks/shipping/payload';
+import { customerSafeNotice } from '@/lib/shipments/note-details';
 import { FALLBACK_STATUS, SHIPPED_STATUS, type ShippedStatusReading } from '@/lib/shared-state/shipped-status';
 
 export const SHIPPABLE_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.processing, ORDER_STATUS.awaitingShipment]);
 
 /** Outcomes that wrote the shipment on its order: what the replay and reconciliation count as applied. */
-export type AppliedShipOutcome =
-  | 'shipped'
-  | 'completed_fallback'
-  | 'package_added';
+export type AppliedShipOutcome = 'shipped' | 'completed_fallback' | 'package_added';
 
 /** A voided one's note is not the shipment. */
 export type UnappliedShipOutcome =
@@ -43,35 +40,26 @@ export type UnappliedShipOutcome =
   | 'resource_read_failed'
   | 'no_time';
 
-const SHIPPED_STATUSES: ReadonlySet<string> = new Set([SHIPPED_STATUS, FALLBACK_STATUS]);
+/** Shipped already: `shipped`, or the fallback `completed` where the store has no `shipped`. */
+export const SHIPPED_STATUSES: ReadonlySet<string> = new Set([SHIPPED_STATUS, FALLBACK_STATUS]);
 
 type LockedResult =
   | { outcome: AppliedShipOutcome; applied: true; retryableFailure?: undefined }
-  | {
-      outcome: UnappliedShipOutcome;
-      applied?: false;
-      retryableFailure?: string;
-    };
+  | { outcome: UnappliedShipOutcome; applied?: false; retryableFailure?: string };
 
 export type ShipResult = { orderId: number | undefined } & LockedResult;
 
-/** docs/integrations/shipstation.md#what-is-queued-and-what-is-not: every other answer says nothing of the order. */
-export function isFinalStoreFailure(error: StoreError): boolean {
-  return error.failure === 'not_found' || error.failure === 'invalid_param';
+/** The shipment numbers one batch has read already, so each shipment is read once for the batch. */
+type OrderNumbers = Map<string, string | undefined>;
+
+/** Some store integrations pad ShipStation's orderNumber with zeros: `0042` is order 42. */
+export function parseOrderNumber(value: unknown): number | undefined {
+  return parseOrderId(value, 'zero_padded');
 }
 
-function retryable(error: StoreError): { retryableFailure?: string } {
-  if (isFinalStoreFailure(error)) return {};
-  // The status tells a 429 from a 403 or a redirect in the queue's report; a network failure has none.
-  const status = error.failure === 'rejected' && error.status !== undefined ? `:${error.status}` : '';
-  return { retryableFailure: `store:${error.failure}${status}` };
-}
-
-/** `numbers`: the shipment numbers one batch has read already, so each shipment is read once for the batch. */
-export async function markOrderShipped(listed: ShipmentNotice, services: Services, numbers?: Map<string, string | undefined>): Promise<ShipResult> {
-  const resolved = await withOrderNumber(listed, services, numbers);
-  if ('failed' in resolved) return resolved.failed;
-  const received = resolved;
+export async function markOrderShipped(listed: ShipmentNotice, services: Services, numbers?: OrderNumbers): Promise<ShipResult> {
+  const received = await withOrderNumber(listed, services, numbers);
+  if ('failed' in received) return received.failed;
   const orderId = parseOrderNumber(received.orderNumber);
   if (orderId === undefined) return { orderId, outcome: 'bad_order_number' };
   const { notice, refused } = customerSafeNotice(received);
@@ -94,7 +82,7 @@ export async function markOrderShipped(listed: ShipmentNotice, services: Service
 async function withOrderNumber(
   notice: ShipmentNotice,
   services: Services,
-  numbers: Map<string, string | undefined> | undefined,
+  numbers: OrderNumbers | undefined,
 ): Promise<ShipmentNotice | { failed: ShipResult }> {
   const shipmentId = notice.orderShipmentId;
   const client = services.shipStationV2;
@@ -108,8 +96,7 @@ async function withOrderNumber(
   } catch (error) {
     if (!(error instanceof ShipStationError)) throw error;
     log.error('shipping.resource_read_failed', { failure: error.failure, status: error.status });
-    const failure = isRetryableShipStationFailure(error) ? { retryableFailure: shipStationFailure(error) } : {};
-    return { failed: { orderId: undefined, outcome: 'resource_read_failed', ...failure } };
+    return { failed: { orderId: undefined, outcome: 'resource_read_failed', ...retryableShipStation(error) } };
   }
 }
 
@@ -131,7 +118,6 @@ async function shipLocked(
   reading: ShippedStatusReading,
   lockShared: boolean,
 ): Promise<LockedResult> {
-  const { shippedStatus } = services;
   const store = services.store();
   // Answered by the lock's peek when it carried one; otherwise read beside the order, not after it.
   const statusToWrite = reading.statusToWrite();
@@ -142,11 +128,10 @@ async function shipLocked(
   } catch (error) {
     if (!(error instanceof StoreError)) throw error;
     log.warn('shipping.order_fetch_failed', { orderId, failure: error.failure, status: error.status, code: error.code });
-    return { outcome: 'order_fetch_failed', ...retryable(error) };
+    return { outcome: 'order_fetch_failed', ...retryableStore(error) };
   }
   const key = packageKey(notice);
   const packages = packagesOf(order);
-  const trackingMeta = services.config.shipmentTrackingMeta;
   try {
     if (notice.voided) {
       if (key !== undefined && packages === undefined) return packagesUnreadable(orderId);
@@ -157,9 +142,7 @@ async function shipLocked(
       // A package with nothing to track adds nothing. An order shipped with no package recorded (shipped
       // by hand in the admin) is left alone, as the spec says: this shipment may well be that one.
       if (key === undefined || !notice.trackingNumber || !packages || packages.length === 0 || holdsPackage(packages, notice, key)) {
-        // Another delivery shipped it, or this shipment's own earlier write landed with its answer lost.
-        log.info('shipping.already_shipped', { orderId, orderStatus: order.status });
-        return { outcome: 'already_shipped' };
+        return alreadyShipped(orderId, order.status);
       }
       return await addPackage(orderId, order, notice, key, packages, services);
     }
@@ -178,11 +161,11 @@ async function shipLocked(
   }
 
   const now = new Date().toISOString();
+  const trackingMeta = services.config.shipmentTrackingMeta;
   const tracked = trackingItemsMeta(order, notice.trackingNumber ? [entryOf(notice, key ?? '', now)] : [], trackingMeta);
   let message: { customerNote?: string };
   try {
-    const note = shippedNote({ trackingNumber: notice.trackingNumber, carrier: notice.carrier, shipDate: notice.shipDate });
-    message = await sendCustomerMessage(store, order, { customerNote: note }, services.config.customerMessages);
+    message = await sendCustomerMessage(store, order, { customerNote: shippedNote(notice) }, services.config.customerMessages);
   } catch (error) {
     if (!(error instanceof StoreError)) throw error;
     return updateFailed(orderId, error);
@@ -206,10 +189,10 @@ async function shipLocked(
     if (merged !== undefined) return merged;
     try {
       await store.updateOrder(orderId, buildOrderUpdate(order, { ...change, status }));
-      return { outcome: status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback', applied: true };
+      return { outcome: shippedAs(status), applied: true };
     } catch (error) {
       if (!(error instanceof StoreError)) throw error;
-      return status === SHIPPED_STATUS && isUnknownStatus(error) ? error : updateFailed(orderId, error);
+      return refusedWrite(orderId, status, error);
     }
   };
   const written = await write(await statusToWrite);
@@ -217,11 +200,13 @@ async function shipLocked(
 
   // No `shipped` status (docs/decisions.md#d27). WordPress validates before changing anything, so the
   // refused write left the order as fetched: the `completed` update is built from the same snapshot.
-  await shippedStatus.rememberShippedMissing();
+  await services.shippedStatus.rememberShippedMissing();
   log.warn('shipping.status_fallback', { orderId, from: SHIPPED_STATUS, to: FALLBACK_STATUS });
   const fallback = await write(FALLBACK_STATUS);
   return fallback instanceof StoreError ? updateFailed(orderId, fallback) : fallback;
 }
+
+const shippedAs = (status: string): AppliedShipOutcome => (status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback');
 
 /** Undefined when the store has no merge route; the unknown-status refusal is handed back. */
 async function shipThroughPlugin(
@@ -246,27 +231,29 @@ async function shipThroughPlugin(
     answer = await mergePackage(orderId, merge, services);
   } catch (error) {
     if (!(error instanceof StoreError)) throw error;
-    return change.status === SHIPPED_STATUS && isUnknownStatus(error) ? error : updateFailed(orderId, error);
+    return refusedWrite(orderId, change.status, error);
   }
   if (answer === undefined) return undefined;
-  if (answer.shipped) return { outcome: change.status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback', applied: true };
-  if (answer.added) {
-    log.info('shipping.package_added', { orderId });
-    return { outcome: 'package_added', applied: true };
-  }
-  if (SHIPPED_STATUSES.has(answer.status)) {
-    log.info('shipping.already_shipped', { orderId, orderStatus: answer.status });
-    return { outcome: 'already_shipped' };
-  }
+  if (answer.shipped) return { outcome: shippedAs(change.status), applied: true };
+  if (answer.added) return packageAdded(orderId);
+  if (SHIPPED_STATUSES.has(answer.status)) return alreadyShipped(orderId, answer.status);
   log.info('shipping.order_not_shippable', { orderId, orderStatus: answer.status });
   return { outcome: 'ignored_status' };
 }
 
+/** Another delivery shipped it, or this shipment's own earlier write landed with its answer lost. */
+function alreadyShipped(orderId: number, orderStatus: string): LockedResult {
+  log.info('shipping.already_shipped', { orderId, orderStatus });
+  return { outcome: 'already_shipped' };
+}
+
+function packageAdded(orderId: number, packages?: number): LockedResult {
+  log.info('shipping.package_added', packages === undefined ? { orderId } : { orderId, packages });
+  return { outcome: 'package_added', applied: true };
+}
+
 function anotherPackageLine(notice: ShipmentNotice): string {
-  return shippedNote({ trackingNumber: notice.trackingNumber, carrier: notice.carrier, shipDate: notice.shipDate }).replace(
-    'Your order has been shipped!',
-    'Another package of your order has been shipped!',
-  );
+  return shippedNote(notice).replace('Your order has been shipped!', 'Another package of your order has been shipped!');
 }
 
 function packagesUnreadable(orderId: number): LockedResult {
@@ -286,36 +273,17 @@ async function mergePackage(orderId: number, merge: ShipmentPackageMerge, servic
   }
 }
 
-function isUnknownStatus(error: StoreError): boolean {
-  return error.failure === 'invalid_param' && error.code === 'rest_invalid_param';
+/** A `shipped` write refused as an unknown status is handed back for the fallback. */
+function refusedWrite(orderId: number, status: string, error: StoreError): LockedResult | StoreError {
+  const unknownStatus = error.failure === 'invalid_param' && error.code === 'rest_invalid_param';
+  return status === SHIPPED_STATUS && unknownStatus ? error : updateFailed(orderId, error);
 }
 
 function updateFailed(orderId: number, error: StoreError): LockedResult {
   // The list was edited into something unreadable since this delivery read it (the plugin refused the merge).
   if (error.code === 'checkout_bridge_packages_unreadable') return packagesUnreadable(orderId);
   log.warn('shipping.order_update_failed', { orderId, failure: error.failure, status: error.status, code: error.code });
-  return { outcome: 'update_failed', ...retryable(error) };
-}
-
-/** Undefined when captured (now or before), else the replay queue's reason. */
-async function captureBeforeShipping(orderId: number, order: StoreOrder, services: Services): Promise<string | undefined> {
-  try {
-    const captured = await captureOrderAuthorization(order, services, 'ship-capture');
-    log.info('shipping.captured', { orderId, intentId: captured.intentId, amount: captured.amount, authorized: captured.authorized, outcome: captured.outcome });
-    return undefined;
-  } catch (error) {
-    if (error instanceof StoreCallbackRefusedError) {
-      const code = typeof error.details?.code === 'string' ? error.details.code : 'refused';
-      // The shop must act (an expired authorization, a total above it): the reason is in words here.
-      log.error('shipping.capture_refused', { orderId, code, reason: error.message });
-      return `capture:${code}`;
-    }
-    if (error instanceof CardProviderError) {
-      log.warn('shipping.capture_failed', { orderId, type: error.type, status: error.status });
-      return `capture:${error.type}`;
-    }
-    throw error;
-  }
+  return { outcome: 'update_failed', ...retryableStore(error) };
 }
 
 async function addPackage(
@@ -326,27 +294,15 @@ async function addPackage(
   packages: PackageEntry[],
   services: Services,
 ): Promise<LockedResult> {
-  const now = new Date().toISOString();
-  const entry = entryOf(notice, key, now);
+  const entry = entryOf(notice, key, new Date().toISOString());
   const message = await sendCustomerMessage(services.store(), order, { customerNoteLine: anotherPackageLine(notice) }, services.config.customerMessages);
-  const line = message.customerNoteLine;
-  const merged = await mergePackage(orderId, packageMerge(entry, line, services.config.shipmentTrackingMeta), services);
-  if (merged) {
-    if (!merged.added) {
-      // Another delivery added it meanwhile (on another instance), or this one's earlier answer was lost.
-      log.info('shipping.already_shipped', { orderId, orderStatus: order.status });
-      return { outcome: 'already_shipped' };
-    }
-    log.info('shipping.package_added', { orderId });
-    return { outcome: 'package_added', applied: true };
-  }
+  const merged = await mergePackage(orderId, packageMerge(entry, message.customerNoteLine, services.config.shipmentTrackingMeta), services);
+  // Not added: another delivery added it meanwhile (on another instance), or this one's earlier answer was lost.
+  if (merged) return merged.added ? packageAdded(orderId) : alreadyShipped(orderId, order.status);
   const listed = [...packages, entry];
-  await services.store().updateOrder(
-    orderId,
-    buildOrderUpdate(order, { ...message, metaValues: packagesMeta(order, listed, services.config.shipmentTrackingMeta) }),
-  );
-  log.info('shipping.package_added', { orderId, packages: listed.length });
-  return { outcome: 'package_added', applied: true };
+  const metaValues = packagesMeta(order, listed, services.config.shipmentTrackingMeta);
+  await services.store().updateOrder(orderId, buildOrderUpdate(order, { ...message, metaValues }));
+  return packageAdded(orderId, listed.length);
 }
 
 async function noteVoided(
@@ -357,22 +313,20 @@ async function noteVoided(
   packages: PackageEntry[],
   services: Services,
 ): Promise<LockedResult> {
-  const name = notice.shipmentId ?? '';
   if (key !== undefined && packages.some((entry) => entry.key === key && entry.voided)) return { outcome: 'voided_noted' };
+  const name = notice.shipmentId ?? '';
   await addShopNoteOnce(services.store(), orderId, shopNotes.shipmentVoided(name, notice.trackingNumber));
   if (key !== undefined) {
-    const now = new Date().toISOString();
+    const trackingMeta = services.config.shipmentTrackingMeta;
     const listedEntry = packages.find((entry) => entry.key === key);
-    const merged = await mergePackage(orderId, packageMerge({ ...(listedEntry ?? entryOf(notice, key, now)), voided: true }, undefined, services.config.shipmentTrackingMeta), services);
-    if (merged) {
-      log.info('shipping.shipment_voided', { orderId, orderStatus: order.status });
-      return { outcome: 'voided_noted' };
+    const voided: PackageEntry = { ...(listedEntry ?? entryOf(notice, key, new Date().toISOString())), voided: true };
+    const merged = await mergePackage(orderId, packageMerge(voided, undefined, trackingMeta), services);
+    if (!merged) {
+      const listed: PackageEntry[] = listedEntry
+        ? packages.map((entry) => (entry.key === key ? { ...entry, voided: true } : entry))
+        : [...packages, voided];
+      await services.store().updateOrder(orderId, buildOrderUpdate(order, { metaValues: packagesMeta(order, listed, trackingMeta) }));
     }
-    const known = listedEntry !== undefined;
-    const listed: PackageEntry[] = known
-      ? packages.map((entry) => (entry.key === key ? { ...entry, voided: true } : entry))
-      : [...packages, { ...entryOf(notice, key, now), voided: true }];
-    await services.store().updateOrder(orderId, buildOrderUpdate(order, { metaValues: packagesMeta(order, listed, services.config.shipmentTrackingMeta) }));
   }
   log.info('shipping.shipment_voided', { orderId, orderStatus: order.status });
   return { outcome: 'voided_noted' };
