@@ -4,6 +4,9 @@ import { chargeableAmount, toMinorUnits } from '@/lib/money';
 import { META } from '@/lib/orders/meta-keys';
 import type { StoreRefund } from '@/lib/store/types';
 
+/** A refund whose money is back with the customer, or on its way: one Stripe refund status list for the webhook and the store's calls. */
+export const MONEY_RETURNED_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'pending', 'requires_action']);
+
 /** The plugin waits 2 × 20 s and WooCommerce drops its refund right after: ten minutes is ample. */
 export const UNSETTLED_STORE_REFUND_MS = 10 * 60_000;
 
