@@ -1,7 +1,7 @@
 // Moving an order's money at Stripe, for the admin, the shipment and the cron alike: the order's own intent, capturing or
 // releasing its authorization (docs/decisions.md#d36), Stripe's refusals in words.
 import type { PaymentIntentSummary } from '@/lib/card/stripe';
-import { CardProviderError, StoreCallbackRefusedError } from '@/lib/errors';
+import { CardProviderError, StoreCallbackRefusedError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { formatMinorUnits } from '@/lib/money';
 import { normalizeOrder } from '@/lib/orders/normalize';
@@ -11,6 +11,16 @@ import type { Services } from '@/lib/services';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { StoreOrder } from '@/lib/store/types';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
+
+/** The order the store's call names (docs/decisions.md#d22), refused in words when the store does not have it. */
+export async function orderForCallback(orderId: number, services: Services): Promise<StoreOrder> {
+  try {
+    return await services.store().getOrder(orderId);
+  } catch (error) {
+    if (error instanceof StoreError && error.failure === 'not_found') throw new StoreCallbackRefusedError(`Order #${orderId} was not found in the store.`);
+    throw error;
+  }
+}
 
 /** Only this order's intent (docs/decisions.md#d13); a refusal otherwise. */
 export async function orderIntent(order: StoreOrder, intentId: string, services: Services): Promise<PaymentIntentSummary> {

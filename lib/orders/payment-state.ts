@@ -8,25 +8,9 @@ export const CLOSED_DISPUTE_STATUSES: ReadonlySet<string> = new Set(['won', 'los
 
 export type Hold = 'review' | 'dispute' | 'capture' | 'mismatch' | 'delayed';
 
-export interface AttemptFact {
-  kind: 'failed' | 'processing' | 'authorized' | 'succeeded' | 'canceled';
-  at: number;
-  intentId: string;
-  /** What makes a same-second redelivery known. */
-  ids: string[];
-  wholeSecond?: true;
-}
-
-export interface PaymentState {
-  attempt?: AttemptFact;
-  authorization?: { intentId: string; chargeId: string; captureBefore?: number; released?: boolean; lapsed?: boolean };
-  paid?: { intentId: string; chargeId: string };
-  mismatch?: { intentId: string; chargeId: string; released?: boolean };
-  reviews: Record<string, { intentId: string; open: boolean; closedReason?: string; released?: boolean }>;
-  disputes: Record<string, { intentId: string; chargeId: string; status: string }>;
-  resume?: string;
-  canceledIntents?: string[];
-}
+/** The facts as stored on the order; `attempt.ids` is what makes a same-second redelivery known. */
+export type PaymentState = z.output<typeof stateSchema>;
+type AttemptFact = NonNullable<PaymentState['attempt']>;
 
 export type PaymentFact =
   | { kind: 'failed' | 'processing'; at: number; intentId: string; chargeId: string; eventId?: string }
@@ -259,7 +243,7 @@ export function parsePaymentState(raw: unknown): PaymentState | undefined | 'unr
     return 'unreadable';
   }
   const result = stateSchema.safeParse(parsed);
-  return result.success ? (result.data as PaymentState) : 'unreadable';
+  return result.success ? result.data : 'unreadable';
 }
 
 export function serializePaymentState(state: PaymentState): string {

@@ -1,24 +1,13 @@
 // Capturing or releasing an order's card authorization from the admin (docs/decisions.md#d36,
 // docs/contract.md#the-stores-calls-apistore); `payment_intent.succeeded` then records a capture as any payment.
-import { cancelAtStripe, captureOrderAuthorization } from '@/lib/card-payments/authorization';
-import { StoreCallbackRefusedError, StoreError } from '@/lib/errors';
+import { cancelAtStripe, captureOrderAuthorization, orderForCallback } from '@/lib/card-payments/authorization';
+import { StoreCallbackRefusedError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
 import { formatMinorUnits } from '@/lib/money';
 import { normalizeOrder } from '@/lib/orders/normalize';
 import type { Services } from '@/lib/services';
 import { checkoutIntentId } from '@/lib/orders/order-payment';
 import type { StoreOrderRequest } from '@/lib/store-callbacks/schemas';
-import type { StoreOrder } from '@/lib/store/types';
-
-/** The order the store's call names (docs/decisions.md#d22), refused in words when the store does not have it. */
-export async function orderForCallback(orderId: number, services: Services): Promise<StoreOrder> {
-  try {
-    return await services.store().getOrder(orderId);
-  } catch (error) {
-    if (error instanceof StoreError && error.failure === 'not_found') throw new StoreCallbackRefusedError(`Order #${orderId} was not found in the store.`);
-    throw error;
-  }
-}
 
 export async function captureFromStore(input: StoreOrderRequest, services: Services, context: RequestContext): Promise<{ captured: string }> {
   const orderId = input.order_id;

@@ -26,23 +26,13 @@ import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import { sendCustomerMessage } from '@/lib/orders/customer-message';
 
 /** The handler that decides says whether it wrote the order, so no list elsewhere has to know which names did. */
-export interface Changed<Name extends string> {
-  readonly name: Name;
-  readonly changedOrder: true;
-}
-export interface Unchanged<Name extends string> {
-  readonly name: Name;
-  readonly changedOrder: false;
-}
-export type CardOutcome = Changed<string> | Unchanged<string>;
-
-export function changed<Name extends string>(name: Name): Changed<Name> {
-  return { name, changedOrder: true };
+export interface CardOutcome {
+  readonly name: string;
+  readonly changedOrder: boolean;
 }
 
-export function unchanged<Name extends string>(name: Name): Unchanged<Name> {
-  return { name, changedOrder: false };
-}
+export const changed = (name: string): CardOutcome => ({ name, changedOrder: true });
+export const unchanged = (name: string): CardOutcome => ({ name, changedOrder: false });
 
 export const OTHER_PAYMENT = 'other_payment';
 
