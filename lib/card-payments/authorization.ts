@@ -8,7 +8,7 @@ import { normalizeOrder } from '@/lib/orders/normalize';
 import { checkoutIntentId, currentPaymentState, paymentStateReadable } from '@/lib/orders/order-payment';
 import { holdsOf } from '@/lib/orders/payment-state';
 import type { Services } from '@/lib/services';
-import { ORDER_STATUS } from '@/lib/order-statuses';
+import { CLOSED_STATUSES } from '@/lib/order-statuses';
 import type { StoreOrder } from '@/lib/store/types';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
 
@@ -79,8 +79,6 @@ interface CapturedAuthorization {
   authorized: number;
 }
 
-const NOT_CAPTURABLE_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.cancelled, ORDER_STATUS.refunded, ORDER_STATUS.failed]);
-
 /** Read from Stripe when the money would move: an event or the order's meta may be behind. */
 async function checkChargeAtStripe(intent: PaymentIntentSummary, services: Services, nowSeconds: number): Promise<void> {
   const charge = intent.chargeId ? await (await services.card()).retrieveCharge(intent.chargeId) : undefined;
@@ -104,7 +102,7 @@ export async function captureOrderAuthorization(
   now: () => number = Date.now,
 ): Promise<CapturedAuthorization> {
   const orderId = order.id;
-  if (NOT_CAPTURABLE_STATUSES.has(order.status)) {
+  if (CLOSED_STATUSES.has(order.status)) {
     throw new StoreCallbackRefusedError(`The order is ${order.status}: its payment is not captured.`, { code: `order_${order.status}` });
   }
   if (!paymentStateReadable(order)) {

@@ -20,7 +20,7 @@ import {
 import { checkoutIntentId, currentPaymentState, duplicatePaymentOf } from '@/lib/orders/order-payment';
 import { isPaid } from '@/lib/orders/payable';
 import { applyFact, isHoldStatus, paymentsOf } from '@/lib/orders/payment-state';
-import { ORDER_STATUS } from '@/lib/order-statuses';
+import { CLOSED_STATUSES, ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
 import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
@@ -188,8 +188,6 @@ export async function paymentProcessing(orderId: number, event: IntentEvent, ser
   return held.outcome === 'applied' ? changed('payment_processing_on_hold') : unchanged('not_pending');
 }
 
-const NOT_HOLDING: ReadonlySet<string> = new Set([ORDER_STATUS.cancelled, ORDER_STATUS.failed, ORDER_STATUS.refunded]);
-
 /** Undefined when Stripe cannot say now: the expiry cron reads it anyway. */
 async function captureBeforeOf(chargeId: string, services: Services): Promise<number | undefined> {
   if (!chargeId) return undefined;
@@ -209,7 +207,7 @@ export async function paymentAuthorized(orderId: number, event: IntentEvent, ser
   const state = currentPaymentState(order);
   if (state.paid || isPaid(order)) return unchanged('already_paid');
   // An order that can no longer be paid holds no money: released at once.
-  if (NOT_HOLDING.has(order.status)) {
+  if (CLOSED_STATUSES.has(order.status)) {
     const released = { ...fact, released: true };
     if (applyFact(state, released).outcome !== 'applied') return unchanged(DUPLICATE_EVENT);
     await releaseAuthorization(order, intent.intentId, services, `authorized after the order was ${order.status}`);
