@@ -8,7 +8,8 @@ import { parseOrderId } from '@/lib/order-id';
 
 const UNKNOWN_PAYMENT_ERROR = 'Unknown error';
 const MAX_ERROR_MESSAGE = 500;
-const MAX_TYPE = 50;
+/** A short lower-case word: all of a Stripe type or label that reaches a note or a log. */
+const WORD = /^[a-z0-9_]{1,50}$/;
 
 export interface CardEventEnvelope {
   id: string;
@@ -50,7 +51,7 @@ const reference = z.union([id, z.looseObject({ id })]);
 const expandable = reference.nullish();
 // A word Stripe adds later still reads (as `other`) rather than making the event unreadable, and nothing
 // but a short lower-case word reaches a note.
-const label = z.string().max(255).transform((v) => (/^[a-z0-9_]{1,50}$/.test(v) ? v : 'other'));
+const label = z.string().max(255).transform((v) => (WORD.test(v) ? v : 'other'));
 
 export function readCardEvent(parsed: unknown): CardEventEnvelope {
   const result = eventSchema.safeParse(parsed);
@@ -86,7 +87,7 @@ function typeField(value: unknown, path: readonly string[]): string | undefined 
     if (current === null || typeof current !== 'object') return undefined;
     current = (current as Record<string, unknown>)[key];
   }
-  return typeof current === 'string' && /^[a-z0-9_]{1,50}$/.test(current) ? current.slice(0, MAX_TYPE) : undefined;
+  return typeof current === 'string' && WORD.test(current) ? current : undefined;
 }
 
 function intentLinkOf(value: z.infer<typeof expandable>): IntentLink {

@@ -8,7 +8,7 @@ import { META } from '@/lib/orders/meta-keys';
 import { shopNotes } from '@/lib/orders/notes';
 import { currentPaymentState } from '@/lib/orders/order-payment';
 import { isPaid } from '@/lib/orders/payable';
-import { isUnsettled, MONEY_RETURNED_STATUSES, movesStoreAmount, providerRefundIdOf, refundLink } from '@/lib/orders/refund-link';
+import { isUnsettled, MONEY_RETURNED_STATUSES, refundLink } from '@/lib/orders/refund-link';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import type { Services } from '@/lib/services';
 import { applyTransition, changed, isOtherPayment, OTHER_PAYMENT, statusSentence, unchanged } from '@/lib/webhooks/card/transition';
@@ -98,21 +98,13 @@ export async function refundUpdated(orderId: number, event: CardEventOf<'refund'
   const { refund } = event;
   if (!UNDONE_STATUSES.has(refund.status)) return unchanged('refund_not_recorded');
   const store = services.store();
-  const recorded = await store.listRefunds(orderId);
-  const match =
-    recorded.find((r) => providerRefundIdOf(r) === refund.refundId) ??
-    recorded.find(
-      (r) =>
-        r.id === refund.storeRefundId &&
-        providerRefundIdOf(r) === undefined &&
-        movesStoreAmount(refund.amount, toMinorUnits(r.amount, refund.currency), refund.currency),
-    );
-  if (!match) return unchanged('refund_not_recorded');
-  if (isUnsettled(match)) {
+  const link = refundLink(refund, await store.listRefunds(orderId), refund.currency);
+  if (link.kind === 'orphaned' || link.kind === 'unrecorded') return unchanged('refund_not_recorded');
+  if (link.kind === 'in_flight') {
     throw new CardEventTooEarlyError('Webhook Error: the refund from the WooCommerce admin is still under way; it is removed once it is settled');
   }
   await addShopNoteOnce(store, orderId, shopNotes.refundRemoved(refund.refundId, refund.status));
-  await store.deleteRefund(orderId, match.id);
+  await store.deleteRefund(orderId, link.by.id);
   return changed('refund_removed');
 }
 
