@@ -9,7 +9,11 @@ import type { Services } from '@/lib/services';
 import { checkoutIntentId } from '@/lib/orders/order-payment';
 import type { StoreOrderRequest } from '@/lib/store-callbacks/schemas';
 
-export async function captureFromStore(input: StoreOrderRequest, services: Services, context: RequestContext): Promise<{ captured: string }> {
+export async function captureFromStore(
+  input: StoreOrderRequest,
+  services: Services,
+  context: RequestContext,
+): Promise<{ captured: string }> {
   const orderId = input.order_id;
   context.orderId = orderId;
   return services.orderLocks.withOrderLock(orderId, async () => {
