@@ -265,7 +265,7 @@ export type CardEventOf<K extends CardEventKind> = Extract<CardEvent, { kind: K 
 /** The object is what the type names (Stripe's `<object>.<action>`). Never throws: a malformed object is `unreadable`. */
 export function toCardEvent(envelope: CardEventEnvelope): CardEvent {
   const base = { id: envelope.id, type: envelope.type, created: envelope.created };
-  const named = envelope.type.slice(0, envelope.type.lastIndexOf('.'));
+  const named = /^(.+)\.[^.]+$/.exec(envelope.type)?.[1] ?? '';
   if (!Object.hasOwn(OBJECTS, named)) return { ...base, kind: 'other' };
   const object = OBJECTS[named as keyof typeof OBJECTS];
   const result = object.schema.safeParse(envelope.object);
