@@ -10,17 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Stripe from 'stripe';
-import { CHARGE_EVENTS, DISPUTE_EVENTS, FRAUD_WARNING_EVENTS, PAYMENT_INTENT_EVENTS, REFUND_EVENTS, REVIEW_EVENTS } from '../lib/card/events';
+import { CARD_EVENT_TYPES } from '../lib/webhooks/card/handle-event';
 import { readDemoState } from '../stand-ins/demo/world';
 
-export const HANDLED_EVENT_TYPES: readonly string[] = [
-  ...PAYMENT_INTENT_EVENTS,
-  ...CHARGE_EVENTS,
-  ...REFUND_EVENTS,
-  ...DISPUTE_EVENTS,
-  ...REVIEW_EVENTS,
-  ...FRAUD_WARNING_EVENTS,
-];
+export const HANDLED_EVENT_TYPES: readonly string[] = CARD_EVENT_TYPES;
 
 export interface TestEventOptions {
   type: string;

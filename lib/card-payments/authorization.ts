@@ -1,17 +1,62 @@
-// Capturing or releasing an order's card authorization, for the admin, the shipment and the cron alike (docs/decisions.md#d36).
+// Moving an order's money at Stripe, for the admin, the shipment and the cron alike: the order's own intent, capturing or
+// releasing its authorization (docs/decisions.md#d36), Stripe's refusals in words.
 import type { PaymentIntentSummary } from '@/lib/card/stripe';
-import { CardProviderError, StoreCallbackRefusedError } from '@/lib/errors';
+import { CardProviderError, StoreCallbackRefusedError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { formatMinorUnits } from '@/lib/money';
 import { normalizeOrder } from '@/lib/orders/normalize';
-import { currentPaymentState, paymentStateReadable } from '@/lib/orders/order-payment';
+import { checkoutIntentId, currentPaymentState, paymentStateReadable } from '@/lib/orders/order-payment';
 import { holdsOf } from '@/lib/orders/payment-state';
 import type { Services } from '@/lib/services';
-import { ORDER_STATUS } from '@/lib/order-statuses';
-import { checkoutIntentId } from '@/lib/orders/intent-ids';
-import { orderIntent, PLAIN_WORDS, refusedInPlainWords } from '@/lib/card-payments/intent';
+import { CLOSED_STATUSES } from '@/lib/order-statuses';
 import type { StoreOrder } from '@/lib/store/types';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
+
+/** The order the store's call names (docs/decisions.md#d22), refused in words when the store does not have it. */
+export async function orderForCallback(orderId: number, services: Services): Promise<StoreOrder> {
+  try {
+    return await services.store().getOrder(orderId);
+  } catch (error) {
+    if (error instanceof StoreError && error.failure === 'not_found') throw new StoreCallbackRefusedError(`Order #${orderId} was not found in the store.`);
+    throw error;
+  }
+}
+
+/** Only this order's intent (docs/decisions.md#d13); a refusal otherwise. */
+export async function orderIntent(order: StoreOrder, intentId: string, services: Services): Promise<PaymentIntentSummary> {
+  const intent = await (await services.card()).retrievePaymentIntent(intentId);
+  if (!intent || intent.orderId !== String(order.id) || intent.currency !== order.currency.toLowerCase()) {
+    throw new StoreCallbackRefusedError(`The card payment of order #${order.id} was not found at Stripe.`);
+  }
+  return intent;
+}
+
+/** Stripe answered and said no (as opposed to not answering, which is retried and answered 502). */
+function isRefusal(error: unknown): error is CardProviderError {
+  return error instanceof CardProviderError && error.status !== undefined && [400, 402, 404].includes(error.status);
+}
+
+const PLAIN_WORDS: Record<string, string> = {
+  charge_already_refunded: 'Stripe has already refunded this payment in full.',
+  amount_too_large: 'The amount is more than what remains of this payment at Stripe.',
+  amount_too_small: 'The amount is below the smallest amount Stripe can move in this currency.',
+  charge_disputed:
+    'The customer disputed this payment with their bank (a chargeback), so Stripe will not refund it: respond to the dispute in the Stripe Dashboard instead.',
+  charge_not_refundable: 'Stripe cannot refund this payment.',
+  charge_expired_for_capture: 'The authorization has expired (card authorizations last 7 days): the payment can no longer be captured.',
+  charge_already_captured: 'The payment was already captured.',
+  payment_intent_unexpected_state: 'The payment is no longer in a state that allows this at Stripe.',
+};
+
+export async function refusedInPlainWords<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!isRefusal(error)) throw error;
+    const words = (error.code && PLAIN_WORDS[error.code]) ?? `Stripe refused the ${what} (${error.code ?? error.type}).`;
+    throw new StoreCallbackRefusedError(words, { code: error.code ?? error.type });
+  }
+}
 
 const NOT_AUTHORIZED = 'The customer has not authorized a card payment for this order (yet).';
 
@@ -27,14 +72,12 @@ function amountToCapture(intent: PaymentIntentSummary, orderTotal: number, curre
   return orderTotal < intent.amountCapturable ? orderTotal : undefined;
 }
 
-export interface CapturedAuthorization {
+interface CapturedAuthorization {
   outcome: 'captured' | 'already_captured';
   amount: number;
   intentId: string;
   authorized: number;
 }
-
-const NOT_CAPTURABLE_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.cancelled, ORDER_STATUS.refunded, ORDER_STATUS.failed]);
 
 /** Read from Stripe when the money would move: an event or the order's meta may be behind. */
 async function checkChargeAtStripe(intent: PaymentIntentSummary, services: Services, nowSeconds: number): Promise<void> {
@@ -59,7 +102,7 @@ export async function captureOrderAuthorization(
   now: () => number = Date.now,
 ): Promise<CapturedAuthorization> {
   const orderId = order.id;
-  if (NOT_CAPTURABLE_STATUSES.has(order.status)) {
+  if (CLOSED_STATUSES.has(order.status)) {
     throw new StoreCallbackRefusedError(`The order is ${order.status}: its payment is not captured.`, { code: `order_${order.status}` });
   }
   if (!paymentStateReadable(order)) {
@@ -96,7 +139,7 @@ export async function captureOrderAuthorization(
 /** An authorization, or an attempt that could still become one. */
 const RELEASABLE_STATUSES: ReadonlySet<string> = new Set(['requires_capture', 'requires_payment_method', 'requires_confirmation', 'requires_action']);
 
-export interface ReleasedAuthorization {
+interface ReleasedAuthorization {
   /** `not_releasable`: the intent is processing. */
   outcome: 'released' | 'already_released' | 'captured' | 'not_releasable';
   held: number;
@@ -119,14 +162,12 @@ export async function cancelAtStripe(order: StoreOrder, intentId: string, servic
   return { outcome: 'released', held: intent.amountCapturable };
 }
 
-/** Only when the service releases on its own: a release asked from the admin is noted by the plugin. */
-export const releasedNote = (intentId: string, why: string) =>
-  `The card payment ${intentId} was released at Stripe (${why}): the order is cancelled, so the customer is not charged.`;
-
 export async function releaseAuthorization(order: StoreOrder, intentId: string, services: Services, why: string): Promise<ReleasedAuthorization> {
   const released = await cancelAtStripe(order, intentId, services, 'release');
+  // Noted only when the service releases on its own: a release asked from the admin is noted by the plugin.
   if (released.outcome === 'released' || released.outcome === 'already_released') {
-    await addShopNoteOnce(services.store(), order.id, releasedNote(intentId, why));
+    const note = `The card payment ${intentId} was released at Stripe (${why}): the order is cancelled, so the customer is not charged.`;
+    await addShopNoteOnce(services.store(), order.id, note);
   }
   log[released.outcome === 'captured' ? 'error' : 'info']('authorization.released', { orderId: order.id, intentId, outcome: released.outcome, held: released.held, why });
   return released;

@@ -2,6 +2,7 @@
 import type { CustomerMessageSetting } from '@/lib/config';
 import { keptCustomerNote, type OrderChange } from '@/lib/orders/mutation';
 import { customerNoteKeptNote } from '@/lib/orders/notes';
+import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import type { Store, StoreOrder } from '@/lib/store/types';
 
 /** Sent before the order update, so a retry after a lost answer finds the message rather than loses it. */
@@ -20,9 +21,7 @@ export async function sendCustomerMessage(store: Store, order: StoreOrder, chang
 async function showKeptCustomerNote(store: Store, order: StoreOrder, replacement: string): Promise<void> {
   const kept = Object.values(keptCustomerNote(order, replacement))[0];
   if (kept === undefined) return;
-  // Found by its text on a retry (as lib/orders/shop-note.ts does), so it is written once.
-  const note = customerNoteKeptNote(kept);
-  if (!(await store.listOrderNotes(order.id)).some((existing) => existing.trim() === note.trim())) await store.addPrivateNote(order.id, note);
+  await addShopNoteOnce(store, order.id, customerNoteKeptNote(kept));
 }
 
 /** Unless already the newest note: a retry is not emailed twice, a message that comes back after another is. */

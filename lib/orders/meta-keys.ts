@@ -40,5 +40,4 @@ export const META = {
   shipmentPackages: '_shipment_packages',
   shipmentTrackingItems: '_wc_shipment_tracking_items',
   customerNoteAtCheckout: '_customer_note_at_checkout',
-  paymentState: '_cardprovider_payment',
 } as const;

@@ -4,29 +4,14 @@ import { chargeableAmount, toMinorUnits } from '@/lib/money';
 import type { StoreOrder } from '@/lib/store/types';
 import { META } from '@/lib/orders/meta-keys';
 
-export interface NormalizedOrder {
-  id: number;
-  status: string;
-  subtotal_cents: number;
-  /** Σ fee_lines[].total (may be negative). */
-  fees_cents: number;
-  tax_cents: number;
-  shipping_cost_cents: number;
-  total_cents: number;
-  /** What the card provider is asked to charge (total_cents, rounded to 10 for three-decimal currencies). */
-  charge_cents: number;
-  currency: string;
-  email: string | undefined;
-  customer_id: number;
-  payment_intent_id: string | undefined;
-}
+export type NormalizedOrder = ReturnType<typeof normalizeOrder>;
 
 export function metaValue(order: StoreOrder, key: string): string | undefined {
   const entry = order.meta_data.find((m) => m.key === key);
   return typeof entry?.value === 'string' && entry.value !== '' ? entry.value : undefined;
 }
 
-export function normalizeOrder(order: StoreOrder): NormalizedOrder {
+export function normalizeOrder(order: StoreOrder) {
   const currency = order.currency.toUpperCase();
   const minor = (amount: string) => toMinorUnits(amount, currency);
   const sum = (lines: { total: string }[]) => lines.reduce((acc, line) => acc + minor(line.total), 0);
@@ -47,10 +32,12 @@ export function normalizeOrder(order: StoreOrder): NormalizedOrder {
     id: order.id,
     status: order.status,
     subtotal_cents: subtotal,
+    /** Σ fee_lines[].total (may be negative). */
     fees_cents: fees,
     tax_cents: tax,
     shipping_cost_cents: shipping,
     total_cents: total,
+    /** What the card provider is asked to charge (total_cents, rounded to 10 for three-decimal currencies). */
     charge_cents: chargeableAmount(total, currency),
     currency,
     email,

@@ -1,4 +1,5 @@
 /** Customer notes the service writes on orders, in one place so their wording is tested once. */
+import { HOLD_STATUSES } from '@/lib/order-statuses';
 
 const MANUAL_PAYMENT_AWAITED_START = 'Your order has been submitted and is awaiting manual payment';
 const PAYMENT_FAILED_START = 'Your payment could not be completed:';
@@ -70,7 +71,6 @@ export function shippedNote(details: ShipmentDetails): string {
   return parts.length === 0 ? SHIPPED_START : `${SHIPPED_START} ${parts.join(' | ')}`;
 }
 
-const HOLD_NOTE_STATUSES: ReadonlySet<string> = new Set(['on-hold', 'authorized']);
 const HOLD_NAMES: Record<string, string> = { review: 'a Radar review', dispute: 'a dispute', capture: 'the card authorization', mismatch: 'the amount mismatch', delayed: 'the payment on its way' };
 export const holdName = (hold: string) => HOLD_NAMES[hold] ?? hold;
 
@@ -95,8 +95,8 @@ export const shopNotes = {
     `Stripe Radar review ${reviewId} opened (reason: ${reason}). ${statusSentence} Approve or refund the payment in the Stripe dashboard before shipping.`,
   reviewApproved: (reviewId: string, statusSentence: string) => `Stripe Radar review ${reviewId} approved. ${statusSentence}`,
   statusSentence: (before: string, after: string, stillHeldBy: string[]) => {
-    if (after !== before) return HOLD_NOTE_STATUSES.has(after) ? `The order was put on hold (it was ${before}).` : `The order is back to ${after}.`;
-    if (stillHeldBy.length > 0 && HOLD_NOTE_STATUSES.has(after)) return `The order stays on hold: ${stillHeldBy.join(' and ')} still ${stillHeldBy.length > 1 ? 'hold' : 'holds'} it.`;
+    if (after !== before) return HOLD_STATUSES.has(after) ? `The order was put on hold (it was ${before}).` : `The order is back to ${after}.`;
+    if (stillHeldBy.length > 0 && HOLD_STATUSES.has(after)) return `The order stays on hold: ${stillHeldBy.join(' and ')} still ${stillHeldBy.length > 1 ? 'hold' : 'holds'} it.`;
     return `The order stays ${after}.`;
   },
   reviewClosed: (reviewId: string, reason: string, statusSentence: string) =>

@@ -8,7 +8,37 @@ import { holdsOf, observeShop, parsePaymentState, PAYMENT_STATE_META, rebuildPay
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { StoreOrder } from '@/lib/store/types';
 
-export function paymentStateOf(order: StoreOrder): PaymentState {
+/** The intents webhooks recorded as paying the order (appended, so the last is the newest). */
+function paidIntentIds(order: StoreOrder): string[] {
+  return order.meta_data
+    .filter((m) => m.key === META.providerPaymentIntentId && typeof m.value === 'string' && m.value !== '')
+    .map((m) => m.value as string);
+}
+
+export function paidIntentId(order: StoreOrder): string | undefined {
+  return paidIntentIds(order).at(-1);
+}
+
+export function checkoutIntentId(order: StoreOrder): string | undefined {
+  const entry = order.meta_data.find((m) => m.key === META.paymentIntentId && typeof m.value === 'string' && m.value !== '');
+  return entry?.value as string | undefined;
+}
+
+/**
+ * A payment that is not the one on record (docs/integrations/stripe.md#a-second-payment-for-a-paid-order): `_payment_intent_id`
+ * is no proof of payment, as checkout hands it out before anyone pays. Every recorded intent counts, and the `transaction_id` charge.
+ */
+export function duplicatePaymentOf(
+  order: StoreOrder,
+  payment: { intentId: string; chargeId: string },
+): { paidIntentId: string | undefined } | undefined {
+  const recorded = paidIntentIds(order);
+  if (recorded.includes(payment.intentId)) return undefined;
+  if (payment.chargeId !== '' && order.transaction_id === payment.chargeId) return undefined;
+  return { paidIntentId: recorded.at(-1) };
+}
+
+function paymentStateOf(order: StoreOrder): PaymentState {
   const stored = parsePaymentState(order.meta_data.find((m) => m.key === PAYMENT_STATE_META)?.value);
   if (stored !== undefined && stored !== 'unreadable') return stored;
   if (stored === 'unreadable') {
@@ -18,7 +48,7 @@ export function paymentStateOf(order: StoreOrder): PaymentState {
   return rebuildPaymentState({
     status: order.status,
     checkoutIntentId: metaValue(order, META.paymentIntentId),
-    paidIntentId: order.meta_data.filter((m) => m.key === META.providerPaymentIntentId && typeof m.value === 'string' && m.value).at(-1)?.value as string | undefined,
+    paidIntentId: paidIntentId(order),
     paidChargeId: metaValue(order, META.providerChargeId),
     authorizedAt: metaValue(order, META.paymentAuthorizedAt),
     processingAt: metaValue(order, META.paymentProcessingAt),

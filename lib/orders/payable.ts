@@ -1,9 +1,7 @@
 /** Paid and payable (docs/decisions.md#d8). */
 import type { NotPayableReason } from '@/lib/errors';
-import { ORDER_STATUS } from '@/lib/order-statuses';
+import { ORDER_STATUS, PAID_STATUSES } from '@/lib/order-statuses';
 import type { StoreOrder } from '@/lib/store/types';
-
-const PAID_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.processing, ORDER_STATUS.completed, ORDER_STATUS.shipped, ORDER_STATUS.awaitingShipment]);
 
 export function isPaid(order: Pick<StoreOrder, 'status' | 'date_paid'>): boolean {
   return Boolean(order.date_paid) || PAID_STATUSES.has(order.status);

@@ -1,6 +1,6 @@
 /** The payment life as one pure model: facts, the holds they put on the order, its status (docs/contract.md#payment-life). */
 import { z } from 'zod';
-import { ORDER_STATUS } from '@/lib/order-statuses';
+import { HOLD_STATUSES, ORDER_STATUS, PAID_STATUSES } from '@/lib/order-statuses';
 
 export const PAYMENT_STATE_META = '_cardprovider_payment';
 
@@ -8,25 +8,9 @@ export const CLOSED_DISPUTE_STATUSES: ReadonlySet<string> = new Set(['won', 'los
 
 export type Hold = 'review' | 'dispute' | 'capture' | 'mismatch' | 'delayed';
 
-export interface AttemptFact {
-  kind: 'failed' | 'processing' | 'authorized' | 'succeeded' | 'canceled';
-  at: number;
-  intentId: string;
-  /** What makes a same-second redelivery known. */
-  ids: string[];
-  wholeSecond?: true;
-}
-
-export interface PaymentState {
-  attempt?: AttemptFact;
-  authorization?: { intentId: string; chargeId: string; captureBefore?: number; released?: boolean; lapsed?: boolean };
-  paid?: { intentId: string; chargeId: string };
-  mismatch?: { intentId: string; chargeId: string; released?: boolean };
-  reviews: Record<string, { intentId: string; open: boolean; closedReason?: string; released?: boolean }>;
-  disputes: Record<string, { intentId: string; chargeId: string; status: string }>;
-  resume?: string;
-  canceledIntents?: string[];
-}
+/** The facts as stored on the order; `attempt.ids` is what makes a same-second redelivery known. */
+export type PaymentState = z.output<typeof stateSchema>;
+type AttemptFact = NonNullable<PaymentState['attempt']>;
 
 export type PaymentFact =
   | { kind: 'failed' | 'processing'; at: number; intentId: string; chargeId: string; eventId?: string }
@@ -155,9 +139,7 @@ export function applyFact(current: PaymentState, fact: PaymentFact): { state: Pa
   }
 }
 
-const HOLD_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.onHold, ORDER_STATUS.authorized]);
-const PAID_PROGRESS: ReadonlySet<string> = new Set([ORDER_STATUS.processing, ORDER_STATUS.completed, ORDER_STATUS.shipped, ORDER_STATUS.awaitingShipment]);
-const HOLDABLE: ReadonlySet<string> = new Set([ORDER_STATUS.pending, ...HOLD_STATUSES, ...PAID_PROGRESS]);
+const HOLDABLE: ReadonlySet<string> = new Set([ORDER_STATUS.pending, ...HOLD_STATUSES, ...PAID_STATUSES]);
 
 export interface StatusSettings {
   authorizedStatus: boolean;
@@ -189,7 +171,7 @@ export function observeShop(state: PaymentState, currentStatus: string): Payment
 }
 
 function settledStatus(state: PaymentState): string {
-  if (state.resume !== undefined && PAID_PROGRESS.has(state.resume)) return state.resume;
+  if (state.resume !== undefined && PAID_STATUSES.has(state.resume)) return state.resume;
   if (state.paid) return ORDER_STATUS.processing;
   // The newest attempt is an authorization that ended uncaptured (lapsed, or cancelled at Stripe): unpaid, and no longer payable with it.
   const ended = state.attempt?.kind === 'canceled' && state.authorization?.intentId === state.attempt.intentId;
@@ -223,7 +205,7 @@ export function nextStatus(
   if (heldNow) return change(settledStatus(after));
   // An authorization that ended before the order was ever held (its end delivered first): as if in order.
   if (currentStatus === ORDER_STATUS.pending && settledStatus(after) === ORDER_STATUS.failed) return change(ORDER_STATUS.failed);
-  if (!before.paid && after.paid && !PAID_PROGRESS.has(currentStatus)) return change(ORDER_STATUS.processing);
+  if (!before.paid && after.paid && !PAID_STATUSES.has(currentStatus)) return change(ORDER_STATUS.processing);
   return { status: undefined, state };
 }
 
@@ -259,7 +241,7 @@ export function parsePaymentState(raw: unknown): PaymentState | undefined | 'unr
     return 'unreadable';
   }
   const result = stateSchema.safeParse(parsed);
-  return result.success ? (result.data as PaymentState) : 'unreadable';
+  return result.success ? result.data : 'unreadable';
 }
 
 export function serializePaymentState(state: PaymentState): string {

@@ -4,10 +4,13 @@ import { chargeableAmount, toMinorUnits } from '@/lib/money';
 import { META } from '@/lib/orders/meta-keys';
 import type { StoreRefund } from '@/lib/store/types';
 
+/** A refund whose money is back with the customer, or on its way: one Stripe refund status list for the webhook and the store's calls. */
+export const MONEY_RETURNED_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'pending', 'requires_action']);
+
 /** The plugin waits 2 × 20 s and WooCommerce drops its refund right after: ten minutes is ample. */
 export const UNSETTLED_STORE_REFUND_MS = 10 * 60_000;
 
-export function providerRefundIdOf(refund: StoreRefund): string | undefined {
+function providerRefundIdOf(refund: StoreRefund): string | undefined {
   const entry = refund.meta_data.find((m) => m.key === META.providerRefundId && typeof m.value === 'string');
   return entry?.value as string | undefined;
 }
@@ -20,7 +23,7 @@ export function isUnsettled(refund: StoreRefund, now = Date.now()): boolean {
 }
 
 /** Three-decimal currencies move in steps of 10 (docs/contract.md#three-decimal-refunds). */
-export function movesStoreAmount(stripeAmount: number, storeAmount: number, currency: string): boolean {
+function movesStoreAmount(stripeAmount: number, storeAmount: number, currency: string): boolean {
   return stripeAmount === storeAmount || stripeAmount === chargeableAmount(storeAmount, currency);
 }
 

@@ -1,24 +1,19 @@
 // Capturing or releasing an order's card authorization from the admin (docs/decisions.md#d36,
 // docs/contract.md#the-stores-calls-apistore); `payment_intent.succeeded` then records a capture as any payment.
-import { cancelAtStripe, captureOrderAuthorization } from '@/lib/card-payments/authorization';
+import { cancelAtStripe, captureOrderAuthorization, orderForCallback } from '@/lib/card-payments/authorization';
 import { StoreCallbackRefusedError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
 import { formatMinorUnits } from '@/lib/money';
 import { normalizeOrder } from '@/lib/orders/normalize';
 import type { Services } from '@/lib/services';
-import { checkoutIntentId } from '@/lib/orders/intent-ids';
-import { orderForCallback } from '@/lib/store-callbacks/card-payment';
+import { checkoutIntentId } from '@/lib/orders/order-payment';
 import type { StoreOrderRequest } from '@/lib/store-callbacks/schemas';
 
-export interface CaptureAnswer {
-  captured: string;
-}
-
-export interface CancelAuthorizationAnswer {
-  canceled: boolean;
-}
-
-export async function captureFromStore(input: StoreOrderRequest, services: Services, context: RequestContext): Promise<CaptureAnswer> {
+export async function captureFromStore(
+  input: StoreOrderRequest,
+  services: Services,
+  context: RequestContext,
+): Promise<{ captured: string }> {
   const orderId = input.order_id;
   context.orderId = orderId;
   return services.orderLocks.withOrderLock(orderId, async () => {
@@ -37,7 +32,7 @@ export async function cancelAuthorizationFromStore(
   input: StoreOrderRequest,
   services: Services,
   context: RequestContext,
-): Promise<CancelAuthorizationAnswer> {
+): Promise<{ canceled: boolean }> {
   const orderId = input.order_id;
   context.orderId = orderId;
   return services.orderLocks.withOrderLock(orderId, async () => {

@@ -6,21 +6,17 @@ import { log, type RequestContext } from '@/lib/log';
 import { chargeableAmount, formatMinorUnits, toMinorUnits } from '@/lib/money';
 import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
-import { paidIntentId } from '@/lib/orders/intent-ids';
-import { orderIntent, refusedInPlainWords } from '@/lib/card-payments/intent';
-import { orderForCallback } from '@/lib/store-callbacks/card-payment';
+import { paidIntentId } from '@/lib/orders/order-payment';
+import { orderForCallback, orderIntent, refusedInPlainWords } from '@/lib/card-payments/authorization';
 import type { StoreRefundRequest } from '@/lib/store-callbacks/schemas';
 import { requestTimeLeftMs, withRequestDeadline } from '@/lib/upstream/budget';
-import { refundLink } from '@/lib/orders/refund-link';
+import { MONEY_RETURNED_STATUSES, refundLink } from '@/lib/orders/refund-link';
 
 export interface StoreRefundAnswer {
   refund_id: string;
   /** Decimal string in the order's currency: what Stripe moved. */
   amount: string;
 }
-
-/** The money is back with the customer, or on its way. */
-const MONEY_RETURNED: ReadonlySet<string> = new Set(['succeeded', 'pending', 'requires_action']);
 
 export const ADOPTION_WINDOW_S = 24 * 60 * 60;
 
@@ -42,7 +38,7 @@ function amountIn(currency: string, decimal: string): number {
 }
 
 function answerOf(refund: RefundFacts, currency: string): StoreRefundAnswer {
-  if (!MONEY_RETURNED.has(refund.status)) {
+  if (!MONEY_RETURNED_STATUSES.has(refund.status)) {
     throw new StoreCallbackRefusedError(`Stripe could not complete this refund (${refund.status}).`, { refundId: refund.refundId });
   }
   return { refund_id: refund.refundId, amount: formatMinorUnits(refund.amount, currency) };
@@ -110,7 +106,7 @@ async function refundUnderLock(input: StoreRefundRequest, services: Services, co
   const since = Math.floor(Date.now() / 1000) - ADOPTION_WINDOW_S;
   const orphan = stripeRefunds.find(
     (r) =>
-      MONEY_RETURNED.has(r.status) &&
+      MONEY_RETURNED_STATUSES.has(r.status) &&
       r.amount === moved &&
       (r.created ?? 0) >= since &&
       refundLink(r, storeRefunds, currency).kind === 'orphaned',
@@ -127,7 +123,7 @@ async function refundUnderLock(input: StoreRefundRequest, services: Services, co
     return answerOf(adopted, currency);
   }
 
-  const refundedAtStripe = stripeRefunds.filter((r) => MONEY_RETURNED.has(r.status)).reduce((sum, r) => sum + r.amount, 0);
+  const refundedAtStripe = stripeRefunds.filter((r) => MONEY_RETURNED_STATUSES.has(r.status)).reduce((sum, r) => sum + r.amount, 0);
   const refundedBefore = refundedInStore - amount;
   if (refundedAtStripe > refundedBefore) {
     log.warn('store_callback.refund_unrecorded_at_stripe', { orderId, refundedAtStripe, refundedInStore: refundedBefore, currency });

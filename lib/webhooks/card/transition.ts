@@ -1,9 +1,10 @@
-// A card event as a transition of the payment model (docs/decisions.md#d32): the facts, the status and the effects in one update.
+// A card event as a transition of the payment model (docs/decisions.md#d32): the facts, the status and the effects in one
+// update; and what every card handler shares (its outcome, the check that an event is about another payment).
 import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate, type OrderChange } from '@/lib/orders/mutation';
 import { metaValue } from '@/lib/orders/normalize';
-import { currentPaymentState } from '@/lib/orders/order-payment';
+import { currentPaymentState, duplicatePaymentOf } from '@/lib/orders/order-payment';
 import {
   applyFact,
   nextStatus,
@@ -17,7 +18,6 @@ import {
 } from '@/lib/orders/payment-state';
 import { holdName, shopNotes } from '@/lib/orders/notes';
 import { isPaid } from '@/lib/orders/payable';
-import { concernsOtherPayment } from '@/lib/webhooks/card/duplicate-payment';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import { StoreError } from '@/lib/errors';
@@ -25,14 +25,25 @@ import type { StoreOrder } from '@/lib/store/types';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import { sendCustomerMessage } from '@/lib/orders/customer-message';
 
-export interface Transition {
+/** The handler that decides says whether it wrote the order, so no list elsewhere has to know which names did. */
+export interface CardOutcome {
+  readonly name: string;
+  readonly changedOrder: boolean;
+}
+
+export const changed = (name: string): CardOutcome => ({ name, changedOrder: true });
+export const unchanged = (name: string): CardOutcome => ({ name, changedOrder: false });
+
+export const OTHER_PAYMENT = 'other_payment';
+
+interface Transition {
   outcome: FactOutcome;
   before: PaymentState;
   after: PaymentState;
   status: string | undefined;
 }
 
-export interface TransitionEffects extends Omit<OrderChange, 'status'> {
+interface TransitionEffects extends Omit<OrderChange, 'status'> {
   shopNote?: string | undefined;
 }
 
@@ -73,16 +84,29 @@ export async function applyTransition(
   return { outcome: 'applied', ...transition };
 }
 
-/** Never on an order not paid yet: a payment it does not show yet is still its own. */
+/**
+ * E.g. the refund of a duplicate: it says nothing of the order's own payment, so it is only logged. Never on an order
+ * not paid yet: a payment it does not show yet is still its own.
+ */
 export function isOtherPayment(
   order: StoreOrder,
-  state: PaymentState,
   payment: { intentId: string | undefined; chargeId: string },
   what: 'refund' | 'dispute' | 'review' | 'fraud warning',
+  state = currentPaymentState(order),
 ): boolean {
   if (payment.intentId && paymentsOf(state, metaValue(order, META.paymentIntentId)).has(payment.intentId)) return false;
   if (!isPaid(order) && !state.paid) return false;
-  return concernsOtherPayment(order.id, order, payment, what);
+  const other = duplicatePaymentOf(order, { intentId: payment.intentId ?? '', chargeId: payment.chargeId });
+  if (other === undefined) return false;
+  log.warn('card.other_payment_event', {
+    orderId: order.id,
+    kind: what,
+    intentId: payment.intentId,
+    chargeId: payment.chargeId || undefined,
+    paidIntentId: other.paidIntentId,
+    action: 'nothing recorded on the order: this payment is not the one that paid it',
+  });
+  return true;
 }
 
 export function statusSentence(order: StoreOrder, transition: Omit<Transition, 'outcome'>): string {
