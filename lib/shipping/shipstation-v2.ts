@@ -6,10 +6,9 @@ import { z } from 'zod';
 import { ShipStationError } from '@/lib/errors';
 import type { DeliveryNotice, ShipmentNotice } from '@/lib/shipment-notices';
 import { SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget/rate-budget';
-import { ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
+import { optionalText, ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
 import { checkResourceUrl } from '@/lib/shipping/resource-url';
 import { readBatch, type ShipmentsPage, type ShipmentsResult } from '@/lib/shipping/shipstation';
-import { traceCall } from '@/lib/telemetry';
 
 export type { DeliveryNotice };
 
@@ -18,11 +17,6 @@ export interface ShipStationV2Settings {
   apiBaseUrl: string;
   timeoutMs: number;
 }
-
-const optionalText = z
-  .union([z.string(), z.number()])
-  .nullish()
-  .transform((v) => (v === null || v === undefined ? undefined : String(v).trim().slice(0, 200) || undefined));
 
 // Only the fields the service reads; addresses, costs and label files are dropped unread.
 const labelSchema = z.object({
@@ -76,7 +70,8 @@ export class ShipStationV2Client {
     private readonly settings: ShipStationV2Settings,
     options: ShipStationHttpOptions = {},
   ) {
-    this.http = new ShipStationHttp(settings.timeoutMs, { 'api-key': settings.apiKey }, options, SHIPSTATION_V2_REQUESTS_PER_MINUTE);
+    const headers = { 'api-key': settings.apiKey };
+    this.http = new ShipStationHttp(settings.timeoutMs, headers, settings.apiBaseUrl, options, SHIPSTATION_V2_REQUESTS_PER_MINUTE);
   }
 
   get apiBaseUrl(): string {
@@ -84,7 +79,7 @@ export class ShipStationV2Client {
   }
 
   kindOf(resourceUrl: string): V2ResourceKind | undefined {
-    const url = this.allowed(resourceUrl);
+    const url = this.http.allowed(resourceUrl);
     const path = relativePath(url, this.settings.apiBaseUrl);
     return path === '/v2/labels' ? 'labels' : path === '/v2/fulfillments' ? 'fulfillments' : undefined;
   }
@@ -93,7 +88,7 @@ export class ShipStationV2Client {
   async shipmentsAt(resourceUrl: string): Promise<ShipmentsResult> {
     const kind = this.kindOf(resourceUrl);
     if (kind === undefined) throw new ShipStationError('rejected', undefined);
-    const url = this.allowed(resourceUrl);
+    const url = this.http.allowed(resourceUrl);
     // Lazy: a label's order number is read as its notice is applied (markOrderShipped), so a cut-off batch keeps what it wrote.
     return readBatch(url, (page) => this.listPage(kind, page, undefined, { lazy: true }), this.settings.timeoutMs);
   }
@@ -104,8 +99,8 @@ export class ShipStationV2Client {
     numbers = new Map<string, string | undefined>(),
     options: { lazy?: boolean } = {},
   ): Promise<ShipmentsPage & { malformed: number }> {
-    this.allowed(url.href);
-    const data = await traceCall('shipstation', `get ${kind}`, () => this.http.getJson(url));
+    this.http.allowed(url.href);
+    const data = await this.http.getJson(url, `get ${kind}`);
     const parsed = listSchemas[kind].safeParse(data);
     if (!parsed.success) throw new ShipStationError('bad_response', 200);
     const rows = parsed.data.rows;
@@ -131,8 +126,7 @@ export class ShipStationV2Client {
 
   /** A return label's parcel goes back to the shop and a voided one carries none: neither delivers the order. */
   async labelOrderNumber(labelId: string): Promise<string | undefined | { skipped: 'return_label' | 'voided_label' }> {
-    const url = new URL(`${this.settings.apiBaseUrl.replace(/\/+$/, '')}/v2/labels/${encodeURIComponent(labelId)}`);
-    const label = labelSchema.safeParse(await this.getOrMissing(url, 'get label'));
+    const label = labelSchema.safeParse(await this.getOrMissing(`labels/${encodeURIComponent(labelId)}`, 'get label'));
     if (!label.success || !label.data.shipment_id) return undefined;
     if (label.data.is_return_label === true) return { skipped: 'return_label' };
     if (label.data.voided === true) return { skipped: 'voided_label' };
@@ -162,24 +156,20 @@ export class ShipStationV2Client {
   }
 
   private async shipmentNumber(shipmentId: string): Promise<string | undefined> {
-    const url = new URL(`${this.settings.apiBaseUrl.replace(/\/+$/, '')}/v2/shipments/${encodeURIComponent(shipmentId)}`);
-    const shipment = shipmentSchema.safeParse(await this.getOrMissing(url, 'get shipment'));
+    const answer = await this.getOrMissing(`shipments/${encodeURIComponent(shipmentId)}`, 'get shipment');
+    const shipment = shipmentSchema.safeParse(answer);
     return shipment.success ? shipment.data.shipment_number : undefined;
   }
 
-  private async getOrMissing(url: URL, operation: string): Promise<unknown> {
+  /** `path` under the API's /v2/; a 404 is undefined. */
+  private async getOrMissing(path: string, operation: string): Promise<unknown> {
+    const url = new URL(`${this.settings.apiBaseUrl.replace(/\/+$/, '')}/v2/${path}`);
     try {
-      return await traceCall('shipstation', operation, () => this.http.getJson(url));
+      return await this.http.getJson(url, operation);
     } catch (error) {
       if (error instanceof ShipStationError && error.failure === 'rejected' && error.status === 404) return undefined;
       throw error;
     }
-  }
-
-  private allowed(resourceUrl: string): URL {
-    const check = checkResourceUrl(resourceUrl, this.settings.apiBaseUrl);
-    if (!check.allowed) throw new ShipStationError(check.reason, undefined, check.origin);
-    return check.url;
   }
 }
 

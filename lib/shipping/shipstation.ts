@@ -5,9 +5,7 @@
 import { z } from 'zod';
 import { ShipStationError } from '@/lib/errors';
 import type { ShipmentNotice } from '@/lib/shipment-notices';
-import { ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
-import { checkResourceUrl } from '@/lib/shipping/resource-url';
-import { traceCall } from '@/lib/telemetry';
+import { optionalText, ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
 import { requestTimeLeftMs } from '@/lib/upstream/budget';
 
 export type { ShipmentNotice };
@@ -28,11 +26,6 @@ export interface ShipmentsPage {
   /** Listed but not shipments of an order (V2's return labels): they count as the page's content. */
   skipped?: number;
 }
-
-const optionalText = z
-  .union([z.string(), z.number()])
-  .nullish()
-  .transform((v) => (v === null || v === undefined ? undefined : String(v).trim().slice(0, 200) || undefined));
 
 // Only the fields the service reads; the rest of ShipStation's shipment (addresses, label data) is dropped unread.
 const shipmentSchema = z.object({
@@ -79,8 +72,6 @@ export function parseShipmentsResponse(data: unknown): ShipmentsPage & { malform
 /** Keeps one read's worst case known: the replay cron plans its time with it. */
 export const SHIPMENT_PAGES_PER_READ = 10;
 export const pageWorstCaseMs = (timeoutMs: number) => 2 * timeoutMs;
-
-export type ShipStationClientOptions = ShipStationHttpOptions;
 
 export interface UnreadPages {
   resourceUrl: string;
@@ -145,27 +136,22 @@ export class ShipStationClient {
 
   constructor(
     private readonly settings: ShipStationSettings,
-    options: ShipStationClientOptions = {},
+    options: ShipStationHttpOptions = {},
   ) {
     const authorization = `Basic ${Buffer.from(`${settings.apiKey}:${settings.apiSecret}`).toString('base64')}`;
-    this.http = new ShipStationHttp(settings.timeoutMs, { Authorization: authorization }, options);
+    this.http = new ShipStationHttp(settings.timeoutMs, { Authorization: authorization }, settings.apiBaseUrl, options);
   }
 
   async shipmentsAt(resourceUrl: string): Promise<ShipmentsResult> {
-    const check = checkResourceUrl(resourceUrl, this.settings.apiBaseUrl);
-    if (!check.allowed) throw new ShipStationError(check.reason, undefined, check.origin);
-
-    return readBatch(check.url, (url) => this.readPage(url), this.settings.timeoutMs);
+    return readBatch(this.http.allowed(resourceUrl), (url) => this.readPage(url), this.settings.timeoutMs);
   }
 
   async shipmentsPage(pageUrl: string): Promise<ShipmentsPage & { malformed: number }> {
-    const check = checkResourceUrl(pageUrl, this.settings.apiBaseUrl);
-    if (!check.allowed) throw new ShipStationError(check.reason, undefined, check.origin);
-    return this.readPage(check.url);
+    return this.readPage(this.http.allowed(pageUrl));
   }
 
   private async readPage(url: URL): Promise<ShipmentsPage & { malformed: number }> {
-    return parseShipmentsResponse(await traceCall('shipstation', 'get shipments', () => this.http.getJson(url)));
+    return parseShipmentsResponse(await this.http.getJson(url, 'get shipments'));
   }
 }
 
