@@ -90,7 +90,7 @@ function listsOf(services: Services): ShipmentList[] {
         name: kind === 'labels' ? 'v2_labels' : 'v2_fulfillments',
         cursor: services.shipmentCursorsV2[kind],
         pageUrl: (cursor) => v2PageUrl(config.shippingV2.apiBaseUrl, kind, cursor),
-        readPage: (url) => shipStationV2.listPage(kind, new URL(url), undefined, { lazy: true }),
+        readPage: (url) => shipStationV2.listPage(kind, new URL(url)),
         complete: (notice) => shipStationV2.withOrderNumber(notice),
       });
     }

@@ -8,7 +8,7 @@ import type { DeliveryNotice, ShipmentNotice } from '@/lib/shipment-notices';
 import { SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget/rate-budget';
 import { optionalText, ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
 import { checkResourceUrl } from '@/lib/shipping/resource-url';
-import { readBatch, type ShipmentsPage, type ShipmentsResult } from '@/lib/shipping/shipstation';
+import { collectPage, readBatch, shipmentNotice, type Listed, type ShipmentsPage, type ShipmentsResult } from '@/lib/shipping/shipstation';
 
 export type { DeliveryNotice };
 
@@ -89,39 +89,16 @@ export class ShipStationV2Client {
     const kind = this.kindOf(resourceUrl);
     if (kind === undefined) throw new ShipStationError('rejected', undefined);
     const url = this.http.allowed(resourceUrl);
-    // Lazy: a label's order number is read as its notice is applied (markOrderShipped), so a cut-off batch keeps what it wrote.
-    return readBatch(url, (page) => this.listPage(kind, page, undefined, { lazy: true }), this.settings.timeoutMs);
+    // A label's order number is read as its notice is applied (markOrderShipped), so a cut-off batch keeps what it wrote.
+    return readBatch(url, (page) => this.listPage(kind, page), this.settings.timeoutMs);
   }
 
-  async listPage(
-    kind: V2ResourceKind,
-    url: URL,
-    numbers = new Map<string, string | undefined>(),
-    options: { lazy?: boolean } = {},
-  ): Promise<ShipmentsPage & { malformed: number }> {
+  /** Return labels ship nothing and are left out; a label's order number is left to withOrderNumber (one read a page). */
+  async listPage(kind: V2ResourceKind, url: URL): Promise<ShipmentsPage & { malformed: number }> {
     this.http.allowed(url.href);
-    const data = await this.http.getJson(url, `get ${kind}`);
-    const parsed = listSchemas[kind].safeParse(data);
+    const parsed = listSchemas[kind].safeParse(await this.http.getJson(url, `get ${kind}`));
     if (!parsed.success) throw new ShipStationError('bad_response', 200);
-    const rows = parsed.data.rows;
-    const page: ShipmentsPage & { malformed: number } = {
-      notices: [],
-      voided: 0,
-      malformed: 0,
-      skipped: 0,
-      page: parsed.data.page ?? 1,
-      pages: parsed.data.pages ?? 1,
-    };
-    for (const raw of rows) {
-      const notice = kind === 'labels' ? await this.labelNotice(raw, numbers, options.lazy === true) : fulfillmentNotice(raw);
-      if (notice === 'malformed') page.malformed += 1;
-      else if (notice === 'return') page.skipped = (page.skipped ?? 0) + 1;
-      else {
-        if (notice.voided) page.voided += 1;
-        page.notices.push(notice);
-      }
-    }
-    return page;
+    return collectPage(parsed.data.rows, kind === 'labels' ? labelNotice : fulfillmentNotice, parsed.data);
   }
 
   /** A return label's parcel goes back to the shop and a voided one carries none: neither delivers the order. */
@@ -137,22 +114,6 @@ export class ShipStationV2Client {
     const { orderShipmentId, ...rest } = notice;
     if (notice.orderNumber !== undefined || orderShipmentId === undefined) return rest;
     return { ...rest, orderNumber: await this.shipmentNumber(orderShipmentId) };
-  }
-
-  /** Lazy: the order number is left to withOrderNumber, so a page costs one read whatever its labels. */
-  private async labelNotice(raw: unknown, numbers: Map<string, string | undefined>, lazy: boolean): Promise<ShipmentNotice | 'malformed' | 'return'> {
-    const label = labelSchema.safeParse(raw);
-    if (!label.success) return 'malformed';
-    if (label.data.is_return_label === true) return 'return';
-    const shipmentId = label.data.shipment_id;
-    let orderNumber: string | undefined;
-    if (lazy) {
-      if (shipmentId !== undefined) return { ...labelFields(label.data), orderNumber, orderShipmentId: shipmentId };
-    } else if (shipmentId !== undefined) {
-      if (!numbers.has(shipmentId)) numbers.set(shipmentId, await this.shipmentNumber(shipmentId));
-      orderNumber = numbers.get(shipmentId);
-    }
-    return { ...labelFields(label.data), orderNumber };
   }
 
   private async shipmentNumber(shipmentId: string): Promise<string | undefined> {
@@ -173,28 +134,23 @@ export class ShipStationV2Client {
   }
 }
 
-function labelFields(label: z.infer<typeof labelSchema>): Omit<ShipmentNotice, 'orderNumber'> {
-  return {
-    trackingNumber: label.tracking_number,
-    carrier: label.carrier_code,
-    shipDate: label.ship_date,
-    ...(label.label_id !== undefined ? { shipmentId: label.label_id } : {}),
-    ...(label.voided === true ? { voided: true } : {}),
-  };
+function labelNotice(raw: unknown): Listed {
+  const label = labelSchema.safeParse(raw);
+  if (!label.success) return 'malformed';
+  const { label_id, shipment_id, tracking_number, carrier_code, ship_date, voided, is_return_label } = label.data;
+  if (is_return_label === true) return 'return';
+  const fields = { trackingNumber: tracking_number, carrier: carrier_code, shipDate: ship_date, shipmentId: label_id, voided };
+  const notice = shipmentNotice({ orderNumber: undefined, ...fields });
+  return shipment_id === undefined ? notice : { ...notice, orderShipmentId: shipment_id };
 }
 
-function fulfillmentNotice(raw: unknown): ShipmentNotice | 'malformed' {
+function fulfillmentNotice(raw: unknown): Listed {
   const fulfillment = fulfillmentSchema.safeParse(raw);
   if (!fulfillment.success) return 'malformed';
   const f = fulfillment.data;
-  return {
-    orderNumber: f.shipment_number,
-    trackingNumber: f.tracking_number,
-    carrier: f.fulfillment_carrier_friendly_name,
-    shipDate: f.ship_date,
-    ...(f.fulfillment_id !== undefined ? { shipmentId: f.fulfillment_id } : {}),
-    ...(f.voided === true ? { voided: true } : {}),
-  };
+  const carrier = f.fulfillment_carrier_friendly_name;
+  const fields = { trackingNumber: f.tracking_number, carrier, shipDate: f.ship_date, shipmentId: f.fulfillment_id, voided: f.voided };
+  return shipmentNotice({ orderNumber: f.shipment_number, ...fields });
 }
 
 export function shipStationV2Settings(config: {

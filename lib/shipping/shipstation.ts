@@ -43,30 +43,43 @@ const shipmentsResponseSchema = z.object({
   pages: z.number().int().nullish(),
 });
 
-/** A shipment of an unexpected shape is skipped, not fatal. */
+/** A listed row as a notice; 'return' for a row that ships nothing to the customer (V2's return labels). */
+export type Listed = ShipmentNotice | 'malformed' | 'return';
+
+/** A notice without an empty shipment id or a voided flag that is not `true`. */
+export function shipmentNotice(fields: Omit<ShipmentNotice, 'voided'> & { voided?: boolean | null | undefined }): ShipmentNotice {
+  const { shipmentId, voided, ...notice } = fields;
+  return { ...notice, ...(shipmentId !== undefined ? { shipmentId } : {}), ...(voided === true ? { voided: true } : {}) };
+}
+
+/** A row of an unexpected shape is counted, not fatal; voided ones are kept, marked, so the order can note them. */
+export function collectPage(
+  rows: unknown[],
+  noticeOf: (raw: unknown) => Listed,
+  paging: { page?: number | null | undefined; pages?: number | null | undefined },
+): ShipmentsPage & { malformed: number } {
+  const page = { notices: [] as ShipmentNotice[], voided: 0, malformed: 0, skipped: 0, page: paging.page ?? 1, pages: paging.pages ?? 1 };
+  for (const raw of rows) {
+    const notice = noticeOf(raw);
+    if (notice === 'malformed') page.malformed += 1;
+    else if (notice === 'return') page.skipped += 1;
+    else {
+      if (notice.voided) page.voided += 1;
+      page.notices.push(notice);
+    }
+  }
+  return page;
+}
+
 export function parseShipmentsResponse(data: unknown): ShipmentsPage & { malformed: number } {
   const parsed = shipmentsResponseSchema.safeParse(data);
   if (!parsed.success) throw new ShipStationError('bad_response', 200);
-  const notices: ShipmentNotice[] = [];
-  let voided = 0;
-  let malformed = 0;
-  for (const raw of parsed.data.shipments) {
+  return collectPage(parsed.data.shipments, (raw) => {
     const shipment = shipmentSchema.safeParse(raw);
-    if (!shipment.success) {
-      malformed += 1;
-      continue;
-    }
-    if (shipment.data.voided === true) voided += 1;
-    notices.push({
-      orderNumber: shipment.data.orderNumber,
-      trackingNumber: shipment.data.trackingNumber,
-      carrier: shipment.data.carrierCode,
-      shipDate: shipment.data.shipDate,
-      ...(shipment.data.shipmentId !== undefined ? { shipmentId: shipment.data.shipmentId } : {}),
-      ...(shipment.data.voided === true ? { voided: true } : {}),
-    });
-  }
-  return { notices, voided, malformed, page: parsed.data.page ?? 1, pages: parsed.data.pages ?? 1 };
+    if (!shipment.success) return 'malformed';
+    const { orderNumber, trackingNumber, carrierCode, shipDate, shipmentId, voided } = shipment.data;
+    return shipmentNotice({ orderNumber, trackingNumber, carrier: carrierCode, shipDate, shipmentId, voided });
+  }, parsed.data);
 }
 
 /** Keeps one read's worst case known: the replay cron plans its time with it. */
