@@ -12,6 +12,7 @@ import {
   storeOrderSchema,
   storeRefundSchema,
   storeShippingQuoteSchema,
+  shipmentPackageMergedSchema,
   type OrderUpdate,
   type ShippingDestination,
   type StoreShippingQuote,
@@ -238,17 +239,8 @@ export class WooCommerceStore implements Store {
   }
 
   mergeShipmentPackage(orderId: number, merge: ShipmentPackageMerge): Promise<ShipmentPackageMerged> {
-    return this.call(
-      'merge shipment package',
-      'write',
-      () => this.bridge.post(`orders/${orderId}/shipment-packages`, merge),
-      (data) => {
-        const answer = data as { added?: unknown; shipped?: unknown; status?: unknown; packages?: unknown };
-        expectAnswer(typeof answer?.added === 'boolean' && typeof answer.status === 'string' && Array.isArray(answer.packages));
-        const { added, status, packages } = answer as { added: boolean; status: string; packages: unknown[] };
-        return { added, shipped: answer.shipped === true, status, packages };
-      },
-    );
+    const request = () => this.bridge.post(`orders/${orderId}/shipment-packages`, merge);
+    return this.call('merge shipment package', 'write', request, (data) => shipmentPackageMergedSchema.parse(data));
   }
 
   getShippingRates(orderId: number, destination: ShippingDestination): Promise<StoreShippingQuote> {
