@@ -32,56 +32,40 @@ import { nodeHttpAdapter, type AdapterRequest } from '@/lib/upstream/node-http';
 
 const CART_BRIDGE_NAMESPACE = 'wc-checkout-bridge/v1';
 
-interface UpstreamFailure {
-  status: number | undefined;
-  code: string | undefined;
-  timedOut: boolean;
-  /** WooCommerce's answer to an OAuth signature it computed otherwise (class-wc-rest-authentication.php, check_oauth_signature). */
-  signatureRefused: boolean;
-}
-
 function signatureHint(siteUrlSet: boolean): string {
   return siteUrlSet
     ? "the store refused the OAuth signature: WOOCOMMERCE_SITE_URL must be the store's Site Address (WordPress Settings → General), or WOOCOMMERCE_CONSUMER_SECRET is wrong"
     : "the store refused the OAuth signature: set WOOCOMMERCE_SITE_URL to the store's Site Address (WordPress Settings → General) when WOOCOMMERCE_URL is another address, or check WOOCOMMERCE_CONSUMER_SECRET";
 }
 
-function describeFailure(error: unknown): UpstreamFailure {
-  const e = error as {
-    code?: unknown;
-    response?: { status?: unknown; data?: unknown };
-  };
-  const status = typeof e?.response?.status === 'number' ? e.response.status : undefined;
-  const data = e?.response?.data as { code?: unknown; message?: unknown } | undefined;
-  const wooCode = typeof data?.code === 'string' ? data.code.slice(0, 100) : undefined;
-  const timedOut = e?.code === 'ECONNABORTED' || e?.code === 'ETIMEDOUT' || e?.code === 'ERR_CANCELED';
-  // Only the code and WooCommerce's English message tell a wrong signature from a stale timestamp or a wrong key.
-  const signatureRefused =
-    status === 401 &&
-    wooCode === 'woocommerce_rest_authentication_error' &&
-    typeof data?.message === 'string' &&
-    data.message.startsWith('Invalid signature - provided signature does not match');
-  return { status, code: wooCode, timedOut, signatureRefused };
-}
-
-function classify(failure: UpstreamFailure): StoreFailure {
-  if (failure.timedOut) return 'timeout';
-  if (failure.status === undefined || failure.status >= 500) return 'unavailable';
-  if (failure.status === 404) return 'not_found';
+function classify(errorCode: unknown, status: number | undefined, code: string | undefined): StoreFailure {
+  if (errorCode === 'ECONNABORTED' || errorCode === 'ETIMEDOUT' || errorCode === 'ERR_CANCELED') return 'timeout';
+  if (status === undefined || status >= 500) return 'unavailable';
+  if (status === 404) return 'not_found';
   // WooCommerce answers 400 rest_shop_order_invalid_id / woocommerce_rest_shop_order_invalid_id for a missing order.
-  if (failure.code?.endsWith('_invalid_id')) return 'not_found';
-  if (failure.code === 'rest_invalid_param') return 'invalid_param';
+  if (code?.endsWith('_invalid_id')) return 'not_found';
+  if (code === 'rest_invalid_param') return 'invalid_param';
   return 'rejected';
 }
 
 function toStoreError(operation: string, error: unknown, siteUrlSet: boolean): StoreError {
-  const failure = describeFailure(error);
-  if (failure.signatureRefused) {
+  const e = error as { code?: unknown; response?: { status?: unknown; data?: { code?: unknown; message?: unknown } } } | undefined;
+  const status = typeof e?.response?.status === 'number' ? e.response.status : undefined;
+  const data = e?.response?.data;
+  const code = typeof data?.code === 'string' ? data.code.slice(0, 100) : undefined;
+  // WooCommerce's answer to an OAuth signature it computed otherwise (class-wc-rest-authentication.php, check_oauth_signature):
+  // only the code and the English message tell it from a stale timestamp or a wrong key.
+  const signatureRefused =
+    status === 401 &&
+    code === 'woocommerce_rest_authentication_error' &&
+    typeof data?.message === 'string' &&
+    data.message.startsWith('Invalid signature - provided signature does not match');
+  if (signatureRefused) {
     const hint = signatureHint(siteUrlSet);
     log.error('store.signature_refused', { operation, hint });
     return new StoreSignatureRefusedError(operation, hint);
   }
-  return new StoreError(operation, classify(failure), failure.status, failure.code);
+  return new StoreError(operation, classify(e?.code, status, code), status, code);
 }
 
 /** Over http:// the library signs the URL it is given: the Site Address, sent on to WOOCOMMERCE_URL. */
