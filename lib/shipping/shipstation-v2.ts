@@ -8,7 +8,8 @@ import type { DeliveryNotice, ShipmentNotice } from '@/lib/shipment-notices';
 import { SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget/rate-budget';
 import { optionalText, ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
 import { checkResourceUrl } from '@/lib/shipping/resource-url';
-import { collectPage, readBatch, shipmentNotice, type Listed, type ShipmentsPage, type ShipmentsResult } from '@/lib/shipping/shipstation';
+import { collectPage, paging, readBatch, shipmentNotice } from '@/lib/shipping/shipstation';
+import type { Listed, ShipmentsPage, ShipmentsResult } from '@/lib/shipping/shipstation';
 
 export type { DeliveryNotice };
 
@@ -40,7 +41,6 @@ const fulfillmentSchema = z.object({
 
 const shipmentSchema = z.object({ shipment_number: optionalText });
 
-const paging = { page: z.number().int().nullish(), pages: z.number().int().nullish() };
 const listSchemas = {
   labels: z.object({ labels: z.array(z.unknown()), ...paging }).transform(({ labels, ...rest }) => ({ rows: labels, ...rest })),
   fulfillments: z

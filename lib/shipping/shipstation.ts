@@ -37,11 +37,9 @@ const shipmentSchema = z.object({
   voided: z.boolean().nullish(),
 });
 
-const shipmentsResponseSchema = z.object({
-  shipments: z.array(z.unknown()),
-  page: z.number().int().nullish(),
-  pages: z.number().int().nullish(),
-});
+/** Both APIs' paging fields. */
+export const paging = { page: z.number().int().nullish(), pages: z.number().int().nullish() };
+const shipmentsResponseSchema = z.object({ shipments: z.array(z.unknown()), ...paging });
 
 /** A listed row as a notice; 'return' for a row that ships nothing to the customer (V2's return labels). */
 export type Listed = ShipmentNotice | 'malformed' | 'return';

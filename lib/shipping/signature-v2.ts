@@ -39,9 +39,7 @@ export class ShipStationV2Keys {
     private readonly options: { send?: typeof send; now?: () => number } = {},
   ) {}
 
-  private now(): number {
-    return (this.options.now ?? Date.now)();
-  }
+  private readonly now = () => (this.options.now ?? Date.now)();
 
   async keyFor(keyId: string): Promise<KeyObject | undefined | 'unavailable'> {
     const age = this.fetchedAt === undefined ? Infinity : this.now() - this.fetchedAt;
