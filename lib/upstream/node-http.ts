@@ -50,7 +50,9 @@ export function send(request: UpstreamRequest): Promise<UpstreamAnswer> {
       signal?.removeEventListener('abort', onAbort);
       outcome();
     };
+    /** Ends an unsettled attempt: the request is destroyed, and its socket with it (never a settled one's, back in the pool). */
     const fail = (message: string, code: string) => {
+      if (settled) return;
       finish(() => reject(new UpstreamHttpError(message, code)));
       outgoing.destroy();
     };
@@ -68,7 +70,12 @@ export function send(request: UpstreamRequest): Promise<UpstreamAnswer> {
         if (size > maxBytes) fail('upstream answer too large', 'ERR_ANSWER_TOO_LARGE');
         else chunks.push(chunk);
       });
-      answer.on('error', () => fail('upstream answer interrupted', 'ECONNRESET'));
+      // Not ECONNRESET: the Stripe SDK would resend a call whose answer had begun.
+      const interrupted = () => fail('upstream answer interrupted', 'ERR_ANSWER_INTERRUPTED');
+      answer.on('error', interrupted);
+      answer.once('close', () => {
+        if (!answer.complete) interrupted();
+      });
       const status = answer.statusCode ?? 0;
       answer.on('end', () => finish(() => resolve({ status, headers: answer.headers, body: Buffer.concat(chunks) })));
     });
