@@ -54,9 +54,10 @@ export function shipmentNotice(fields: Omit<ShipmentNotice, 'voided'> & { voided
 export function collectPage(
   rows: unknown[],
   noticeOf: (raw: unknown) => Listed,
-  paging: { page?: number | null | undefined; pages?: number | null | undefined },
+  position: { page?: number | null | undefined; pages?: number | null | undefined },
 ): ShipmentsPage & { malformed: number } {
-  const page = { notices: [] as ShipmentNotice[], voided: 0, malformed: 0, skipped: 0, page: paging.page ?? 1, pages: paging.pages ?? 1 };
+  const { page: at, pages } = position;
+  const page = { notices: [] as ShipmentNotice[], voided: 0, malformed: 0, skipped: 0, page: at ?? 1, pages: pages ?? 1 };
   for (const raw of rows) {
     const notice = noticeOf(raw);
     if (notice === 'malformed') page.malformed += 1;
