@@ -128,16 +128,6 @@ function toCardError(operation: string, error: unknown): CardProviderError {
   return new CardProviderError(operation, 'unknown', undefined, undefined);
 }
 
-/** `payment_method_types` is no longer writable under the pinned API (400 since 2026-09-30). */
-function captureParam(capture: CardSettings['capture'] = 'automatic'): Partial<Stripe.PaymentIntentCreateParams> {
-  return capture === 'automatic' ? {} : { capture_method: 'manual' };
-}
-
-function paymentMethodsParam(methods: CardSettings['paymentMethods'] = ['card']): Partial<Stripe.PaymentIntentCreateParams> {
-  if (methods === 'automatic') return { automatic_payment_methods: { enabled: true } };
-  return { allowed_payment_method_types: [...methods] };
-}
-
 export type CardProvider = StripeCardProvider;
 
 export class StripeCardProvider {
@@ -187,6 +177,10 @@ export class StripeCardProvider {
   }
 
   async createPaymentIntent(input: CreateIntentInput): Promise<PaymentIntentSummary> {
+    const { paymentMethods: listed = ['card'], capture = 'automatic' } = this.settings;
+    // `payment_method_types` is no longer writable under the pinned API (400 since 2026-09-30).
+    const automatic = { automatic_payment_methods: { enabled: true } };
+    const methods = listed === 'automatic' ? automatic : { allowed_payment_method_types: [...listed] };
     const intent = await this.attempt('create payment intent', true, (options) =>
       this.stripe.paymentIntents.create(
         {
@@ -195,8 +189,8 @@ export class StripeCardProvider {
           description: `Order #${input.orderId}`,
           metadata: { shop_order_id: String(input.orderId) },
           ...(input.email ? { receipt_email: input.email } : {}),
-          ...paymentMethodsParam(this.settings.paymentMethods),
-          ...captureParam(this.settings.capture),
+          ...methods,
+          ...(capture === 'automatic' ? {} : { capture_method: 'manual' as const }),
         },
         { idempotencyKey: input.idempotencyKey, ...options },
       ),
