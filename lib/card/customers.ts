@@ -1,13 +1,4 @@
 import type Stripe from 'stripe';
-import { CardProviderError } from '@/lib/errors';
-
-/** Stripe Customers and Customer Sessions, for saved cards (docs/decisions.md#d41). */
-export interface CustomerProvider {
-  /** The customer's id, or undefined when Stripe does not know it or it was deleted (`deleted: true`). */
-  retrieveCustomer(id: string): Promise<string | undefined>;
-  createCustomer(input: CreateCustomerInput): Promise<string>;
-  createCustomerSession(customerId: string): Promise<string>;
-}
 
 export interface CreateCustomerInput {
   /** The WooCommerce customer (user) id, kept in `metadata.woocommerce_customer_id`. */
@@ -27,24 +18,31 @@ export const PAYMENT_ELEMENT_FEATURES = {
 
 type Attempt = <T>(operation: string, retry: boolean, call: (options: { timeout: number }) => Promise<T>) => Promise<T>;
 
-const isMissing = (error: unknown) =>
-  (error instanceof CardProviderError && error.code === 'resource_missing') ||
-  (typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'resource_missing');
+/** Stripe's answer to an id it does not know (its own error, or the service's carrying its code). */
+export const isMissing = (error: unknown) => (error as { code?: unknown } | null)?.code === 'resource_missing';
 
-export class StripeCustomers implements CustomerProvider {
+/** The call's result, or undefined when Stripe does not know the id. */
+export async function unlessMissing<T>(call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Stripe Customers and Customer Sessions, for saved cards (docs/decisions.md#d41). */
+export class StripeCustomers {
   constructor(
     private readonly stripe: Stripe,
     private readonly attempt: Attempt,
   ) {}
 
+  /** The customer's id, or undefined when Stripe does not know it or it was deleted (`deleted: true`). */
   async retrieveCustomer(id: string): Promise<string | undefined> {
-    try {
-      const customer = await this.attempt('retrieve customer', true, (options) => this.stripe.customers.retrieve(id, {}, options));
-      return 'deleted' in customer && customer.deleted ? undefined : customer.id;
-    } catch (error) {
-      if (isMissing(error)) return undefined;
-      throw error;
-    }
+    const retrieve = (options: { timeout: number }) => this.stripe.customers.retrieve(id, {}, options);
+    const customer = await unlessMissing(this.attempt('retrieve customer', true, retrieve));
+    return customer === undefined || ('deleted' in customer && customer.deleted) ? undefined : customer.id;
   }
 
   async createCustomer(input: CreateCustomerInput): Promise<string> {
@@ -63,11 +61,11 @@ export class StripeCustomers implements CustomerProvider {
 
   async createCustomerSession(customerId: string): Promise<string> {
     // Without a key a lost answer is not repeated: a second session would be harmless, but the budget is the request's.
+    const filters = [...PAYMENT_ELEMENT_FEATURES.payment_method_allow_redisplay_filters];
+    const features = { ...PAYMENT_ELEMENT_FEATURES, payment_method_allow_redisplay_filters: filters };
+    const components = { payment_element: { enabled: true, features } };
     const session = await this.attempt('create customer session', false, (options) =>
-      this.stripe.customerSessions.create(
-        { customer: customerId, components: { payment_element: { enabled: true, features: { ...PAYMENT_ELEMENT_FEATURES, payment_method_allow_redisplay_filters: [...PAYMENT_ELEMENT_FEATURES.payment_method_allow_redisplay_filters] } } } },
-        options,
-      ),
+      this.stripe.customerSessions.create({ customer: customerId, components }, options),
     );
     return session.client_secret;
   }

@@ -1,59 +1,34 @@
 /**
- * The Stripe SDK's HTTP client on the process's keep-alive agents. As the SDK's NodeHttpClient (a third of
- * its fetch client's cost, docs/benchmarks-history.md), but `timeout` bounds the whole call, not socket
- * idleness, so an upstream trickling bytes cannot hold a socket open.
+ * The Stripe SDK's HTTP client on the one transport (lib/upstream/node-http.ts): `timeout` bounds the whole call,
+ * the answer's body included, so an upstream trickling bytes cannot hold a socket open (docs/benchmarks.md).
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
 import Stripe from 'stripe';
-import { clientFor } from '@/lib/upstream/node-http';
+import { UpstreamHttpError } from '@/lib/errors';
+import { send } from '@/lib/upstream/node-http';
 
 type RequestHeaders = Parameters<InstanceType<typeof Stripe.HttpClient>['makeRequest']>[4];
 
-class BoundedResponse extends Stripe.HttpClientResponse {
+class ReadResponse extends Stripe.HttpClientResponse {
   constructor(
-    private readonly answer: IncomingMessage,
-    private readonly timedOut: () => boolean,
-    private readonly done: () => void,
+    status: number,
+    private readonly headers: IncomingHttpHeaders,
+    private readonly body: Buffer,
   ) {
-    super(answer.statusCode ?? 0, answer.headers as Record<string, string>);
+    super(status, headers as Record<string, string>);
   }
 
-  override getRawResponse(): IncomingMessage {
-    return this.answer;
+  override getRawResponse(): { headers: IncomingHttpHeaders } {
+    return { headers: this.headers };
   }
 
-  override toStream(streamCompleteCallback: () => void): IncomingMessage {
-    this.answer.once('end', () => {
-      this.done();
-      streamCompleteCallback();
-    });
-    return this.answer;
+  override toStream(streamCompleteCallback: () => void): Readable {
+    return Readable.from([this.body]).once('end', streamCompleteCallback);
   }
 
   override toJSON(): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      const fail = (error: unknown) => {
-        this.done();
-        reject(Stripe.HttpClient.makeResponseBodyError(this.timedOut() ? Stripe.HttpClient.makeTimeoutError() : error));
-      };
-      let text = '';
-      this.answer.setEncoding('utf8');
-      this.answer.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      this.answer.on('error', fail);
-      this.answer.once('close', () => {
-        if (!this.answer.complete) fail(null);
-      });
-      this.answer.once('end', () => {
-        this.done();
-        try {
-          resolve(this._parseResponseBody(text));
-        } catch (error) {
-          reject(error);
-        }
-      });
-    });
+    return new Promise((resolve) => resolve(this._parseResponseBody(this.body.toString('utf8'))));
   }
 }
 
@@ -62,7 +37,7 @@ export class BoundedNodeHttpClient extends Stripe.HttpClient {
     return 'node';
   }
 
-  override makeRequest(
+  override async makeRequest(
     host: string,
     port: string,
     path: string,
@@ -71,30 +46,16 @@ export class BoundedNodeHttpClient extends Stripe.HttpClient {
     requestData: string,
     protocol: string,
     timeout: number,
-  ): Promise<BoundedResponse> {
-    return new Promise((resolve, reject) => {
-      const { request, agent } = clientFor(protocol !== 'http');
-      let timedOut = false;
-      const outgoing = request({
-        host,
-        port,
-        path,
-        method,
-        agent,
-        headers: headers as Record<string, string>,
-      });
-      // The whole call, not its idleness: the answer's body included.
-      const timer = setTimeout(() => {
-        timedOut = true;
-        outgoing.destroy(Stripe.HttpClient.makeTimeoutError());
-      }, timeout);
-      const done = () => clearTimeout(timer);
-      outgoing.once('response', (answer: IncomingMessage) => resolve(new BoundedResponse(answer, () => timedOut, done)));
-      outgoing.on('error', (error) => {
-        done();
-        reject(error);
-      });
-      outgoing.end(requestData);
-    });
+  ): Promise<ReadResponse> {
+    const url = new URL(`${protocol === 'http' ? 'http' : 'https'}://${host}:${port}${path}`);
+    try {
+      const body = requestData || undefined;
+      const answer = await send({ url, method, headers: headers as Record<string, string>, body, timeoutMs: timeout });
+      return new ReadResponse(answer.status, answer.headers, answer.body);
+    } catch (error) {
+      // The SDK reads the code: a timeout becomes its own timeout error, a closed connection is retried once.
+      const code = error instanceof UpstreamHttpError ? error.code : undefined;
+      throw code === 'ECONNABORTED' ? Stripe.HttpClient.makeTimeoutError() : Object.assign(new Error('Stripe request failed'), { code });
+    }
   }
 }

@@ -1,6 +1,6 @@
 /** The Stripe client through the official SDK: its objects and errors become the service's own here (docs/decisions.md#d34). */
 import Stripe from 'stripe';
-import { StripeCustomers, type CustomerProvider } from '@/lib/card/customers';
+import { isMissing, StripeCustomers, unlessMissing } from '@/lib/card/customers';
 import { BoundedNodeHttpClient } from '@/lib/card/stripe-http';
 import { chargeIdOf, readCardEvent, readRefund, toCardEvent, type CardEvent, type CardEventPage, type CardEventQuery, type RefundFacts } from '@/lib/card/events';
 import type { CardSettings } from '@/lib/config';
@@ -74,24 +74,6 @@ export interface ChargePage {
   hasMore: boolean;
 }
 
-export interface CardProvider {
-  readonly customers: CustomerProvider;
-  createPaymentIntent(input: CreateIntentInput): Promise<PaymentIntentSummary>;
-  /** The intent, or undefined when the provider does not know the id (deleted, other account or mode). */
-  retrievePaymentIntent(id: string): Promise<PaymentIntentSummary | undefined>;
-  updatePaymentIntent(id: string, changes: IntentChanges, orderId: number): Promise<PaymentIntentSummary>;
-  listEvents(query: CardEventQuery): Promise<CardEventPage>;
-  listChargeRefunds(chargeId: string): Promise<RefundFacts[]>;
-  createRefund(input: CreateRefundInput): Promise<RefundFacts>;
-  retrieveCharge(chargeId: string): Promise<ChargeSummary | undefined>;
-  listCharges(query: ChargeListQuery): Promise<ChargePage>;
-  /** Sets metadata keys of a refund (the others stay): a refund adopted by another store refund names it. */
-  updateRefundMetadata(refundId: string, metadata: Record<string, string>): Promise<RefundFacts>;
-  capturePaymentIntent(id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentIntentSummary>;
-  cancelPaymentIntent(id: string, idempotencyKey: string): Promise<PaymentIntentSummary>;
-  verifyWebhookEvent(rawBody: string, signature: string): CardEvent;
-}
-
 function summarize(intent: Stripe.PaymentIntent): PaymentIntentSummary {
   return {
     id: intent.id,
@@ -128,8 +110,15 @@ function summarizeCharge(charge: Stripe.Charge): ChargeSummary {
 }
 
 function isTransient(error: unknown): boolean {
-  if (error instanceof CardProviderError) return error.type === 'timeout' || error.type === 'StripeConnectionError' || (error.status ?? 0) >= 500;
-  return false;
+  if (!(error instanceof CardProviderError)) return false;
+  return error.type === 'timeout' || error.type === 'StripeConnectionError' || (error.status ?? 0) >= 500;
+}
+
+/** A refund Stripe answered in a shape the service cannot read is no proof of anything. */
+function refundFacts(operation: string, refund: Stripe.Refund): RefundFacts {
+  const facts = readRefund(refund);
+  if (!facts) throw new CardProviderError(operation, 'bad_response', undefined, undefined);
+  return facts;
 }
 
 function toCardError(operation: string, error: unknown): CardProviderError {
@@ -139,19 +128,11 @@ function toCardError(operation: string, error: unknown): CardProviderError {
   return new CardProviderError(operation, 'unknown', undefined, undefined);
 }
 
-/** `payment_method_types` is no longer writable under the pinned API (400 since 2026-09-30). */
-function captureParam(capture: CardSettings['capture'] = 'automatic'): Partial<Stripe.PaymentIntentCreateParams> {
-  return capture === 'automatic' ? {} : { capture_method: 'manual' };
-}
+export type CardProvider = StripeCardProvider;
 
-function paymentMethodsParam(methods: CardSettings['paymentMethods'] = ['card']): Partial<Stripe.PaymentIntentCreateParams> {
-  if (methods === 'automatic') return { automatic_payment_methods: { enabled: true } };
-  return { allowed_payment_method_types: [...methods] };
-}
-
-export class StripeCardProvider implements CardProvider {
+export class StripeCardProvider {
   private readonly stripe: Stripe;
-  readonly customers: CustomerProvider;
+  readonly customers: StripeCustomers;
 
   constructor(
     private readonly settings: CardSettings,
@@ -187,7 +168,7 @@ export class StripeCardProvider implements CardProvider {
           return await traceCall('card', operation, () => settleWithin(call({ timeout: timeoutMs }), timeoutMs, timedOut));
         } catch (error) {
           if (error instanceof CardProviderError) throw error;
-          if (error instanceof Stripe.errors.StripeError && error.code === 'resource_missing') throw error;
+          if (error instanceof Stripe.errors.StripeError && isMissing(error)) throw error;
           throw toCardError(operation, error);
         }
       },
@@ -196,6 +177,10 @@ export class StripeCardProvider implements CardProvider {
   }
 
   async createPaymentIntent(input: CreateIntentInput): Promise<PaymentIntentSummary> {
+    const { paymentMethods: listed = ['card'], capture = 'automatic' } = this.settings;
+    // `payment_method_types` is no longer writable under the pinned API (400 since 2026-09-30).
+    const automatic = { automatic_payment_methods: { enabled: true } };
+    const methods = listed === 'automatic' ? automatic : { allowed_payment_method_types: [...listed] };
     const intent = await this.attempt('create payment intent', true, (options) =>
       this.stripe.paymentIntents.create(
         {
@@ -204,8 +189,8 @@ export class StripeCardProvider implements CardProvider {
           description: `Order #${input.orderId}`,
           metadata: { shop_order_id: String(input.orderId) },
           ...(input.email ? { receipt_email: input.email } : {}),
-          ...paymentMethodsParam(this.settings.paymentMethods),
-          ...captureParam(this.settings.capture),
+          ...methods,
+          ...(capture === 'automatic' ? {} : { capture_method: 'manual' as const }),
         },
         { idempotencyKey: input.idempotencyKey, ...options },
       ),
@@ -213,13 +198,11 @@ export class StripeCardProvider implements CardProvider {
     return summarize(intent);
   }
 
+  /** The intent, or undefined when Stripe does not know the id (deleted, other account or mode). */
   async retrievePaymentIntent(id: string): Promise<PaymentIntentSummary | undefined> {
-    try {
-      return summarize(await this.attempt('retrieve payment intent', true, (options) => this.stripe.paymentIntents.retrieve(id, {}, options)));
-    } catch (error) {
-      if (error instanceof Stripe.errors.StripeError && error.code === 'resource_missing') return undefined;
-      throw error;
-    }
+    const retrieve = (options: { timeout: number }) => this.stripe.paymentIntents.retrieve(id, {}, options);
+    const intent = await unlessMissing(this.attempt('retrieve payment intent', true, retrieve));
+    return intent && summarize(intent);
   }
 
   async updatePaymentIntent(id: string, changes: IntentChanges, orderId: number): Promise<PaymentIntentSummary> {
@@ -265,13 +248,9 @@ export class StripeCardProvider implements CardProvider {
   }
 
   async retrieveCharge(chargeId: string): Promise<ChargeSummary | undefined> {
-    try {
-      const charge = await this.attempt('retrieve charge', true, (options) => this.stripe.charges.retrieve(chargeId, { expand: ['review'] }, options));
-      return summarizeCharge(charge);
-    } catch (error) {
-      if (error instanceof Stripe.errors.StripeError && error.code === 'resource_missing') return undefined;
-      throw error;
-    }
+    const retrieve = (options: { timeout: number }) => this.stripe.charges.retrieve(chargeId, { expand: ['review'] }, options);
+    const charge = await unlessMissing(this.attempt('retrieve charge', true, retrieve));
+    return charge && summarizeCharge(charge);
   }
 
   async listCharges(query: ChargeListQuery): Promise<ChargePage> {
@@ -319,17 +298,14 @@ export class StripeCardProvider implements CardProvider {
         { idempotencyKey: input.idempotencyKey, ...options },
       ),
     );
-    const facts = readRefund(refund);
-    if (!facts) throw new CardProviderError('create refund', 'bad_response', undefined, undefined);
-    return facts;
+    return refundFacts('create refund', refund);
   }
 
+  /** Sets metadata keys of a refund (the others stay): a refund adopted by another store refund names it. */
   async updateRefundMetadata(refundId: string, metadata: Record<string, string>): Promise<RefundFacts> {
     // Setting the same keys again changes nothing, so a lost answer may be retried.
     const refund = await this.attempt('update refund', true, (options) => this.stripe.refunds.update(refundId, { metadata }, options));
-    const facts = readRefund(refund);
-    if (!facts) throw new CardProviderError('update refund', 'bad_response', undefined, undefined);
-    return facts;
+    return refundFacts('update refund', refund);
   }
 
   async capturePaymentIntent(id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentIntentSummary> {

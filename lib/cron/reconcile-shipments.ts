@@ -75,7 +75,7 @@ function listsOf(services: Services): ShipmentList[] {
         name: kind === 'labels' ? 'v2_labels' : 'v2_fulfillments',
         cursor: services.shipmentCursorsV2[kind],
         pageUrl: (cursor) => pageUrl(`${config.shippingV2.apiBaseUrl}/v2/${kind}`, V2_QUERY[kind], V2_SORT, cursor),
-        readPage: (url) => shipStationV2.listPage(kind, new URL(url), undefined, { lazy: true }),
+        readPage: (url) => shipStationV2.listPage(kind, new URL(url)),
         complete: (notice) => shipStationV2.withOrderNumber(notice),
       });
     }

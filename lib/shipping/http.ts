@@ -1,119 +1,110 @@
 /**
- * One GET to ShipStation (V1 or V2) within the account's rate budget and the request's deadline
- * (docs/decisions.md#d34); a 429 waited out once when it fits; redirects refused, so credentials never follow.
+ * One GET to ShipStation (V1 or V2) on the one transport, within the account's rate budget and the request's
+ * deadline (docs/decisions.md#d34); a transient failure retried once, a 429 waited out once when it fits.
  */
+import { z } from 'zod';
 import { ShipStationError } from '@/lib/errors';
 import { MemoryShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shared-state/shipstation-budget';
-import { readStreamText } from '@/lib/upstream/read-stream';
-import { attemptTimeoutMs, MIN_ATTEMPT_MS, requestTimeLeftMs, RETRY_JITTER_MAX_MS, RETRY_JITTER_MIN_MS } from '@/lib/upstream/budget';
+import { checkResourceUrl } from '@/lib/shipping/resource-url';
+import { traceCall } from '@/lib/telemetry';
+import { attemptTimeoutMs, requestTimeLeftMs, withOneRetry } from '@/lib/upstream/budget';
+import { send, type UpstreamAnswer } from '@/lib/upstream/node-http';
 
 export interface ShipStationHttpOptions {
-  fetch?: typeof fetch;
+  send?: typeof send;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
   budget?: ShipStationRateBudget;
 }
 
-const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
-const MAX_ATTEMPTS = 2;
+/** A text field of either API, trimmed and bounded; absent when empty. */
+export const optionalText = z
+  .union([z.string(), z.number()])
+  .nullish()
+  .transform((v) => (v === null || v === undefined ? undefined : String(v).trim().slice(0, 200) || undefined));
+
+export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+const TRANSIENT: string[] = ['timeout', 'unavailable'];
+
+function webHeaders(headers: UpstreamAnswer['headers']): Headers {
+  const result = new Headers();
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) result.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return result;
+}
 
 export class ShipStationHttp {
   readonly now: () => number;
   private readonly budget: ShipStationRateBudget;
-  private readonly fetchImpl: typeof fetch;
+  private readonly send: typeof send;
   private readonly sleep: (ms: number) => Promise<void>;
 
   constructor(
     private readonly timeoutMs: number,
     private readonly headers: Record<string, string>,
+    readonly apiBaseUrl: string,
     options: ShipStationHttpOptions = {},
     perMinute?: number,
   ) {
-    this.fetchImpl = options.fetch ?? fetch;
+    this.send = options.send ?? send;
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.budget = options.budget ?? new MemoryShipStationRateBudget(this.now, perMinute);
   }
 
-  async getJson(url: URL): Promise<unknown> {
-    const deadline = this.now() + Math.min(this.timeoutMs, requestTimeLeftMs());
-    let retriedTransient = false;
-    const retryTransient = async (): Promise<boolean> => {
-      if (retriedTransient) return false;
-      const pause = RETRY_JITTER_MIN_MS + Math.floor(Math.random() * (RETRY_JITTER_MAX_MS - RETRY_JITTER_MIN_MS));
-      if (requestTimeLeftMs() - pause < MIN_ATTEMPT_MS) return false;
-      retriedTransient = true;
-      await this.sleep(pause);
-      return true;
-    };
-    for (let attempt = 1; ; attempt += 1) {
-      await this.takeBudget(deadline);
-      const timeoutMs = attemptTimeoutMs(this.timeoutMs);
-      if (timeoutMs === 0) throw new ShipStationError('timeout', undefined);
-      let response: Response;
-      try {
-        response = await this.fetchImpl(url, {
-          method: 'GET',
-          headers: { ...this.headers, Accept: 'application/json' },
-          // Unlike redirect: 'error' (a network error), a 3xx is never mistaken for a failure worth a retry.
-          redirect: 'manual',
-          cache: 'no-store',
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch (error) {
-        const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-        if (await retryTransient()) continue;
-        throw new ShipStationError(timedOut ? 'timeout' : 'unavailable', undefined);
-      }
-
-      if (response.status === 429) {
-        await this.budget.throttled(response.headers);
-        discard(response);
-        if (attempt < MAX_ATTEMPTS) continue;
-        throw new ShipStationError('rate_limited', 429);
-      }
-      await this.budget.observe(response.headers);
-      if (!response.ok) {
-        discard(response);
-        if (response.status >= 500 && (await retryTransient())) continue;
-        throw new ShipStationError(response.status >= 500 ? 'unavailable' : 'rejected', response.status);
-      }
-      return readJson(response);
-    }
+  /** The URL if the service may read it (lib/shipping/resource-url.ts), else a ShipStationError naming why. */
+  allowed(resourceUrl: string): URL {
+    const check = checkResourceUrl(resourceUrl, this.apiBaseUrl);
+    if (!check.allowed) throw new ShipStationError(check.reason, undefined, check.origin);
+    return check.url;
   }
 
-  private async takeBudget(deadline: number): Promise<void> {
-    for (;;) {
-      const wait = await this.budget.reserve();
-      if (wait === 0) return;
+  async getJson(url: URL, operation: string): Promise<unknown> {
+    const deadline = this.now() + Math.min(this.timeoutMs, requestTimeLeftMs());
+    return traceCall('shipstation', operation, async () => {
+      const answer = await withOneRetry(() => this.attempt(url, deadline), {
+        perAttemptMs: this.timeoutMs,
+        retriable: (error) => error instanceof ShipStationError && (error.status === 429 || TRANSIENT.includes(error.failure)),
+        // After a 429 the budget itself waits for the window ShipStation named.
+        pauseMs: (error) => ((error as ShipStationError).status === 429 ? 0 : undefined),
+        outOfTime: () => new ShipStationError('timeout', undefined),
+        sleep: this.sleep,
+      });
+      try {
+        return JSON.parse(answer.body.toString('utf8')) as unknown;
+      } catch {
+        throw new ShipStationError('bad_response', answer.status);
+      }
+    });
+  }
+
+  private async attempt(url: URL, deadline: number): Promise<UpstreamAnswer> {
+    for (let wait = await this.budget.reserve(); wait > 0; wait = await this.budget.reserve()) {
       if (this.now() + wait > deadline) throw new ShipStationError('rate_limited', undefined);
       await this.sleep(wait);
     }
+    const timeoutMs = attemptTimeoutMs(this.timeoutMs);
+    if (timeoutMs === 0) throw new ShipStationError('timeout', undefined);
+    let answer: UpstreamAnswer;
+    try {
+      const headers = { ...this.headers, Accept: 'application/json' };
+      answer = await this.send({ url, method: 'GET', headers, timeoutMs, maxBytes: MAX_RESPONSE_BYTES });
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      const failure = code === 'ECONNABORTED' ? 'timeout' : code === 'ERR_ANSWER_TOO_LARGE' ? 'bad_response' : 'unavailable';
+      throw new ShipStationError(failure, undefined);
+    }
+    const headers = webHeaders(answer.headers);
+    if (answer.status === 429) {
+      await this.budget.throttled(headers);
+      throw new ShipStationError('rate_limited', 429);
+    }
+    await this.budget.observe(headers);
+    // A 3xx is an answer like any other outside 2xx: never followed, so the credentials stay with ShipStation.
+    if (answer.status < 200 || answer.status >= 300) {
+      throw new ShipStationError(answer.status >= 500 ? 'unavailable' : 'rejected', answer.status);
+    }
+    return answer;
   }
-}
-
-async function readJson(response: Response): Promise<unknown> {
-  const declared = Number(response.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > MAX_RESPONSE_BYTES) {
-    discard(response);
-    throw new ShipStationError('bad_response', response.status);
-  }
-  let text: string | undefined;
-  try {
-    text = await readStreamText(response.body, MAX_RESPONSE_BYTES);
-  } catch (error) {
-    const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-    throw new ShipStationError(timedOut ? 'timeout' : 'unavailable', response.status);
-  }
-  if (text === undefined) throw new ShipStationError('bad_response', response.status);
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new ShipStationError('bad_response', response.status);
-  }
-}
-
-/** Drops a body that will not be read, without waiting on the sender. */
-function discard(response: Response): void {
-  response.body?.cancel().catch(() => undefined);
 }

@@ -6,10 +6,10 @@ import { z } from 'zod';
 import { ShipStationError } from '@/lib/errors';
 import type { DeliveryNotice, ShipmentNotice } from '@/lib/shipment-notices';
 import { SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget';
-import { ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
+import { optionalText, ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
 import { checkResourceUrl } from '@/lib/shipping/resource-url';
-import { readBatch, type ShipmentsPage, type ShipmentsResult } from '@/lib/shipping/shipstation';
-import { traceCall } from '@/lib/telemetry';
+import { collectPage, paging, readBatch, shipmentNotice } from '@/lib/shipping/shipstation';
+import type { Listed, ShipmentsPage, ShipmentsResult } from '@/lib/shipping/shipstation';
 
 export type { DeliveryNotice };
 
@@ -18,11 +18,6 @@ export interface ShipStationV2Settings {
   apiBaseUrl: string;
   timeoutMs: number;
 }
-
-const optionalText = z
-  .union([z.string(), z.number()])
-  .nullish()
-  .transform((v) => (v === null || v === undefined ? undefined : String(v).trim().slice(0, 200) || undefined));
 
 // Only the fields the service reads; addresses, costs and label files are dropped unread.
 const labelSchema = z.object({
@@ -46,7 +41,6 @@ const fulfillmentSchema = z.object({
 
 const shipmentSchema = z.object({ shipment_number: optionalText });
 
-const paging = { page: z.number().int().nullish(), pages: z.number().int().nullish() };
 const listSchemas = {
   labels: z.object({ labels: z.array(z.unknown()), ...paging }).transform(({ labels, ...rest }) => ({ rows: labels, ...rest })),
   fulfillments: z
@@ -76,7 +70,8 @@ export class ShipStationV2Client {
     private readonly settings: ShipStationV2Settings,
     options: ShipStationHttpOptions = {},
   ) {
-    this.http = new ShipStationHttp(settings.timeoutMs, { 'api-key': settings.apiKey }, options, SHIPSTATION_V2_REQUESTS_PER_MINUTE);
+    const headers = { 'api-key': settings.apiKey };
+    this.http = new ShipStationHttp(settings.timeoutMs, headers, settings.apiBaseUrl, options, SHIPSTATION_V2_REQUESTS_PER_MINUTE);
   }
 
   get apiBaseUrl(): string {
@@ -84,7 +79,7 @@ export class ShipStationV2Client {
   }
 
   kindOf(resourceUrl: string): V2ResourceKind | undefined {
-    const url = this.allowed(resourceUrl);
+    const url = this.http.allowed(resourceUrl);
     const path = relativePath(url, this.settings.apiBaseUrl);
     return path === '/v2/labels' ? 'labels' : path === '/v2/fulfillments' ? 'fulfillments' : undefined;
   }
@@ -93,46 +88,22 @@ export class ShipStationV2Client {
   async shipmentsAt(resourceUrl: string): Promise<ShipmentsResult> {
     const kind = this.kindOf(resourceUrl);
     if (kind === undefined) throw new ShipStationError('rejected', undefined);
-    const url = this.allowed(resourceUrl);
-    // Lazy: a label's order number is read as its notice is applied (markOrderShipped), so a cut-off batch keeps what it wrote.
-    return readBatch(url, (page) => this.listPage(kind, page, undefined, { lazy: true }), this.settings.timeoutMs);
+    const url = this.http.allowed(resourceUrl);
+    // A label's order number is read as its notice is applied (markOrderShipped), so a cut-off batch keeps what it wrote.
+    return readBatch(url, (page) => this.listPage(kind, page), this.settings.timeoutMs);
   }
 
-  async listPage(
-    kind: V2ResourceKind,
-    url: URL,
-    numbers = new Map<string, string | undefined>(),
-    options: { lazy?: boolean } = {},
-  ): Promise<ShipmentsPage & { malformed: number }> {
-    this.allowed(url.href);
-    const data = await traceCall('shipstation', `get ${kind}`, () => this.http.getJson(url));
-    const parsed = listSchemas[kind].safeParse(data);
+  /** Return labels ship nothing and are left out; a label's order number is left to withOrderNumber (one read a page). */
+  async listPage(kind: V2ResourceKind, url: URL): Promise<ShipmentsPage & { malformed: number }> {
+    this.http.allowed(url.href);
+    const parsed = listSchemas[kind].safeParse(await this.http.getJson(url, `get ${kind}`));
     if (!parsed.success) throw new ShipStationError('bad_response', 200);
-    const rows = parsed.data.rows;
-    const page: ShipmentsPage & { malformed: number } = {
-      notices: [],
-      voided: 0,
-      malformed: 0,
-      skipped: 0,
-      page: parsed.data.page ?? 1,
-      pages: parsed.data.pages ?? 1,
-    };
-    for (const raw of rows) {
-      const notice = kind === 'labels' ? await this.labelNotice(raw, numbers, options.lazy === true) : fulfillmentNotice(raw);
-      if (notice === 'malformed') page.malformed += 1;
-      else if (notice === 'return') page.skipped = (page.skipped ?? 0) + 1;
-      else {
-        if (notice.voided) page.voided += 1;
-        page.notices.push(notice);
-      }
-    }
-    return page;
+    return collectPage(parsed.data.rows, kind === 'labels' ? labelNotice : fulfillmentNotice, parsed.data);
   }
 
   /** A return label's parcel goes back to the shop and a voided one carries none: neither delivers the order. */
   async labelOrderNumber(labelId: string): Promise<string | undefined | { skipped: 'return_label' | 'voided_label' }> {
-    const url = new URL(`${this.settings.apiBaseUrl.replace(/\/+$/, '')}/v2/labels/${encodeURIComponent(labelId)}`);
-    const label = labelSchema.safeParse(await this.getOrMissing(url, 'get label'));
+    const label = labelSchema.safeParse(await this.getOrMissing(`labels/${encodeURIComponent(labelId)}`, 'get label'));
     if (!label.success || !label.data.shipment_id) return undefined;
     if (label.data.is_return_label === true) return { skipped: 'return_label' };
     if (label.data.voided === true) return { skipped: 'voided_label' };
@@ -145,66 +116,41 @@ export class ShipStationV2Client {
     return { ...rest, orderNumber: await this.shipmentNumber(orderShipmentId) };
   }
 
-  /** Lazy: the order number is left to withOrderNumber, so a page costs one read whatever its labels. */
-  private async labelNotice(raw: unknown, numbers: Map<string, string | undefined>, lazy: boolean): Promise<ShipmentNotice | 'malformed' | 'return'> {
-    const label = labelSchema.safeParse(raw);
-    if (!label.success) return 'malformed';
-    if (label.data.is_return_label === true) return 'return';
-    const shipmentId = label.data.shipment_id;
-    let orderNumber: string | undefined;
-    if (lazy) {
-      if (shipmentId !== undefined) return { ...labelFields(label.data), orderNumber, orderShipmentId: shipmentId };
-    } else if (shipmentId !== undefined) {
-      if (!numbers.has(shipmentId)) numbers.set(shipmentId, await this.shipmentNumber(shipmentId));
-      orderNumber = numbers.get(shipmentId);
-    }
-    return { ...labelFields(label.data), orderNumber };
-  }
-
   private async shipmentNumber(shipmentId: string): Promise<string | undefined> {
-    const url = new URL(`${this.settings.apiBaseUrl.replace(/\/+$/, '')}/v2/shipments/${encodeURIComponent(shipmentId)}`);
-    const shipment = shipmentSchema.safeParse(await this.getOrMissing(url, 'get shipment'));
+    const answer = await this.getOrMissing(`shipments/${encodeURIComponent(shipmentId)}`, 'get shipment');
+    const shipment = shipmentSchema.safeParse(answer);
     return shipment.success ? shipment.data.shipment_number : undefined;
   }
 
-  private async getOrMissing(url: URL, operation: string): Promise<unknown> {
+  /** `path` under the API's /v2/; a 404 is undefined. */
+  private async getOrMissing(path: string, operation: string): Promise<unknown> {
+    const url = new URL(`${this.settings.apiBaseUrl.replace(/\/+$/, '')}/v2/${path}`);
     try {
-      return await traceCall('shipstation', operation, () => this.http.getJson(url));
+      return await this.http.getJson(url, operation);
     } catch (error) {
       if (error instanceof ShipStationError && error.failure === 'rejected' && error.status === 404) return undefined;
       throw error;
     }
   }
-
-  private allowed(resourceUrl: string): URL {
-    const check = checkResourceUrl(resourceUrl, this.settings.apiBaseUrl);
-    if (!check.allowed) throw new ShipStationError(check.reason, undefined, check.origin);
-    return check.url;
-  }
 }
 
-function labelFields(label: z.infer<typeof labelSchema>): Omit<ShipmentNotice, 'orderNumber'> {
-  return {
-    trackingNumber: label.tracking_number,
-    carrier: label.carrier_code,
-    shipDate: label.ship_date,
-    ...(label.label_id !== undefined ? { shipmentId: label.label_id } : {}),
-    ...(label.voided === true ? { voided: true } : {}),
-  };
+function labelNotice(raw: unknown): Listed {
+  const label = labelSchema.safeParse(raw);
+  if (!label.success) return 'malformed';
+  const { label_id, shipment_id, tracking_number, carrier_code, ship_date, voided, is_return_label } = label.data;
+  if (is_return_label === true) return 'return';
+  const fields = { trackingNumber: tracking_number, carrier: carrier_code, shipDate: ship_date, shipmentId: label_id, voided };
+  const notice = shipmentNotice({ orderNumber: undefined, ...fields });
+  return shipment_id === undefined ? notice : { ...notice, orderShipmentId: shipment_id };
 }
 
-function fulfillmentNotice(raw: unknown): ShipmentNotice | 'malformed' {
+function fulfillmentNotice(raw: unknown): Listed {
   const fulfillment = fulfillmentSchema.safeParse(raw);
   if (!fulfillment.success) return 'malformed';
   const f = fulfillment.data;
-  return {
-    orderNumber: f.shipment_number,
-    trackingNumber: f.tracking_number,
-    carrier: f.fulfillment_carrier_friendly_name,
-    shipDate: f.ship_date,
-    ...(f.fulfillment_id !== undefined ? { shipmentId: f.fulfillment_id } : {}),
-    ...(f.voided === true ? { voided: true } : {}),
-  };
+  const carrier = f.fulfillment_carrier_friendly_name;
+  const fields = { trackingNumber: f.tracking_number, carrier, shipDate: f.ship_date, shipmentId: f.fulfillment_id, voided: f.voided };
+  return shipmentNotice({ orderNumber: f.shipment_number, ...fields });
 }
 
 export function shipStationV2Settings(config: {

@@ -5,9 +5,7 @@
 import { z } from 'zod';
 import { ShipStationError } from '@/lib/errors';
 import type { ShipmentNotice } from '@/lib/shipment-notices';
-import { ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
-import { checkResourceUrl } from '@/lib/shipping/resource-url';
-import { traceCall } from '@/lib/telemetry';
+import { optionalText, ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
 import { requestTimeLeftMs } from '@/lib/upstream/budget';
 
 export type { ShipmentNotice };
@@ -29,11 +27,6 @@ export interface ShipmentsPage {
   skipped?: number;
 }
 
-const optionalText = z
-  .union([z.string(), z.number()])
-  .nullish()
-  .transform((v) => (v === null || v === undefined ? undefined : String(v).trim().slice(0, 200) || undefined));
-
 // Only the fields the service reads; the rest of ShipStation's shipment (addresses, label data) is dropped unread.
 const shipmentSchema = z.object({
   shipmentId: optionalText,
@@ -44,43 +37,53 @@ const shipmentSchema = z.object({
   voided: z.boolean().nullish(),
 });
 
-const shipmentsResponseSchema = z.object({
-  shipments: z.array(z.unknown()),
-  page: z.number().int().nullish(),
-  pages: z.number().int().nullish(),
-});
+/** Both APIs' paging fields. */
+export const paging = { page: z.number().int().nullish(), pages: z.number().int().nullish() };
+const shipmentsResponseSchema = z.object({ shipments: z.array(z.unknown()), ...paging });
 
-/** A shipment of an unexpected shape is skipped, not fatal. */
+/** A listed row as a notice; 'return' for a row that ships nothing to the customer (V2's return labels). */
+export type Listed = ShipmentNotice | 'malformed' | 'return';
+
+/** A notice without an empty shipment id or a voided flag that is not `true`. */
+export function shipmentNotice(fields: Omit<ShipmentNotice, 'voided'> & { voided?: boolean | null | undefined }): ShipmentNotice {
+  const { shipmentId, voided, ...notice } = fields;
+  return { ...notice, ...(shipmentId !== undefined ? { shipmentId } : {}), ...(voided === true ? { voided: true } : {}) };
+}
+
+/** A row of an unexpected shape is counted, not fatal; voided ones are kept, marked, so the order can note them. */
+export function collectPage(
+  rows: unknown[],
+  noticeOf: (raw: unknown) => Listed,
+  position: { page?: number | null | undefined; pages?: number | null | undefined },
+): ShipmentsPage & { malformed: number } {
+  const { page: at, pages } = position;
+  const page = { notices: [] as ShipmentNotice[], voided: 0, malformed: 0, skipped: 0, page: at ?? 1, pages: pages ?? 1 };
+  for (const raw of rows) {
+    const notice = noticeOf(raw);
+    if (notice === 'malformed') page.malformed += 1;
+    else if (notice === 'return') page.skipped += 1;
+    else {
+      if (notice.voided) page.voided += 1;
+      page.notices.push(notice);
+    }
+  }
+  return page;
+}
+
 export function parseShipmentsResponse(data: unknown): ShipmentsPage & { malformed: number } {
   const parsed = shipmentsResponseSchema.safeParse(data);
   if (!parsed.success) throw new ShipStationError('bad_response', 200);
-  const notices: ShipmentNotice[] = [];
-  let voided = 0;
-  let malformed = 0;
-  for (const raw of parsed.data.shipments) {
+  return collectPage(parsed.data.shipments, (raw) => {
     const shipment = shipmentSchema.safeParse(raw);
-    if (!shipment.success) {
-      malformed += 1;
-      continue;
-    }
-    if (shipment.data.voided === true) voided += 1;
-    notices.push({
-      orderNumber: shipment.data.orderNumber,
-      trackingNumber: shipment.data.trackingNumber,
-      carrier: shipment.data.carrierCode,
-      shipDate: shipment.data.shipDate,
-      ...(shipment.data.shipmentId !== undefined ? { shipmentId: shipment.data.shipmentId } : {}),
-      ...(shipment.data.voided === true ? { voided: true } : {}),
-    });
-  }
-  return { notices, voided, malformed, page: parsed.data.page ?? 1, pages: parsed.data.pages ?? 1 };
+    if (!shipment.success) return 'malformed';
+    const { orderNumber, trackingNumber, carrierCode, shipDate, shipmentId, voided } = shipment.data;
+    return shipmentNotice({ orderNumber, trackingNumber, carrier: carrierCode, shipDate, shipmentId, voided });
+  }, parsed.data);
 }
 
 /** Keeps one read's worst case known: the replay cron plans its time with it. */
 export const SHIPMENT_PAGES_PER_READ = 10;
 export const pageWorstCaseMs = (timeoutMs: number) => 2 * timeoutMs;
-
-export type ShipStationClientOptions = ShipStationHttpOptions;
 
 export interface UnreadPages {
   resourceUrl: string;
@@ -145,27 +148,22 @@ export class ShipStationClient {
 
   constructor(
     private readonly settings: ShipStationSettings,
-    options: ShipStationClientOptions = {},
+    options: ShipStationHttpOptions = {},
   ) {
     const authorization = `Basic ${Buffer.from(`${settings.apiKey}:${settings.apiSecret}`).toString('base64')}`;
-    this.http = new ShipStationHttp(settings.timeoutMs, { Authorization: authorization }, options);
+    this.http = new ShipStationHttp(settings.timeoutMs, { Authorization: authorization }, settings.apiBaseUrl, options);
   }
 
   async shipmentsAt(resourceUrl: string): Promise<ShipmentsResult> {
-    const check = checkResourceUrl(resourceUrl, this.settings.apiBaseUrl);
-    if (!check.allowed) throw new ShipStationError(check.reason, undefined, check.origin);
-
-    return readBatch(check.url, (url) => this.readPage(url), this.settings.timeoutMs);
+    return readBatch(this.http.allowed(resourceUrl), (url) => this.readPage(url), this.settings.timeoutMs);
   }
 
   async shipmentsPage(pageUrl: string): Promise<ShipmentsPage & { malformed: number }> {
-    const check = checkResourceUrl(pageUrl, this.settings.apiBaseUrl);
-    if (!check.allowed) throw new ShipStationError(check.reason, undefined, check.origin);
-    return this.readPage(check.url);
+    return this.readPage(this.http.allowed(pageUrl));
   }
 
   private async readPage(url: URL): Promise<ShipmentsPage & { malformed: number }> {
-    return parseShipmentsResponse(await traceCall('shipstation', 'get shipments', () => this.http.getJson(url)));
+    return parseShipmentsResponse(await this.http.getJson(url, 'get shipments'));
   }
 }
 

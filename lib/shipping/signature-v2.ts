@@ -4,7 +4,7 @@
  */
 import { createPublicKey, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { log } from '@/lib/log';
-import { readStreamText } from '@/lib/upstream/read-stream';
+import { send } from '@/lib/upstream/node-http';
 
 export const V2_SIGNATURE_HEADERS = {
   keyId: 'x-shipengine-rsa-sha256-key-id',
@@ -36,12 +36,10 @@ export class ShipStationV2Keys {
   constructor(
     private readonly jwksUrl: string,
     private readonly timeoutMs: number,
-    private readonly options: { fetch?: typeof fetch; now?: () => number } = {},
+    private readonly options: { send?: typeof send; now?: () => number } = {},
   ) {}
 
-  private now(): number {
-    return (this.options.now ?? Date.now)();
-  }
+  private readonly now = () => (this.options.now ?? Date.now)();
 
   async keyFor(keyId: string): Promise<KeyObject | undefined | 'unavailable'> {
     const age = this.fetchedAt === undefined ? Infinity : this.now() - this.fetchedAt;
@@ -70,19 +68,14 @@ export class ShipStationV2Keys {
   private async refresh(): Promise<boolean> {
     this.fetchedAt = this.now();
     try {
-      const response = await (this.options.fetch ?? fetch)(this.jwksUrl, {
-        headers: { Accept: 'application/json' },
-        redirect: 'error',
-        cache: 'no-store',
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-      if (!response.ok) {
-        response.body?.cancel().catch(() => undefined);
-        log.error('shipping.v2_keys_unavailable', { status: response.status });
+      const request = { url: new URL(this.jwksUrl), method: 'GET', headers: { accept: 'application/json' }, timeoutMs: this.timeoutMs };
+      const answer = await (this.options.send ?? send)({ ...request, maxBytes: MAX_JWKS_BYTES });
+      // A redirect is refused like any answer outside 2xx.
+      if (answer.status < 200 || answer.status >= 300) {
+        log.error('shipping.v2_keys_unavailable', { status: answer.status });
         return false;
       }
-      const text = await readStreamText(response.body, MAX_JWKS_BYTES);
-      const keys = text === undefined ? undefined : parseJwks(JSON.parse(text) as unknown);
+      const keys = parseJwks(JSON.parse(answer.body.toString('utf8')) as unknown);
       if (!keys) {
         log.error('shipping.v2_keys_unavailable', { reason: 'not_a_jwks' });
         return false;

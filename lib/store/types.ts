@@ -86,28 +86,8 @@ export interface OrderUpdate {
   shipping_lines?: { id?: number; method_id: string | null; method_title?: string; instance_id?: string; total?: string }[];
 }
 
-export interface ShippingDestination {
-  country: string;
-  state: string;
-  postcode: string;
-  city: string;
-}
-
-export interface StoreShippingRate {
-  id: string;
-  method_id: string;
-  instance_id: number;
-  label: string;
-  total: string;
-  total_tax: string;
-}
-
-export interface StoreShippingQuote {
-  rates: StoreShippingRate[];
-  cart_tax: string;
-  /** The destination as WooCommerce matched it (a state name becomes its code): the address to write. */
-  destination: ShippingDestination;
-}
+const destinationSchema = z.object({ country: z.string(), state: z.string(), postcode: z.string(), city: z.string() });
+export type ShippingDestination = z.infer<typeof destinationSchema>;
 
 export const storeShippingQuoteSchema = z.object({
   rates: z.array(
@@ -121,8 +101,11 @@ export const storeShippingQuoteSchema = z.object({
     }),
   ),
   cart_tax: decimal,
-  destination: z.object({ country: z.string(), state: z.string(), postcode: z.string(), city: z.string() }),
+  /** The destination as WooCommerce matched it (a state name becomes its code): the address to write. */
+  destination: destinationSchema,
 });
+export type StoreShippingQuote = z.infer<typeof storeShippingQuoteSchema>;
+export type StoreShippingRate = StoreShippingQuote['rates'][number];
 
 export const storeRefundSchema = z.object({
   id: z.number().int().positive(),
@@ -151,12 +134,14 @@ export interface ShipmentPackageMerge {
   ship?: { from: string; status: string; customer_note: string; meta: Record<string, string> };
 }
 
-export interface ShipmentPackageMerged {
-  added: boolean;
-  shipped: boolean;
-  status: string;
-  packages: unknown[];
-}
+/** The companion plugin's answer to a package merge; anything else is no proof it happened. */
+export const shipmentPackageMergedSchema = z.object({
+  added: z.boolean(),
+  shipped: z.unknown().transform((v) => v === true),
+  status: z.string(),
+  packages: z.array(z.unknown()),
+});
+export type ShipmentPackageMerged = z.infer<typeof shipmentPackageMergedSchema>;
 
 export interface Store {
   getOrder(orderId: number): Promise<StoreOrder>;

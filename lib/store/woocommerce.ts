@@ -12,6 +12,7 @@ import {
   storeOrderSchema,
   storeRefundSchema,
   storeShippingQuoteSchema,
+  shipmentPackageMergedSchema,
   type OrderUpdate,
   type ShippingDestination,
   type StoreShippingQuote,
@@ -29,66 +30,42 @@ import type { StoreGate } from '@/lib/shared-state/store-gate';
 import { attemptTimeoutMs, settleWithin, withOneRetry } from '@/lib/upstream/budget';
 import { nodeHttpAdapter, type AdapterRequest } from '@/lib/upstream/node-http';
 
-export const CART_BRIDGE_NAMESPACE = 'wc-checkout-bridge/v1';
+const CART_BRIDGE_NAMESPACE = 'wc-checkout-bridge/v1';
 
-/** No redirect is followed: the consumer keys must not travel to another host. */
-const BASE_AXIOS_CONFIG = { maxRedirects: 0, adapter: nodeHttpAdapter };
-
-interface AxiosOptions {
-  /** The whole attempt: the adapter destroys the request, and frees its socket, when it runs out. */
-  timeout: number;
-}
-
-interface UpstreamFailure {
-  status: number | undefined;
-  code: string | undefined;
-  timedOut: boolean;
-  /** WooCommerce's answer to an OAuth signature it computed otherwise (class-wc-rest-authentication.php, check_oauth_signature). */
-  signatureRefused: boolean;
-}
-
-export function signatureHint(siteUrlSet: boolean): string {
+function signatureHint(siteUrlSet: boolean): string {
   return siteUrlSet
     ? "the store refused the OAuth signature: WOOCOMMERCE_SITE_URL must be the store's Site Address (WordPress Settings → General), or WOOCOMMERCE_CONSUMER_SECRET is wrong"
     : "the store refused the OAuth signature: set WOOCOMMERCE_SITE_URL to the store's Site Address (WordPress Settings → General) when WOOCOMMERCE_URL is another address, or check WOOCOMMERCE_CONSUMER_SECRET";
 }
 
-function describeFailure(error: unknown): UpstreamFailure {
-  const e = error as {
-    code?: unknown;
-    response?: { status?: unknown; data?: unknown };
-  };
-  const status = typeof e?.response?.status === 'number' ? e.response.status : undefined;
-  const data = e?.response?.data as { code?: unknown; message?: unknown } | undefined;
-  const wooCode = typeof data?.code === 'string' ? data.code.slice(0, 100) : undefined;
-  const timedOut = e?.code === 'ECONNABORTED' || e?.code === 'ETIMEDOUT' || e?.code === 'ERR_CANCELED';
-  // Only the code and WooCommerce's English message tell a wrong signature from a stale timestamp or a wrong key.
-  const signatureRefused =
-    status === 401 &&
-    wooCode === 'woocommerce_rest_authentication_error' &&
-    typeof data?.message === 'string' &&
-    data.message.startsWith('Invalid signature - provided signature does not match');
-  return { status, code: wooCode, timedOut, signatureRefused };
-}
-
-function classify(failure: UpstreamFailure): StoreFailure {
-  if (failure.timedOut) return 'timeout';
-  if (failure.status === undefined || failure.status >= 500) return 'unavailable';
-  if (failure.status === 404) return 'not_found';
+function classify(errorCode: unknown, status: number | undefined, code: string | undefined): StoreFailure {
+  if (errorCode === 'ECONNABORTED' || errorCode === 'ETIMEDOUT' || errorCode === 'ERR_CANCELED') return 'timeout';
+  if (status === undefined || status >= 500) return 'unavailable';
+  if (status === 404) return 'not_found';
   // WooCommerce answers 400 rest_shop_order_invalid_id / woocommerce_rest_shop_order_invalid_id for a missing order.
-  if (failure.code?.endsWith('_invalid_id')) return 'not_found';
-  if (failure.code === 'rest_invalid_param') return 'invalid_param';
+  if (code?.endsWith('_invalid_id')) return 'not_found';
+  if (code === 'rest_invalid_param') return 'invalid_param';
   return 'rejected';
 }
 
 function toStoreError(operation: string, error: unknown, siteUrlSet: boolean): StoreError {
-  const failure = describeFailure(error);
-  if (failure.signatureRefused) {
+  const e = error as { code?: unknown; response?: { status?: unknown; data?: { code?: unknown; message?: unknown } } } | undefined;
+  const status = typeof e?.response?.status === 'number' ? e.response.status : undefined;
+  const data = e?.response?.data;
+  const code = typeof data?.code === 'string' ? data.code.slice(0, 100) : undefined;
+  // WooCommerce's answer to an OAuth signature it computed otherwise (class-wc-rest-authentication.php, check_oauth_signature):
+  // only the code and the English message tell it from a stale timestamp or a wrong key.
+  const signatureRefused =
+    status === 401 &&
+    code === 'woocommerce_rest_authentication_error' &&
+    typeof data?.message === 'string' &&
+    data.message.startsWith('Invalid signature - provided signature does not match');
+  if (signatureRefused) {
     const hint = signatureHint(siteUrlSet);
     log.error('store.signature_refused', { operation, hint });
     return new StoreSignatureRefusedError(operation, hint);
   }
-  return new StoreError(operation, classify(failure), failure.status, failure.code);
+  return new StoreError(operation, classify(e?.code, status, code), status, code);
 }
 
 /** Over http:// the library signs the URL it is given: the Site Address, sent on to WOOCOMMERCE_URL. */
@@ -104,26 +81,36 @@ function transportFor(settings: StoreSettings): { adapter: typeof nodeHttpAdapte
   return { adapter, signedUrl };
 }
 
+const parseNotes = (data: unknown) => z.array(z.looseObject({ note: z.string() })).parse(data).map((entry) => entry.note);
+// WooCommerce answers the note it stored: anything else is no proof it was.
+const parseNoteAdded = (data: unknown) => void z.looseObject({ id: z.number().int().positive() }).parse(data);
+
+function expectAnswer(ok: boolean): void {
+  if (!ok) throw new Error('unexpected answer');
+}
+
 export class WooCommerceStore implements Store {
   private readonly api: WooCommerceRestApi;
   private readonly bridge: WooCommerceRestApi;
-  private readonly axiosBase: typeof BASE_AXIOS_CONFIG;
   private readonly siteUrlSet: boolean;
 
+  /**
+   * Both clients are configured once: the adapter cuts each attempt's `timeoutMs` to what the request has left
+   * and never follows a redirect, so the consumer keys cannot travel to another host.
+   */
   constructor(
     settings: StoreSettings,
     private readonly timeoutMs: number,
     private readonly gate?: StoreGate,
   ) {
     const { adapter, signedUrl } = transportFor(settings);
-    this.axiosBase = { ...BASE_AXIOS_CONFIG, adapter };
     this.siteUrlSet = settings.siteUrl !== undefined;
     const options = {
       url: signedUrl,
       consumerKey: settings.consumerKey,
       consumerSecret: settings.consumerSecret,
       timeout: timeoutMs,
-      axiosConfig: this.axiosBase,
+      axiosConfig: { maxRedirects: 0, adapter },
     };
     this.api = new WooCommerceRestApi({ ...options, version: 'wc/v3' });
     this.bridge = new WooCommerceRestApi({ ...options, version: CART_BRIDGE_NAMESPACE as 'wc/v3' });
@@ -133,7 +120,7 @@ export class WooCommerceStore implements Store {
   private async call<T>(
     operation: string,
     kind: 'read' | 'write' | 'probe',
-    request: (api: AxiosOptions) => Promise<{ data: unknown }>,
+    request: () => Promise<{ data: unknown }>,
     parse: (data: unknown) => T,
   ): Promise<T> {
     const timedOut = () => new StoreError(operation, 'timeout', undefined, undefined);
@@ -148,8 +135,7 @@ export class WooCommerceStore implements Store {
         let sentAndTimedOut = false;
         try {
           // The adapter ends the attempt at its timeout; the race keeps the bound whatever runs under it.
-          const attempt = () => settleWithin(request({ timeout: timeoutMs }), timeoutMs, timedOut);
-          return (await traceCall('store', operation, attempt)).data;
+          return (await traceCall('store', operation, () => settleWithin(request(), timeoutMs, timedOut))).data;
         } catch (error) {
           const storeError = error instanceof StoreError ? error : toStoreError(operation, error, this.siteUrlSet);
           sentAndTimedOut = storeError.failure === 'timeout';
@@ -172,162 +158,78 @@ export class WooCommerceStore implements Store {
     }
   }
 
-  /** The library takes axios options only per client, read synchronously when a request starts. */
-  private using(api: WooCommerceRestApi, options: AxiosOptions): WooCommerceRestApi {
-    (api as unknown as { axiosConfig: Record<string, unknown> }).axiosConfig = { ...this.axiosBase, ...options };
-    return api;
-  }
-
   getOrder(orderId: number): Promise<StoreOrder> {
-    return this.call(
-      'get order',
-      'read',
-      (options) => this.using(this.api, options).get(`orders/${orderId}`),
-      (data) => storeOrderSchema.parse(data),
-    );
+    return this.call('get order', 'read', () => this.api.get(`orders/${orderId}`), (data) => storeOrderSchema.parse(data));
   }
 
   updateOrder(orderId: number, update: OrderUpdate): Promise<StoreOrder> {
-    return this.call(
-      'update order',
-      'write',
-      (options) => this.using(this.api, options).put(`orders/${orderId}`, update),
-      (data) => storeOrderSchema.parse(data),
-    );
+    return this.call('update order', 'write', () => this.api.put(`orders/${orderId}`, update), (data) => storeOrderSchema.parse(data));
   }
 
   listRefunds(orderId: number): Promise<StoreRefund[]> {
-    return this.call(
-      'list refunds',
-      'read',
-      (options) => this.using(this.api, options).get(`orders/${orderId}/refunds`, { per_page: 100 }),
-      (data) => z.array(storeRefundSchema).parse(data),
-    );
+    const request = () => this.api.get(`orders/${orderId}/refunds`, { per_page: 100 });
+    return this.call('list refunds', 'read', request, (data) => z.array(storeRefundSchema).parse(data));
   }
 
   createRefund(orderId: number, refund: RefundRecord): Promise<StoreRefund> {
-    return this.call(
-      'create refund',
-      'write',
-      (options) =>
-        this.using(this.api, options).post(`orders/${orderId}/refunds`, {
-          amount: refund.amount,
-          reason: refund.reason,
-          api_refund: false,
-          api_restock: false,
-          meta_data: Object.entries(refund.meta).map(([key, value]) => ({ key, value })),
-        }),
-      (data) => storeRefundSchema.parse(data),
-    );
+    const meta_data = Object.entries(refund.meta).map(([key, value]) => ({ key, value }));
+    const body = { amount: refund.amount, reason: refund.reason, api_refund: false, api_restock: false, meta_data };
+    const request = () => this.api.post(`orders/${orderId}/refunds`, body);
+    return this.call('create refund', 'write', request, (data) => storeRefundSchema.parse(data));
   }
 
   async deleteRefund(orderId: number, refundId: number): Promise<void> {
-    await this.call(
-      'delete refund',
-      'write',
-      (options) => this.using(this.api, options).delete(`orders/${orderId}/refunds/${refundId}`, { force: true }),
-      // WooCommerce answers the deleted refund: anything else (a login page, a cut answer) is no proof it happened.
-      (data) => void storeRefundSchema.parse(data),
-    );
+    const request = () => this.api.delete(`orders/${orderId}/refunds/${refundId}`, { force: true });
+    // WooCommerce answers the deleted refund: anything else (a login page, a cut answer) is no proof it happened.
+    await this.call('delete refund', 'write', request, (data) => void storeRefundSchema.parse(data));
   }
 
   async addPrivateNote(orderId: number, note: string): Promise<void> {
-    await this.call(
-      'add order note',
-      'write',
-      (options) => this.using(this.api, options).post(`orders/${orderId}/notes`, { note, customer_note: false }),
-      // WooCommerce answers the note it stored: anything else is no proof it was.
-      (data) => void z.looseObject({ id: z.number().int().positive() }).parse(data),
-    );
+    const request = () => this.api.post(`orders/${orderId}/notes`, { note, customer_note: false });
+    await this.call('add order note', 'write', request, parseNoteAdded);
   }
 
   async addCustomerNote(orderId: number, note: string): Promise<void> {
-    await this.call(
-      'add customer note',
-      'write',
-      (options) => this.using(this.api, options).post(`orders/${orderId}/notes`, { note, customer_note: true }),
-      (data) => void z.looseObject({ id: z.number().int().positive() }).parse(data),
-    );
+    const request = () => this.api.post(`orders/${orderId}/notes`, { note, customer_note: true });
+    await this.call('add customer note', 'write', request, parseNoteAdded);
   }
 
   listCustomerNotes(orderId: number): Promise<string[]> {
-    return this.call(
-      'list customer notes',
-      'read',
-      (options) => this.using(this.api, options).get(`orders/${orderId}/notes`, { type: 'customer' }),
-      (data) => z.array(z.looseObject({ note: z.string() })).parse(data).map((entry) => entry.note),
-    );
+    return this.call('list customer notes', 'read', () => this.api.get(`orders/${orderId}/notes`, { type: 'customer' }), parseNotes);
   }
 
   listOrderNotes(orderId: number): Promise<string[]> {
-    return this.call(
-      'list order notes',
-      'read',
-      (options) => this.using(this.api, options).get(`orders/${orderId}/notes`),
-      (data) => z.array(z.looseObject({ note: z.string() })).parse(data).map((entry) => entry.note),
-    );
+    return this.call('list order notes', 'read', () => this.api.get(`orders/${orderId}/notes`), parseNotes);
   }
 
   async checkReachable(): Promise<void> {
-    await this.call(
-      'check store',
-      'probe',
-      (options) => this.using(this.api, options).get('orders', { per_page: 1, _fields: 'id' }),
-      (data) => {
-        if (!Array.isArray(data)) throw new Error('unexpected answer');
-      },
-    );
+    const request = () => this.api.get('orders', { per_page: 1, _fields: 'id' });
+    await this.call('check store', 'probe', request, (data) => expectAnswer(Array.isArray(data)));
   }
 
   getCustomer(customerId: number): Promise<StoreCustomer> {
-    return this.call(
-      'get customer',
-      'read',
-      (options) => this.using(this.api, options).get(`customers/${customerId}`),
-      (data) => storeCustomerSchema.parse(data),
-    );
+    const request = () => this.api.get(`customers/${customerId}`);
+    return this.call('get customer', 'read', request, (data) => storeCustomerSchema.parse(data));
   }
 
   setCustomerMeta(customerId: number, key: string, value: string): Promise<StoreCustomer> {
-    return this.call(
-      'update customer',
-      'write',
-      (options) => this.using(this.api, options).put(`customers/${customerId}`, { meta_data: [{ key, value }] }),
-      (data) => storeCustomerSchema.parse(data),
-    );
+    const request = () => this.api.put(`customers/${customerId}`, { meta_data: [{ key, value }] });
+    return this.call('update customer', 'write', request, (data) => storeCustomerSchema.parse(data));
   }
 
   async clearCustomerCart(customerId: number): Promise<void> {
-    await this.call(
-      'clear customer cart',
-      'write',
-      (options) => this.using(this.bridge, options).delete(`customers/${customerId}/cart`),
-      (data) => {
-        if ((data as { cleared?: unknown })?.cleared !== true) throw new Error('unexpected answer');
-      },
-    );
+    const request = () => this.bridge.delete(`customers/${customerId}/cart`);
+    await this.call('clear customer cart', 'write', request, (data) => expectAnswer((data as { cleared?: unknown })?.cleared === true));
   }
 
   mergeShipmentPackage(orderId: number, merge: ShipmentPackageMerge): Promise<ShipmentPackageMerged> {
-    return this.call(
-      'merge shipment package',
-      'write',
-      (options) => this.using(this.bridge, options).post(`orders/${orderId}/shipment-packages`, merge),
-      (data) => {
-        const answer = data as { added?: unknown; shipped?: unknown; status?: unknown; packages?: unknown };
-        if (typeof answer?.added !== 'boolean' || typeof answer.status !== 'string' || !Array.isArray(answer.packages)) throw new Error('unexpected answer');
-        return { added: answer.added, shipped: answer.shipped === true, status: answer.status, packages: answer.packages };
-      },
-    );
+    const request = () => this.bridge.post(`orders/${orderId}/shipment-packages`, merge);
+    return this.call('merge shipment package', 'write', request, (data) => shipmentPackageMergedSchema.parse(data));
   }
 
   getShippingRates(orderId: number, destination: ShippingDestination): Promise<StoreShippingQuote> {
-    return this.call(
-      'get shipping rates',
-      'read',
-      (options) => this.using(this.bridge, options).get(`orders/${orderId}/shipping-rates`, { ...destination }),
-      (data) => storeShippingQuoteSchema.parse(data),
-    );
+    const request = () => this.bridge.get(`orders/${orderId}/shipping-rates`, { ...destination });
+    return this.call('get shipping rates', 'read', request, (data) => storeShippingQuoteSchema.parse(data));
   }
 
   restoreCustomerCart(customerId: number, orderId: number, restoreKey?: string): Promise<number> {
@@ -335,10 +237,10 @@ export class WooCommerceStore implements Store {
     return this.call(
       'restore customer cart',
       'write',
-      (options) => this.using(this.bridge, options).post(`customers/${customerId}/cart/restore`, body),
+      () => this.bridge.post(`customers/${customerId}/cart/restore`, body),
       (data) => {
         const answer = data as { restored?: unknown; items?: unknown };
-        if (answer?.restored !== true) throw new Error('unexpected answer');
+        expectAnswer(answer?.restored === true);
         return typeof answer.items === 'number' ? answer.items : 0;
       },
     );

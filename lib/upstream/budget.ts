@@ -44,6 +44,8 @@ export interface RetryPolicy {
   retriable: (error: unknown) => boolean;
   /** The error to throw when no attempt can start for lack of time. */
   outOfTime: () => Error;
+  /** The pause before the retry, a jitter by default; 0 when the retry waits by itself (ShipStation's rate budget). */
+  pauseMs?: (error: unknown) => number | undefined;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
 }
@@ -62,9 +64,9 @@ export async function withOneRetry<T>(attempt: (timeoutMs: number) => Promise<T>
   } catch (error) {
     if (!policy.retriable(error)) throw error;
     const random = policy.random ?? Math.random;
-    const pause = RETRY_JITTER_MIN_MS + Math.floor(random() * (RETRY_JITTER_MAX_MS - RETRY_JITTER_MIN_MS));
+    const pause = policy.pauseMs?.(error) ?? RETRY_JITTER_MIN_MS + Math.floor(random() * (RETRY_JITTER_MAX_MS - RETRY_JITTER_MIN_MS));
     if (requestTimeLeftMs() - pause < MIN_ATTEMPT_MS) throw error;
-    await (policy.sleep ?? defaultSleep)(pause);
+    if (pause > 0) await (policy.sleep ?? defaultSleep)(pause);
     const second = attemptTimeoutMs(policy.perAttemptMs);
     if (second === 0) throw error;
     return attempt(second);

@@ -1,13 +1,4 @@
-/**
- * Reading a byte stream with a size limit. Used for upstream responses (and,
- * through lib/http/body.ts, request bodies), so neither can make the service
- * buffer without bound.
- */
-
-/** Reads a byte stream as UTF-8 text, or undefined (reading stops) past `limit` bytes; a failing stream throws its own error. */
-export async function readStreamText(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<string | undefined> {
-  return (await readStreamBytes(stream, limit, (error) => error))?.toString('utf8');
-}
+/** Reading a request body (lib/http/body.ts) with a size limit, so no client can make the service buffer without bound. */
 
 /** The stream's bytes, or undefined once more than `limit` have arrived; a failing read throws `readFailed(error)`. */
 export async function readStreamBytes(

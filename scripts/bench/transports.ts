@@ -2,7 +2,8 @@
  * What one upstream call costs in CPU through each HTTP client the service
  * could use, measured in this process against a small JSON server running in
  * a child process (so its CPU is not counted here): a bare keep-alive
- * `http.request`, `fetch`, the WooCommerce library through axios's own http
+ * `http.request`, `fetch` (ShipStation's client until it moved onto the service's
+ * transport, `send` of lib/upstream/node-http.ts), the WooCommerce library through axios's own http
  * adapter and through the service's (lib/upstream/node-http.ts), and the
  * Stripe SDK through its fetch client, its Node client and the service's
  * (lib/card/stripe-http.ts). The figures behind the transport choices in
@@ -16,7 +17,7 @@ import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import Stripe from 'stripe';
 import { BoundedNodeHttpClient } from '@/lib/card/stripe-http';
-import { nodeHttpAdapter } from '@/lib/upstream/node-http';
+import { nodeHttpAdapter, send } from '@/lib/upstream/node-http';
 
 /** A WooCommerce order's size of JSON for every path; a Stripe payment intent for /v1/. */
 const SERVER = `
@@ -55,6 +56,7 @@ export async function transportFigures(): Promise<{ name: string; msPerCall: num
         outgoing.on('error', reject);
         outgoing.end();
       });
+    const shipments = () => ({ url: new URL(`${base}/shipments`), method: 'GET', headers: {}, timeoutMs: 10_000 });
     const libraryAxios = woo({ maxRedirects: 0 });
     const libraryOurs = woo({ maxRedirects: 0, adapter: nodeHttpAdapter });
     const stripeFetch = stripe(Stripe.createFetchHttpClient());
@@ -65,6 +67,8 @@ export async function transportFigures(): Promise<{ name: string; msPerCall: num
     const cases: [string, () => Promise<unknown>][] = [
       ['bare keep-alive http.request GET', bare],
       ['fetch GET', async () => (await fetch(`${base}/wp-json/wc/v3/orders/1`)).json()],
+      // ShipStation's GET: fetch above until it moved onto the service transport.
+      ['the service transport GET (send)', async () => JSON.parse((await send(shipments())).body.toString())],
       ['WooCommerce library GET, axios http adapter', () => libraryAxios.get('orders/1')],
       ['WooCommerce library GET, the service adapter', () => libraryOurs.get('orders/1')],
       ['Stripe retrieve, SDK fetch client', () => stripeFetch.paymentIntents.retrieve('pi_1')],

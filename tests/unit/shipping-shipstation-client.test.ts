@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ShipStationError } from '@/lib/errors';
+import { ShipStationError, UpstreamHttpError } from '@/lib/errors';
 import { parseShipmentsResponse, SHIPMENT_PAGES_PER_READ, ShipStationClient } from '@/lib/shipping/shipstation';
 import { withRequestDeadline } from '@/lib/upstream/budget';
+import type { send, UpstreamAnswer, UpstreamRequest } from '@/lib/upstream/node-http';
 
 const BASE = 'https://ssapi.shipstation.com';
 const URL_1 = `${BASE}/shipments?batchId=1`;
@@ -9,18 +10,22 @@ const settings = { apiKey: 'key', apiSecret: 'secret', apiBaseUrl: BASE, timeout
 
 interface Seen {
   url: string;
-  init: RequestInit | undefined;
+  init: UpstreamRequest | undefined;
 }
 
-function fakeFetch(answers: (Response | Error)[]) {
+/** The transport (lib/upstream/node-http.ts `send`) answering from a queue, refusing a declared length over the limit as it does. */
+function fakeSend(answers: (Response | Error)[]) {
   const seen: Seen[] = [];
-  const impl = (async (input: RequestInfo | URL, init?: RequestInit) => {
-    seen.push({ url: String(input), init });
+  const impl = (async (request: UpstreamRequest): Promise<UpstreamAnswer> => {
+    seen.push({ url: request.url.href, init: request });
     const answer = answers.shift();
     if (!answer) throw new Error('no answer queued');
     if (answer instanceof Error) throw answer;
-    return answer;
-  }) as typeof fetch;
+    if (Number(answer.headers.get('content-length')) > (request.maxBytes ?? Infinity)) {
+      throw new UpstreamHttpError('upstream answer too large', 'ERR_ANSWER_TOO_LARGE');
+    }
+    return { status: answer.status, headers: Object.fromEntries(answer.headers), body: Buffer.from(await answer.arrayBuffer()) };
+  }) as typeof send;
   return { seen, impl };
 }
 
@@ -28,9 +33,9 @@ const json = (body: unknown, status = 200, headers: Record<string, string> = {})
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 
 function client(answers: (Response | Error)[], clock = { now: 0 }, sleeps: number[] = []) {
-  const fake = fakeFetch(answers);
+  const fake = fakeSend(answers);
   const instance = new ShipStationClient(settings, {
-    fetch: fake.impl,
+    send: fake.impl,
     now: () => clock.now,
     sleep: async (ms) => {
       sleeps.push(ms);
@@ -60,8 +65,14 @@ describe('ShipStation client', () => {
     const init = seen[0]!.init!;
     expect(init.method).toBe('GET');
     expect((init.headers as Record<string, string>).Authorization).toBe(`Basic ${Buffer.from('key:secret').toString('base64')}`);
-    expect(init.redirect).toBe('manual');
-    expect(init.signal).toBeInstanceOf(AbortSignal);
+    expect(init.timeoutMs).toBe(settings.timeoutMs);
+  });
+
+  it('follows no redirect: a 3xx fails as refused, and nothing else is fetched', async () => {
+    const { instance, seen } = client([new Response(null, { status: 302, headers: { location: 'https://elsewhere.example/' } })]);
+    const error = await failure(instance.shipmentsAt(URL_1));
+    expect(error).toMatchObject({ failure: 'rejected', status: 302 });
+    expect(seen).toHaveLength(1);
   });
 
   it('refuses a foreign URL without calling fetch', async () => {
@@ -105,9 +116,9 @@ describe('ShipStation client', () => {
   });
 
   it('maps a timeout and a network failure', async () => {
-    const timeout = Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' });
+    const timeout = new UpstreamHttpError('upstream request timed out', 'ECONNABORTED');
     expect((await failure(client([timeout, timeout]).instance.shipmentsAt(URL_1))).failure).toBe('timeout');
-    const offline = new TypeError('fetch failed');
+    const offline = new UpstreamHttpError('upstream request failed', 'ECONNREFUSED');
     expect((await failure(client([offline, offline]).instance.shipmentsAt(URL_1))).failure).toBe('unavailable');
   });
 

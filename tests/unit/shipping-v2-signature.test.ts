@@ -1,6 +1,10 @@
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JWKS_MAX_AGE_MS, ShipStationV2Keys, V2_SIGNATURE_HEADERS, verifyV2Signature } from '@/lib/shipping/signature-v2';
+import type { send } from '@/lib/upstream/node-http';
+
+/** The transport's answer (lib/upstream/node-http.ts `send`) for a status and a text body. */
+const answer = (status: number, body: string) => ({ status, headers: { 'content-type': 'application/json' }, body: Buffer.from(body) });
 
 function keyPair(kid: string): { kid: string; privateKey: KeyObject; jwk: object } {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -12,8 +16,8 @@ function jwksServer(published: { jwk: object }[]) {
   const server = { published, reads: 0 };
   const fetchJwks = (async () => {
     server.reads += 1;
-    return new Response(JSON.stringify({ keys: server.published.map((k) => k.jwk) }), { headers: { 'content-type': 'application/json' } });
-  }) as typeof fetch;
+    return answer(200, JSON.stringify({ keys: server.published.map((k) => k.jwk) }));
+  }) as typeof send;
   return { server, fetchJwks };
 }
 
@@ -34,7 +38,7 @@ describe('ShipStation V2 signature', () => {
     process.env.TZ = 'America/New_York';
     const key = keyPair('k1');
     const { fetchJwks } = jwksServer([key]);
-    const keys = new ShipStationV2Keys('https://keys.test/jwks', 1_000, { fetch: fetchJwks });
+    const keys = new ShipStationV2Keys('https://keys.test/jwks', 1_000, { send: fetchJwks });
     const now = Date.parse('2026-11-26T12:00:00.000Z');
 
     const zoneless = await verifyV2Signature(signed(key, BODY, '2026-11-26T11:59:00.000'), BODY, keys, now);
@@ -50,7 +54,8 @@ describe('ShipStation V2 signature', () => {
     let down = false;
     let clock = Date.parse('2026-11-26T12:00:00.000Z');
     const keys = new ShipStationV2Keys('https://keys.test/jwks', 1_000, {
-      fetch: (async (...args: Parameters<typeof fetch>) => (down ? (server.reads++, new Response('down', { status: 502 })) : fetchJwks(...args))) as typeof fetch,
+      send: (async (...args: Parameters<typeof send>) =>
+        down ? (server.reads++, answer(502, 'down')) : fetchJwks(...args)) as typeof send,
       now: () => clock,
     });
     const verifyAt = () => verifyV2Signature(signed(old, BODY, new Date(clock).toISOString()), BODY, keys, clock);
