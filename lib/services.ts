@@ -32,8 +32,7 @@ import { MemoryStoreSlots, RedisStoreSlots, type StoreSlots } from '@/lib/shared
 import { ShipStationClient, shipStationSettings } from '@/lib/shipping/shipstation';
 import { ShipStationV2Client, shipStationV2Settings } from '@/lib/shipping/shipstation-v2';
 import { ShipStationV2Keys } from '@/lib/shipping/signature-v2';
-import type { Store } from '@/lib/store/types';
-import { WooCommerceStore } from '@/lib/store/woocommerce';
+import { WooCommerceStore, type Store } from '@/lib/store/woocommerce';
 
 interface SharedState {
   rateLimiter: RateLimiter;

@@ -3,7 +3,8 @@ import { InvalidRequestError } from '@/lib/errors';
 import { META } from '@/lib/orders/meta-keys';
 import type { OrderChange } from '@/lib/orders/mutation';
 import { metaValue } from '@/lib/orders/normalize';
-import type { OrderAddress, ShippingDestination, StoreOrder, Store, StoreShippingRate } from '@/lib/store/types';
+import type { OrderAddress, ShippingDestination, StoreOrder, StoreShippingRate } from '@/lib/store/types';
+import type { Store } from '@/lib/store/woocommerce';
 
 interface QuotedAt extends ShippingDestination {
   rate_id: string;

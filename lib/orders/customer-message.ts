@@ -3,7 +3,8 @@ import type { CustomerMessageSetting } from '@/lib/config';
 import { keptCustomerNote, type OrderChange } from '@/lib/orders/mutation';
 import { customerNoteKeptNote } from '@/lib/orders/notes';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
-import type { Store, StoreOrder } from '@/lib/store/types';
+import type { StoreOrder } from '@/lib/store/types';
+import type { Store } from '@/lib/store/woocommerce';
 
 /** Sent before the order update, so a retry after a lost answer finds the message rather than loses it. */
 export async function sendCustomerMessage(store: Store, order: StoreOrder, change: OrderChange, setting: CustomerMessageSetting): Promise<OrderChange> {

@@ -1,4 +1,4 @@
-/** WooCommerce REST v3's resources as the service reads them, parsed at the boundary, and the Store interface. */
+/** WooCommerce REST v3's resources as the service reads them, parsed at the boundary. */
 import { z } from 'zod';
 
 /** Not a decimal: a bad store response here, rather than a money error deep in a use case. */
@@ -142,26 +142,3 @@ export const shipmentPackageMergedSchema = z.object({
   packages: z.array(z.unknown()),
 });
 export type ShipmentPackageMerged = z.infer<typeof shipmentPackageMergedSchema>;
-
-export interface Store {
-  getOrder(orderId: number): Promise<StoreOrder>;
-  updateOrder(orderId: number, update: OrderUpdate): Promise<StoreOrder>;
-  /** Companion plugin (docs/decisions.md#d10): empties a registered customer's persistent cart and session. */
-  clearCustomerCart(customerId: number): Promise<void>;
-  /** Companion plugin: restores once per `restoreKey` and customer (docs/decisions.md#d28). */
-  restoreCustomerCart(customerId: number, orderId: number, restoreKey?: string): Promise<number>;
-  /** Companion plugin, under a database lock; StoreError 404 `rest_no_route` when the plugin is older or absent. */
-  mergeShipmentPackage(orderId: number, merge: ShipmentPackageMerge): Promise<ShipmentPackageMerged>;
-  getShippingRates(orderId: number, destination: ShippingDestination): Promise<StoreShippingQuote>;
-  listRefunds(orderId: number): Promise<StoreRefund[]>;
-  createRefund(orderId: number, refund: RefundRecord): Promise<StoreRefund>;
-  /** Deletes a refund for good (WooCommerce refunds cannot be trashed). */
-  deleteRefund(orderId: number, refundId: number): Promise<void>;
-  addPrivateNote(orderId: number, note: string): Promise<void>;
-  addCustomerNote(orderId: number, note: string): Promise<void>;
-  listCustomerNotes(orderId: number): Promise<string[]>;
-  listOrderNotes(orderId: number): Promise<string[]>;
-  checkReachable(): Promise<void>;
-  getCustomer(customerId: number): Promise<StoreCustomer>;
-  setCustomerMeta(customerId: number, key: string, value: string): Promise<StoreCustomer>;
-}

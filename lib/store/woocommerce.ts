@@ -19,7 +19,6 @@ import {
   type RefundRecord,
   type ShipmentPackageMerge,
   type ShipmentPackageMerged,
-  type Store,
   type StoreCustomer,
   type StoreOrder,
   type StoreRefund,
@@ -31,12 +30,9 @@ import { attemptTimeoutMs, settleWithin, withOneRetry } from '@/lib/upstream/bud
 import { nodeHttpAdapter, type AdapterRequest } from '@/lib/upstream/node-http';
 
 const CART_BRIDGE_NAMESPACE = 'wc-checkout-bridge/v1';
-
-function signatureHint(siteUrlSet: boolean): string {
-  return siteUrlSet
-    ? "the store refused the OAuth signature: WOOCOMMERCE_SITE_URL must be the store's Site Address (WordPress Settings → General), or WOOCOMMERCE_CONSUMER_SECRET is wrong"
-    : "the store refused the OAuth signature: set WOOCOMMERCE_SITE_URL to the store's Site Address (WordPress Settings → General) when WOOCOMMERCE_URL is another address, or check WOOCOMMERCE_CONSUMER_SECRET";
-}
+const SITE_URL_WRONG = "WOOCOMMERCE_SITE_URL must be the store's Site Address (WordPress Settings → General), or WOOCOMMERCE_CONSUMER_SECRET is wrong";
+const SITE_URL_UNSET =
+  "set WOOCOMMERCE_SITE_URL to the store's Site Address (WordPress Settings → General) when WOOCOMMERCE_URL is another address, or check WOOCOMMERCE_CONSUMER_SECRET";
 
 function classify(errorCode: unknown, status: number | undefined, code: string | undefined): StoreFailure {
   if (errorCode === 'ECONNABORTED' || errorCode === 'ETIMEDOUT' || errorCode === 'ERR_CANCELED') return 'timeout';
@@ -61,7 +57,7 @@ function toStoreError(operation: string, error: unknown, siteUrlSet: boolean): S
     typeof data?.message === 'string' &&
     data.message.startsWith('Invalid signature - provided signature does not match');
   if (signatureRefused) {
-    const hint = signatureHint(siteUrlSet);
+    const hint = `the store refused the OAuth signature: ${siteUrlSet ? SITE_URL_WRONG : SITE_URL_UNSET}`;
     log.error('store.signature_refused', { operation, hint });
     return new StoreSignatureRefusedError(operation, hint);
   }
@@ -89,7 +85,10 @@ function expectAnswer(ok: boolean): void {
   if (!ok) throw new Error('unexpected answer');
 }
 
-export class WooCommerceStore implements Store {
+/** What the use cases call: the client's public methods, so a test double needs no private field. */
+export type Store = Pick<WooCommerceStore, keyof WooCommerceStore>;
+
+export class WooCommerceStore {
   private readonly api: WooCommerceRestApi;
   private readonly bridge: WooCommerceRestApi;
   private readonly siteUrlSet: boolean;
@@ -178,6 +177,7 @@ export class WooCommerceStore implements Store {
     return this.call('create refund', 'write', request, (data) => storeRefundSchema.parse(data));
   }
 
+  /** Deletes a refund for good (WooCommerce refunds cannot be trashed). */
   async deleteRefund(orderId: number, refundId: number): Promise<void> {
     const request = () => this.api.delete(`orders/${orderId}/refunds/${refundId}`, { force: true });
     // WooCommerce answers the deleted refund: anything else (a login page, a cut answer) is no proof it happened.
@@ -217,11 +217,13 @@ export class WooCommerceStore implements Store {
     return this.call('update customer', 'write', request, (data) => storeCustomerSchema.parse(data));
   }
 
+  /** Companion plugin (docs/decisions.md#d10): empties a registered customer's persistent cart and session. */
   async clearCustomerCart(customerId: number): Promise<void> {
     const request = () => this.bridge.delete(`customers/${customerId}/cart`);
     await this.call('clear customer cart', 'write', request, (data) => expectAnswer((data as { cleared?: unknown })?.cleared === true));
   }
 
+  /** Companion plugin, under a database lock; StoreError 404 `rest_no_route` when the plugin is older or absent. */
   mergeShipmentPackage(orderId: number, merge: ShipmentPackageMerge): Promise<ShipmentPackageMerged> {
     const request = () => this.bridge.post(`orders/${orderId}/shipment-packages`, merge);
     return this.call('merge shipment package', 'write', request, (data) => shipmentPackageMergedSchema.parse(data));
@@ -232,6 +234,7 @@ export class WooCommerceStore implements Store {
     return this.call('get shipping rates', 'read', request, (data) => storeShippingQuoteSchema.parse(data));
   }
 
+  /** Companion plugin: restores once per `restoreKey` and customer (docs/decisions.md#d28). */
   restoreCustomerCart(customerId: number, orderId: number, restoreKey?: string): Promise<number> {
     const body = restoreKey === undefined ? { order_id: orderId } : { order_id: orderId, restore_key: restoreKey };
     return this.call(
