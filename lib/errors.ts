@@ -55,6 +55,16 @@ export abstract class ServiceError extends Error {
   }
 }
 
+/** A ServiceError class of one kind whose message is given where it is thrown, or is always `message`. */
+function kindError<const K extends ErrorKind>(kind: K, message?: string) {
+  return class extends ServiceError {
+    readonly kind = kind;
+    constructor(thrownMessage = message ?? kind, details?: SafeDetails) {
+      super(thrownMessage, details);
+    }
+  };
+}
+
 export interface RateLimitState {
   limit: number;
   remaining: number;
@@ -75,12 +85,7 @@ export class InvalidRequestError extends ServiceError {
   }
 }
 
-export class PayloadTooLargeError extends ServiceError {
-  readonly kind = 'payload_too_large';
-  constructor() {
-    super('Payload too large');
-  }
-}
+export const PayloadTooLargeError = kindError('payload_too_large', 'Payload too large');
 
 /** The body did not arrive whole: the client's doing, so answered 400 and logged below error level. */
 export class RequestAbortedError extends ServiceError {
@@ -104,12 +109,7 @@ export class OrderNotPayableError extends ServiceError {
   }
 }
 
-export class InvalidOriginError extends ServiceError {
-  readonly kind = 'invalid_origin';
-  constructor() {
-    super('Request origin is not allowed');
-  }
-}
+export const InvalidOriginError = kindError('invalid_origin', 'Request origin is not allowed');
 
 export class InvalidTokenError extends ServiceError {
   readonly kind = 'invalid_token';
@@ -177,20 +177,9 @@ export class CardProviderError extends ServiceError {
   }
 }
 
-export class ServiceNotConfiguredError extends ServiceError {
-  readonly kind = 'not_configured';
-}
-
-export class InvalidSignatureError extends ServiceError {
-  readonly kind = 'invalid_signature';
-}
-
-export class UnauthorizedError extends ServiceError {
-  readonly kind = 'unauthorized';
-  constructor() {
-    super('Unauthorized');
-  }
-}
+export const ServiceNotConfiguredError = kindError('not_configured');
+export const InvalidSignatureError = kindError('invalid_signature');
+export const UnauthorizedError = kindError('unauthorized', 'Unauthorized');
 
 export class OrderBusyError extends ServiceError {
   readonly kind = 'order_busy';
@@ -200,18 +189,11 @@ export class OrderBusyError extends ServiceError {
 }
 
 /** Answered 400 with its message, which the shop owner reads in the WooCommerce admin. */
-export class StoreCallbackRefusedError extends ServiceError {
-  readonly kind = 'store_callback_refused';
-}
-
-export class InvalidCardEventError extends ServiceError {
-  readonly kind = 'invalid_event';
-}
+export const StoreCallbackRefusedError = kindError('store_callback_refused');
+export const InvalidCardEventError = kindError('invalid_event');
 
 /** An event before the one it follows: answered 400 and not remembered, so Stripe redelivers it later. */
-export class CardEventTooEarlyError extends ServiceError {
-  readonly kind = 'event_too_early';
-}
+export const CardEventTooEarlyError = kindError('event_too_early');
 
 export const RESOURCE_URL_REFUSALS = ['malformed', 'foreign_origin', 'credentials_in_url', 'outside_base_path'] as const;
 export type ResourceUrlRefusal = (typeof RESOURCE_URL_REFUSALS)[number];
