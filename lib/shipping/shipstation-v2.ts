@@ -13,11 +13,7 @@ import type { Listed, ShipmentsPage, ShipmentsResult } from '@/lib/shipping/ship
 
 export type { DeliveryNotice };
 
-export interface ShipStationV2Settings {
-  apiKey: string;
-  apiBaseUrl: string;
-  timeoutMs: number;
-}
+export type ShipStationV2Settings = NonNullable<ReturnType<typeof shipStationV2Settings>>;
 
 // Only the fields the service reads; addresses, costs and label files are dropped unread.
 const labelSchema = z.object({
@@ -156,7 +152,7 @@ function fulfillmentNotice(raw: unknown): Listed {
 export function shipStationV2Settings(config: {
   shippingV2: { apiKey: string | undefined; apiBaseUrl: string };
   upstreamTimeoutMs: number;
-}): ShipStationV2Settings | undefined {
+}) {
   const { apiKey, apiBaseUrl } = config.shippingV2;
   return apiKey ? { apiKey, apiBaseUrl, timeoutMs: config.upstreamTimeoutMs } : undefined;
 }

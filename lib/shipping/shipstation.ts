@@ -10,12 +10,7 @@ import { requestTimeLeftMs } from '@/lib/upstream/budget';
 
 export type { ShipmentNotice };
 
-export interface ShipStationSettings {
-  apiKey: string;
-  apiSecret: string;
-  apiBaseUrl: string;
-  timeoutMs: number;
-}
+export type ShipStationSettings = NonNullable<ReturnType<typeof shipStationSettings>>;
 
 /** Voided shipments are kept, marked, so the order can note them. */
 export interface ShipmentsPage {
@@ -170,7 +165,7 @@ export class ShipStationClient {
 export function shipStationSettings(config: {
   shipping: { apiKey: string | undefined; apiSecret: string | undefined; apiBaseUrl: string };
   upstreamTimeoutMs: number;
-}): ShipStationSettings | undefined {
+}) {
   const { apiKey, apiSecret, apiBaseUrl } = config.shipping;
   if (!apiKey || !apiSecret) return undefined;
   return { apiKey, apiSecret, apiBaseUrl, timeoutMs: config.upstreamTimeoutMs };
