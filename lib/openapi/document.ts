@@ -11,6 +11,7 @@ import { SIGNATURE_HEADERS } from '@/lib/webhooks/card/event';
 import { SECRET_HEADER, SECRET_QUERY_PARAMETER } from '@/lib/webhooks/shipping/secret';
 
 const tooLarge = (limit: number) => ({ description: `The body is larger than ${limit / 1024} KiB.`, ...json('PayloadTooLarge') });
+const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const ruleText = (rule: RateLimitRule) => `More than ${rule.limit} requests in ${rule.windowMs / 1000} s from this client`;
 
 /** What an operation says of itself, and its request and success bodies. */
@@ -36,7 +37,7 @@ function checkoutOperation(operation: CheckoutOperation): JsonObject {
     parameters: [{ $ref: '#/components/parameters/Origin' }],
     requestBody: { required: true, ...json(request) },
     responses: {
-      '200': { description: 'Success.', headers: { 'Access-Control-Allow-Origin': { $ref: '#/components/headers/AllowOrigin' } }, ...json(success) },
+      '200': { description: 'Success.', headers: { 'Access-Control-Allow-Origin': header('AllowOrigin') }, ...json(success) },
       '400': {
         description: `The body fails validation or did not arrive whole (\`Invalid request\`), or the order cannot be paid (\`${notPayableMessage}\`, with the reason).`,
         ...oneOfJson('InvalidRequest', 'NotPayable'),
@@ -44,11 +45,7 @@ function checkoutOperation(operation: CheckoutOperation): JsonObject {
       '413': tooLarge(CHECKOUT_BODY_LIMIT),
       '429': {
         description: `${ruleText(rule)}.`,
-        headers: {
-          'X-RateLimit-Limit': { $ref: '#/components/headers/RateLimitLimit' },
-          'X-RateLimit-Remaining': { $ref: '#/components/headers/RateLimitRemaining' },
-          'X-RateLimit-Reset': { $ref: '#/components/headers/RateLimitReset' },
-        },
+        headers: Object.fromEntries(['Limit', 'Remaining', 'Reset'].map((part) => [`X-RateLimit-${part}`, header(`RateLimit${part}`)])),
         ...json('CheckoutRateLimited'),
       },
       '500': {
@@ -59,7 +56,7 @@ function checkoutOperation(operation: CheckoutOperation): JsonObject {
         description:
           'The shop is busy: every slot of the store (STORE_MAX_CONCURRENCY) stayed taken for a moment, so nothing was read or written. ' +
           'Show `message` to the customer and send the same call again after `Retry-After` seconds (1 to 3); the storefront client does so once by itself.',
-        headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
+        headers: { 'Retry-After': header('RetryAfter') },
         ...json('CheckoutBusy'),
       },
     },
@@ -75,7 +72,7 @@ function preflightOperation(operationId: string): JsonObject {
     responses: {
       '204': {
         description: 'The origin is allowed: the CORS grant for POST with Content-Type.',
-        headers: { 'Access-Control-Allow-Origin': { $ref: '#/components/headers/AllowOrigin' } },
+        headers: { 'Access-Control-Allow-Origin': header('AllowOrigin') },
       },
       '403': { description: 'The origin is not allowed: no CORS grant.' },
     },
