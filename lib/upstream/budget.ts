@@ -1,14 +1,6 @@
 /**
- * Time allowed for upstream calls: every request has one deadline, and every
- * call to WooCommerce, Stripe or ShipStation made while serving it, retries
- * included, ends by then (docs/decisions.md#d34), so the host's time limit and the lock TTL can be computed.
- *
- * The deadline is carried by AsyncLocalStorage, so the clients find it without
- * it being threaded through every use case. Each attempt gets at most
- * UPSTREAM_TIMEOUT_MS and never more than what is left of the request's
- * allowance; a call with too little left fails at once as a timeout instead
- * of starting. Outside a request (scripts, unit tests of a client) only the
- * per-attempt timeout applies.
+ * Time allowed for upstream calls (docs/decisions.md#d34): every call made while serving a request, retries included,
+ * ends by the request's deadline (carried by the request scope); outside a request only the per-attempt timeout applies.
  */
 import { currentRequest, inRequestScope, requestScopeOf } from '@/lib/request-scope';
 
