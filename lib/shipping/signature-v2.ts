@@ -3,6 +3,7 @@
  * `<timestamp as received>.<raw body>`, with the JWKS key the headers name (docs/decisions.md#d40).
  */
 import { createPublicKey, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { z } from 'zod';
 import { log } from '@/lib/log';
 import { send } from '@/lib/upstream/node-http';
 
@@ -92,14 +93,14 @@ export class ShipStationV2Keys {
 
 /** The RSA keys of a JWKS by key id; others (ShipStation also publishes an EC key) are skipped. */
 function parseJwks(data: unknown): Map<string, KeyObject> | undefined {
-  if (typeof data !== 'object' || data === null || !Array.isArray((data as { keys?: unknown }).keys)) return undefined;
+  const jwks = z.object({ keys: z.array(z.unknown()) }).safeParse(data);
+  if (!jwks.success) return undefined;
   const keys = new Map<string, KeyObject>();
-  for (const jwk of (data as { keys: unknown[] }).keys) {
-    if (typeof jwk !== 'object' || jwk === null) continue;
-    const { kid, kty } = jwk as { kid?: unknown; kty?: unknown };
-    if (typeof kid !== 'string' || kty !== 'RSA') continue;
+  for (const jwk of jwks.data.keys) {
+    const rsa = z.looseObject({ kid: z.string(), kty: z.literal('RSA') }).safeParse(jwk);
+    if (!rsa.success) continue;
     try {
-      keys.set(kid, createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }));
+      keys.set(rsa.data.kid, createPublicKey({ key: rsa.data as JsonWebKey, format: 'jwk' }));
     } catch {
       // A key node cannot import signs nothing the service accepts.
     }
