@@ -81,9 +81,11 @@ const parseNotes = (data: unknown) => z.array(z.looseObject({ note: z.string() }
 // WooCommerce answers the note it stored: anything else is no proof it was.
 const parseNoteAdded = (data: unknown) => void z.looseObject({ id: z.number().int().positive() }).parse(data);
 
-function expectAnswer(ok: boolean): void {
-  if (!ok) throw new Error('unexpected answer');
-}
+// The companion plugin's answers: anything else is no proof the cart was cleared or restored.
+const cartCleared = z.looseObject({ cleared: z.literal(true) });
+const cartRestored = z
+  .looseObject({ restored: z.literal(true), items: z.unknown() })
+  .transform(({ items }) => (typeof items === 'number' ? items : 0));
 
 /** What the use cases call: the client's public methods, so a test double needs no private field. */
 export type Store = Pick<WooCommerceStore, keyof WooCommerceStore>;
@@ -204,7 +206,7 @@ export class WooCommerceStore {
 
   async checkReachable(): Promise<void> {
     const request = () => this.api.get('orders', { per_page: 1, _fields: 'id' });
-    await this.call('check store', 'probe', request, (data) => expectAnswer(Array.isArray(data)));
+    await this.call('check store', 'probe', request, (data) => z.array(z.unknown()).parse(data));
   }
 
   getCustomer(customerId: number): Promise<StoreCustomer> {
@@ -220,7 +222,7 @@ export class WooCommerceStore {
   /** Companion plugin (docs/decisions.md#d10): empties a registered customer's persistent cart and session. */
   async clearCustomerCart(customerId: number): Promise<void> {
     const request = () => this.bridge.delete(`customers/${customerId}/cart`);
-    await this.call('clear customer cart', 'write', request, (data) => expectAnswer((data as { cleared?: unknown })?.cleared === true));
+    await this.call('clear customer cart', 'write', request, (data) => cartCleared.parse(data));
   }
 
   /** Companion plugin, under a database lock; StoreError 404 `rest_no_route` when the plugin is older or absent. */
@@ -237,15 +239,7 @@ export class WooCommerceStore {
   /** Companion plugin: restores once per `restoreKey` and customer (docs/decisions.md#d28). */
   restoreCustomerCart(customerId: number, orderId: number, restoreKey?: string): Promise<number> {
     const body = restoreKey === undefined ? { order_id: orderId } : { order_id: orderId, restore_key: restoreKey };
-    return this.call(
-      'restore customer cart',
-      'write',
-      () => this.bridge.post(`customers/${customerId}/cart/restore`, body),
-      (data) => {
-        const answer = data as { restored?: unknown; items?: unknown };
-        expectAnswer(answer?.restored === true);
-        return typeof answer.items === 'number' ? answer.items : 0;
-      },
-    );
+    const request = () => this.bridge.post(`customers/${customerId}/cart/restore`, body);
+    return this.call('restore customer cart', 'write', request, (data) => cartRestored.parse(data));
   }
 }
