@@ -84,9 +84,8 @@ export class ShipStationV2Client {
   async shipmentsAt(resourceUrl: string): Promise<ShipmentsResult> {
     const kind = this.kindOf(resourceUrl);
     if (kind === undefined) throw new ShipStationError('rejected', undefined);
-    const url = this.http.allowed(resourceUrl);
     // A label's order number is read as its notice is applied (markOrderShipped), so a cut-off batch keeps what it wrote.
-    return readBatch(url, (page) => this.listPage(kind, page), this.settings.timeoutMs);
+    return readBatch(this.http.allowed(resourceUrl), (page) => this.listPage(kind, page), this.settings.timeoutMs);
   }
 
   /** Return labels ship nothing and are left out; a label's order number is left to withOrderNumber (one read a page). */
