@@ -68,25 +68,22 @@ export class ShipStationV2Keys {
 
   private async refresh(): Promise<boolean> {
     this.fetchedAt = this.now();
+    const unavailable = (fields: { status: number } | { reason: string }) => {
+      log.error('shipping.v2_keys_unavailable', fields);
+      return false;
+    };
     try {
       const request = { url: new URL(this.jwksUrl), method: 'GET', headers: { accept: 'application/json' }, timeoutMs: this.timeoutMs };
       const answer = await (this.options.send ?? send)({ ...request, maxBytes: MAX_JWKS_BYTES });
       // A redirect is refused like any answer outside 2xx.
-      if (answer.status < 200 || answer.status >= 300) {
-        log.error('shipping.v2_keys_unavailable', { status: answer.status });
-        return false;
-      }
+      if (answer.status < 200 || answer.status >= 300) return unavailable({ status: answer.status });
       const keys = parseJwks(JSON.parse(answer.body.toString('utf8')) as unknown);
-      if (!keys) {
-        log.error('shipping.v2_keys_unavailable', { reason: 'not_a_jwks' });
-        return false;
-      }
+      if (!keys) return unavailable({ reason: 'not_a_jwks' });
       this.keys = keys;
       log.info('shipping.v2_keys_read', { keys: keys.size });
       return true;
     } catch (error) {
-      log.error('shipping.v2_keys_unavailable', { reason: error instanceof Error ? error.name : 'unknown' });
-      return false;
+      return unavailable({ reason: error instanceof Error ? error.name : 'unknown' });
     }
   }
 }
