@@ -5,7 +5,7 @@
 import type { CardProvider } from '@/lib/card/stripe';
 import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/config';
 import { closeRedisConnection, getRedisConnection, type RedisConnection } from '@/lib/redis/connection';
-import { cursorWithFallback, MemoryCursorStore, RECONCILE_CURSOR, RedisCursorStore, SHIPMENT_CURSOR } from '@/lib/shared-state/cursor';
+import { MemoryCursorStore, RECONCILE_CURSOR, RedisCursorStore, SHIPMENT_CURSOR } from '@/lib/shared-state/cursor';
 import type { CursorKind, ReconcileCursor, ReconcileCursorStore, ShipmentCursor, ShipmentCursorStore } from '@/lib/shared-state/cursor';
 import { FallbackWarning, withFallback } from '@/lib/shared-state/fallback';
 import {
@@ -93,7 +93,7 @@ function sharedState(config: Config, redis: RedisConnection | undefined): Shared
   if (!redis) return local;
   const warning = new FallbackWarning();
   const prefix = config.redisKeyPrefix;
-  const cursor = <C>(kind: CursorKind<C>, at = prefix) => cursorWithFallback(new RedisCursorStore(redis, kind, at), kind);
+  const cursor = <C>(kind: CursorKind<C>, at = prefix) => new RedisCursorStore(redis, kind, at);
   const sharedLocks = new RedisOrderLocks(redis, { prefix, ttlMs: orderLockTtlMs(config.upstreamTimeoutMs), ...lockWait(config) });
   return {
     rateLimiter: rateLimiterWithFallback(new RedisRateLimiter(redis, { prefix }), local.rateLimiter, warning),
