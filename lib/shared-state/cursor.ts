@@ -122,14 +122,14 @@ export class RedisCursorStore<Cursor> implements CursorStore<Cursor> {
   async save(cursor: Cursor, ttlMs: number): Promise<void> {
     const value = JSON.stringify(cursor);
     const expiration = { type: 'PX', value: ttlMs } as const;
-    await unlessUnavailable(
+    await unlessUnavailable<unknown>(
       () => this.connection.run(`${this.kind.operation}_write`, (redis) => redis.set(this.key, value, { expiration })),
       (error) => log.error(`${this.kind.log}.cursor_not_saved`, { cause: error.details?.cause, ...this.kind.position(cursor) }),
     );
   }
 
   async clear(): Promise<void> {
-    await unlessUnavailable(
+    await unlessUnavailable<unknown>(
       () => this.connection.run(`${this.kind.operation}_clear`, (redis) => redis.del(this.key)),
       (error) => log.warn(`${this.kind.log}.cursor_not_cleared`, { cause: error.details?.cause }),
     );
