@@ -131,24 +131,21 @@ return wait
 
 export class RedisShipStationRateBudget implements ShipStationRateBudget {
   private readonly key: string;
-  private readonly now: () => number;
-  private readonly perMinute: number;
 
   /** `api: 'v2'` is the V2 API's budget: its own hash and limit, never shared with a V1 key's. */
   constructor(
     private readonly connection: RedisConnection,
     account: string,
-    options: { prefix?: string; now?: () => number; api?: 'v1' | 'v2' } = {},
+    private readonly options: { prefix?: string; now?: () => number; api?: 'v1' | 'v2' } = {},
   ) {
     const digest = createHash('sha256').update(account).digest('hex').slice(0, 16);
-    const v2 = options.api === 'v2';
-    this.key = `${options.prefix ?? KEY_PREFIX}shipstation:budget:${v2 ? 'v2:' : ''}${digest}`;
-    this.now = options.now ?? Date.now;
-    this.perMinute = v2 ? SHIPSTATION_V2_REQUESTS_PER_MINUTE : SHIPSTATION_REQUESTS_PER_MINUTE;
+    this.key = `${options.prefix ?? KEY_PREFIX}shipstation:budget:${options.api === 'v2' ? 'v2:' : ''}${digest}`;
   }
 
   private run(step: 'reserve' | 'observe' | 'throttled', extra: string[] = []): Promise<unknown> {
-    const args = [String(this.now()), String(BUDGET_WINDOW_MS), String(this.perMinute), String(STATE_TTL_MS), step, ...extra];
+    const now = (this.options.now ?? Date.now)();
+    const perMinute = this.options.api === 'v2' ? SHIPSTATION_V2_REQUESTS_PER_MINUTE : SHIPSTATION_REQUESTS_PER_MINUTE;
+    const args = [String(now), String(BUDGET_WINDOW_MS), String(perMinute), String(STATE_TTL_MS), step, ...extra];
     return this.connection.run(`shipstation_budget_${step}`, (redis) => BUDGET.run(redis, [this.key], args));
   }
 
