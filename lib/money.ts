@@ -29,9 +29,9 @@ export function toMinorUnits(amount: string | number, currency: string): number 
   if (whole === '' && fraction === '') throw new MoneyError('Amount is not a decimal number');
   const exponent = currencyExponent(currency);
   const kept = fraction.slice(0, exponent).padEnd(exponent, '0');
-  const dropped = fraction.slice(exponent);
   let minor = BigInt(`${whole || '0'}${kept}`);
-  if (dropped !== '' && dropped.charCodeAt(0) >= 53 /* '5' */) minor += 1n;
+  // The dropped digits, compared as text: from '5' on they round up.
+  if (fraction.slice(exponent) >= '5') minor += 1n;
   if (sign === '-') minor = -minor;
   if (minor > BigInt(Number.MAX_SAFE_INTEGER) || minor < BigInt(Number.MIN_SAFE_INTEGER)) {
     throw new MoneyError('Amount is too large');
@@ -49,8 +49,6 @@ export function chargeableAmount(totalMinor: number, currency: string): number {
 export function formatMinorUnits(minor: number, currency: string): string {
   const exponent = currencyExponent(currency);
   if (exponent === 0) return String(minor);
-  const negative = minor < 0;
   const digits = String(Math.abs(minor)).padStart(exponent + 1, '0');
-  const text = `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
-  return negative ? `-${text}` : text;
+  return `${minor < 0 ? '-' : ''}${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
 }

@@ -72,6 +72,7 @@ function sharedState(config: Config, redis: RedisConnection | undefined): Shared
   const warning = new FallbackWarning();
   const prefix = config.redisKeyPrefix;
   const cursor = <C>(kind: CursorKind<C>, at = prefix) => new RedisCursorStore(redis, kind, at);
+  const slots = config.storeConcurrency && new RedisStoreSlots(redis, config.storeConcurrency, { prefix });
   const sharedLocks = new RedisOrderLocks(redis, { prefix, ttlMs: orderLockTtlMs(config.upstreamTimeoutMs), ...wait });
   return {
     rateLimiter: rateLimiterWithFallback(new RedisRateLimiter(redis, { prefix }), local.rateLimiter, warning),
@@ -93,11 +94,7 @@ function sharedState(config: Config, redis: RedisConnection | undefined): Shared
     },
     // While Redis is down, this instance's own semaphore keeps the same cap; a waiter leaving is noted on both.
     storeSlots:
-      config.storeConcurrency && local.storeSlots
-        ? withFallback<StoreSlots>('store_slots', warning, new RedisStoreSlots(redis, config.storeConcurrency, { prefix }), local.storeSlots, [
-            'stopWaiting',
-          ])
-        : undefined,
+      slots && local.storeSlots ? withFallback<StoreSlots>('store_slots', warning, slots, local.storeSlots, ['stopWaiting']) : undefined,
   };
 }
 

@@ -10,7 +10,6 @@ import { unlessUnavailable } from '@/lib/shared-state/fallback';
 const reconcileCursor = z.object({
   /** The id of the last event the interrupted run finished: the next run lists events after it (older ones). */
   startingAfter: z.string(),
-  /** When it was saved (ms since the epoch). */
   savedAt: z.number(),
 });
 

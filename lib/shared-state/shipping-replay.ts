@@ -230,7 +230,6 @@ export class ShippingReplayQueueWithFallback implements ShippingReplayQueue {
     private readonly local: MemoryShippingReplayQueue,
   ) {}
 
-  /** The hand-over of kept entries follows a shared add only, and never fails it (it stops at the first refusal). */
   add(entry: Omit<ReplayEntry, 'id'>): Promise<ReplayEntry> {
     const addShared = async () => {
       const added = await this.shared.add(entry);

@@ -79,9 +79,8 @@ export class MemoryShipStationRateBudget implements ShipStationRateBudget {
     if (report.limit !== undefined) this.limit = report.limit;
     if (!report.window) return;
     const resetAt = this.now() + report.window.resetInMs;
-    // Within the window already counted, requests still in flight were taken from the
-    // budget but not yet from ShipStation's count: keep the lower figure. A later
-    // window (Reset is in whole seconds, hence the slack) starts from ShipStation's.
+    // In the window already counted, requests in flight were taken from the budget but not yet from ShipStation's
+    // count: keep the lower figure. A later window (Reset is in whole seconds, hence the slack) starts from ShipStation's.
     const newerWindow = resetAt > this.resetAt + 1000;
     this.remaining = newerWindow ? report.window.remaining : Math.min(report.window.remaining, this.remaining);
     this.resetAt = resetAt;
