@@ -24,8 +24,7 @@ export interface ShipStationRateBudget {
 
 function headerNumber(headers: Headers, name: string): number | undefined {
   const raw = headers.get(name)?.trim();
-  if (!raw || !/^\d+(\.\d+)?$/.test(raw)) return undefined;
-  return Number(raw);
+  return raw && /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : undefined;
 }
 
 /** What a response's headers say, checked and capped: the limit, and the remaining count with its window's end. */
@@ -49,16 +48,15 @@ function throttledForMs(headers: Headers): number {
 }
 
 export class MemoryShipStationRateBudget implements ShipStationRateBudget {
-  private limit: number;
   private remaining: number;
   private resetAt = 0;
 
+  /** `limit` the requests a minute until a response names its own. */
   constructor(
     private readonly now: () => number = Date.now,
-    perMinute = SHIPSTATION_REQUESTS_PER_MINUTE,
+    private limit = SHIPSTATION_REQUESTS_PER_MINUTE,
   ) {
-    this.limit = perMinute;
-    this.remaining = perMinute;
+    this.remaining = limit;
   }
 
   async reserve(): Promise<number> {
