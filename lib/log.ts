@@ -5,14 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { currentRequest } from '@/lib/request-scope';
 
-export type LogLevel = 'info' | 'warn' | 'error';
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
-
-export interface Logger {
-  info(event: string, fields?: LogFields): void;
-  warn(event: string, fields?: LogFields): void;
-  error(event: string, fields?: LogFields): void;
-}
 
 /** What a use case learns along the way, written into the request's log line and span at the end. */
 export interface RequestContext {
@@ -32,7 +25,7 @@ export function requestIdFrom(headers: Headers): string {
   return given && SANE_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-function write(level: LogLevel, event: string, fields: LogFields = {}): void {
+function write(level: 'info' | 'warn' | 'error', event: string, fields: LogFields = {}): void {
   if (process.env.LOG_LEVEL === 'silent') return;
   const scope = currentRequest();
   const line = JSON.stringify({
@@ -43,13 +36,11 @@ function write(level: LogLevel, event: string, fields: LogFields = {}): void {
     route: scope?.route,
     ...fields,
   });
-  if (level === 'info') console.log(line);
-  else if (level === 'warn') console.warn(line);
-  else console.error(line);
+  console[level === 'info' ? 'log' : level](line);
 }
 
-export const log: Logger = {
-  info: (event, fields) => write('info', event, fields),
-  warn: (event, fields) => write('warn', event, fields),
-  error: (event, fields) => write('error', event, fields),
+export const log = {
+  info: (event: string, fields?: LogFields) => write('info', event, fields),
+  warn: (event: string, fields?: LogFields) => write('warn', event, fields),
+  error: (event: string, fields?: LogFields) => write('error', event, fields),
 };

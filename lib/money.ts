@@ -22,30 +22,21 @@ const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?$/;
 
 /** Digits beyond the currency's exponent (a store with more price decimals) round half away from zero. */
 export function toMinorUnits(amount: string | number, currency: string): number {
-  const text = typeof amount === 'number' ? numberToPlainString(amount) : amount.trim();
-  const match = DECIMAL.exec(text);
-  const sign = match?.[1] ?? '';
-  const whole = match?.[2] ?? '';
-  const fraction = match?.[3] ?? '';
-  if (!match || (whole === '' && fraction === '')) {
-    throw new MoneyError('Amount is not a decimal number');
-  }
+  if (typeof amount === 'number' && !Number.isFinite(amount)) throw new MoneyError('Amount is not a decimal number');
+  // toFixed(6) is exact enough for any price a store holds and never uses exponent notation.
+  const text = typeof amount === 'number' ? amount.toFixed(6) : amount.trim();
+  const [, sign, whole = '', fraction = ''] = DECIMAL.exec(text) ?? [];
+  if (whole === '' && fraction === '') throw new MoneyError('Amount is not a decimal number');
   const exponent = currencyExponent(currency);
   const kept = fraction.slice(0, exponent).padEnd(exponent, '0');
-  const dropped = fraction.slice(exponent);
   let minor = BigInt(`${whole || '0'}${kept}`);
-  if (dropped !== '' && dropped.charCodeAt(0) >= 53 /* '5' */) minor += 1n;
+  // The dropped digits, compared as text: from '5' on they round up.
+  if (fraction.slice(exponent) >= '5') minor += 1n;
   if (sign === '-') minor = -minor;
   if (minor > BigInt(Number.MAX_SAFE_INTEGER) || minor < BigInt(Number.MIN_SAFE_INTEGER)) {
     throw new MoneyError('Amount is too large');
   }
   return Number(minor) || 0; // never -0
-}
-
-function numberToPlainString(value: number): string {
-  if (!Number.isFinite(value)) throw new MoneyError('Amount is not a decimal number');
-  // toFixed(6) is exact enough for any price a store holds and never uses exponent notation.
-  return value.toFixed(6);
 }
 
 /** Stripe charges three-decimal currencies in multiples of 10: such totals round half up to 10. */
@@ -58,8 +49,6 @@ export function chargeableAmount(totalMinor: number, currency: string): number {
 export function formatMinorUnits(minor: number, currency: string): string {
   const exponent = currencyExponent(currency);
   if (exponent === 0) return String(minor);
-  const negative = minor < 0;
   const digits = String(Math.abs(minor)).padStart(exponent + 1, '0');
-  const text = `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
-  return negative ? `-${text}` : text;
+  return `${minor < 0 ? '-' : ''}${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
 }

@@ -24,5 +24,3 @@ export const PAID_STATUSES: ReadonlySet<string> = new Set([
 export const HOLD_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.onHold, ORDER_STATUS.authorized]);
 /** Can no longer be paid: it holds no money, and none is captured for it. */
 export const CLOSED_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.cancelled, ORDER_STATUS.failed, ORDER_STATUS.refunded]);
-
-export type OrderStatus = (typeof ORDER_STATUS)[keyof typeof ORDER_STATUS];

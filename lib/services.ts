@@ -5,19 +5,11 @@
 import type { CardProvider } from '@/lib/card/stripe';
 import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/config';
 import { closeRedisConnection, getRedisConnection, type RedisConnection } from '@/lib/redis/connection';
-import { cursorWithFallback, MemoryCursorStore, RECONCILE_CURSOR, RedisCursorStore, SHIPMENT_CURSOR } from '@/lib/shared-state/cursor';
+import { MemoryCursorStore, RECONCILE_CURSOR, RedisCursorStore, SHIPMENT_CURSOR } from '@/lib/shared-state/cursor';
 import type { CursorKind, ReconcileCursor, ReconcileCursorStore, ShipmentCursor, ShipmentCursorStore } from '@/lib/shared-state/cursor';
 import { FallbackWarning, withFallback } from '@/lib/shared-state/fallback';
-import {
-  MemoryOrderLocks,
-  ORDER_LOCK_WAIT_MS,
-  orderLocksWithFallback,
-  orderLocksWithoutFallback,
-  orderLockTtlMs,
-  RedisOrderLocks,
-  type LockWait,
-  type OrderLocks,
-} from '@/lib/shared-state/order-locks';
+import { MemoryOrderLocks, orderLocksWithFallback, orderLocksWithoutFallback, orderLockTtlMs } from '@/lib/shared-state/order-locks';
+import { RedisOrderLocks, type OrderLocks } from '@/lib/shared-state/order-locks';
 import { MemoryProcessedEvents, RedisProcessedEvents, type ProcessedEvents } from '@/lib/shared-state/processed-events';
 import { MemoryRateLimiter, rateLimiterWithFallback, type RateLimiter } from '@/lib/shared-state/rate-limit';
 import { RedisRateLimiter } from '@/lib/shared-state/request-redis';
@@ -49,32 +41,18 @@ interface SharedState {
   shipStationBudget: (account: string, api?: 'v1' | 'v2') => ShipStationRateBudget;
 }
 
-export interface Services extends Omit<SharedState, 'shipStationBudget'> {
-  config: Config;
-  shipStation: ShipStationClient | undefined;
-  shipStationV2: ShipStationV2Client | undefined;
-  shipStationV2Keys: ShipStationV2Keys;
-  /** Built on first use, so an unconfigured part fails only the requests that need it. */
-  store(): Store;
-  /** Loaded on first use: the Stripe SDK (about 17 MiB, 80 ms) stays out of routes that never call it. */
-  card(): Promise<CardProvider>;
-  /** With REDIS_URL set: a PING through the connection every request uses (the deep health check). */
-  sharedStatePing?: () => Promise<unknown>;
-}
+export type Services = ReturnType<typeof build>;
 
 let current: Services | undefined;
-
-/** A writer waits at most ORDER_LOCK_WAIT_MS, keeping one UPSTREAM_TIMEOUT_MS for the work under the lock. */
-function lockWait(config: Config): LockWait {
-  return { waitMs: ORDER_LOCK_WAIT_MS, reserveMs: config.upstreamTimeoutMs };
-}
 
 /**
  * Without Redis, this instance's memory. With it, every piece in Redis, falling back to this memory while Redis fails, but for the
  * card webhook's locks and processed events (Stripe retries instead) and the replay cron's reads of its queue (the run fails).
  */
 function sharedState(config: Config, redis: RedisConnection | undefined): SharedState {
-  const locks = new MemoryOrderLocks(lockWait(config));
+  // A writer waits at most ORDER_LOCK_WAIT_MS (the locks' default), keeping one UPSTREAM_TIMEOUT_MS for the work under the lock.
+  const wait = { reserveMs: config.upstreamTimeoutMs };
+  const locks = new MemoryOrderLocks(wait);
   const local = {
     rateLimiter: new MemoryRateLimiter(),
     orderLocks: locks,
@@ -92,8 +70,9 @@ function sharedState(config: Config, redis: RedisConnection | undefined): Shared
   if (!redis) return local;
   const warning = new FallbackWarning();
   const prefix = config.redisKeyPrefix;
-  const cursor = <C>(kind: CursorKind<C>, at = prefix) => cursorWithFallback(new RedisCursorStore(redis, kind, at), kind);
-  const sharedLocks = new RedisOrderLocks(redis, { prefix, ttlMs: orderLockTtlMs(config.upstreamTimeoutMs), ...lockWait(config) });
+  const cursor = <C>(kind: CursorKind<C>, at = prefix) => new RedisCursorStore(redis, kind, at);
+  const slots = config.storeConcurrency && new RedisStoreSlots(redis, config.storeConcurrency, { prefix });
+  const sharedLocks = new RedisOrderLocks(redis, { prefix, ttlMs: orderLockTtlMs(config.upstreamTimeoutMs), ...wait });
   return {
     rateLimiter: rateLimiterWithFallback(new RedisRateLimiter(redis, { prefix }), local.rateLimiter, warning),
     // This instance's locks first, always: its writers never overlap, whatever Redis does.
@@ -114,15 +93,11 @@ function sharedState(config: Config, redis: RedisConnection | undefined): Shared
     },
     // While Redis is down, this instance's own semaphore keeps the same cap; a waiter leaving is noted on both.
     storeSlots:
-      config.storeConcurrency && local.storeSlots
-        ? withFallback<StoreSlots>('store_slots', warning, new RedisStoreSlots(redis, config.storeConcurrency, { prefix }), local.storeSlots, [
-            'stopWaiting',
-          ])
-        : undefined,
+      slots && local.storeSlots ? withFallback<StoreSlots>('store_slots', warning, slots, local.storeSlots, ['stopWaiting']) : undefined,
   };
 }
 
-function build(config: Config): Services {
+function build(config: Config) {
   let store: Store | undefined;
   let card: Promise<CardProvider> | undefined;
   const redis = getRedisConnection(config);
@@ -134,12 +109,15 @@ function build(config: Config): Services {
   return {
     config,
     ...shared,
-    ...(redis ? { sharedStatePing: () => redis.run('ping', (client) => client.ping()) } : {}),
+    // With REDIS_URL set: a PING through the connection every request uses (the deep health check).
+    ...(redis ? { sharedStatePing: (): Promise<unknown> => redis.run('ping', (client) => client.ping()) } : {}),
     shipStation: v1 ? new ShipStationClient(v1, { budget: shipStationBudget(v1.apiKey) }) : undefined,
     shipStationV2: v2 ? new ShipStationV2Client(v2, { budget: shipStationBudget(v2.apiKey, 'v2') }) : undefined,
     shipStationV2Keys: new ShipStationV2Keys(config.shippingV2.jwksUrl, config.upstreamTimeoutMs),
-    store: () => (store ??= new WooCommerceStore(requireSetting(config, 'store'), config.upstreamTimeoutMs, gate)),
-    card: () => {
+    // Built on first use, so an unconfigured part fails only the requests that need it.
+    store: (): Store => (store ??= new WooCommerceStore(requireSetting(config, 'store'), config.upstreamTimeoutMs, gate)),
+    // Loaded on first use: the Stripe SDK (about 17 MiB, 80 ms) stays out of routes that never call it.
+    card: (): Promise<CardProvider> => {
       const settings = requireSetting(config, 'card');
       card ??= import('@/lib/card/stripe').then(
         ({ StripeCardProvider }) => new StripeCardProvider(settings, config.upstreamTimeoutMs),

@@ -10,7 +10,6 @@ import { unlessUnavailable } from '@/lib/shared-state/fallback';
 const reconcileCursor = z.object({
   /** The id of the last event the interrupted run finished: the next run lists events after it (older ones). */
   startingAfter: z.string(),
-  /** When it was saved (ms since the epoch). */
   savedAt: z.number(),
 });
 
@@ -90,7 +89,11 @@ export class MemoryCursorStore<Cursor extends object> implements CursorStore<Cur
   }
 }
 
-/** The cursor under `<prefix><kind.key>`: SET PX, GET, DEL, one round trip each. */
+/**
+ * The cursor under `<prefix><kind.key>`: SET PX, GET, DEL, one round trip each. An outage costs only a pass: an
+ * unreadable cursor means a new pass (applying an event or a shipment twice changes nothing), an unsaved one is
+ * logged and costs the next run that pass again, an uncleared one the rest of an old pass.
+ */
 export class RedisCursorStore<Cursor> implements CursorStore<Cursor> {
   private readonly key: string;
 
@@ -103,8 +106,11 @@ export class RedisCursorStore<Cursor> implements CursorStore<Cursor> {
   }
 
   async load(): Promise<Cursor | undefined> {
-    const value = await this.connection.run(`${this.kind.operation}_read`, (redis) => redis.get(this.key));
-    if (value === null) return undefined;
+    const value = await unlessUnavailable(
+      () => this.connection.run(`${this.kind.operation}_read`, (redis) => redis.get(this.key)),
+      (error) => void log.warn(`${this.kind.log}.cursor_unreadable`, { cause: error.details?.cause, message: this.kind.unreadable }),
+    );
+    if (typeof value !== 'string') return undefined;
     try {
       return this.kind.schema.safeParse(JSON.parse(value)).data;
     } catch {
@@ -115,34 +121,16 @@ export class RedisCursorStore<Cursor> implements CursorStore<Cursor> {
   async save(cursor: Cursor, ttlMs: number): Promise<void> {
     const value = JSON.stringify(cursor);
     const expiration = { type: 'PX', value: ttlMs } as const;
-    await this.connection.run(`${this.kind.operation}_write`, (redis) => redis.set(this.key, value, { expiration }));
+    await unlessUnavailable<unknown>(
+      () => this.connection.run(`${this.kind.operation}_write`, (redis) => redis.set(this.key, value, { expiration })),
+      (error) => log.error(`${this.kind.log}.cursor_not_saved`, { cause: error.details?.cause, ...this.kind.position(cursor) }),
+    );
   }
 
   async clear(): Promise<void> {
-    await this.connection.run(`${this.kind.operation}_clear`, (redis) => redis.del(this.key));
+    await unlessUnavailable<unknown>(
+      () => this.connection.run(`${this.kind.operation}_clear`, (redis) => redis.del(this.key)),
+      (error) => log.warn(`${this.kind.log}.cursor_not_cleared`, { cause: error.details?.cause }),
+    );
   }
-}
-
-/**
- * An outage costs only a pass: an unreadable cursor means a new pass (applying an event or a shipment twice changes
- * nothing), an unsaved one is logged and costs the next run that pass again, an uncleared one the rest of an old pass.
- */
-export function cursorWithFallback<Cursor>(shared: CursorStore<Cursor>, kind: CursorKind<Cursor>): CursorStore<Cursor> {
-  return {
-    load: () =>
-      unlessUnavailable(
-        () => shared.load(),
-        (error) => void log.warn(`${kind.log}.cursor_unreadable`, { cause: error.details?.cause, message: kind.unreadable }),
-      ),
-    save: (cursor, ttlMs) =>
-      unlessUnavailable(
-        () => shared.save(cursor, ttlMs),
-        (error) => log.error(`${kind.log}.cursor_not_saved`, { cause: error.details?.cause, ...kind.position(cursor) }),
-      ),
-    clear: () =>
-      unlessUnavailable(
-        () => shared.clear(),
-        (error) => log.warn(`${kind.log}.cursor_not_cleared`, { cause: error.details?.cause }),
-      ),
-  };
 }

@@ -4,7 +4,6 @@
  * after MAX_REPLAY_ATTEMPTS it is parked, kept and reported, never dropped.
  */
 import { randomUUID } from 'node:crypto';
-import { SharedStateUnavailableError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { KEY_PREFIX, RedisScript, type RedisConnection } from '@/lib/redis/connection';
 import { unlessUnavailable } from '@/lib/shared-state/fallback';
@@ -145,7 +144,6 @@ while true do
 end
 `);
 
-const stored = (entry: ReplayEntry) => JSON.stringify(entry);
 const parsed = (body: string) => JSON.parse(body) as ReplayEntry;
 
 /**
@@ -153,18 +151,14 @@ const parsed = (body: string) => JSON.parse(body) as ReplayEntry;
  * Cluster slot). One round trip each: `takeDue` a script (two instances never take the same entry), the rest a MULTI.
  */
 export class RedisShippingReplayQueue implements ShippingReplayQueue {
-  private readonly entriesKey: string;
-  private readonly dueKey: string;
-  private readonly parkedKey: string;
+  private readonly keys: { entries: string; due: string; parked: string };
 
   constructor(
     private readonly connection: RedisConnection,
     options: { prefix?: string } = {},
   ) {
     const base = `${options.prefix ?? KEY_PREFIX}{shipping-replay}:`;
-    this.entriesKey = `${base}entries`;
-    this.dueKey = `${base}due`;
-    this.parkedKey = `${base}parked`;
+    this.keys = { entries: `${base}entries`, due: `${base}due`, parked: `${base}parked` };
   }
 
   async add(entry: Omit<ReplayEntry, 'id'>): Promise<ReplayEntry> {
@@ -176,7 +170,7 @@ export class RedisShippingReplayQueue implements ShippingReplayQueue {
   async takeDue(now: number, leaseMs: number): Promise<ReplayEntry | undefined> {
     const leasedUntil = now + leaseMs;
     const body = await this.connection.run('replay_take_due', (redis) =>
-      TAKE_DUE.run(redis, [this.dueKey, this.entriesKey], [String(now), String(leasedUntil)]),
+      TAKE_DUE.run(redis, [this.keys.due, this.keys.entries], [String(now), String(leasedUntil)]),
     );
     if (typeof body !== 'string') return undefined;
     // The score is the truth about when it may be taken again; the body is as last written.
@@ -188,29 +182,29 @@ export class RedisShippingReplayQueue implements ShippingReplayQueue {
   }
 
   async remove(id: string): Promise<void> {
-    await this.connection.run('replay_remove', (redis) => redis.multi().zRem(this.dueKey, id).hDel(this.entriesKey, id).exec());
+    await this.connection.run('replay_remove', (redis) => redis.multi().zRem(this.keys.due, id).hDel(this.keys.entries, id).exec());
   }
 
   async park(entry: ReplayEntry): Promise<void> {
     await this.connection.run('replay_park', (redis) =>
       redis
         .multi()
-        .zRem(this.dueKey, entry.id)
-        .hDel(this.entriesKey, entry.id)
-        .hSet(this.parkedKey, entry.id, stored(entry))
+        .zRem(this.keys.due, entry.id)
+        .hDel(this.keys.entries, entry.id)
+        .hSet(this.keys.parked, entry.id, JSON.stringify(entry))
         .exec(),
     );
   }
 
   async parked(): Promise<ReplayEntry[]> {
-    const bodies = await this.connection.run('replay_parked', (redis) => redis.hVals(this.parkedKey));
+    const bodies = await this.connection.run('replay_parked', (redis) => redis.hVals(this.keys.parked));
     // A hash has no order: oldest first, as they were queued.
     return bodies.map(parsed).sort((a, b) => a.firstQueuedAt - b.firstQueuedAt || a.id.localeCompare(b.id));
   }
 
   async counts(): Promise<{ waiting: number; parked: number }> {
     const [waiting, parked] = await this.connection.run('replay_counts', (redis) =>
-      redis.multi().zCard(this.dueKey).hLen(this.parkedKey).exec(),
+      redis.multi().zCard(this.keys.due).hLen(this.keys.parked).exec(),
     );
     return { waiting: Number(waiting), parked: Number(parked) };
   }
@@ -219,8 +213,8 @@ export class RedisShippingReplayQueue implements ShippingReplayQueue {
     await this.connection.run(operation, (redis) =>
       redis
         .multi()
-        .hSet(this.entriesKey, entry.id, stored(entry))
-        .zAdd(this.dueKey, { score: entry.nextAttemptAt, value: entry.id })
+        .hSet(this.keys.entries, entry.id, JSON.stringify(entry))
+        .zAdd(this.keys.due, { score: entry.nextAttemptAt, value: entry.id })
         .exec(),
     );
   }
@@ -236,12 +230,13 @@ export class ShippingReplayQueueWithFallback implements ShippingReplayQueue {
     private readonly local: MemoryShippingReplayQueue,
   ) {}
 
-  async add(entry: Omit<ReplayEntry, 'id'>): Promise<ReplayEntry> {
-    let added: ReplayEntry;
-    try {
-      added = await this.shared.add(entry);
-    } catch (failure) {
-      if (!(failure instanceof SharedStateUnavailableError)) throw failure;
+  add(entry: Omit<ReplayEntry, 'id'>): Promise<ReplayEntry> {
+    const addShared = async () => {
+      const added = await this.shared.add(entry);
+      await this.handOver();
+      return added;
+    };
+    return unlessUnavailable(addShared, (failure) => {
       // The order id only: the entry's work holds a tracking number and a ShipStation URL.
       log.error('shipping.replay_kept_in_memory', {
         orderId: entry.orderId ?? null,
@@ -251,9 +246,7 @@ export class ShippingReplayQueueWithFallback implements ShippingReplayQueue {
         message: 'Redis is unavailable: this shipping update waits in this instance\'s memory until Redis answers again',
       });
       return this.local.add(entry);
-    }
-    await this.handOver();
-    return added;
+    });
   }
 
   async takeDue(now: number, leaseMs: number): Promise<ReplayEntry | undefined> {

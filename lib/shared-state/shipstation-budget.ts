@@ -24,8 +24,7 @@ export interface ShipStationRateBudget {
 
 function headerNumber(headers: Headers, name: string): number | undefined {
   const raw = headers.get(name)?.trim();
-  if (!raw || !/^\d+(\.\d+)?$/.test(raw)) return undefined;
-  return Number(raw);
+  return raw && /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : undefined;
 }
 
 /** What a response's headers say, checked and capped: the limit, and the remaining count with its window's end. */
@@ -49,16 +48,15 @@ function throttledForMs(headers: Headers): number {
 }
 
 export class MemoryShipStationRateBudget implements ShipStationRateBudget {
-  private limit: number;
   private remaining: number;
   private resetAt = 0;
 
+  /** `limit` the requests a minute until a response names its own. */
   constructor(
     private readonly now: () => number = Date.now,
-    perMinute = SHIPSTATION_REQUESTS_PER_MINUTE,
+    private limit = SHIPSTATION_REQUESTS_PER_MINUTE,
   ) {
-    this.limit = perMinute;
-    this.remaining = perMinute;
+    this.remaining = limit;
   }
 
   async reserve(): Promise<number> {
@@ -79,9 +77,8 @@ export class MemoryShipStationRateBudget implements ShipStationRateBudget {
     if (report.limit !== undefined) this.limit = report.limit;
     if (!report.window) return;
     const resetAt = this.now() + report.window.resetInMs;
-    // Within the window already counted, requests still in flight were taken from the
-    // budget but not yet from ShipStation's count: keep the lower figure. A later
-    // window (Reset is in whole seconds, hence the slack) starts from ShipStation's.
+    // In the window already counted, requests in flight were taken from the budget but not yet from ShipStation's
+    // count: keep the lower figure. A later window (Reset is in whole seconds, hence the slack) starts from ShipStation's.
     const newerWindow = resetAt > this.resetAt + 1000;
     this.remaining = newerWindow ? report.window.remaining : Math.min(report.window.remaining, this.remaining);
     this.resetAt = resetAt;
@@ -131,24 +128,21 @@ return wait
 
 export class RedisShipStationRateBudget implements ShipStationRateBudget {
   private readonly key: string;
-  private readonly now: () => number;
-  private readonly perMinute: number;
 
   /** `api: 'v2'` is the V2 API's budget: its own hash and limit, never shared with a V1 key's. */
   constructor(
     private readonly connection: RedisConnection,
     account: string,
-    options: { prefix?: string; now?: () => number; api?: 'v1' | 'v2' } = {},
+    private readonly options: { prefix?: string; now?: () => number; api?: 'v1' | 'v2' } = {},
   ) {
     const digest = createHash('sha256').update(account).digest('hex').slice(0, 16);
-    const v2 = options.api === 'v2';
-    this.key = `${options.prefix ?? KEY_PREFIX}shipstation:budget:${v2 ? 'v2:' : ''}${digest}`;
-    this.now = options.now ?? Date.now;
-    this.perMinute = v2 ? SHIPSTATION_V2_REQUESTS_PER_MINUTE : SHIPSTATION_REQUESTS_PER_MINUTE;
+    this.key = `${options.prefix ?? KEY_PREFIX}shipstation:budget:${options.api === 'v2' ? 'v2:' : ''}${digest}`;
   }
 
   private run(step: 'reserve' | 'observe' | 'throttled', extra: string[] = []): Promise<unknown> {
-    const args = [String(this.now()), String(BUDGET_WINDOW_MS), String(this.perMinute), String(STATE_TTL_MS), step, ...extra];
+    const now = (this.options.now ?? Date.now)();
+    const perMinute = this.options.api === 'v2' ? SHIPSTATION_V2_REQUESTS_PER_MINUTE : SHIPSTATION_REQUESTS_PER_MINUTE;
+    const args = [String(now), String(BUDGET_WINDOW_MS), String(perMinute), String(STATE_TTL_MS), step, ...extra];
     return this.connection.run(`shipstation_budget_${step}`, (redis) => BUDGET.run(redis, [this.key], args));
   }
 

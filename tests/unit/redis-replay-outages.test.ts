@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SharedStateUnavailableError } from '@/lib/errors';
-import { cursorWithFallback, RECONCILE_CURSOR, RedisCursorStore } from '@/lib/shared-state/cursor';
+import { RECONCILE_CURSOR, RedisCursorStore } from '@/lib/shared-state/cursor';
 import { MemoryShippingReplayQueue, RedisShippingReplayQueue, ShippingReplayQueueWithFallback } from '@/lib/shared-state/shipping-replay';
 import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
 import { loggedLines } from '../support/setup';
@@ -84,7 +84,7 @@ describe.skipIf(skip)(`replay queue and cursor when Redis fails${skip ? ` (skipp
 
   it('the cursor: unreadable means none (a pass from the newest event), a failed save or clear is logged, not thrown', async () => {
     const server = await startDisposableRedis();
-    const cursor = cursorWithFallback(new RedisCursorStore(redisConnection(server.url, 300), RECONCILE_CURSOR, testPrefix('cursor-outage')), RECONCILE_CURSOR);
+    const cursor = new RedisCursorStore(redisConnection(server.url, 300), RECONCILE_CURSOR, testPrefix('cursor-outage'));
     await cursor.save({ startingAfter: 'evt_saved', savedAt: 1 }, 60_000);
     expect(await cursor.load()).toEqual({ startingAfter: 'evt_saved', savedAt: 1 });
     await server.stop();
