@@ -1,4 +1,5 @@
-/** What the checkout use cases share: token to payable order (docs/contract.md#spec-4-1 steps 4-7), and the pause on a busy key. */
+/** What the checkout use cases share: token to payable order (docs/contract.md#spec-4-1 steps 4-7), key digests, the pause on a busy key. */
+import { createHash } from 'node:crypto';
 import { requireSetting } from '@/lib/config';
 import { OrderNotPayableError } from '@/lib/errors';
 import type { RequestContext } from '@/lib/log';
@@ -36,4 +37,9 @@ export async function pauseBeforeRetry(attempt: number): Promise<boolean> {
   if (wait === undefined || requestTimeLeftMs() - wait <= MIN_ATTEMPT_MS) return false;
   await new Promise<void>((resolve) => setTimeout(resolve, wait));
   return true;
+}
+
+/** The first `length` hex digits of the SHA-256 of `parts` as JSON: an idempotency key's part. */
+export function digestOf(parts: unknown, length: number): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, length);
 }
