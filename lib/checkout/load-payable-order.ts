@@ -3,11 +3,10 @@ import { createHash } from 'node:crypto';
 import { requireSetting } from '@/lib/config';
 import { OrderNotPayableError } from '@/lib/errors';
 import type { RequestContext } from '@/lib/log';
-import { normalizeOrder, type NormalizedOrder } from '@/lib/orders/normalize';
+import { normalizeOrder } from '@/lib/orders/normalize';
 import { notPayableReason } from '@/lib/orders/payable';
 import { verifyCheckoutToken } from '@/lib/security/checkout-token';
 import type { Services } from '@/lib/services';
-import type { StoreOrder } from '@/lib/store/types';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
 
 export async function orderIdFromToken(token: string, services: Services, context: RequestContext): Promise<number> {
@@ -16,12 +15,9 @@ export async function orderIdFromToken(token: string, services: Services, contex
   return orderId;
 }
 
-export interface PayableOrder {
-  order: StoreOrder;
-  normalized: NormalizedOrder;
-}
+export type PayableOrder = Awaited<ReturnType<typeof loadPayableOrder>>;
 
-export async function loadPayableOrder(orderId: number, services: Services): Promise<PayableOrder> {
+export async function loadPayableOrder(orderId: number, services: Services) {
   const order = await services.store().getOrder(orderId);
   const reason = notPayableReason(order);
   if (reason) throw new OrderNotPayableError(orderId, order.status, reason);
