@@ -11,11 +11,6 @@ export interface CheckoutTokenOptions {
   audience?: string | undefined;
 }
 
-export interface MintOptions extends CheckoutTokenOptions {
-  ttl?: number | string;
-  now?: Date;
-}
-
 const ALGORITHM = 'HS256';
 const TTL = /^(\d+)\s*(s|m|h|d)?$/;
 const TTL_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
@@ -53,7 +48,10 @@ export function parseTtl(ttl: number | string): number {
   return seconds;
 }
 
-export async function mintCheckoutToken(orderId: number, options: MintOptions): Promise<string> {
+export async function mintCheckoutToken(
+  orderId: number,
+  options: CheckoutTokenOptions & { ttl?: number | string; now?: Date },
+): Promise<string> {
   // A token is minted only for an id its verification reads back.
   if (!Number.isSafeInteger(orderId) || parseOrderId(String(orderId)) !== orderId) throw new Error('Order id must be a positive integer of at most 15 digits');
   const issuedAt = Math.floor((options.now ?? new Date()).getTime() / 1000);
