@@ -8,7 +8,7 @@ import {
   SHOP_BUSY_MESSAGE,
   StoreBusyError,
 } from '@/lib/errors';
-import type { CHECKOUT_ERROR_CODES, ErrorResponseBody, ValidationIssue } from '@/lib/http/responses';
+import type { CHECKOUT_ERROR_CODES, ErrorResponseBody, NotPayableResponse, ValidationIssue } from '@/lib/http/responses';
 
 export interface ErrorResponse {
   status: number;
@@ -18,7 +18,7 @@ export interface ErrorResponse {
 
 export interface CheckoutErrorProfile {
   code: (typeof CHECKOUT_ERROR_CODES)[number];
-  notPayableMessage: 'Order cannot be paid' | 'Order cannot be submitted for payment';
+  notPayableMessage: NotPayableResponse['error'];
 }
 
 const GENERIC_MESSAGE = 'Internal server error';
