@@ -1,5 +1,5 @@
 /**
- * A request's one AsyncLocalStorage, opened once by lib/http/route.ts: its id and route (the log lines), its upstream
+ * A request's one AsyncLocalStorage, opened once by lib/routes/families.ts: its id and route (the log lines), its upstream
  * deadline (lib/upstream/budget.ts), whose store slots its calls take (lib/shared-state/store-slots.ts) and its
  * rate-limit hit until a Redis script counts it (lib/shared-state/rate-limit.ts).
  */

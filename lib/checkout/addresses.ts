@@ -1,17 +1,7 @@
 /** Which addresses a checkout request writes (docs/contract.md#spec-4-1 step 10, docs/contract.md#spec-4-2). */
-import type { CheckoutAddress, ContactInfo } from '@/lib/checkout/schemas';
+import type { ContactInfo, PaymentIntentRequest } from '@/lib/checkout/schemas';
+import type { OrderChange } from '@/lib/orders/mutation';
 import type { OrderAddress } from '@/lib/store/types';
-
-export interface CheckoutAddressInput {
-  billing_address?: CheckoutAddress | undefined;
-  shipping_address?: CheckoutAddress | null | undefined;
-  contact_info?: ContactInfo | undefined;
-}
-
-export interface AddressChange {
-  billing?: OrderAddress;
-  shipping?: OrderAddress;
-}
 
 function contactFields(contact: ContactInfo): OrderAddress {
   const fields: OrderAddress = {};
@@ -22,13 +12,13 @@ function contactFields(contact: ContactInfo): OrderAddress {
 
 /** `shippingFallsBackToBilling`: submit-order's rule; payment-intent ships to billing only for an explicit null. */
 export function checkoutAddressChange(
-  input: CheckoutAddressInput,
+  input: Pick<PaymentIntentRequest, 'billing_address' | 'shipping_address' | 'contact_info'>,
   options: { shippingFallsBackToBilling: boolean },
-): AddressChange | undefined {
+): Pick<OrderChange, 'billing' | 'shipping'> | undefined {
   const { billing_address: billingAddress, shipping_address: shippingAddress, contact_info: contact } = input;
   if (billingAddress === undefined && shippingAddress === undefined && contact === undefined) return undefined;
 
-  const change: AddressChange = {};
+  const change: Pick<OrderChange, 'billing' | 'shipping'> = {};
   if (billingAddress !== undefined) {
     change.billing = { ...billingAddress, ...(contact ? contactFields(contact) : {}) };
   } else if (contact !== undefined) {

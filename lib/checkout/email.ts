@@ -10,15 +10,9 @@ const SUB = /^[a-z0-9-]+$/i;
 /** preg_match without the D modifier: its `$` also matches before a final newline. */
 const pregMatch = (pattern: RegExp, value: string) => pattern.test(value) || (value.endsWith('\n') && pattern.test(value.slice(0, -1)));
 
-function phpTrim(value: string, characters: string): string {
-  let start = 0;
-  let end = value.length;
-  while (start < end && characters.includes(value[start]!)) start += 1;
-  while (end > start && characters.includes(value[end - 1]!)) end -= 1;
-  return value.slice(start, end);
-}
-
-const WHITESPACE = ' \t\n\r\0\x0B';
+/** What PHP's trim() would change: a first or last character of its whitespace list, or a dot (domain) or dash (label). */
+const DOMAIN_EDGE = /^[ \t\n\r\0\x0B.]|[ \t\n\r\0\x0B.]$/;
+const LABEL_EDGE = /^[ \t\n\r\0\x0B-]|[ \t\n\r\0\x0B-]$/;
 
 export function isWordPressEmail(email: string): boolean {
   // strlen() counts bytes.
@@ -29,10 +23,10 @@ export function isWordPressEmail(email: string): boolean {
   const domain = email.slice(at + 1);
   if (!pregMatch(LOCAL, local)) return false;
   if (/\.{2,}/.test(domain)) return false;
-  if (phpTrim(domain, `${WHITESPACE}.`) !== domain) return false;
+  if (DOMAIN_EDGE.test(domain)) return false;
   const subs = domain.split('.');
   if (subs.length < 2) return false;
-  return subs.every((sub) => phpTrim(sub, `${WHITESPACE}-`) === sub && pregMatch(SUB, sub));
+  return subs.every((sub) => !LABEL_EDGE.test(sub) && pregMatch(SUB, sub));
 }
 
 /** No newline: is_email() lets one end the local part, then sanitize_email() drops it, keeping another address. */

@@ -1,12 +1,12 @@
-/** What the checkout use cases share: token to payable order (docs/contract.md#spec-4-1 steps 4-7), and the pause on a busy key. */
+/** What the checkout use cases share: token to payable order (docs/contract.md#spec-4-1 steps 4-7), key digests, the pause on a busy key. */
+import { createHash } from 'node:crypto';
 import { requireSetting } from '@/lib/config';
 import { OrderNotPayableError } from '@/lib/errors';
 import type { RequestContext } from '@/lib/log';
-import { normalizeOrder, type NormalizedOrder } from '@/lib/orders/normalize';
+import { normalizeOrder } from '@/lib/orders/normalize';
 import { notPayableReason } from '@/lib/orders/payable';
 import { verifyCheckoutToken } from '@/lib/security/checkout-token';
 import type { Services } from '@/lib/services';
-import type { StoreOrder } from '@/lib/store/types';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
 
 export async function orderIdFromToken(token: string, services: Services, context: RequestContext): Promise<number> {
@@ -15,12 +15,9 @@ export async function orderIdFromToken(token: string, services: Services, contex
   return orderId;
 }
 
-export interface PayableOrder {
-  order: StoreOrder;
-  normalized: NormalizedOrder;
-}
+export type PayableOrder = Awaited<ReturnType<typeof loadPayableOrder>>;
 
-export async function loadPayableOrder(orderId: number, services: Services): Promise<PayableOrder> {
+export async function loadPayableOrder(orderId: number, services: Services) {
   const order = await services.store().getOrder(orderId);
   const reason = notPayableReason(order);
   if (reason) throw new OrderNotPayableError(orderId, order.status, reason);
@@ -36,4 +33,9 @@ export async function pauseBeforeRetry(attempt: number): Promise<boolean> {
   if (wait === undefined || requestTimeLeftMs() - wait <= MIN_ATTEMPT_MS) return false;
   await new Promise<void>((resolve) => setTimeout(resolve, wait));
   return true;
+}
+
+/** The first `length` hex digits of the SHA-256 of `parts` as JSON: an idempotency key's part. */
+export function digestOf(parts: unknown, length: number): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, length);
 }

@@ -3,12 +3,11 @@
  * (docs/decisions.md#d16) and write the addresses in one order update (docs/decisions.md#d17),
  * under the order's lock and an idempotency key that holds without it (docs/decisions.md#d18).
  */
-import { createHash } from 'node:crypto';
 import type { CardProvider, IntentChanges, PaymentIntentSummary } from '@/lib/card/stripe';
 import { checkoutAddressChange } from '@/lib/checkout/addresses';
 import { stripeReceiptEmail } from '@/lib/checkout/email';
 import { rerateExpressShipping } from '@/lib/checkout/express-rerate';
-import { loadPayableOrder, orderIdFromToken, pauseBeforeRetry, type PayableOrder } from '@/lib/checkout/load-payable-order';
+import { digestOf, loadPayableOrder, orderIdFromToken, pauseBeforeRetry, type PayableOrder } from '@/lib/checkout/load-payable-order';
 import { stripeCustomerFor } from '@/lib/checkout/saved-cards';
 import type { PaymentIntentRequest } from '@/lib/checkout/schemas';
 import { CardProviderError } from '@/lib/errors';
@@ -26,21 +25,16 @@ export function intentIdempotencyKey(parts: {
   currency: string;
   replaces: string | undefined;
 }): string {
-  const digest = createHash('sha256')
-    .update(JSON.stringify([parts.orderId, parts.amount, parts.currency.toLowerCase(), parts.replaces ?? '']))
-    .digest('hex')
-    .slice(0, 32);
+  const digest = digestOf([parts.orderId, parts.amount, parts.currency.toLowerCase(), parts.replaces ?? ''], 32);
   return `checkout-order-${parts.orderId}-${digest}`;
 }
-
-export type ReuseRefusal = 'missing' | 'canceled' | 'other_order' | 'other_currency';
 
 /** Why a stored intent may not be handed out again (docs/decisions.md#d16), or undefined when it may. */
 export function reuseRefusal(
   intent: PaymentIntentSummary | undefined,
   orderId: number,
   orderCurrency: string,
-): ReuseRefusal | undefined {
+): 'missing' | 'canceled' | 'other_order' | 'other_currency' | undefined {
   if (intent === undefined) return 'missing';
   if (intent.orderId !== String(orderId)) return 'other_order';
   if (intent.currency.toLowerCase() !== orderCurrency.toLowerCase()) return 'other_currency';
@@ -101,7 +95,7 @@ async function createIntent(
       }
       if (refusal === 'in_progress' && (await pauseBeforeRetry(conflicts))) continue;
       if (refusal === 'other_parameters' && key === orderKey) {
-        key = `${orderKey}-${createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 16)}`;
+        key = `${orderKey}-${digestOf(input, 16)}`;
         continue;
       }
       throw error;

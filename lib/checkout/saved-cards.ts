@@ -1,7 +1,6 @@
 /** A registered customer's Stripe Customer, for saved cards (docs/decisions.md#d41). */
-import { createHash } from 'node:crypto';
 import type { CardProvider } from '@/lib/card/stripe';
-import { pauseBeforeRetry } from '@/lib/checkout/load-payable-order';
+import { digestOf, pauseBeforeRetry } from '@/lib/checkout/load-payable-order';
 import { CardProviderError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
@@ -13,10 +12,7 @@ export const STRIPE_CUSTOMER_META = '_stripe_customer_id';
 const CUSTOMER_ID = /^cus_[A-Za-z0-9]{1,250}$/;
 
 export function customerIdempotencyKey(parts: { wooCustomerId: number; replaces: string | undefined; email: string; name: string }): string {
-  const digest = createHash('sha256')
-    .update(JSON.stringify([parts.wooCustomerId, parts.replaces ?? '', parts.email, parts.name]))
-    .digest('hex')
-    .slice(0, 32);
+  const digest = digestOf([parts.wooCustomerId, parts.replaces ?? '', parts.email, parts.name], 32);
   return `checkout-customer-${parts.wooCustomerId}-${digest}`;
 }
 

@@ -5,14 +5,9 @@ import { readStreamBytes } from '@/lib/upstream/read-stream';
 export const CHECKOUT_BODY_LIMIT = 32 * 1024;
 export const WEBHOOK_BODY_LIMIT = 512 * 1024;
 
-function declaredLength(headers: Headers): number | undefined {
-  const value = headers.get('content-length');
-  if (value === null || !/^\s*\d+\s*$/.test(value)) return undefined;
-  return Number(value);
-}
-
 export async function readBodyText(request: Request, limit: number): Promise<string> {
-  const declared = declaredLength(request.headers);
+  const length = request.headers.get('content-length');
+  const declared = length !== null && /^\s*\d+\s*$/.test(length) ? Number(length) : undefined;
   if (declared !== undefined && declared > limit) throw new PayloadTooLargeError();
   const bytes = await readStreamBytes(request.body, limit, () => new RequestAbortedError('stream_error'));
   if (bytes === undefined) throw new PayloadTooLargeError();

@@ -51,7 +51,7 @@ export function clientKey(raw: string): string | undefined {
   if (family !== 6) return undefined;
   const groups = ipv6Groups(address);
   if (groups === undefined) return undefined;
-  if (isIpv4Mapped(groups)) {
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
     const [high, low] = [groups[6] ?? 0, groups[7] ?? 0];
     return `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
   }
@@ -67,27 +67,16 @@ function withoutPort(value: string): string | undefined {
   return value;
 }
 
+/** The eight groups of an address isIP() accepted: the URL parser checks it and writes an IPv4 tail as two groups. */
 function ipv6Groups(address: string): number[] | undefined {
-  let text = address.toLowerCase();
-  const zone = text.indexOf('%');
-  if (zone >= 0) text = text.slice(0, zone);
-  const tail: number[] = [];
-  const v4 = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
-  if (v4) {
-    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number];
-    tail.push((a << 8) | b, (c << 8) | d);
-    text = text.slice(0, v4.index);
-    if (text.endsWith(':') && !text.endsWith('::')) text = text.slice(0, -1);
+  let host: string;
+  try {
+    host = new URL(`http://[${address.replace(/%.*$/, '')}]/`).hostname.slice(1, -1);
+  } catch {
+    return undefined;
   }
-  const [head, rest] = text.split('::') as [string, string | undefined];
+  const [head = '', rest] = host.split('::');
   const hex = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
-  const left = hex(head);
-  const right = [...hex(rest ?? ''), ...tail];
-  const fill = rest === undefined ? 0 : 8 - left.length - right.length;
-  const groups = [...left, ...new Array<number>(Math.max(0, fill)).fill(0), ...right];
-  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
-}
-
-function isIpv4Mapped(groups: number[]): boolean {
-  return groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
+  const [left, right] = [hex(head), hex(rest ?? '')];
+  return [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
 }

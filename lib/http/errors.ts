@@ -8,7 +8,7 @@ import {
   SHOP_BUSY_MESSAGE,
   StoreBusyError,
 } from '@/lib/errors';
-import type { CHECKOUT_ERROR_CODES, ErrorResponseBody, ValidationIssue } from '@/lib/http/responses';
+import type { CHECKOUT_ERROR_CODES, ErrorResponseBody, NotPayableResponse, ValidationIssue } from '@/lib/http/responses';
 
 export interface ErrorResponse {
   status: number;
@@ -18,7 +18,7 @@ export interface ErrorResponse {
 
 export interface CheckoutErrorProfile {
   code: (typeof CHECKOUT_ERROR_CODES)[number];
-  notPayableMessage: 'Order cannot be paid' | 'Order cannot be submitted for payment';
+  notPayableMessage: NotPayableResponse['error'];
 }
 
 const GENERIC_MESSAGE = 'Internal server error';
@@ -28,7 +28,7 @@ function invalidRequest(issues: ValidationIssue[]): ErrorResponse {
   return { status: 400, body: { error: 'Invalid request', details: issues } };
 }
 
-function checkoutFailure(error: ServiceError | undefined, profile: CheckoutErrorProfile, showDetails: boolean): ErrorResponse {
+function checkoutFails(error: ServiceError | undefined, profile: CheckoutErrorProfile, showDetails: boolean): ErrorResponse {
   const details = showDetails ? (error ? (error.details ?? { kind: error.kind }) : { kind: 'unexpected' }) : undefined;
   return {
     status: 500,
@@ -43,21 +43,13 @@ function checkoutFailure(error: ServiceError | undefined, profile: CheckoutError
   };
 }
 
-interface CheckoutAnswerContext {
-  profile: CheckoutErrorProfile;
-  showDetails: boolean;
+type Answer = (error: ServiceError) => ErrorResponse;
+
+/** storeCallback: the plugin shows `error` to the shop owner (docs/decisions.md#d15). */
+interface Answers extends Record<'cardWebhook' | 'shippingWebhook' | 'cron' | 'storeCallback', Answer> {
+  checkout: (error: ServiceError, profile: CheckoutErrorProfile, showDetails: boolean) => ErrorResponse;
 }
 
-interface Answers {
-  checkout: (error: ServiceError, context: CheckoutAnswerContext) => ErrorResponse;
-  cardWebhook: (error: ServiceError) => ErrorResponse;
-  shippingWebhook: (error: ServiceError) => ErrorResponse;
-  cron: (error: ServiceError) => ErrorResponse;
-  /** The plugin shows `error` to the shop owner (docs/decisions.md#d15). */
-  storeCallback: (error: ServiceError) => ErrorResponse;
-}
-
-const checkoutFails: Answers['checkout'] = (error, { profile, showDetails }) => checkoutFailure(error, profile, showDetails);
 const generic500 = (): ErrorResponse => ({ status: 500, body: { error: GENERIC_MESSAGE } });
 const acknowledged = (): ErrorResponse => ({ status: 200, body: { received: true } });
 const withMessage = (status: number) => (error: ServiceError): ErrorResponse => ({ status, body: { error: error.message } });
@@ -114,16 +106,13 @@ const ANSWERS: Record<ErrorKind, Answers> = {
   unauthorized: { ...USUAL, shippingWebhook: unauthorized, cron: unauthorized, storeCallback: unauthorized },
   order_not_payable: {
     ...USUAL,
-    checkout: (error, context) =>
+    checkout: (error, profile, showDetails) =>
       error instanceof OrderNotPayableError
         ? {
             status: 400,
-            body: {
-              error: context.profile.notPayableMessage,
-              details: { orderId: error.orderId, status: error.status, reason: error.reason },
-            },
+            body: { error: profile.notPayableMessage, details: { orderId: error.orderId, status: error.status, reason: error.reason } },
           }
-        : checkoutFails(error, context),
+        : checkoutFails(error, profile, showDetails),
   },
   order_busy: { ...USUAL, storeCallback: withMessage(409) },
   event_too_early: USUAL,
@@ -131,7 +120,7 @@ const ANSWERS: Record<ErrorKind, Answers> = {
   not_configured: { ...USUAL, cron: withMessage(503), storeCallback: withMessage(503) },
   store: {
     ...USUAL,
-    checkout: (error, context) =>
+    checkout: (error, profile, showDetails) =>
       // Not sent, so safe to repeat: a later call refused after an earlier one landed has the same idempotency key.
       error instanceof StoreBusyError
         ? {
@@ -139,7 +128,7 @@ const ANSWERS: Record<ErrorKind, Answers> = {
             body: { success: false, error: { code: 'SHOP_BUSY', message: SHOP_BUSY_MESSAGE, retry_after_seconds: error.retryAfterSeconds } },
             headers: { 'Retry-After': String(error.retryAfterSeconds) },
           }
-        : checkoutFails(error, context),
+        : checkoutFails(error, profile, showDetails),
     cron: withMessage(502),
     storeCallback: () => ({ status: 502, body: { error: 'The service could not read the order from the store: try again in a moment.' } }),
   },
@@ -153,8 +142,8 @@ const ANSWERS: Record<ErrorKind, Answers> = {
 };
 
 export function checkoutErrorResponse(error: unknown, profile: CheckoutErrorProfile, showDetails: boolean): ErrorResponse {
-  if (!(error instanceof ServiceError)) return checkoutFailure(undefined, profile, showDetails);
-  return ANSWERS[error.kind].checkout(error, { profile, showDetails });
+  if (!(error instanceof ServiceError)) return checkoutFails(undefined, profile, showDetails);
+  return ANSWERS[error.kind].checkout(error, profile, showDetails);
 }
 
 /** A family's answer to any error; `otherwise` answers one that is not a ServiceError. */

@@ -11,13 +11,9 @@ export interface CheckoutTokenOptions {
   audience?: string | undefined;
 }
 
-export interface MintOptions extends CheckoutTokenOptions {
-  ttl?: number | string;
-  now?: Date;
-}
-
 const ALGORITHM = 'HS256';
 const TTL = /^(\d+)\s*(s|m|h|d)?$/;
+const TTL_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
 const MAX_TTL_SECONDS = 7 * 24 * 60 * 60;
 
 function key(secret: string): Uint8Array<ArrayBuffer> {
@@ -43,22 +39,19 @@ function verificationKey(secret: string): Promise<CryptoKey> {
 }
 
 export function parseTtl(ttl: number | string): number {
-  let seconds: number;
-  if (typeof ttl === 'number') {
-    seconds = ttl;
-  } else {
-    const match = TTL.exec(ttl.trim());
-    if (!match) throw new Error(`Invalid token lifetime "${ttl}": use e.g. 900, 30m, 2h or 1d`);
-    const unit = { s: 1, m: 60, h: 3600, d: 86_400 }[(match[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
-    seconds = Number(match[1]) * unit;
-  }
+  const match = typeof ttl === 'string' ? TTL.exec(ttl.trim()) : undefined;
+  if (match === null) throw new Error(`Invalid token lifetime "${ttl}": use e.g. 900, 30m, 2h or 1d`);
+  const seconds = match === undefined ? Number(ttl) : Number(match[1]) * TTL_UNITS[match[2] ?? 's']!;
   if (!Number.isInteger(seconds) || seconds <= 0 || seconds > MAX_TTL_SECONDS) {
     throw new Error('Token lifetime must be between 1 second and 7 days');
   }
   return seconds;
 }
 
-export async function mintCheckoutToken(orderId: number, options: MintOptions): Promise<string> {
+export async function mintCheckoutToken(
+  orderId: number,
+  options: CheckoutTokenOptions & { ttl?: number | string; now?: Date },
+): Promise<string> {
   // A token is minted only for an id its verification reads back.
   if (!Number.isSafeInteger(orderId) || parseOrderId(String(orderId)) !== orderId) throw new Error('Order id must be a positive integer of at most 15 digits');
   const issuedAt = Math.floor((options.now ?? new Date()).getTime() / 1000);

@@ -6,7 +6,7 @@
  * token is 401, and so is any token while CRON_SECRET is unset.
  */
 import { deepHealth, shallowHealth } from '@/lib/health/health';
-import { healthRoute } from '@/lib/routes/cron';
+import { healthRoute } from '@/lib/routes/families';
 
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';

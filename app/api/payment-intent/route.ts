@@ -5,7 +5,7 @@
  */
 import { preparePaymentIntent } from '@/lib/checkout/payment-intent';
 import { paymentIntentRequestSchema } from '@/lib/checkout/schemas';
-import { checkoutRoute } from '@/lib/routes/checkout';
+import { checkoutRoute } from '@/lib/routes/families';
 import { RATE_LIMITS } from '@/lib/shared-state/rate-limit';
 
 export const runtime = 'nodejs';

@@ -5,7 +5,7 @@
  */
 import { submitOrderRequestSchema } from '@/lib/checkout/schemas';
 import { submitOrderForManualPayment } from '@/lib/checkout/submit-order';
-import { checkoutRoute } from '@/lib/routes/checkout';
+import { checkoutRoute } from '@/lib/routes/families';
 import { RATE_LIMITS } from '@/lib/shared-state/rate-limit';
 
 export const runtime = 'nodejs';

@@ -5,7 +5,7 @@
  * apply. /api/stripe/webhook serves this same handler (docs/decisions.md#d1).
  */
 import { cardWebhookErrorResponse } from '@/lib/http/errors';
-import { webhookRoute } from '@/lib/routes/webhook';
+import { webhookRoute } from '@/lib/routes/families';
 import { RATE_LIMITS } from '@/lib/shared-state/rate-limit';
 import { signatureFrom } from '@/lib/webhooks/card/event';
 import { handleCardWebhook } from '@/lib/webhooks/card/handle-event';

@@ -9,7 +9,7 @@
  * `Authorization: Bearer <CRON_SECRET>`, like the other cron routes.
  */
 import { captureAuthorizations } from '@/lib/cron/capture-authorizations';
-import { cronRoute } from '@/lib/routes/cron';
+import { cronRoute } from '@/lib/routes/families';
 
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';

@@ -9,7 +9,7 @@
  * warning in the log) when CRON_SECRET is unset. Stops before maxDuration and resumes on the next run.
  */
 import { reconcilePayments } from '@/lib/cron/reconcile-payments';
-import { cronRoute } from '@/lib/routes/cron';
+import { cronRoute } from '@/lib/routes/families';
 
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';

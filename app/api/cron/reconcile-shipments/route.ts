@@ -12,7 +12,7 @@
  * warning in the log) when CRON_SECRET is unset. Stops before maxDuration and resumes on the next run.
  */
 import { reconcileShipments } from '@/lib/cron/reconcile-shipments';
-import { cronRoute } from '@/lib/routes/cron';
+import { cronRoute } from '@/lib/routes/families';
 
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';

@@ -10,7 +10,7 @@
  * warning in the log) when CRON_SECRET is unset. Stops before maxDuration; the rest waits for the next run.
  */
 import { replayShipping } from '@/lib/cron/retry-shipping';
-import { cronRoute } from '@/lib/routes/cron';
+import { cronRoute } from '@/lib/routes/families';
 
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';

@@ -4,7 +4,7 @@
  */
 import { chooseShippingRate } from '@/lib/checkout/express';
 import { shippingRateRequestSchema } from '@/lib/checkout/express-schemas';
-import { checkoutRoute } from '@/lib/routes/checkout';
+import { checkoutRoute } from '@/lib/routes/families';
 import { RATE_LIMITS } from '@/lib/shared-state/rate-limit';
 
 export const runtime = 'nodejs';

@@ -12,7 +12,7 @@
  */
 import { shippingWebhookErrorResponse } from '@/lib/http/errors';
 import { log, type RequestContext } from '@/lib/log';
-import { WebhookAnswer, webhookRoute } from '@/lib/routes/webhook';
+import { WebhookAnswer, webhookRoute } from '@/lib/routes/families';
 import type { Services } from '@/lib/services';
 import { countRateLimitHitNow } from '@/lib/request-scope';
 import { RATE_LIMITS } from '@/lib/shared-state/rate-limit';

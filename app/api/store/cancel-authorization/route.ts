@@ -5,7 +5,7 @@
  */
 import { cancelAuthorizationFromStore } from '@/lib/store-callbacks/authorization';
 import { storeOrderRequestSchema } from '@/lib/store-callbacks/schemas';
-import { storeCallbackRoute } from '@/lib/routes/store-callback';
+import { storeCallbackRoute } from '@/lib/routes/families';
 
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';

@@ -5,7 +5,7 @@
  * WooCommerce refund, and answers `{refund_id, amount}` or 400 `{error}` in
  * words for the shop owner.
  */
-import { storeCallbackRoute } from '@/lib/routes/store-callback';
+import { storeCallbackRoute } from '@/lib/routes/families';
 import { refundFromStore } from '@/lib/store-callbacks/refund';
 import { storeRefundRequestSchema } from '@/lib/store-callbacks/schemas';
 
