@@ -102,11 +102,12 @@ describe('payment reconciliation', () => {
   });
 
   it('gives each event its own upstream deadline: a run longer than the 3 × UPSTREAM_TIMEOUT_MS of one request still applies every event', async () => {
-    // 300 ms per attempt: a request may spend 900 ms upstream. Six events of two 100 ms store calls each take 1.2 s.
-    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, UPSTREAM_TIMEOUT_MS: '300' });
+    // 1 s per attempt: a request may spend 3 s upstream. Six events of two 300 ms store calls each take at least 3.6 s,
+    // while each call keeps 700 ms of slack, so a busy machine cannot time one out.
+    useTestEnv({ CRON_SECRET: TEST_CRON_SECRET, UPSTREAM_TIMEOUT_MS: '1000' });
     const ids = [311, 312, 313, 314, 315, 316];
     for (const id of ids) providers.stripe.succeed(pendingOrderWithIntent(id).id);
-    providers.setStoreLatency(100);
+    providers.setStoreLatency(300);
 
     const { status, body } = await reconcile();
 
