@@ -28,8 +28,6 @@ function describe(entry: ReplayEntry) {
   };
 }
 
-type ParkedShipment = ReturnType<typeof describe>;
-
 export async function replayShipping(services: Services, budget: Budget, now: () => number = Date.now) {
   const queue = services.shippingReplay;
   const timeoutMs = services.config.upstreamTimeoutMs;
@@ -38,8 +36,8 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
     applied: 0,
     skipped: 0,
     retrying: 0,
-    parkedNow: [] as ParkedShipment[],
-    parked: [] as ParkedShipment[],
+    parkedNow: [] as ReturnType<typeof describe>[],
+    parked: [] as ReturnType<typeof describe>[],
     parkedTotal: 0,
     waiting: 0,
     complete: true,

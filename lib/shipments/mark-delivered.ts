@@ -16,23 +16,6 @@ import { isFinalStoreFailure, retryableShipStation } from '@/lib/shipments/failu
 import { parseOrderNumber, SHIPPED_STATUSES } from '@/lib/shipments/mark-shipped';
 import { checkNoteDetail } from '@/lib/shipments/note-details';
 
-export type DeliveredOutcome =
-  | 'delivered'
-  | 'delivered_completed'
-  | 'already_delivered'
-  | 'not_shipped_yet'
-  | 'ignored_status'
-  | 'bad_order_number'
-  | 'order_fetch_failed'
-  | 'update_failed'
-  | 'order_busy';
-
-export interface DeliveredResult {
-  orderId: number | undefined;
-  outcome: DeliveredOutcome;
-  retryableFailure?: string;
-}
-
 // A delivery scanned before its shipment was applied (a queued label read, events out of order).
 const AWAITING_SHIPMENT_STATUSES: ReadonlySet<string> = new Set([
   ORDER_STATUS.processing,
@@ -45,9 +28,9 @@ function retryable(error: StoreError): { retryableFailure?: string } {
   return isFinalStoreFailure(error) ? {} : { retryableFailure: `store:${error.failure}` };
 }
 
-export async function markOrderDelivered(notice: DeliveryNotice, services: Services): Promise<DeliveredResult> {
+export async function markOrderDelivered(notice: DeliveryNotice, services: Services) {
   const orderId = parseOrderNumber(notice.orderNumber);
-  if (orderId === undefined) return { orderId, outcome: 'bad_order_number' };
+  if (orderId === undefined) return { orderId, outcome: 'bad_order_number' as const };
   // Shown to the shop only, but still ShipStation's text: kept to the shapes a tracking number and a date have.
   const tracking = notice.trackingNumber && !checkNoteDetail('trackingNumber', notice.trackingNumber) ? notice.trackingNumber : undefined;
   // The webhook checked the date already (deliveryDate); a refused one kept here still reads the same on every retry.
@@ -87,7 +70,7 @@ export async function markOrderDelivered(notice: DeliveryNotice, services: Servi
       }
     });
   } catch (error) {
-    if (error instanceof OrderBusyError) return { orderId, outcome: 'order_busy', retryableFailure: 'order_busy' };
+    if (error instanceof OrderBusyError) return { orderId, outcome: 'order_busy' as const, retryableFailure: 'order_busy' };
     throw error;
   }
 }
