@@ -3,7 +3,7 @@
  * present `Authorization: Bearer <CRON_SECRET>` (what Vercel Cron sends). Without CRON_SECRET nothing runs, answered
  * like a wrong secret (401): the operator learns it from the log, not whoever calls.
  */
-import { RunBudget } from '@/lib/cron/budget';
+import { runBudget, type Budget } from '@/lib/cron/budget';
 import { UnauthorizedError } from '@/lib/errors';
 import { cronErrorResponse } from '@/lib/http/errors';
 import { runRoute, type HandlerResult } from '@/lib/http/route';
@@ -22,9 +22,9 @@ function assertCronAuthorized(headers: Headers, secret: string | undefined): voi
 }
 
 /** A cron run lasts up to the function's maxDuration; each unit of work sets its own upstream deadline (lib/cron/budget.ts). */
-export function cronRoute(route: string, maxDurationSeconds: number, run: (services: Services, budget: RunBudget) => Promise<unknown>) {
+export function cronRoute(route: string, maxDurationSeconds: number, run: (services: Services, budget: Budget) => Promise<unknown>) {
   return async function GET(request: Request): Promise<Response> {
-    const budget = new RunBudget(maxDurationSeconds * 1000);
+    const budget = runBudget(maxDurationSeconds * 1000);
     const budgetMs = maxDurationSeconds * 1000;
     const options = { route, request, toErrorResponse: cronErrorResponse, upstreamBudgetMs: budgetMs, storeCaller: 'background' as const };
     return runRoute(options, async () => {

@@ -8,7 +8,7 @@ import { checkResourceUrl, isResourceUrlRefusal } from '@/lib/shipping/resource-
 import type { ShipmentNotice, ShipmentsResult } from '@/lib/shipping/shipstation';
 import { trackedLabelId } from '@/lib/shipping/shipstation-v2';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
-import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/shipments/failures';
+import { isRetryableShipStationFailure, retryableShipStation, shipStationFailure } from '@/lib/shipments/failures';
 import { deliverThroughLabel, deliveryDate } from '@/lib/shipments/mark-delivered';
 import { markOrderShipped, parseOrderNumber, type ShipResult } from '@/lib/shipments/mark-shipped';
 import { queueForReplay } from '@/lib/shared-state/shipping-replay';
@@ -123,10 +123,8 @@ async function readAndApply(
     }
     log.error('shipping.resource_read_failed', { failure: error.failure, status: error.status });
     context.outcome = 'resource_read_failed';
-    if (isRetryableShipStationFailure(error)) {
-      const reason = shipStationFailure(error);
-      await queueForReplay(services.shippingReplay, { kind: 'resource', resourceUrl, eventType }, { orderId: undefined, reason });
-    }
+    const reason = retryableShipStation(error).retryableFailure;
+    if (reason) await queueForReplay(services.shippingReplay, { kind: 'resource', resourceUrl, eventType }, { orderId: undefined, reason });
     return;
   }
   if (result === undefined) return;
