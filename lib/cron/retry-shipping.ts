@@ -169,8 +169,7 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
     else await settled(entry, result, result.applied === true, { attempts: entry.attempts });
   }
 
-  const parked = await queue.parked();
-  summary.parked = parked.slice(0, PARKED_LISTED).map(describe);
+  summary.parked = (await queue.parked()).slice(0, PARKED_LISTED).map(describe);
   const counts = await queue.counts();
   summary.parkedTotal = counts.parked;
   summary.waiting = counts.waiting;

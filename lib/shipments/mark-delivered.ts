@@ -81,11 +81,7 @@ export function deliveryDate(carrierDate: string | undefined): string {
 }
 
 /** A V2 delivery names its label only: the label's order number is read first, unless a replay kept it. */
-export async function deliverThroughLabel(
-  labelId: string | undefined,
-  delivery: DeliveryNotice,
-  services: Services,
-): Promise<{ orderId: number | undefined; orderNumber: string | undefined; outcome: string; retryableFailure?: string }> {
+export async function deliverThroughLabel(labelId: string | undefined, delivery: DeliveryNotice, services: Services) {
   let orderNumber = delivery.orderNumber;
   if (orderNumber === undefined) {
     const client = services.shipStationV2;
