@@ -1,7 +1,7 @@
 // A V2 delivery (`DE`) recorded once under the order's lock, `_delivered_at` its receipt (docs/decisions.md#d40). Only a
 // `shipped` order is completed: the fallback `completed` already is, and a carrier's scan never completes an unshipped order.
 // An order whose shipment may still land waits in the replay; any other is left alone.
-import { OrderBusyError, ShipStationError, StoreError } from '@/lib/errors';
+import { OrderBusyError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
 import { metaValue } from '@/lib/orders/normalize';
@@ -12,7 +12,7 @@ import type { Services } from '@/lib/services';
 import type { DeliveryNotice } from '@/lib/shipment-notices';
 import { SHIPPED_STATUS } from '@/lib/shared-state/shipped-status';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
-import { isFinalStoreFailure, retryableShipStation } from '@/lib/shipments/failures';
+import { isFinalStoreFailure, readShipStation } from '@/lib/shipments/failures';
 import { parseOrderNumber, SHIPPED_STATUSES } from '@/lib/shipments/mark-shipped';
 import { checkNoteDetail } from '@/lib/shipments/note-details';
 
@@ -86,23 +86,13 @@ export async function deliverThroughLabel(labelId: string | undefined, delivery:
   if (orderNumber === undefined) {
     const client = services.shipStationV2;
     if (!client || !labelId) return { orderId: undefined, orderNumber, outcome: 'delivery_unmatched', retryableFailure: 'shipstation:not_configured' };
-    try {
-      const found = await client.labelOrderNumber(labelId);
-      if (typeof found === 'object') {
-        log.info('shipping.delivery_label_skipped', { reason: found.skipped });
-        return { orderId: undefined, orderNumber, outcome: 'delivery_label_skipped' };
-      }
-      orderNumber = found;
-    } catch (error) {
-      if (!(error instanceof ShipStationError)) throw error;
-      log.error('shipping.resource_read_failed', { failure: error.failure, status: error.status });
-      return {
-        orderId: undefined,
-        orderNumber,
-        outcome: 'resource_read_failed',
-        ...retryableShipStation(error),
-      };
+    const read = await readShipStation(() => client.labelOrderNumber(labelId));
+    if (!('value' in read)) return { orderId: undefined, orderNumber, ...read };
+    if (typeof read.value === 'object') {
+      log.info('shipping.delivery_label_skipped', { reason: read.value.skipped });
+      return { orderId: undefined, orderNumber, outcome: 'delivery_label_skipped' };
     }
+    orderNumber = read.value;
   }
   if (orderNumber === undefined) {
     log.warn('shipping.delivery_unmatched', { reason: 'no_order_number' });
