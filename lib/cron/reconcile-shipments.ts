@@ -83,8 +83,7 @@ function newPass(resumed: boolean, complete = false) {
   return { checked: 0, applied: 0, skipped: 0, queued: 0, pages: 0, complete, resumed, stoppedFor: undefined as string | undefined };
 }
 
-type PassSummary = ReturnType<typeof newPass>;
-type PassesByList = Partial<Record<ShipmentList['name'], PassSummary>>;
+type PassesByList = Partial<Record<ShipmentList['name'], ReturnType<typeof newPass>>>;
 const COUNTS = ['checked', 'applied', 'skipped', 'queued', 'pages'] as const;
 
 export async function reconcileShipments(services: Services, budget: Budget, now: () => number = Date.now) {
@@ -107,7 +106,7 @@ export async function reconcileShipments(services: Services, budget: Budget, now
   return summary;
 }
 
-async function reconcileList(list: ShipmentList, services: Services, budget: Budget, now: () => number): Promise<PassSummary> {
+async function reconcileList(list: ShipmentList, services: Services, budget: Budget, now: () => number) {
   const { config } = services;
   const timeoutMs = config.upstreamTimeoutMs;
   const windowMs = config.shipmentReconcileWindowHours * 3_600_000;
