@@ -22,20 +22,10 @@ export const worstCase = {
 /** Each unit of work's own deadline (withRequestDeadline), as a delivery's: a slow unit cannot eat the next one's time. */
 export const unitDeadlineMs = (timeoutMs: number) => REQUEST_BUDGET_TIMEOUTS * timeoutMs;
 
-export class RunBudget {
-  private readonly deadline: number;
-
-  constructor(
-    maxDurationMs: number,
-    private readonly now: () => number = Date.now,
-  ) {
-    this.deadline = this.now() + maxDurationMs - CRON_SAFETY_MARGIN_MS;
-  }
-
-  fits(worstCaseMs: number): boolean {
-    return this.now() + worstCaseMs <= this.deadline;
-  }
+export function runBudget(maxDurationMs: number, now: () => number = Date.now) {
+  const deadline = now() + maxDurationMs - CRON_SAFETY_MARGIN_MS;
+  return { fits: (worstCaseMs: number) => now() + worstCaseMs <= deadline };
 }
 
 /** What a run asks of its budget; tests hand in their own. */
-export type Budget = Pick<RunBudget, 'fits'>;
+export type Budget = ReturnType<typeof runBudget>;

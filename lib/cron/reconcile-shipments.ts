@@ -25,14 +25,9 @@ type QueryNames = readonly [from: string, to: string, sortBy: string, sortDir: s
 
 /** A page of one list, oldest first: the query's names differ between V1, V2's labels and V2's fulfillments. */
 function pageUrl(base: string, names: QueryNames, sort: readonly [string, string], cursor: Window): string {
-  const [from, to, sortBy, sortDir, page, pageSize] = names;
   const url = new URL(base);
-  url.searchParams.set(from, cursor.createdFrom);
-  url.searchParams.set(to, cursor.createdTo);
-  url.searchParams.set(sortBy, sort[0]);
-  url.searchParams.set(sortDir, sort[1]);
-  url.searchParams.set(page, String(cursor.page));
-  url.searchParams.set(pageSize, String(SHIPMENT_PAGE_SIZE));
+  const values = [cursor.createdFrom, cursor.createdTo, ...sort, String(cursor.page), String(SHIPMENT_PAGE_SIZE)];
+  names.forEach((name, i) => url.searchParams.set(name, values[i]!));
   return url.href;
 }
 
@@ -88,8 +83,7 @@ function newPass(resumed: boolean, complete = false) {
   return { checked: 0, applied: 0, skipped: 0, queued: 0, pages: 0, complete, resumed, stoppedFor: undefined as string | undefined };
 }
 
-type PassSummary = ReturnType<typeof newPass>;
-type PassesByList = Partial<Record<ShipmentList['name'], PassSummary>>;
+type PassesByList = Partial<Record<ShipmentList['name'], ReturnType<typeof newPass>>>;
 const COUNTS = ['checked', 'applied', 'skipped', 'queued', 'pages'] as const;
 
 export async function reconcileShipments(services: Services, budget: Budget, now: () => number = Date.now) {
@@ -112,7 +106,7 @@ export async function reconcileShipments(services: Services, budget: Budget, now
   return summary;
 }
 
-async function reconcileList(list: ShipmentList, services: Services, budget: Budget, now: () => number): Promise<PassSummary> {
+async function reconcileList(list: ShipmentList, services: Services, budget: Budget, now: () => number) {
   const { config } = services;
   const timeoutMs = config.upstreamTimeoutMs;
   const windowMs = config.shipmentReconcileWindowHours * 3_600_000;

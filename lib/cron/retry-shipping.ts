@@ -28,8 +28,6 @@ function describe(entry: ReplayEntry) {
   };
 }
 
-type ParkedShipment = ReturnType<typeof describe>;
-
 export async function replayShipping(services: Services, budget: Budget, now: () => number = Date.now) {
   const queue = services.shippingReplay;
   const timeoutMs = services.config.upstreamTimeoutMs;
@@ -38,8 +36,8 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
     applied: 0,
     skipped: 0,
     retrying: 0,
-    parkedNow: [] as ParkedShipment[],
-    parked: [] as ParkedShipment[],
+    parkedNow: [] as ReturnType<typeof describe>[],
+    parked: [] as ReturnType<typeof describe>[],
     parkedTotal: 0,
     waiting: 0,
     complete: true,
@@ -171,8 +169,7 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
     else await settled(entry, result, result.applied === true, { attempts: entry.attempts });
   }
 
-  const parked = await queue.parked();
-  summary.parked = parked.slice(0, PARKED_LISTED).map(describe);
+  summary.parked = (await queue.parked()).slice(0, PARKED_LISTED).map(describe);
   const counts = await queue.counts();
   summary.parkedTotal = counts.parked;
   summary.waiting = counts.waiting;

@@ -3,7 +3,7 @@
  * the storefront's checkout, the providers' webhooks, the store's signed calls, the crons and the health check.
  */
 import type { z } from 'zod';
-import { RunBudget } from '@/lib/cron/budget';
+import { runBudget, type Budget } from '@/lib/cron/budget';
 import { configIfValid, UPSTREAM_TIMEOUT_DEFAULT_MS, type StoreCaller } from '@/lib/config';
 import { ConfigError, InvalidRequestError, ServiceError, ServiceNotConfiguredError, StoreBusyError, UnauthorizedError } from '@/lib/errors';
 import { CHECKOUT_BODY_LIMIT, parseJson, readBodyText, WEBHOOK_BODY_LIMIT } from '@/lib/http/body';
@@ -225,9 +225,9 @@ function assertCronAuthorized(headers: Headers, secret: string | undefined): voi
 }
 
 /** GET /api/cron/*: a run lasts up to the function's maxDuration; each unit of work sets its own upstream deadline (lib/cron/budget.ts). */
-export function cronRoute(route: string, maxDurationSeconds: number, run: (services: Services, budget: RunBudget) => Promise<unknown>) {
+export function cronRoute(route: string, maxDurationSeconds: number, run: (services: Services, budget: Budget) => Promise<unknown>) {
   return async function GET(request: Request): Promise<Response> {
-    const budget = new RunBudget(maxDurationSeconds * 1000);
+    const budget = runBudget(maxDurationSeconds * 1000);
     const upstreamBudgetMs = maxDurationSeconds * 1000;
     return runRoute({ route, request, toErrorResponse: cronErrorResponse, upstreamBudgetMs, storeCaller: 'background' }, async () => {
       const services = getServices();

@@ -1,5 +1,6 @@
 // Which failed upstream calls the replay queue retries, and the reason it records for each.
-import type { ShipStationError, StoreError } from '@/lib/errors';
+import { ShipStationError, type StoreError } from '@/lib/errors';
+import { log } from '@/lib/log';
 import { isResourceUrlRefusal } from '@/lib/shipping/resource-url';
 
 /** All but a refused URL and a 404/410 may pass (credentials being rotated, a redirect…), and the batch is known nowhere else. */
@@ -16,6 +17,19 @@ export function shipStationFailure(error: ShipStationError): string {
 /** The replay queue's reason for a ShipStation failure worth retrying, else nothing. */
 export function retryableShipStation(error: ShipStationError): { retryableFailure?: string } {
   return isRetryableShipStationFailure(error) ? { retryableFailure: shipStationFailure(error) } : {};
+}
+
+/** A ShipStation read whose failure is logged and answered as `resource_read_failed`, with the queue's reason if any. */
+export async function readShipStation<T>(
+  read: () => Promise<T>,
+): Promise<{ value: T } | { outcome: 'resource_read_failed'; retryableFailure?: string }> {
+  try {
+    return { value: await read() };
+  } catch (error) {
+    if (!(error instanceof ShipStationError)) throw error;
+    log.error('shipping.resource_read_failed', { failure: error.failure, status: error.status });
+    return { outcome: 'resource_read_failed', ...retryableShipStation(error) };
+  }
 }
 
 /** docs/integrations/shipstation.md#what-is-queued-and-what-is-not: every other answer says nothing of the order. */

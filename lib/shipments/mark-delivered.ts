@@ -1,7 +1,7 @@
 // A V2 delivery (`DE`) recorded once under the order's lock, `_delivered_at` its receipt (docs/decisions.md#d40). Only a
 // `shipped` order is completed: the fallback `completed` already is, and a carrier's scan never completes an unshipped order.
 // An order whose shipment may still land waits in the replay; any other is left alone.
-import { OrderBusyError, ShipStationError, StoreError } from '@/lib/errors';
+import { OrderBusyError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
 import { metaValue } from '@/lib/orders/normalize';
@@ -12,26 +12,9 @@ import type { Services } from '@/lib/services';
 import type { DeliveryNotice } from '@/lib/shipment-notices';
 import { SHIPPED_STATUS } from '@/lib/shared-state/shipped-status';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
-import { isFinalStoreFailure, retryableShipStation } from '@/lib/shipments/failures';
+import { isFinalStoreFailure, readShipStation } from '@/lib/shipments/failures';
 import { parseOrderNumber, SHIPPED_STATUSES } from '@/lib/shipments/mark-shipped';
 import { checkNoteDetail } from '@/lib/shipments/note-details';
-
-export type DeliveredOutcome =
-  | 'delivered'
-  | 'delivered_completed'
-  | 'already_delivered'
-  | 'not_shipped_yet'
-  | 'ignored_status'
-  | 'bad_order_number'
-  | 'order_fetch_failed'
-  | 'update_failed'
-  | 'order_busy';
-
-export interface DeliveredResult {
-  orderId: number | undefined;
-  outcome: DeliveredOutcome;
-  retryableFailure?: string;
-}
 
 // A delivery scanned before its shipment was applied (a queued label read, events out of order).
 const AWAITING_SHIPMENT_STATUSES: ReadonlySet<string> = new Set([
@@ -45,9 +28,9 @@ function retryable(error: StoreError): { retryableFailure?: string } {
   return isFinalStoreFailure(error) ? {} : { retryableFailure: `store:${error.failure}` };
 }
 
-export async function markOrderDelivered(notice: DeliveryNotice, services: Services): Promise<DeliveredResult> {
+export async function markOrderDelivered(notice: DeliveryNotice, services: Services) {
   const orderId = parseOrderNumber(notice.orderNumber);
-  if (orderId === undefined) return { orderId, outcome: 'bad_order_number' };
+  if (orderId === undefined) return { orderId, outcome: 'bad_order_number' as const };
   // Shown to the shop only, but still ShipStation's text: kept to the shapes a tracking number and a date have.
   const tracking = notice.trackingNumber && !checkNoteDetail('trackingNumber', notice.trackingNumber) ? notice.trackingNumber : undefined;
   // The webhook checked the date already (deliveryDate); a refused one kept here still reads the same on every retry.
@@ -87,7 +70,7 @@ export async function markOrderDelivered(notice: DeliveryNotice, services: Servi
       }
     });
   } catch (error) {
-    if (error instanceof OrderBusyError) return { orderId, outcome: 'order_busy', retryableFailure: 'order_busy' };
+    if (error instanceof OrderBusyError) return { orderId, outcome: 'order_busy' as const, retryableFailure: 'order_busy' };
     throw error;
   }
 }
@@ -98,32 +81,18 @@ export function deliveryDate(carrierDate: string | undefined): string {
 }
 
 /** A V2 delivery names its label only: the label's order number is read first, unless a replay kept it. */
-export async function deliverThroughLabel(
-  labelId: string | undefined,
-  delivery: DeliveryNotice,
-  services: Services,
-): Promise<{ orderId: number | undefined; orderNumber: string | undefined; outcome: string; retryableFailure?: string }> {
+export async function deliverThroughLabel(labelId: string | undefined, delivery: DeliveryNotice, services: Services) {
   let orderNumber = delivery.orderNumber;
   if (orderNumber === undefined) {
     const client = services.shipStationV2;
     if (!client || !labelId) return { orderId: undefined, orderNumber, outcome: 'delivery_unmatched', retryableFailure: 'shipstation:not_configured' };
-    try {
-      const found = await client.labelOrderNumber(labelId);
-      if (typeof found === 'object') {
-        log.info('shipping.delivery_label_skipped', { reason: found.skipped });
-        return { orderId: undefined, orderNumber, outcome: 'delivery_label_skipped' };
-      }
-      orderNumber = found;
-    } catch (error) {
-      if (!(error instanceof ShipStationError)) throw error;
-      log.error('shipping.resource_read_failed', { failure: error.failure, status: error.status });
-      return {
-        orderId: undefined,
-        orderNumber,
-        outcome: 'resource_read_failed',
-        ...retryableShipStation(error),
-      };
+    const read = await readShipStation(() => client.labelOrderNumber(labelId));
+    if (!('value' in read)) return { orderId: undefined, orderNumber, ...read };
+    if (typeof read.value === 'object') {
+      log.info('shipping.delivery_label_skipped', { reason: read.value.skipped });
+      return { orderId: undefined, orderNumber, outcome: 'delivery_label_skipped' };
     }
+    orderNumber = read.value;
   }
   if (orderNumber === undefined) {
     log.warn('shipping.delivery_unmatched', { reason: 'no_order_number' });

@@ -1,7 +1,7 @@
 // One shipment applied once to its order, under the order's lock (docs/contract.md#spec-4-4); later packages and two
 // instances without a shared lock: docs/integrations/shipstation.md#packages-and-two-instances-without-a-shared-lock.
 // STRIPE_CAPTURE=on_shipment captures first, under the same lock (docs/decisions.md#d36); a failed capture queues the shipment.
-import { OrderBusyError, ShipStationError, StoreError } from '@/lib/errors';
+import { OrderBusyError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { sendCustomerMessage } from '@/lib/orders/customer-message';
 import { buildOrderUpdate, keptCustomerNote } from '@/lib/orders/mutation';
@@ -11,7 +11,7 @@ import { ORDER_STATUS } from '@/lib/order-statuses';
 import { captureBeforeShipping } from '@/lib/shipments/capture-on-shipment';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import { awaitsCapturedPayment, heldForCapture } from '@/lib/orders/order-payment';
-import { retryableShipStation, retryableStore } from '@/lib/shipments/failures';
+import { readShipStation, retryableStore } from '@/lib/shipments/failures';
 import { entryOf, holdsPackage, packageKey, packageMerge, packagesMeta, packagesOf, trackingItemsMeta, type PackageEntry } from '@/lib/shipments/packages';
 import type { Services } from '@/lib/services';
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
@@ -88,16 +88,11 @@ async function withOrderNumber(
   const client = services.shipStationV2;
   if (shipmentId === undefined || notice.orderNumber !== undefined) return notice;
   if (!client) return { failed: { orderId: undefined, outcome: 'resource_read_failed', retryableFailure: 'shipstation:not_configured' } };
-  try {
-    if (numbers?.has(shipmentId)) return client.withOrderNumber({ ...notice, orderNumber: numbers.get(shipmentId) });
-    const resolved = await client.withOrderNumber(notice);
-    numbers?.set(shipmentId, resolved.orderNumber);
-    return resolved;
-  } catch (error) {
-    if (!(error instanceof ShipStationError)) throw error;
-    log.error('shipping.resource_read_failed', { failure: error.failure, status: error.status });
-    return { failed: { orderId: undefined, outcome: 'resource_read_failed', ...retryableShipStation(error) } };
-  }
+  if (numbers?.has(shipmentId)) return client.withOrderNumber({ ...notice, orderNumber: numbers.get(shipmentId) });
+  const read = await readShipStation(() => client.withOrderNumber(notice));
+  if (!('value' in read)) return { failed: { orderId: undefined, ...read } };
+  numbers?.set(shipmentId, read.value.orderNumber);
+  return read.value;
 }
 
 /** Only a lock taken in Redis answers the peek; without Redis there is one instance (docs/operations.md). */

@@ -2,21 +2,19 @@
 // sender can put markup, links or prose ("your card was declined, call …") before the customer.
 import type { ShipmentNotice } from '@/lib/shipping/shipstation';
 
-export type NoteDetailField = 'trackingNumber' | 'carrier' | 'shipDate';
 export type NoteDetailRefusal = 'too_long' | 'not_plain_text' | 'looks_like_link';
 
-interface DetailRule {
-  maxLength: number;
-  /** Every character allowed; letters and digits are ASCII only, so look-alike letters cannot spell a brand. */
-  allowed: RegExp;
-}
-
-/** Tracking numbers 10–34 letters and digits, carriers a code or short name (`U.S. Postal Service`), dates ISO or written. */
-export const NOTE_DETAIL_RULES: Record<NoteDetailField, DetailRule> = {
+/**
+ * Tracking numbers 10–34 letters and digits, carriers a code or short name (`U.S. Postal Service`), dates ISO or written;
+ * letters and digits ASCII only, so look-alike letters cannot spell a brand.
+ */
+const NOTE_DETAIL_RULES = {
   trackingNumber: { maxLength: 64, allowed: /^[A-Za-z0-9 -]+$/ },
   carrier: { maxLength: 50, allowed: /^[A-Za-z0-9 _&.,()'-]+$/ },
   shipDate: { maxLength: 40, allowed: /^[A-Za-z0-9 :.,+/-]+$/ },
 };
+
+export type NoteDetailField = keyof typeof NOTE_DETAIL_RULES;
 
 /** A dot before two letters reads as a host name (`evil.example`), even without `www.` or a scheme. */
 const LINK_LIKE = /:\/\/|www\.|\.[A-Za-z]{2,}/i;

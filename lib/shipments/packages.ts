@@ -60,24 +60,15 @@ function trackingId(entry: PackageEntry): string {
   return createHash('md5').update(`tracking:${entry.tracking_number}`).digest('hex');
 }
 
-function shippedAtSeconds(shipDate: string): number {
-  const parsed = Date.parse(shipDate);
-  return Math.floor((Number.isFinite(parsed) ? parsed : Date.now()) / 1000);
-}
-
-function trackingItemsOf(order: StoreOrder): Record<string, unknown>[] {
-  const value = order.meta_data.find((m) => m.key === META.shipmentTrackingItems)?.value;
-  return Array.isArray(value) ? value.filter((item): item is Record<string, unknown> => item !== null && typeof item === 'object') : [];
-}
-
 /** An item of `_wc_shipment_tracking_items`, as the Shipment Tracking extension writes one. */
 function trackingItemOf(entry: PackageEntry) {
+  const shipped = Date.parse(entry.ship_date);
   return {
     tracking_provider: '',
     custom_tracking_provider: entry.carrier,
     custom_tracking_link: '',
     tracking_number: entry.tracking_number,
-    date_shipped: shippedAtSeconds(entry.ship_date),
+    date_shipped: Math.floor((Number.isFinite(shipped) ? shipped : Date.now()) / 1000),
     tracking_id: trackingId(entry),
   };
 }
@@ -86,7 +77,9 @@ function trackingItemOf(entry: PackageEntry) {
 export function trackingItemsMeta(order: StoreOrder, packages: readonly PackageEntry[], trackingMeta: boolean): Record<string, unknown> {
   if (!trackingMeta) return {};
   const ours = new Map(packages.filter((entry) => entry.tracking_number).map((entry) => [trackingId(entry), entry]));
-  const items: Record<string, unknown>[] = trackingItemsOf(order).filter((item) => {
+  const value = order.meta_data.find((m) => m.key === META.shipmentTrackingItems)?.value;
+  const listed = Array.isArray(value) ? value.filter((item): item is Record<string, unknown> => item !== null && typeof item === 'object') : [];
+  const items = listed.filter((item) => {
     const entry = typeof item.tracking_id === 'string' ? ours.get(item.tracking_id) : undefined;
     return entry === undefined || !entry.voided;
   });

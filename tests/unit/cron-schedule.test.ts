@@ -9,7 +9,7 @@ import { maxDuration as reconcileMaxDuration } from '@/app/api/cron/reconcile-pa
 import { maxDuration as shipmentsMaxDuration } from '@/app/api/cron/reconcile-shipments/route';
 import { maxDuration as replayMaxDuration } from '@/app/api/cron/retry-shipping/route';
 import { maxDuration as authorizationsMaxDuration } from '@/app/api/cron/capture-authorizations/route';
-import { CRON_MAX_DURATION_SECONDS, CRON_SAFETY_MARGIN_MS, RunBudget, worstCase } from '@/lib/cron/budget';
+import { CRON_MAX_DURATION_SECONDS, CRON_SAFETY_MARGIN_MS, runBudget, worstCase } from '@/lib/cron/budget';
 
 const vercel = JSON.parse(readFileSync(new URL('../../vercel.json', import.meta.url), 'utf8')) as {
   crons: { path: string; schedule: string }[];
@@ -52,7 +52,7 @@ describe('vercel.json', () => {
 describe('run budget', () => {
   it('admits a unit of work only while its worst case ends before the limit minus the margin', () => {
     let now = 0;
-    const budget = new RunBudget(60_000, () => now);
+    const budget = runBudget(60_000, () => now);
     expect(budget.fits(60_000 - CRON_SAFETY_MARGIN_MS)).toBe(true);
     expect(budget.fits(60_000 - CRON_SAFETY_MARGIN_MS + 1)).toBe(false);
     now = 30_000;

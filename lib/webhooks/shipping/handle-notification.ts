@@ -8,7 +8,7 @@ import { checkResourceUrl, isResourceUrlRefusal } from '@/lib/shipping/resource-
 import type { ShipmentNotice, ShipmentsResult } from '@/lib/shipping/shipstation';
 import { trackedLabelId } from '@/lib/shipping/shipstation-v2';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
-import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/shipments/failures';
+import { isRetryableShipStationFailure, retryableShipStation, shipStationFailure } from '@/lib/shipments/failures';
 import { deliverThroughLabel, deliveryDate } from '@/lib/shipments/mark-delivered';
 import { markOrderShipped, parseOrderNumber, type ShipResult } from '@/lib/shipments/mark-shipped';
 import { queueForReplay } from '@/lib/shared-state/shipping-replay';
@@ -63,8 +63,6 @@ export async function handleShippingNotification(rawBody: string, services: Serv
   if (!shipStation) {
     return notConfigured(eventType, 'set SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET to read ShipStation deliveries', context);
   }
-  // The rate-limit hit is counted before an upstream is called (docs/decisions.md#d31).
-  await countRateLimitHitNow();
   const resourceUrl = payload.resource_url;
   await readAndApply(resourceUrl, eventType, () => shipStation.shipmentsAt(resourceUrl), services, context);
 }
@@ -89,7 +87,6 @@ export async function handleShipStationV2(rawBody: string, services: Services, c
   }
   const client = services.shipStationV2;
   if (!client) return notConfigured(type, 'set SHIPSTATION_V2_API_KEY to read ShipStation V2 deliveries', context);
-  await countRateLimitHitNow();
   const resourceUrl = payload.resource_url;
   await readAndApply(resourceUrl, type, async () => {
     if (client.kindOf(resourceUrl) !== undefined) return client.shipmentsAt(resourceUrl);
@@ -112,6 +109,8 @@ async function readAndApply(
   services: Services,
   context: RequestContext,
 ): Promise<void> {
+  // The rate-limit hit is counted before an upstream is called (docs/decisions.md#d31).
+  await countRateLimitHitNow();
   let result: ShipmentsResult | undefined;
   try {
     result = await read();
@@ -124,10 +123,8 @@ async function readAndApply(
     }
     log.error('shipping.resource_read_failed', { failure: error.failure, status: error.status });
     context.outcome = 'resource_read_failed';
-    if (isRetryableShipStationFailure(error)) {
-      const reason = shipStationFailure(error);
-      await queueForReplay(services.shippingReplay, { kind: 'resource', resourceUrl, eventType }, { orderId: undefined, reason });
-    }
+    const reason = retryableShipStation(error).retryableFailure;
+    if (reason) await queueForReplay(services.shippingReplay, { kind: 'resource', resourceUrl, eventType }, { orderId: undefined, reason });
     return;
   }
   if (result === undefined) return;

@@ -28,23 +28,24 @@ export const shippingPayloadSchema = z.object({
 
 export type ShippingPayload = z.infer<typeof shippingPayloadSchema>;
 
-export type PayloadResult = { valid: true; payload: ShippingPayload } | { valid: false; reason: 'json' | 'schema'; fields: string };
-
-export function parseShippingPayload(rawBody: string): PayloadResult {
+/** The V1 and V2 bodies read alike: JSON, then their schema. */
+function parseWith<S extends z.ZodType>(schema: S, rawBody: string) {
   let data: unknown;
   try {
     data = JSON.parse(rawBody);
   } catch {
-    return { valid: false, reason: 'json', fields: '' };
+    return { valid: false as const, reason: 'json' as const, fields: '' };
   }
-  const parsed = shippingPayloadSchema.safeParse(data);
+  const parsed = schema.safeParse(data);
   if (!parsed.success) {
     // Field names only: the values are the sender's and stay out of the log.
     const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.') || '(body)'))].join(',');
-    return { valid: false, reason: 'schema', fields: fields.slice(0, 200) };
+    return { valid: false as const, reason: 'schema' as const, fields: fields.slice(0, 200) };
   }
-  return { valid: true, payload: parsed.data };
+  return { valid: true as const, payload: parsed.data };
 }
+
+export const parseShippingPayload = (rawBody: string) => parseWith(shippingPayloadSchema, rawBody);
 
 /** A wrong one still counts: it is "not a number", not "missing". */
 export function hasOrderNumber(payload: ShippingPayload): boolean {
@@ -78,14 +79,7 @@ const v2PayloadSchema = z.object({
 
 export type V2Payload = z.infer<typeof v2PayloadSchema>;
 
-export function parseV2Payload(rawBody: string): { valid: true; payload: V2Payload } | { valid: false; reason: 'json' | 'schema' } {
-  try {
-    const result = v2PayloadSchema.safeParse(JSON.parse(rawBody));
-    return result.success ? { valid: true, payload: result.data } : { valid: false, reason: 'schema' };
-  } catch {
-    return { valid: false, reason: 'json' };
-  }
-}
+export const parseV2Payload = (rawBody: string) => parseWith(v2PayloadSchema, rawBody);
 
 /** ShipStation signs every V2 delivery, so an unsigned `*_V2` one is refused. */
 export function claimsV2(rawBody: string): boolean {
