@@ -215,11 +215,8 @@ export class RedisStoreSlots implements StoreSlots {
     const member = `${request.caller}|${request.token}`;
     return {
       release: async () => {
-        try {
-          await this.connection.run('store_slot_release', (redis) => redis.zRem(this.keys[0], member));
-        } catch {
-          // Redis is away: the lease ends by itself at its expiry.
-        }
+        // Redis is away: the lease ends by itself at its expiry.
+        await this.connection.run('store_slot_release', (redis) => redis.zRem(this.keys[0], member)).catch(() => undefined);
       },
       handOver: (next) => {
         const now = this.now();
