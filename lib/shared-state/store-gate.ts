@@ -29,11 +29,6 @@ interface KeptSlot {
 /** One refusal line per this many milliseconds at most, with the count since the last one. */
 const REFUSAL_LOG_INTERVAL_MS = 10_000;
 
-export interface HeldSlot {
-  /** Ends the call. `timedOut`: the store may still be working on it (PHP goes on), so the lease runs to its end. */
-  leave(timedOut: boolean): void;
-}
-
 interface Waiter {
   request: SlotRequest;
   /** Ends the pause: to try again (no lease), or with a slot handed over by a call that ended. */
@@ -58,7 +53,7 @@ export class StoreGate {
   }
 
   /** A slot for one attempt of `operation` lasting at most `attemptMs`, or StoreBusyError. */
-  async enter(operation: string, attemptMs: number): Promise<HeldSlot> {
+  async enter(operation: string, attemptMs: number) {
     // Outside a request (a script), a background call.
     const scope = currentRequest() ?? requestScopeOf({});
     const followUp = scope.notes.storeAdmitted && scope.storeCaller !== 'background';
@@ -86,11 +81,12 @@ export class StoreGate {
     }
   }
 
-  private held(lease: SlotLease, request: SlotRequest, scope: RequestScope): HeldSlot {
+  private held(lease: SlotLease, request: SlotRequest, scope: RequestScope) {
     scope.notes.storeAdmitted = true;
     let left = false;
     return {
-      leave: (timedOut) => {
+      /** Ends the call. `timedOut`: the store may still be working on it (PHP goes on), so the lease runs to its end. */
+      leave: (timedOut: boolean) => {
         if (left) return;
         left = true;
         if (!timedOut && !this.keep(lease, request, scope)) this.passOn(lease, request.caller);
