@@ -16,9 +16,7 @@ export interface RateLimitRule {
   windowMs: number;
 }
 
-export interface RateLimitDecision extends RateLimitState {
-  allowed: boolean;
-}
+export type RateLimitDecision = RateLimitState & { allowed: boolean };
 
 export interface RateLimiter {
   hit(rule: RateLimitRule, client: string): Promise<RateLimitDecision>;
