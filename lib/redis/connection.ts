@@ -9,11 +9,6 @@ import { describeFailure, RedisTimeoutError, SharedStateUnavailableError } from 
 import { log } from '@/lib/log';
 import { traceCall } from '@/lib/telemetry';
 
-export interface RedisSettings {
-  url: string;
-  timeoutMs: number;
-}
-
 /** Longest pause between reconnection attempts: a recovered Redis is found within about two seconds. */
 const MAX_RECONNECT_DELAY_MS = 2_000;
 /** The client's own error events repeat on every reconnection attempt: one log line a minute is enough. */
@@ -46,7 +41,7 @@ const CUT_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT']);
 let library: Promise<typeof import('redis')> | undefined;
 const loadLibrary = () => (library ??= import('redis'));
 
-function buildClient(createClient: (typeof import('redis'))['createClient'], settings: RedisSettings) {
+function buildClient(createClient: (typeof import('redis'))['createClient'], settings: RedisConnection['settings']) {
   const tls = new URL(settings.url).protocol === 'rediss:';
   return createClient({
     url: settings.url,
@@ -92,12 +87,13 @@ export class RedisConnection {
   private firstConnectionDeadline = 0;
   private lastErrorLog = Number.NEGATIVE_INFINITY;
   private phase: 'connecting' | 'up' | 'reconnecting' | 'away' = 'connecting';
-  private drop: { error: unknown; reconnected: Promise<void>; settle: (error?: unknown) => void } | undefined;
+  /** The drop of a ready connection; `reconnected` tells whether its first reconnection succeeded. */
+  private drop: { error: unknown; reconnected: Promise<boolean>; settle: (ok: boolean) => void } | undefined;
   /** In the process-wide registry (the process's own connection, getRedisConnection), or its own (a test's other instance). */
   private readonly registryKey: string | undefined;
 
   constructor(
-    readonly settings: RedisSettings,
+    readonly settings: { url: string; timeoutMs: number },
     options: { sharedInProcess?: boolean } = {},
   ) {
     this.registryKey = options.sharedInProcess ? `${settings.url}|${settings.timeoutMs}` : undefined;
@@ -142,12 +138,7 @@ export class RedisConnection {
     const waitMs = this.firstConnectionDeadline - Date.now();
     if (this.connecting && waitMs > 0) {
       // Callers wait for the first connection until one timeout after it began; past that, nobody waits.
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, waitMs);
-      });
-      await Promise.race([this.connecting, timedOut]);
-      clearTimeout(timer);
+      await orTimeout(this.connecting, waitMs, undefined);
     }
     return this.redis;
   }
@@ -160,32 +151,26 @@ export class RedisConnection {
       // The drop's own error comes again from commands it failed (a PING in flight): not a new failure.
       if (this.redis !== redis || redis.isReady || error === this.drop?.error) return;
       if (this.phase === 'up') {
-        let settle: (error?: unknown) => void = () => undefined;
-        const reconnected = new Promise<void>((resolve, reject) => {
-          settle = (failure) => (failure === undefined ? resolve() : reject(failure));
-        });
-        reconnected.catch(() => undefined);
+        let settle: (ok: boolean) => void = () => undefined;
+        const reconnected = new Promise<boolean>((resolve) => (settle = resolve));
         this.drop = { error, reconnected, settle };
         this.phase = 'reconnecting';
       } else if (this.phase === 'reconnecting') {
         this.phase = 'away';
-        this.drop?.settle(error);
+        this.drop?.settle(false);
       }
     });
     redis.on('ready', () => {
       if (this.redis !== redis) return;
       this.phase = 'up';
-      this.drop?.settle();
+      this.drop?.settle(true);
       this.drop = undefined;
     });
   }
 
   private async reconnected(redis: RedisClient, failure: unknown): Promise<void> {
     if (redis.isReady) return;
-    if (this.phase !== 'reconnecting' || !this.drop) throw failure;
-    await this.drop.reconnected.catch(() => {
-      throw failure;
-    });
+    if (this.phase !== 'reconnecting' || !(await this.drop?.reconnected)) throw failure;
   }
 
   /** Runs `operation`; every failure becomes SharedStateUnavailableError. Its span names the operation, never a key. */
@@ -253,7 +238,7 @@ export class RedisConnection {
     this.redis = undefined;
     this.connecting = undefined;
     this.phase = 'connecting';
-    this.drop?.settle(new SharedStateUnavailableError('connect'));
+    this.drop?.settle(false);
     this.drop = undefined;
     if (!redis) return;
     this.forget(redis);
@@ -295,6 +280,19 @@ export class RedisScript {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
       return redis.eval(this.source, { keys, arguments: args });
     }
+  }
+}
+
+/** `work`'s outcome, or `onTimeout` when `ms` pass first. */
+export async function orTimeout<T, U>(work: Promise<T>, ms: number, onTimeout: U): Promise<T | U> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<U>((resolve) => {
+    timer = setTimeout(() => resolve(onTimeout), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

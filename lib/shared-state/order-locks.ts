@@ -6,7 +6,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { OrderBusyError, SharedStateUnavailableError } from '@/lib/errors';
 import { log } from '@/lib/log';
-import { KEY_PREFIX, type RedisConnection } from '@/lib/redis/connection';
+import { KEY_PREFIX, orTimeout, type RedisConnection } from '@/lib/redis/connection';
 import type { FallbackWarning } from '@/lib/shared-state/fallback';
 import { PROCESSED_EVENT_TTL_MS } from '@/lib/shared-state/processed-events';
 import { takeDeferredHit } from '@/lib/shared-state/rate-limit';
@@ -14,7 +14,6 @@ import {
   countCheckLock,
   countLocallyAndRethrow,
   rememberUnlock,
-  type CountCheckLockAnswer,
   type CountCheckLockReply,
   type CountCheckLockRequest,
 } from '@/lib/shared-state/request-redis';
@@ -55,16 +54,16 @@ export interface LockWait {
   reserveMs: number;
 }
 
-export const DEFAULT_LOCK_WAIT: LockWait = { waitMs: ORDER_LOCK_WAIT_MS, reserveMs: 0 };
+const DEFAULT_LOCK_WAIT: LockWait = { waitMs: ORDER_LOCK_WAIT_MS, reserveMs: 0 };
 
 /** How long a writer may wait from now: at most `waitMs`, never into its deadline's reserve (<= 0: never wait). */
-export function lockWaitMs(wait: LockWait, now = Date.now()): number {
-  return Math.min(wait.waitMs, requestTimeLeftMs(now) - wait.reserveMs);
+function lockWaitMs(wait: LockWait): number {
+  return Math.min(wait.waitMs, requestTimeLeftMs() - wait.reserveMs);
 }
 
 export class MemoryOrderLocks implements OrderLocks {
   /** The tail of each order's queue: a promise that settles when the last holder releases. */
-  private readonly tails = new Map<string, Promise<void>>();
+  private readonly tails = new Map<number, Promise<void>>();
   private readonly wait: LockWait;
 
   constructor(wait: Partial<LockWait> = {}) {
@@ -72,34 +71,25 @@ export class MemoryOrderLocks implements OrderLocks {
   }
 
   async withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T> {
-    const key = String(orderId);
     const waitMs = Math.max(0, lockWaitMs(this.wait));
-    const previous = this.tails.get(key) ?? Promise.resolve();
+    const previous = this.tails.get(orderId) ?? Promise.resolve();
     let release!: () => void;
     const mine = new Promise<void>((resolve) => {
       release = resolve;
     });
     const tail = previous.then(() => mine);
-    this.tails.set(key, tail);
-
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), waitMs);
-      timer.unref?.();
-    });
+    this.tails.set(orderId, tail);
     let acquired = false;
     try {
-      const outcome = await Promise.race([previous.then(() => 'acquired' as const), timedOut]);
-      if (outcome === 'timeout') throw new OrderBusyError(orderId);
+      if ((await orTimeout(previous.then(() => 'acquired' as const), waitMs, 'timeout')) === 'timeout') throw new OrderBusyError(orderId);
       acquired = true;
       return await task();
     } finally {
-      clearTimeout(timer);
       release();
       // The last one out removes the key. A waiter that gave up leaves it until the holder is done, or the next
       // writer would find the order free and run beside the holder.
       const forget = () => {
-        if (this.tails.get(key) === tail) this.tails.delete(key);
+        if (this.tails.get(orderId) === tail) this.tails.delete(orderId);
       };
       if (acquired) forget();
       else void tail.then(forget);
@@ -123,41 +113,17 @@ const FIRST_RETRY_MS = 20;
 const MAX_RETRY_MS = 250;
 const LATE_WARNING_INTERVAL_MS = 60_000;
 
-type LateAnswer<T> = { kind: 'answered'; value: T } | { kind: 'no_answer' } | { kind: 'connection_failed' };
-
-async function settledBy<T>(answer: Promise<T>, deadline: number): Promise<LateAnswer<T>> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<LateAnswer<T>>((resolve) => {
-    timer = setTimeout(() => resolve({ kind: 'no_answer' }), Math.max(0, deadline - Date.now()));
-  });
-  try {
-    return await Promise.race([
-      answer.then(
-        (value): LateAnswer<T> => ({ kind: 'answered', value }),
-        (): LateAnswer<T> => ({ kind: 'connection_failed' }),
-      ),
-      expired,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 export class RedisOrderLocks implements OrderLocks {
   private readonly prefix: string;
-  private readonly ttlMs: number;
-  private readonly eventTtlMs: number;
-  private readonly wait: LockWait;
+  private readonly wait: LockWait & { ttlMs: number };
   private lastLateWarning = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly connection: RedisConnection,
-    options: Partial<LockWait> & { ttlMs: number; prefix?: string; eventTtlMs?: number },
+    { prefix = KEY_PREFIX, ...wait }: Partial<LockWait> & { ttlMs: number; prefix?: string },
   ) {
-    this.prefix = options.prefix ?? KEY_PREFIX;
-    this.ttlMs = options.ttlMs;
-    this.eventTtlMs = options.eventTtlMs ?? PROCESSED_EVENT_TTL_MS;
-    this.wait = { waitMs: options.waitMs ?? DEFAULT_LOCK_WAIT.waitMs, reserveMs: options.reserveMs ?? DEFAULT_LOCK_WAIT.reserveMs };
+    this.prefix = prefix;
+    this.wait = { ...DEFAULT_LOCK_WAIT, ...wait };
   }
 
   async withOrderLock<T>(orderId: number, task: () => Promise<T>, peek?: LockPeek): Promise<T> {
@@ -178,7 +144,7 @@ export class RedisOrderLocks implements OrderLocks {
       throw error;
     });
     // Remembered with the release, once its effects are written; unlike a bare release this one may fail the request.
-    const remember = { eventKey, ttlMs: this.eventTtlMs };
+    const remember = { eventKey, ttlMs: PROCESSED_EVENT_TTL_MS };
     if (outcome.remember) await this.connection.run('lock_release', rememberUnlock(this.prefix, orderId, token, remember));
     else await this.release(orderId, token);
     return { duplicate: false, result: outcome.result };
@@ -193,19 +159,16 @@ export class RedisOrderLocks implements OrderLocks {
   private async acquire(orderId: number, token: string, eventKey?: string, peek?: LockPeek): Promise<'locked' | 'remembered'> {
     const deadline = Date.now() + lockWaitMs(this.wait);
     let seenHeld = false;
-    const lock = { orderId, token, ttlMs: this.ttlMs, peekKey: peek?.key };
+    const lock = { orderId, token, ttlMs: this.wait.ttlMs, peekKey: peek?.key };
     let hit = takeDeferredHit();
     for (let attempt = 0; ; attempt += 1) {
-      let answer: CountCheckLockAnswer;
-      try {
-        answer = await this.tryOnce({ hit, eventKey, lock }, deadline);
-      } catch (error) {
+      const answer = await this.tryOnce({ hit, eventKey, lock }, deadline).catch((error: unknown) => {
         if (seenHeld && error instanceof SharedStateUnavailableError) {
           log.warn('redis.lock_lost_while_waiting', { orderId, error: error.kind });
           throw new OrderBusyError(orderId);
         }
         throw error;
-      }
+      });
       hit = undefined;
       if (answer.remembered) return 'remembered';
       if (answer.locked) {
@@ -225,9 +188,8 @@ export class RedisOrderLocks implements OrderLocks {
    * then, or a broken connection, leaves the lock in doubt: busy, with a release queued behind the script, and the
    * carried hit counted in memory.
    */
-  private async tryOnce(request: CountCheckLockRequest & Required<Pick<CountCheckLockRequest, 'lock'>>, deadline: number) {
-    const { hit, lock } = request;
-    const { orderId, token } = lock;
+  private async tryOnce(request: CountCheckLockRequest & { lock: { orderId: number; token: string } }, deadline: number) {
+    const { hit, lock: { orderId, token } } = request;
     const call = countCheckLock(this.prefix, request);
     let sent: Promise<CountCheckLockReply> | undefined;
     let reply: CountCheckLockReply;
@@ -237,10 +199,14 @@ export class RedisOrderLocks implements OrderLocks {
       const timedOut = error instanceof SharedStateUnavailableError && error.details?.cause === 'TimeoutError';
       if (!timedOut || sent === undefined) return countLocallyAndRethrow(hit, error);
       this.warnLateAnswer(orderId);
-      const late = await settledBy(sent, deadline);
-      if (late.kind !== 'answered') {
+      const late = await orTimeout(
+        sent.then((value) => ({ value }), () => 'connection_failed' as const),
+        deadline - Date.now(),
+        'no_answer',
+      );
+      if (typeof late === 'string') {
         void this.connection.run('lock_release', rememberUnlock(this.prefix, orderId, token)).catch(() => undefined);
-        log.warn('redis.lock_in_doubt', { orderId, cause: late.kind });
+        log.warn('redis.lock_in_doubt', { orderId, cause: late });
         if (hit) await hit.countLocally();
         throw new OrderBusyError(orderId);
       }
@@ -274,7 +240,7 @@ export class RedisOrderLocks implements OrderLocks {
  * Checkout's and shipping's locks: this instance's first, always, then Redis'. Falls back to this instance's alone only
  * when Redis failed before it could have applied a `SET` (SharedStateUnavailableError); every other doubt is busy.
  */
-export function orderLocksWithFallback(shared: OrderLocks, local: OrderLocks, warning: FallbackWarning): OrderLocks {
+export function orderLocksWithFallback(shared: RedisOrderLocks, local: OrderLocks, warning: FallbackWarning): OrderLocks {
   return {
     withOrderLock: (orderId, task, peek) =>
       local.withOrderLock(orderId, async () => {
@@ -296,13 +262,9 @@ export function orderLocksWithFallback(shared: OrderLocks, local: OrderLocks, wa
 }
 
 /** The card webhook's locks: this instance's, then Redis', no fallback (Stripe retries a delivery that fails). */
-export function orderLocksWithoutFallback(shared: OrderLocks, local: OrderLocks): OrderLocks {
-  const sharedEventLock = shared.withEventLock?.bind(shared);
+export function orderLocksWithoutFallback(shared: RedisOrderLocks, local: OrderLocks): OrderLocks {
   return {
     withOrderLock: (orderId, task, peek) => local.withOrderLock(orderId, () => shared.withOrderLock(orderId, task, peek)),
-    withEventLock: (orderId, eventKey, task) => {
-      if (!sharedEventLock) throw new Error('the shared locks keep no events');
-      return local.withOrderLock(orderId, () => sharedEventLock(orderId, eventKey, task));
-    },
+    withEventLock: (orderId, eventKey, task) => local.withOrderLock(orderId, () => shared.withEventLock(orderId, eventKey, task)),
   };
 }

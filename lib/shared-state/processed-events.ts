@@ -16,11 +16,10 @@ export const PROCESSED_EVENT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 export class MemoryProcessedEvents implements ProcessedEvents {
   private cache: LRUCache<string, true> | undefined;
-  constructor(private readonly options: { max?: number; ttlMs?: number } = {}) {}
 
   /** Built on first use: its arrays cost tens of ms, which an instance keeping events in Redis never needs. */
   private get seen(): LRUCache<string, true> {
-    return (this.cache ??= new LRUCache({ max: this.options.max ?? 100_000, ttl: this.options.ttlMs ?? PROCESSED_EVENT_TTL_MS }));
+    return (this.cache ??= new LRUCache({ max: 100_000, ttl: PROCESSED_EVENT_TTL_MS }));
   }
 
   async has(eventId: string): Promise<boolean> {
@@ -38,13 +37,11 @@ export class MemoryProcessedEvents implements ProcessedEvents {
  */
 export class RedisProcessedEvents implements ProcessedEvents {
   private readonly prefix: string;
-  private readonly ttlMs: number;
   constructor(
     private readonly connection: RedisConnection,
-    options: { prefix?: string; ttlMs?: number } = {},
+    options: { prefix?: string } = {},
   ) {
     this.prefix = options.prefix ?? KEY_PREFIX;
-    this.ttlMs = options.ttlMs ?? PROCESSED_EVENT_TTL_MS;
   }
 
   async has(eventId: string): Promise<boolean> {
@@ -56,7 +53,7 @@ export class RedisProcessedEvents implements ProcessedEvents {
 
   async remember(eventId: string): Promise<void> {
     await this.connection.run('event_record', (redis) =>
-      redis.set(requestKeys(this.prefix).event(eventId), '1', { expiration: { type: 'PX', value: this.ttlMs } }),
+      redis.set(requestKeys(this.prefix).event(eventId), '1', { expiration: { type: 'PX', value: PROCESSED_EVENT_TTL_MS } }),
     );
   }
 }

@@ -16,9 +16,7 @@ export interface RateLimitRule {
   windowMs: number;
 }
 
-export interface RateLimitDecision extends RateLimitState {
-  allowed: boolean;
-}
+export type RateLimitDecision = RateLimitState & { allowed: boolean };
 
 export interface RateLimiter {
   hit(rule: RateLimitRule, client: string): Promise<RateLimitDecision>;
@@ -52,21 +50,16 @@ export function rateLimitDecision(rule: RateLimitRule, start: number, count: num
 /** Counters in a bounded LRU cache: a flood of distinct addresses evicts the oldest instead of growing memory. */
 export class MemoryRateLimiter implements RateLimiter {
   private cache: LRUCache<string, { start: number; count: number }> | undefined;
-  private readonly maxClients: number;
-  private readonly now: () => number;
 
-  constructor(options: { maxClients?: number; now?: () => number } = {}) {
-    this.maxClients = options.maxClients ?? 50_000;
-    this.now = options.now ?? Date.now;
-  }
+  constructor(private readonly options: { maxClients?: number; now?: () => number } = {}) {}
 
   /** Built on first use: with Redis it is only the fallback, and its allocation would land on a route's first request. */
   private get windows(): LRUCache<string, { start: number; count: number }> {
-    return (this.cache ??= new LRUCache({ max: this.maxClients }));
+    return (this.cache ??= new LRUCache({ max: this.options.maxClients ?? 50_000 }));
   }
 
   async hit(rule: RateLimitRule, client: string): Promise<RateLimitDecision> {
-    const start = windowStart(rule, this.now());
+    const start = windowStart(rule, (this.options.now ?? Date.now)());
     const key = `${rule.name}\u0000${client}`;
     let window = this.windows.get(key);
     if (!window || window.start !== start) {
@@ -125,28 +118,21 @@ export class DeferredRateLimitHit {
   /** The hit for a script about to run, or undefined when it is counted (or being counted) already. */
   takeForScript(): HitForScript | undefined {
     if (this.decision) return undefined;
-    let resolve!: (decision: RateLimitDecision) => void;
-    let reject!: (error: unknown) => void;
-    this.decision = new Promise<RateLimitDecision>((ok, fail) => {
-      resolve = ok;
-      reject = fail;
-    });
-    // A script that throws leaves the rejection here too; countUnlessCounted() reports it, nobody else need listen.
+    let settle!: (decision: RateLimitDecision | Promise<RateLimitDecision>) => void;
+    this.decision = new Promise<RateLimitDecision>((resolve) => (settle = resolve));
+    // A count in memory that throws leaves the rejection here too; countUnlessCounted() reports it, nobody else need listen.
     this.decision.catch(() => undefined);
     return {
       rule: this.rule,
       client: this.client,
       counted: (decision) => {
-        resolve(decision);
+        settle(decision);
         assertAllowed(decision);
       },
       countLocally: async () => {
-        const decision = await this.countInMemory().catch((error: unknown) => {
-          reject(error);
-          throw error;
-        });
-        resolve(decision);
-        assertAllowed(decision);
+        const decision = this.countInMemory();
+        settle(decision);
+        assertAllowed(await decision);
       },
     };
   }
@@ -166,12 +152,8 @@ export async function countRateLimitHit(
 ): Promise<void> {
   const client = clientIp(headers, config.trustProxyHops, config.clientIpHeader);
   const request = currentRequest();
-  const deferred = request && limiter.defer?.(rule, client);
-  if (request && deferred) {
-    request.notes.rateLimitHit = deferred;
-    return;
-  }
-  assertAllowed(await limiter.hit(rule, client));
+  if (request && limiter.defer) request.notes.rateLimitHit = limiter.defer(rule, client);
+  else assertAllowed(await limiter.hit(rule, client));
 }
 
 export function takeDeferredHit(): HitForScript | undefined {

@@ -1,8 +1,8 @@
 /**
  * Everything a request sends to Redis on its critical path (docs/operations.md, "Round trips per request"):
  * COUNT_CHECK_LOCK counts its rate-limit hit, checks whether its event is remembered and takes the order's lock, in
- * one round trip; REMEMBER_UNLOCK remembers the event and releases the lock, in another; COUNT_HIT counts a hit
- * that no script carried (RedisRateLimiter). Every key carries one hash tag, `{gate}`, so a script's keys share one Redis Cluster slot (docs/decisions.md#d31).
+ * one round trip; REMEMBER_UNLOCK remembers the event and releases the lock, in another; COUNT_CHECK_LOCK alone
+ * counts a hit that no script carried (RedisRateLimiter). Every key carries one hash tag, `{gate}`, so a script's keys share one Redis Cluster slot (docs/decisions.md#d31).
  */
 import { KEY_PREFIX, RedisScript, type RedisClient, type RedisConnection } from '@/lib/redis/connection';
 import {
@@ -28,12 +28,8 @@ export function requestKeys(prefix: string) {
 /** A counter outlives its window by this much, so an instance whose clock runs a little behind still finds it. */
 const RATE_EXPIRY_SLACK_MS = 5_000;
 
-/** The counter's INCR and, on its first hit, its expiry at the window's end. */
-const COUNT_HIT = new RedisScript(`
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIREAT', KEYS[1], ARGV[1]) end
-return count
-`);
+const counterExpiry = (rule: RateLimitRule | undefined, start: number) =>
+  rule ? String(start + rule.windowMs + RATE_EXPIRY_SLACK_MS) : '0';
 
 /**
  * Stops at the first "no": over the limit it neither checks nor locks; a remembered event is answered without the lock.
@@ -73,7 +69,7 @@ return 0
 
 /** Loaded when the instance starts (lib/preload.ts), so a first request's EVALSHA never hears NOSCRIPT. */
 export function loadRequestScripts(redis: RedisClient): Promise<unknown> {
-  return Promise.all([COUNT_CHECK_LOCK, REMEMBER_UNLOCK, COUNT_HIT].map((script) => redis.scriptLoad(script.source)));
+  return Promise.all([COUNT_CHECK_LOCK, REMEMBER_UNLOCK].map((script) => redis.scriptLoad(script.source)));
 }
 
 export interface CountCheckLockRequest {
@@ -85,41 +81,25 @@ export interface CountCheckLockRequest {
 
 export type CountCheckLockReply = [number, number, number, number];
 
-export interface CountCheckLockAnswer {
-  remembered: boolean;
-  locked: boolean;
-  peeked: boolean;
-}
-
 /** The script's call for `request`, and how to read its answer (which may throw RateLimitedError). */
 export function countCheckLock(prefix: string, request: CountCheckLockRequest, now = Date.now()) {
   const keys = requestKeys(prefix);
-  const keyList: string[] = [];
   const { hit, eventKey, lock } = request;
-  let parts = '';
   const start = hit ? windowStart(hit.rule, now) : 0;
-  if (hit) {
-    keyList.push(keys.rateLimit(hit.rule, start, hit.client));
-    parts += 'r';
-  }
-  if (eventKey !== undefined) {
-    keyList.push(keys.event(eventKey));
-    parts += 'e';
-  }
-  if (lock) {
-    keyList.push(keys.lock(lock.orderId));
-    parts += 'l';
-    if (lock.peekKey !== undefined) {
-      keyList.push(lock.peekKey);
-      parts += 'p';
-    }
-  }
-  const expireAt = hit ? String(start + hit.rule.windowMs + RATE_EXPIRY_SLACK_MS) : '0';
-  const args = [parts, expireAt, String(hit?.rule.limit ?? 0), lock?.token ?? '', String(lock?.ttlMs ?? 0)];
+  // In the script's order, each part named by its letter.
+  const parts = Object.entries({
+    r: hit && keys.rateLimit(hit.rule, start, hit.client),
+    e: eventKey === undefined ? undefined : keys.event(eventKey),
+    l: lock && keys.lock(lock.orderId),
+    p: lock?.peekKey,
+  }).filter((part): part is [string, string] => part[1] !== undefined);
+  const keyList = parts.map(([, key]) => key);
+  const letters = parts.map(([letter]) => letter).join('');
+  const args = [letters, counterExpiry(hit?.rule, start), String(hit?.rule.limit ?? 0), lock?.token ?? '', String(lock?.ttlMs ?? 0)];
   return {
     keys: keyList,
     send: (redis: RedisClient) => COUNT_CHECK_LOCK.run(redis, keyList, args) as Promise<CountCheckLockReply>,
-    read: ([count, remembered, locked, peeked]: CountCheckLockReply): CountCheckLockAnswer => {
+    read: ([count, remembered, locked, peeked]: CountCheckLockReply) => {
       hit?.counted(rateLimitDecision(hit.rule, start, Number(count)));
       return { remembered: Number(remembered) === 1, locked: Number(locked) === 1, peeked: Number(peeked) === 1 };
     },
@@ -154,9 +134,9 @@ export class RedisRateLimiter implements RateLimiter {
 
   async hit(rule: RateLimitRule, client: string): Promise<RateLimitDecision> {
     const start = windowStart(rule, this.now());
-    const key = this.keys.rateLimit(rule, start, client);
-    const expireAt = String(start + rule.windowMs + RATE_EXPIRY_SLACK_MS);
-    const count = await this.connection.run('rate_limit', async (redis) => Number(await COUNT_HIT.run(redis, [key], [expireAt])));
-    return rateLimitDecision(rule, start, count);
+    const keys = [this.keys.rateLimit(rule, start, client)];
+    const args = ['r', counterExpiry(rule, start), String(rule.limit), '', '0'];
+    const [count] = (await this.connection.run('rate_limit', (redis) => COUNT_CHECK_LOCK.run(redis, keys, args))) as CountCheckLockReply;
+    return rateLimitDecision(rule, start, Number(count));
   }
 }

@@ -11,12 +11,14 @@ import { currentRequest, requestScopeOf, type RequestScope } from '@/lib/request
 import { LEASE_MARGIN_MS, type SlotLease, type SlotRequest, type StoreSlots } from '@/lib/shared-state/store-slots';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
 
-/** A request's first store call waits this long for a slot: a burst passes, an overload answers in milliseconds. */
-const FIRST_CALL_WAIT_MS = 100;
-/** A later call of an admitted request goes first, so it rarely waits at all. */
-const FOLLOW_UP_WAIT_MS = 2_000;
-/** The work between two calls of one request (a card-provider call included): past it, the kept slot goes back. */
-const KEEP_FOR_NEXT_CALL_MS = 100;
+const WAITS = {
+  /** A request's first store call waits this long for a slot: a burst passes, an overload answers in milliseconds. */
+  firstCallWaitMs: 100,
+  /** A later call of an admitted request goes first, so it rarely waits at all. */
+  followUpWaitMs: 2_000,
+  /** The work between two calls of one request (a card-provider call included): past it, the kept slot goes back. */
+  keepForNextCallMs: 100,
+};
 
 interface KeptSlot {
   lease: SlotLease;
@@ -26,17 +28,6 @@ interface KeptSlot {
 
 /** One refusal line per this many milliseconds at most, with the count since the last one. */
 const REFUSAL_LOG_INTERVAL_MS = 10_000;
-
-export interface HeldSlot {
-  /** Ends the call. `timedOut`: the store may still be working on it (PHP goes on), so the lease runs to its end. */
-  leave(timedOut: boolean): void;
-}
-
-export interface StoreGateOptions {
-  firstCallWaitMs?: number;
-  followUpWaitMs?: number;
-  keepForNextCallMs?: number;
-}
 
 interface Waiter {
   request: SlotRequest;
@@ -48,17 +39,13 @@ export class StoreGate {
   private readonly waiting = new Set<Waiter>();
   private refusedSinceLog = 0;
   private lastRefusalLog = Number.NEGATIVE_INFINITY;
-  private readonly firstCallWaitMs: number;
-  private readonly followUpWaitMs: number;
-  private readonly keepForNextCallMs: number;
+  private readonly waits: typeof WAITS;
 
   constructor(
-    readonly slots: StoreSlots,
-    options: StoreGateOptions = {},
+    private readonly slots: StoreSlots,
+    options: Partial<typeof WAITS> = {},
   ) {
-    this.firstCallWaitMs = options.firstCallWaitMs ?? FIRST_CALL_WAIT_MS;
-    this.followUpWaitMs = options.followUpWaitMs ?? FOLLOW_UP_WAIT_MS;
-    this.keepForNextCallMs = options.keepForNextCallMs ?? KEEP_FOR_NEXT_CALL_MS;
+    this.waits = { ...WAITS, ...options };
   }
 
   get waiters(): number {
@@ -66,15 +53,19 @@ export class StoreGate {
   }
 
   /** A slot for one attempt of `operation` lasting at most `attemptMs`, or StoreBusyError. */
-  async enter(operation: string, attemptMs: number): Promise<HeldSlot> {
+  async enter(operation: string, attemptMs: number) {
     // Outside a request (a script), a background call.
     const scope = currentRequest() ?? requestScopeOf({});
     const followUp = scope.notes.storeAdmitted && scope.storeCaller !== 'background';
     const request: SlotRequest = { caller: scope.storeCaller, followUp, token: randomUUID(), leaseMs: attemptMs + LEASE_MARGIN_MS };
-    const kept = takeKept(scope);
-    if (kept) return this.held(kept.lease.handOver(request), request, scope);
+    const kept = scope.notes.keptSlot as KeptSlot | undefined;
+    if (kept) {
+      scope.notes.keptSlot = undefined;
+      kept.cancel();
+      return this.held(kept.lease.handOver(request), request, scope);
+    }
     // Never into the time the attempt itself needs: the wait counts against the request's deadline.
-    const waitMs = Math.min(followUp ? this.followUpWaitMs : this.firstCallWaitMs, requestTimeLeftMs() - MIN_ATTEMPT_MS);
+    const waitMs = Math.min(followUp ? this.waits.followUpWaitMs : this.waits.firstCallWaitMs, requestTimeLeftMs() - MIN_ATTEMPT_MS);
     const giveUpAt = Date.now() + waitMs;
     for (;;) {
       const lease = await this.slots.tryAcquire(request);
@@ -90,16 +81,15 @@ export class StoreGate {
     }
   }
 
-  private held(lease: SlotLease, request: SlotRequest, scope: RequestScope): HeldSlot {
+  private held(lease: SlotLease, request: SlotRequest, scope: RequestScope) {
     scope.notes.storeAdmitted = true;
     let left = false;
     return {
-      leave: (timedOut) => {
+      /** Ends the call. `timedOut`: the store may still be working on it (PHP goes on), so the lease runs to its end. */
+      leave: (timedOut: boolean) => {
         if (left) return;
         left = true;
-        if (timedOut) return;
-        if (this.keep(lease, request, scope)) return;
-        this.passOn(lease, request.caller);
+        if (!timedOut && !this.keep(lease, request, scope)) this.passOn(lease, request.caller);
       },
     };
   }
@@ -107,12 +97,8 @@ export class StoreGate {
   /** A slot given back: to a waiter here when there is one, else to the semaphore. */
   private passOn(lease: SlotLease, caller: StoreCaller): void {
     const next = this.nextWaiter(caller);
-    if (next) {
-      this.waiting.delete(next);
-      next.wake(lease.handOver(next.request));
-      return;
-    }
-    void lease.release();
+    if (next) next.wake(lease.handOver(next.request));
+    else void lease.release();
   }
 
   /**
@@ -121,7 +107,7 @@ export class StoreGate {
    * first), never once the request is over; the lease keeps its end, so a holder that dies loses it.
    */
   private keep(lease: SlotLease, request: SlotRequest, scope: RequestScope): boolean {
-    if (this.keepForNextCallMs <= 0 || scope.storeCaller === 'background' || scope.notes.ended || scope.notes.keptSlot) return false;
+    if (this.waits.keepForNextCallMs <= 0 || scope.storeCaller === 'background' || scope.notes.ended || scope.notes.keptSlot) return false;
     for (const waiter of this.waiting) if (waiter.request.followUp) return false;
     const kept: KeptSlot = {
       lease,
@@ -133,7 +119,7 @@ export class StoreGate {
         this.passOn(lease, request.caller);
       },
     };
-    const timer = setTimeout(kept.giveBack, this.keepForNextCallMs);
+    const timer = setTimeout(kept.giveBack, this.waits.keepForNextCallMs);
     timer.unref?.();
     scope.notes.keptSlot = kept;
     return true;
@@ -180,14 +166,6 @@ export class StoreGate {
     });
     this.refusedSinceLog = 0;
   }
-}
-
-function takeKept(scope: RequestScope): KeptSlot | undefined {
-  const kept = scope.notes.keptSlot as KeptSlot | undefined;
-  if (!kept) return undefined;
-  scope.notes.keptSlot = undefined;
-  kept.cancel();
-  return kept;
 }
 
 /**

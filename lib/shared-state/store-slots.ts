@@ -5,7 +5,7 @@
  * (a follow-up) ignores the split and goes first. Held in memory, or in Redis for every instance with this instance's
  * own semaphore (the same limit and split) while Redis is down; waited for by lib/shared-state/store-gate.ts.
  */
-import type { ReservingCaller, SlotSplit, StoreCaller } from '@/lib/config';
+import type { SlotSplit, StoreCaller } from '@/lib/config';
 import { KEY_PREFIX, RedisScript, type RedisConnection } from '@/lib/redis/connection';
 
 export interface SlotRequest {
@@ -16,16 +16,6 @@ export interface SlotRequest {
   token: string;
   /** How long the lease lives unless released: one attempt's timeout plus LEASE_MARGIN_MS. */
   leaseMs: number;
-}
-
-export interface SlotUsage {
-  limit: number;
-  reserved: Record<ReservingCaller, number>;
-  inUse: Record<StoreCaller, number>;
-  /** Later calls of admitted requests waiting for a slot. */
-  waiting: number;
-  /** Where the count is kept: Redis (every instance), or this instance alone (no Redis, or Redis down). */
-  scope: 'all_instances' | 'this_instance';
 }
 
 export interface SlotLease {
@@ -58,9 +48,15 @@ export function admits(split: SlotSplit, inUse: Record<StoreCaller, number>, wai
   return total + 1 + heldBack <= split.limit;
 }
 
-function usageOf(split: SlotSplit, inUse: Record<StoreCaller, number>, waiting: number, scope: SlotUsage['scope']): SlotUsage {
+/**
+ * `waiting`: later calls of admitted requests waiting for a slot. `scope`: where the count is kept, Redis (every
+ * instance) or this instance alone (no Redis, or Redis down).
+ */
+function usageOf(split: SlotSplit, inUse: Record<StoreCaller, number>, waiting: number, scope: 'all_instances' | 'this_instance') {
   return { limit: split.limit, reserved: { ...split.reserved }, inUse, waiting, scope };
 }
+
+export type SlotUsage = ReturnType<typeof usageOf>;
 
 /** This instance's slots: the semaphore without Redis, and the fallback while Redis is down. */
 export class MemoryStoreSlots implements StoreSlots {
@@ -215,11 +211,8 @@ export class RedisStoreSlots implements StoreSlots {
     const member = `${request.caller}|${request.token}`;
     return {
       release: async () => {
-        try {
-          await this.connection.run('store_slot_release', (redis) => redis.zRem(this.keys[0], member));
-        } catch {
-          // Redis is away: the lease ends by itself at its expiry.
-        }
+        // Redis is away: the lease ends by itself at its expiry.
+        await this.connection.run('store_slot_release', (redis) => redis.zRem(this.keys[0], member)).catch(() => undefined);
       },
       handOver: (next) => {
         const now = this.now();
