@@ -1,6 +1,6 @@
 /**
  * Stripe's events in the service's own shape (docs/contract.md#spec-2-3), for the webhook and reconciliation alike:
- * only the fields a handler needs are read. Which types are handled, and how, is lib/webhooks/card/handle-event.ts's table.
+ * only the fields a handler needs are read. Which types are handled, and how, is lib/card-payments/apply-event.ts's table.
  */
 import { z } from 'zod';
 import { InvalidCardEventError } from '@/lib/errors';

@@ -35,6 +35,7 @@ export const changed = (name: string): CardOutcome => ({ name, changedOrder: tru
 export const unchanged = (name: string): CardOutcome => ({ name, changedOrder: false });
 
 export const OTHER_PAYMENT = 'other_payment';
+export const DUPLICATE_EVENT = 'duplicate_event';
 
 interface Transition {
   outcome: FactOutcome;

@@ -23,8 +23,7 @@ import { applyFact, isHoldStatus, paymentsOf } from '@/lib/orders/payment-state'
 import { CLOSED_STATUSES, ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
-import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
-import { applyTransition, changed, unchanged, type CardOutcome } from '@/lib/webhooks/card/transition';
+import { applyTransition, changed, DUPLICATE_EVENT, unchanged, type CardOutcome } from '@/lib/card-payments/transition';
 
 type IntentEvent = CardEventOf<'payment_intent'>;
 

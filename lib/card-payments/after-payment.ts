@@ -11,8 +11,8 @@ import { isPaid } from '@/lib/orders/payable';
 import { isUnsettled, MONEY_RETURNED_STATUSES, refundLink } from '@/lib/orders/refund-link';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import type { Services } from '@/lib/services';
-import { applyTransition, changed, isOtherPayment, OTHER_PAYMENT, statusSentence, unchanged } from '@/lib/webhooks/card/transition';
-import type { CardOutcome } from '@/lib/webhooks/card/transition';
+import { applyTransition, changed, isOtherPayment, OTHER_PAYMENT, statusSentence, unchanged } from '@/lib/card-payments/transition';
+import type { CardOutcome } from '@/lib/card-payments/transition';
 
 /** What remains when Stripe moved it rounded to its steps (12.345 for 12.350), else Stripe's. */
 function recordedAmount(stripeAmount: number, remaining: number, currency: string): number {
