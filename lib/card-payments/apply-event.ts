@@ -6,7 +6,8 @@ import type { Config, LifecycleEventSetting } from '@/lib/config';
 import { InvalidCardEventError } from '@/lib/errors';
 import type { RequestContext } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { chargeRefunded, fraudWarningCreated, noteDisputeFunds, recordDispute, recordReview, refundUpdated } from '@/lib/card-payments/after-payment';
+import { chargeRefunded, fraudWarningCreated, noteDisputeFunds, recordDispute, recordReview } from '@/lib/card-payments/after-payment';
+import { refundUpdated } from '@/lib/card-payments/after-payment';
 import { paymentAuthorized, paymentCanceled, paymentFailed, paymentProcessing, paymentSucceeded } from '@/lib/card-payments/payment';
 import { DUPLICATE_EVENT, unchanged, type CardOutcome } from '@/lib/card-payments/transition';
 

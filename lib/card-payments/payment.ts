@@ -19,8 +19,8 @@ import {
 } from '@/lib/orders/notes';
 import { checkoutIntentId, currentPaymentState, duplicatePaymentOf } from '@/lib/orders/order-payment';
 import { isPaid } from '@/lib/orders/payable';
-import { applyFact, isHoldStatus, paymentsOf } from '@/lib/orders/payment-state';
-import { CLOSED_STATUSES, ORDER_STATUS } from '@/lib/order-statuses';
+import { applyFact, paymentsOf } from '@/lib/orders/payment-state';
+import { CLOSED_STATUSES, HOLD_STATUSES, ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
 import { applyTransition, changed, DUPLICATE_EVENT, unchanged, type CardOutcome } from '@/lib/card-payments/transition';
@@ -155,7 +155,7 @@ export async function paymentFailed(orderId: number, event: IntentEvent, service
     if (current && MOVED_ON.has(current.status)) return unchanged('stale_failure');
   }
   // The shop moved the order on while the debit was on its way: it must know the order is not paid.
-  const movedOn = order.status !== ORDER_STATUS.pending && !isHoldStatus(order.status);
+  const movedOn = order.status !== ORDER_STATUS.pending && !HOLD_STATUSES.has(order.status);
   // Keyed by the failure event: the plugin restores once per key and customer (docs/decisions.md#d28).
   const restored =
     order.customer_id > 0 && (await cartCall('restore', orderId, () => store.restoreCustomerCart(order.customer_id, orderId, event.id)));
@@ -176,7 +176,7 @@ export async function paymentFailed(orderId: number, event: IntentEvent, service
 export async function paymentProcessing(orderId: number, event: IntentEvent, services: Services): Promise<CardOutcome> {
   const order = await services.store().getOrder(orderId);
   // Pending, or held by the model already (a review may come first): the debit's hold joins the others.
-  if ((order.status !== ORDER_STATUS.pending && !isHoldStatus(order.status)) || isPaid(order)) return unchanged('not_pending');
+  if ((order.status !== ORDER_STATUS.pending && !HOLD_STATUSES.has(order.status)) || isPaid(order)) return unchanged('not_pending');
   const held = await applyTransition(
     order,
     { kind: 'processing', at: event.created, intentId: event.intent.intentId, chargeId: event.intent.chargeId },

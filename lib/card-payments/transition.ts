@@ -9,7 +9,6 @@ import {
   applyFact,
   nextStatus,
   PAYMENT_STATE_META,
-  serializePaymentState,
   type FactOutcome,
   type PaymentFact,
   type PaymentState,
@@ -70,7 +69,7 @@ export async function applyTransition(
       buildOrderUpdate(order, {
         ...change,
         ...(status ? { status } : {}),
-        metaValues: { ...change.metaValues, [PAYMENT_STATE_META]: serializePaymentState(next.state) },
+        metaValues: { ...change.metaValues, [PAYMENT_STATE_META]: JSON.stringify(next.state) },
       }),
     );
   try {

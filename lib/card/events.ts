@@ -11,13 +11,6 @@ const MAX_ERROR_MESSAGE = 500;
 /** A short lower-case word: all of a Stripe type or label that reaches a note or a log. */
 const WORD = /^[a-z0-9_]{1,50}$/;
 
-export interface CardEventEnvelope {
-  id: string;
-  type: string;
-  created: number;
-  object: Record<string, unknown>;
-}
-
 /** What links a charge-level object (charge, refund, dispute) to its order: the intent, never the object's own fields. */
 export interface IntentLink {
   intentId: string | undefined;
@@ -53,7 +46,7 @@ const expandable = reference.nullish();
 // but a short lower-case word reaches a note.
 const label = z.string().max(255).transform((v) => (WORD.test(v) ? v : 'other'));
 
-export function readCardEvent(parsed: unknown): CardEventEnvelope {
+export function readCardEvent(parsed: unknown) {
   const result = eventSchema.safeParse(parsed);
   if (!result.success) throw new InvalidCardEventError('Webhook Error: payload is not an event');
   return { id: result.data.id, type: result.data.type, created: result.data.created ?? 0, object: result.data.data.object };
@@ -210,14 +203,9 @@ const fraudWarningSchema = z
     ...intentLinkOf(warning.payment_intent),
   }));
 
-export type PaymentIntentFacts = z.output<typeof intentSchema>;
 export type RefundFacts = ReturnType<typeof refundFacts>;
-export type RefundEventFacts = IntentLink & RefundFacts;
-export type ChargeFacts = z.output<typeof chargeSchema>;
-export type DisputeFacts = z.output<typeof disputeSchema>;
-export type ReviewFacts = z.output<typeof reviewSchema>;
 
-export function readPaymentIntent(object: Record<string, unknown>): PaymentIntentFacts {
+export function readPaymentIntent(object: Record<string, unknown>) {
   const result = intentSchema.safeParse(object);
   if (!result.success) throw new InvalidCardEventError('Webhook Error: event does not carry a payment intent');
   return result.data;
@@ -240,30 +228,21 @@ const OBJECTS = {
   'radar.early_fraud_warning': { kind: 'fraud_warning', key: 'warning', schema: fraudWarningSchema, name: 'an early fraud warning' },
 } as const;
 
-interface EventBase {
-  id: string;
-  type: string;
-  created: number;
-}
+type Envelope = ReturnType<typeof readCardEvent>;
+type Objects = typeof OBJECTS;
+/** Each object read under its key (`event.intent`, `event.refund`, …), told apart by its kind. */
+type ReadObject = {
+  [N in keyof Objects]: { kind: Objects[N]['kind'] } & Record<Objects[N]['key'], z.output<Objects[N]['schema']>>;
+}[keyof Objects];
 
-export type CardEvent = EventBase &
-  (
-    | { kind: 'payment_intent'; intent: PaymentIntentFacts }
-    | { kind: 'charge'; charge: ChargeFacts }
-    | { kind: 'refund'; refund: RefundEventFacts }
-    | { kind: 'dispute'; dispute: DisputeFacts }
-    | { kind: 'review'; review: ReviewFacts }
-    | { kind: 'fraud_warning'; warning: z.output<typeof fraudWarningSchema> }
-    /** A type the service reads whose object is not what it should be: 400 when the type is handled. */
-    | { kind: 'unreadable'; problem: string }
-    | { kind: 'other' }
-  );
+/** `unreadable`: a type the service reads whose object is not what it should be (400 when the type is handled). */
+export type CardEvent = Omit<Envelope, 'object'> & (ReadObject | { kind: 'unreadable'; problem: string } | { kind: 'other' });
 
 export type CardEventKind = CardEvent['kind'];
 export type CardEventOf<K extends CardEventKind> = Extract<CardEvent, { kind: K }>;
 
 /** The object is what the type names (Stripe's `<object>.<action>`). Never throws: a malformed object is `unreadable`. */
-export function toCardEvent(envelope: CardEventEnvelope): CardEvent {
+export function toCardEvent(envelope: Envelope): CardEvent {
   const base = { id: envelope.id, type: envelope.type, created: envelope.created };
   const named = /^(.+)\.[^.]+$/.exec(envelope.type)?.[1] ?? '';
   if (!Object.hasOwn(OBJECTS, named)) return { ...base, kind: 'other' };

@@ -6,8 +6,9 @@ import { log, type RequestContext } from '@/lib/log';
 import { chargeableAmount, formatMinorUnits, toMinorUnits } from '@/lib/money';
 import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
+import type { StoreOrder } from '@/lib/store/types';
 import { paidIntentId } from '@/lib/orders/order-payment';
-import { orderForCallback, orderIntent, refusedInPlainWords } from '@/lib/card-payments/authorization';
+import { orderIntent, refusedInPlainWords, withCallbackOrder } from '@/lib/card-payments/authorization';
 import type { StoreRefundRequest } from '@/lib/store-callbacks/schemas';
 import { requestTimeLeftMs, withRequestDeadline } from '@/lib/upstream/budget';
 import { MONEY_RETURNED_STATUSES, refundLink } from '@/lib/orders/refund-link';
@@ -56,16 +57,14 @@ function amountToMove(amount: number, currency: string, leavesNothing: boolean):
 }
 
 export function refundFromStore(input: StoreRefundRequest, services: Services, context: RequestContext): Promise<StoreRefundAnswer> {
-  context.orderId = input.order_id;
   // A deadline of its own, lock wait included: the answer must reach the plugin before it gives up.
   return withRequestDeadline(Math.min(requestTimeLeftMs(), STORE_REFUND_ANSWER_MS), () =>
-    services.orderLocks.withOrderLock(input.order_id, () => refundUnderLock(input, services, context)),
+    withCallbackOrder(input.order_id, services, context, (order) => refundUnderLock(input, order, services, context)),
   );
 }
 
-async function refundUnderLock(input: StoreRefundRequest, services: Services, context: RequestContext): Promise<StoreRefundAnswer> {
+async function refundUnderLock(input: StoreRefundRequest, order: StoreOrder, services: Services, context: RequestContext) {
   const orderId = input.order_id;
-  const order = await orderForCallback(orderId, services);
   const currency = order.currency.toUpperCase();
   const intentId = paidIntentId(order);
   if (!isPaid(order) || intentId === undefined) {
