@@ -38,11 +38,6 @@ export async function orderIntent(order: StoreOrder, intentId: string, services:
   return intent;
 }
 
-/** Stripe answered and said no (as opposed to not answering, which is retried and answered 502). */
-function isRefusal(error: unknown): error is CardProviderError {
-  return error instanceof CardProviderError && error.status !== undefined && [400, 402, 404].includes(error.status);
-}
-
 const PLAIN_WORDS: Record<string, string> = {
   charge_already_refunded: 'Stripe has already refunded this payment in full.',
   amount_too_large: 'The amount is more than what remains of this payment at Stripe.',
@@ -59,7 +54,8 @@ export async function refusedInPlainWords<T>(what: string, call: () => Promise<T
   try {
     return await call();
   } catch (error) {
-    if (!isRefusal(error)) throw error;
+    // Stripe answered and said no (as opposed to not answering, which is retried and answered 502).
+    if (!(error instanceof CardProviderError) || error.status === undefined || ![400, 402, 404].includes(error.status)) throw error;
     const words = (error.code && PLAIN_WORDS[error.code]) ?? `Stripe refused the ${what} (${error.code ?? error.type}).`;
     throw new StoreCallbackRefusedError(words, { code: error.code ?? error.type });
   }

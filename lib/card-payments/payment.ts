@@ -55,7 +55,20 @@ export async function paymentSucceeded(orderId: number, event: IntentEvent, serv
     state.authorization?.intentId === intent.intentId ||
     (state.attempt?.intentId === intent.intentId && (state.attempt.kind === 'processing' || state.attempt.kind === 'authorized'));
   if (state.paid || (isPaid(order) && !awaited)) {
-    reportDuplicatePayment(orderId, order, intent);
+    // A second payment for a paid order: logged for the shop to refund.
+    const duplicate = duplicatePaymentOf(order, intent);
+    if (duplicate === undefined) return unchanged('already_paid');
+    log.error('card.duplicate_payment', {
+      orderId,
+      paidIntentId: duplicate.paidIntentId,
+      duplicateIntentId: intent.intentId,
+      duplicateChargeId: intent.chargeId || undefined,
+      amount: intent.amount,
+      currency: intent.currency,
+      orderStatus: order.status,
+      orderPaymentMethod: order.payment_method?.slice(0, 50) || undefined,
+      action: 'refund the duplicate payment in the Stripe dashboard',
+    });
     return unchanged('already_paid');
   }
 
@@ -105,23 +118,6 @@ export async function paymentSucceeded(orderId: number, event: IntentEvent, serv
 
   if (order.customer_id > 0) await cartCall('clear', orderId, () => store.clearCustomerCart(order.customer_id));
   return changed('paid');
-}
-
-/** A second payment for a paid order, logged as `card.duplicate_payment` for the shop to refund. */
-function reportDuplicatePayment(orderId: number, order: StoreOrder, intent: IntentEvent['intent']): void {
-  const duplicate = duplicatePaymentOf(order, intent);
-  if (duplicate === undefined) return;
-  log.error('card.duplicate_payment', {
-    orderId,
-    paidIntentId: duplicate.paidIntentId,
-    duplicateIntentId: intent.intentId,
-    duplicateChargeId: intent.chargeId || undefined,
-    amount: intent.amount,
-    currency: intent.currency,
-    orderStatus: order.status,
-    orderPaymentMethod: order.payment_method?.slice(0, 50) || undefined,
-    action: 'refund the duplicate payment in the Stripe dashboard',
-  });
 }
 
 /** WC_Order::maybe_set_date_paid stamps it on a change to the payment-complete status; else `_date_paid` (docs/decisions.md#d14). */
