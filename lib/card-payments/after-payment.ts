@@ -1,7 +1,6 @@
 // The events after a payment (docs/contract.md#payment-life, #order-writes): refunds recorded once, an open review or
 // dispute a hold, a fraud warning or a dispute's funds a private note that is its own record.
 import type { CardEventOf } from '@/lib/card/events';
-import type { PaymentFact } from '@/lib/orders/payment-state';
 import { CardEventTooEarlyError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { chargeableAmount, formatMinorUnits, toMinorUnits } from '@/lib/money';
@@ -113,45 +112,33 @@ function disputeAmount(dispute: CardEventOf<'dispute'>['dispute']): string {
   return `${formatMinorUnits(dispute.amount, dispute.currency)} ${dispute.currency.toUpperCase()}`;
 }
 
-/** A dispute or a review as a fact of the payment model, with a private note and the admin's custom fields (the one last heard of). */
-async function recordFact(
-  orderId: number,
-  services: Services,
-  what: 'dispute' | 'review',
-  payment: { intentId: string | undefined; chargeId: string },
-  fact: PaymentFact,
-  meta: Record<string, string>,
-  note: (statusSentence: string) => string,
-  outcome: (status: string | undefined) => string,
-): Promise<CardOutcome> {
-  const order = await services.store().getOrder(orderId);
-  if (isOtherPayment(order, payment, what)) return unchanged(OTHER_PAYMENT);
-  const recorded = await applyTransition(order, fact, services, (transition) => ({
-    shopNote: note(statusSentence(order, transition)),
-    meta,
-    metaMode: 'replace',
-  }));
-  return recorded.outcome === 'applied' ? changed(outcome(recorded.status)) : unchanged(`${what}_already_recorded`);
-}
-
 /** charge.dispute.created and .closed: an open dispute is a hold; a private note each time. */
 export const recordDispute = (closed: boolean) =>
   async function (orderId: number, event: CardEventOf<'dispute'>, services: Services): Promise<CardOutcome> {
     const { dispute } = event;
+    const order = await services.store().getOrder(orderId);
+    if (isOtherPayment(order, dispute, 'dispute')) return unchanged(OTHER_PAYMENT);
     const lost = dispute.status === 'lost';
-    const kind = closed ? ('dispute_closed' as const) : ('dispute_opened' as const);
-    const { disputeId, chargeId, status } = dispute;
-    const fact = { kind, disputeId, intentId: dispute.intentId ?? '', chargeId, status };
-    const meta = { [META.disputeId]: dispute.disputeId, [META.disputeStatus]: dispute.status };
-    const note = (sentence: string) =>
-      !closed
-        ? shopNotes.disputeOpened(dispute.disputeId, dispute.reason, disputeAmount(dispute), sentence)
+    const fact = {
+      kind: closed ? ('dispute_closed' as const) : ('dispute_opened' as const),
+      disputeId: dispute.disputeId,
+      intentId: dispute.intentId ?? '',
+      chargeId: dispute.chargeId,
+      status: dispute.status,
+    };
+    const recorded = await applyTransition(order, fact, services, (transition) => ({
+      shopNote: !closed
+        ? shopNotes.disputeOpened(dispute.disputeId, dispute.reason, disputeAmount(dispute), statusSentence(order, transition))
         : lost
           ? shopNotes.disputeLost(dispute.disputeId)
-          : shopNotes.disputeWon(dispute.disputeId, dispute.status, sentence);
-    return recordFact(orderId, services, 'dispute', dispute, fact, meta, note, () =>
-      !closed ? 'dispute_on_hold' : lost ? 'dispute_lost_failed' : 'dispute_closed_restored',
-    );
+          : shopNotes.disputeWon(dispute.disputeId, dispute.status, statusSentence(order, transition)),
+      // Shown in the admin's custom fields: the dispute last heard of and its status.
+      meta: { [META.disputeId]: dispute.disputeId, [META.disputeStatus]: dispute.status },
+      metaMode: 'replace',
+    }));
+    if (recorded.outcome !== 'applied') return unchanged('dispute_already_recorded');
+    if (!closed) return changed('dispute_on_hold');
+    return changed(lost ? 'dispute_lost_failed' : 'dispute_closed_restored');
   };
 
 /** charge.dispute.funds_withdrawn and .funds_reinstated: a private note only. */
@@ -166,23 +153,27 @@ export const noteDisputeFunds = (movement: 'withdrawn' | 'reinstated') =>
 export const recordReview = (opened: boolean) =>
   async function (orderId: number, event: CardEventOf<'review'>, services: Services): Promise<CardOutcome> {
     const { review } = event;
+    const order = await services.store().getOrder(orderId);
+    if (isOtherPayment(order, review, 'review')) return unchanged(OTHER_PAYMENT);
     const intentId = review.intentId ?? '';
     const reason = review.closedReason ?? 'other';
     const fact = opened
       ? { kind: 'review_opened' as const, reviewId: review.reviewId, intentId }
       : { kind: 'review_closed' as const, reviewId: review.reviewId, intentId, closedReason: reason };
-    const meta = { [META.reviewId]: review.reviewId, [META.reviewClosedReason]: opened ? '' : reason };
-    const note = (sentence: string) =>
-      opened
-        ? shopNotes.reviewOpened(review.reviewId, review.openedReason, sentence)
+    const recorded = await applyTransition(order, fact, services, (transition) => ({
+      shopNote: opened
+        ? shopNotes.reviewOpened(review.reviewId, review.openedReason, statusSentence(order, transition))
         : reason === 'approved'
-          ? shopNotes.reviewApproved(review.reviewId, sentence)
-          : shopNotes.reviewClosed(review.reviewId, reason, sentence);
-    return recordFact(orderId, services, 'review', review, fact, meta, note, (status) => {
-      if (opened) return 'review_on_hold';
-      if (reason !== 'approved') return 'review_closed_noted';
-      return status ? 'review_approved_restored' : 'review_approved_noted';
-    });
+          ? shopNotes.reviewApproved(review.reviewId, statusSentence(order, transition))
+          : shopNotes.reviewClosed(review.reviewId, reason, statusSentence(order, transition)),
+      // Shown in the admin's custom fields: the review last heard of.
+      meta: { [META.reviewId]: review.reviewId, [META.reviewClosedReason]: opened ? '' : reason },
+      metaMode: 'replace',
+    }));
+    if (recorded.outcome !== 'applied') return unchanged('review_already_recorded');
+    if (opened) return changed('review_on_hold');
+    if (reason !== 'approved') return changed('review_closed_noted');
+    return changed(recorded.status ? 'review_approved_restored' : 'review_approved_noted');
   };
 
 /** radar.early_fraud_warning.created: a private note with Stripe's advice; the status is the shop's to change. */
