@@ -1,7 +1,7 @@
 // A card event applied to its order, for the webhook and payment reconciliation alike. Each handled type is one row of
 // HANDLERS: the object it carries (lib/card/events.ts reads it), the setting that turns it on, its handler. A type not
 // handled or switched off has no effect (docs/decisions.md#d24). Exactly once: docs/decisions.md#d12.
-import { shopOrderId, type CardEvent, type CardEventKind, type CardEventOf, type IntentLink } from '@/lib/card/events';
+import { shopOrderId, type CardEvent, type CardEventKind, type CardEventOf } from '@/lib/card/events';
 import type { Config, LifecycleEventSetting } from '@/lib/config';
 import { InvalidCardEventError } from '@/lib/errors';
 import type { RequestContext } from '@/lib/log';
@@ -97,7 +97,7 @@ export async function applyEventOnce<Outcome>(
 function orderLinkOf(event: CardEvent): { orderId: number | undefined } | { intentId: string } {
   if (event.kind === 'payment_intent') return { orderId: event.intent.orderId };
   if (event.kind === 'unreadable' || event.kind === 'other') return { orderId: undefined };
-  const link: IntentLink =
+  const link =
     event.kind === 'charge' ? event.charge
     : event.kind === 'refund' ? event.refund
     : event.kind === 'dispute' ? event.dispute

@@ -11,12 +11,6 @@ const MAX_ERROR_MESSAGE = 500;
 /** A short lower-case word: all of a Stripe type or label that reaches a note or a log. */
 const WORD = /^[a-z0-9_]{1,50}$/;
 
-/** What links a charge-level object (charge, refund, dispute) to its order: the intent, never the object's own fields. */
-export interface IntentLink {
-  intentId: string | undefined;
-  orderId: number | undefined;
-}
-
 export interface CardEventQuery {
   types: readonly string[];
   createdFrom: number;
@@ -83,7 +77,8 @@ function typeField(value: unknown, path: readonly string[]): string | undefined 
   return typeof current === 'string' && WORD.test(current) ? current : undefined;
 }
 
-function intentLinkOf(value: z.infer<typeof expandable>): IntentLink {
+/** What links a charge-level object (charge, refund, dispute) to its order: the intent, never the object's own fields. */
+function intentLinkOf(value: z.infer<typeof expandable>): { intentId: string | undefined; orderId: number | undefined } {
   if (value === null || value === undefined) return { intentId: undefined, orderId: undefined };
   if (typeof value === 'string') return { intentId: value, orderId: undefined };
   return { intentId: value.id, orderId: shopOrderId(value.metadata as Record<string, unknown> | undefined) };
