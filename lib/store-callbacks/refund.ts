@@ -13,12 +13,6 @@ import type { StoreRefundRequest } from '@/lib/store-callbacks/schemas';
 import { requestTimeLeftMs, withRequestDeadline } from '@/lib/upstream/budget';
 import { MONEY_RETURNED_STATUSES, refundLink } from '@/lib/orders/refund-link';
 
-export interface StoreRefundAnswer {
-  refund_id: string;
-  /** Decimal string in the order's currency: what Stripe moved. */
-  amount: string;
-}
-
 export const ADOPTION_WINDOW_S = 24 * 60 * 60;
 
 /** The plugin waits 20 s for an answer (store-callbacks.php); 5 s are left for the network and the route around this. */
@@ -38,7 +32,8 @@ function amountIn(currency: string, decimal: string): number {
   }
 }
 
-function answerOf(refund: RefundFacts, currency: string): StoreRefundAnswer {
+/** The amount: a decimal string in the order's currency, what Stripe moved. */
+function answerOf(refund: RefundFacts, currency: string): { refund_id: string; amount: string } {
   if (!MONEY_RETURNED_STATUSES.has(refund.status)) {
     throw new StoreCallbackRefusedError(`Stripe could not complete this refund (${refund.status}).`, { refundId: refund.refundId });
   }
@@ -56,7 +51,7 @@ function amountToMove(amount: number, currency: string, leavesNothing: boolean):
   );
 }
 
-export function refundFromStore(input: StoreRefundRequest, services: Services, context: RequestContext): Promise<StoreRefundAnswer> {
+export function refundFromStore(input: StoreRefundRequest, services: Services, context: RequestContext) {
   // A deadline of its own, lock wait included: the answer must reach the plugin before it gives up.
   return withRequestDeadline(Math.min(requestTimeLeftMs(), STORE_REFUND_ANSWER_MS), () =>
     withCallbackOrder(input.order_id, services, context, (order) => refundUnderLock(input, order, services, context)),
