@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Stripe from 'stripe';
-import { CARD_EVENT_TYPES } from '../lib/webhooks/card/handle-event';
+import { CARD_EVENT_TYPES } from '../lib/card-payments/apply-event';
 import { readDemoState } from '../stand-ins/demo/world';
 
 export const HANDLED_EVENT_TYPES: readonly string[] = CARD_EVENT_TYPES;

@@ -2,7 +2,7 @@
 // releasing its authorization (docs/decisions.md#d36), Stripe's refusals in words.
 import type { PaymentIntentSummary } from '@/lib/card/stripe';
 import { CardProviderError, StoreCallbackRefusedError, StoreError } from '@/lib/errors';
-import { log } from '@/lib/log';
+import { log, type RequestContext } from '@/lib/log';
 import { formatMinorUnits } from '@/lib/money';
 import { normalizeOrder } from '@/lib/orders/normalize';
 import { checkoutIntentId, currentPaymentState, paymentStateReadable } from '@/lib/orders/order-payment';
@@ -12,14 +12,21 @@ import { CLOSED_STATUSES } from '@/lib/order-statuses';
 import type { StoreOrder } from '@/lib/store/types';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
 
-/** The order the store's call names (docs/decisions.md#d22), refused in words when the store does not have it. */
-export async function orderForCallback(orderId: number, services: Services): Promise<StoreOrder> {
-  try {
-    return await services.store().getOrder(orderId);
-  } catch (error) {
-    if (error instanceof StoreError && error.failure === 'not_found') throw new StoreCallbackRefusedError(`Order #${orderId} was not found in the store.`);
-    throw error;
-  }
+/** Under the order's lock, the order the store's call names (docs/decisions.md#d22), refused in words when the store does not have it. */
+export function withCallbackOrder<T>(
+  orderId: number,
+  services: Services,
+  context: RequestContext,
+  task: (order: StoreOrder) => Promise<T>,
+): Promise<T> {
+  context.orderId = orderId;
+  return services.orderLocks.withOrderLock(orderId, async () => {
+    const order = await services.store().getOrder(orderId).catch((error: unknown) => {
+      if (!(error instanceof StoreError) || error.failure !== 'not_found') throw error;
+      throw new StoreCallbackRefusedError(`Order #${orderId} was not found in the store.`);
+    });
+    return task(order);
+  });
 }
 
 /** Only this order's intent (docs/decisions.md#d13); a refusal otherwise. */
@@ -29,11 +36,6 @@ export async function orderIntent(order: StoreOrder, intentId: string, services:
     throw new StoreCallbackRefusedError(`The card payment of order #${order.id} was not found at Stripe.`);
   }
   return intent;
-}
-
-/** Stripe answered and said no (as opposed to not answering, which is retried and answered 502). */
-function isRefusal(error: unknown): error is CardProviderError {
-  return error instanceof CardProviderError && error.status !== undefined && [400, 402, 404].includes(error.status);
 }
 
 const PLAIN_WORDS: Record<string, string> = {
@@ -52,7 +54,8 @@ export async function refusedInPlainWords<T>(what: string, call: () => Promise<T
   try {
     return await call();
   } catch (error) {
-    if (!isRefusal(error)) throw error;
+    // Stripe answered and said no (as opposed to not answering, which is retried and answered 502).
+    if (!(error instanceof CardProviderError) || error.status === undefined || ![400, 402, 404].includes(error.status)) throw error;
     const words = (error.code && PLAIN_WORDS[error.code]) ?? `Stripe refused the ${what} (${error.code ?? error.type}).`;
     throw new StoreCallbackRefusedError(words, { code: error.code ?? error.type });
   }

@@ -1,6 +1,6 @@
 /**
  * Stripe's events in the service's own shape (docs/contract.md#spec-2-3), for the webhook and reconciliation alike:
- * only the fields a handler needs are read. Which types are handled, and how, is lib/webhooks/card/handle-event.ts's table.
+ * only the fields a handler needs are read. Which types are handled, and how, is lib/card-payments/apply-event.ts's table.
  */
 import { z } from 'zod';
 import { InvalidCardEventError } from '@/lib/errors';
@@ -10,19 +10,6 @@ const UNKNOWN_PAYMENT_ERROR = 'Unknown error';
 const MAX_ERROR_MESSAGE = 500;
 /** A short lower-case word: all of a Stripe type or label that reaches a note or a log. */
 const WORD = /^[a-z0-9_]{1,50}$/;
-
-export interface CardEventEnvelope {
-  id: string;
-  type: string;
-  created: number;
-  object: Record<string, unknown>;
-}
-
-/** What links a charge-level object (charge, refund, dispute) to its order: the intent, never the object's own fields. */
-export interface IntentLink {
-  intentId: string | undefined;
-  orderId: number | undefined;
-}
 
 export interface CardEventQuery {
   types: readonly string[];
@@ -53,7 +40,7 @@ const expandable = reference.nullish();
 // but a short lower-case word reaches a note.
 const label = z.string().max(255).transform((v) => (WORD.test(v) ? v : 'other'));
 
-export function readCardEvent(parsed: unknown): CardEventEnvelope {
+export function readCardEvent(parsed: unknown) {
   const result = eventSchema.safeParse(parsed);
   if (!result.success) throw new InvalidCardEventError('Webhook Error: payload is not an event');
   return { id: result.data.id, type: result.data.type, created: result.data.created ?? 0, object: result.data.data.object };
@@ -90,7 +77,8 @@ function typeField(value: unknown, path: readonly string[]): string | undefined 
   return typeof current === 'string' && WORD.test(current) ? current : undefined;
 }
 
-function intentLinkOf(value: z.infer<typeof expandable>): IntentLink {
+/** What links a charge-level object (charge, refund, dispute) to its order: the intent, never the object's own fields. */
+function intentLinkOf(value: z.infer<typeof expandable>): { intentId: string | undefined; orderId: number | undefined } {
   if (value === null || value === undefined) return { intentId: undefined, orderId: undefined };
   if (typeof value === 'string') return { intentId: value, orderId: undefined };
   return { intentId: value.id, orderId: shopOrderId(value.metadata as Record<string, unknown> | undefined) };
@@ -210,14 +198,9 @@ const fraudWarningSchema = z
     ...intentLinkOf(warning.payment_intent),
   }));
 
-export type PaymentIntentFacts = z.output<typeof intentSchema>;
 export type RefundFacts = ReturnType<typeof refundFacts>;
-export type RefundEventFacts = IntentLink & RefundFacts;
-export type ChargeFacts = z.output<typeof chargeSchema>;
-export type DisputeFacts = z.output<typeof disputeSchema>;
-export type ReviewFacts = z.output<typeof reviewSchema>;
 
-export function readPaymentIntent(object: Record<string, unknown>): PaymentIntentFacts {
+export function readPaymentIntent(object: Record<string, unknown>) {
   const result = intentSchema.safeParse(object);
   if (!result.success) throw new InvalidCardEventError('Webhook Error: event does not carry a payment intent');
   return result.data;
@@ -240,30 +223,21 @@ const OBJECTS = {
   'radar.early_fraud_warning': { kind: 'fraud_warning', key: 'warning', schema: fraudWarningSchema, name: 'an early fraud warning' },
 } as const;
 
-interface EventBase {
-  id: string;
-  type: string;
-  created: number;
-}
+type Envelope = ReturnType<typeof readCardEvent>;
+type Objects = typeof OBJECTS;
+/** Each object read under its key (`event.intent`, `event.refund`, …), told apart by its kind. */
+type ReadObject = {
+  [N in keyof Objects]: { kind: Objects[N]['kind'] } & Record<Objects[N]['key'], z.output<Objects[N]['schema']>>;
+}[keyof Objects];
 
-export type CardEvent = EventBase &
-  (
-    | { kind: 'payment_intent'; intent: PaymentIntentFacts }
-    | { kind: 'charge'; charge: ChargeFacts }
-    | { kind: 'refund'; refund: RefundEventFacts }
-    | { kind: 'dispute'; dispute: DisputeFacts }
-    | { kind: 'review'; review: ReviewFacts }
-    | { kind: 'fraud_warning'; warning: z.output<typeof fraudWarningSchema> }
-    /** A type the service reads whose object is not what it should be: 400 when the type is handled. */
-    | { kind: 'unreadable'; problem: string }
-    | { kind: 'other' }
-  );
+/** `unreadable`: a type the service reads whose object is not what it should be (400 when the type is handled). */
+export type CardEvent = Omit<Envelope, 'object'> & (ReadObject | { kind: 'unreadable'; problem: string } | { kind: 'other' });
 
 export type CardEventKind = CardEvent['kind'];
 export type CardEventOf<K extends CardEventKind> = Extract<CardEvent, { kind: K }>;
 
 /** The object is what the type names (Stripe's `<object>.<action>`). Never throws: a malformed object is `unreadable`. */
-export function toCardEvent(envelope: CardEventEnvelope): CardEvent {
+export function toCardEvent(envelope: Envelope): CardEvent {
   const base = { id: envelope.id, type: envelope.type, created: envelope.created };
   const named = /^(.+)\.[^.]+$/.exec(envelope.type)?.[1] ?? '';
   if (!Object.hasOwn(OBJECTS, named)) return { ...base, kind: 'other' };

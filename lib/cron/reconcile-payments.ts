@@ -7,7 +7,7 @@ import { CardProviderError, ServiceError, StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import { withRequestDeadline } from '@/lib/upstream/budget';
-import { applyCardEvent, handledEventTypes } from '@/lib/webhooks/card/handle-event';
+import { applyCardEvent, handledEventTypes } from '@/lib/card-payments/apply-event';
 
 const PAGE_SIZE = 100;
 

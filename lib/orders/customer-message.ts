@@ -12,23 +12,12 @@ export async function sendCustomerMessage(store: Store, order: StoreOrder, chang
   const message = customerNote ?? customerNoteLine;
   if (message === undefined) return change;
   if (setting === 'order_notes') {
-    await addCustomerNoteOnce(store, order.id, message);
+    // Unless already the newest note: a retry is not emailed twice, a message that comes back after another is.
+    const [newest] = await store.listCustomerNotes(order.id);
+    if (newest === undefined || newest.trim() !== message.trim()) await store.addCustomerNote(order.id, message);
     return rest;
   }
-  if (customerNote !== undefined) await showKeptCustomerNote(store, order, customerNote);
+  const kept = customerNote === undefined ? undefined : Object.values(keptCustomerNote(order, customerNote))[0];
+  if (kept !== undefined) await addShopNoteOnce(store, order.id, customerNoteKeptNote(kept));
   return change;
-}
-
-async function showKeptCustomerNote(store: Store, order: StoreOrder, replacement: string): Promise<void> {
-  const kept = Object.values(keptCustomerNote(order, replacement))[0];
-  if (kept === undefined) return;
-  await addShopNoteOnce(store, order.id, customerNoteKeptNote(kept));
-}
-
-/** Unless already the newest note: a retry is not emailed twice, a message that comes back after another is. */
-async function addCustomerNoteOnce(store: Store, orderId: number, note: string): Promise<boolean> {
-  const [newest] = await store.listCustomerNotes(orderId);
-  if (newest !== undefined && newest.trim() === note.trim()) return false;
-  await store.addCustomerNote(orderId, note);
-  return true;
 }

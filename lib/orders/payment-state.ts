@@ -141,18 +141,6 @@ export function applyFact(current: PaymentState, fact: PaymentFact): { state: Pa
 
 const HOLDABLE: ReadonlySet<string> = new Set([ORDER_STATUS.pending, ...HOLD_STATUSES, ...PAID_STATUSES]);
 
-export interface StatusSettings {
-  authorizedStatus: boolean;
-}
-
-export function holdStatus(holds: ReadonlySet<Hold>, settings: StatusSettings): string {
-  return settings.authorizedStatus && holds.size === 1 && holds.has('capture') ? ORDER_STATUS.authorized : ORDER_STATUS.onHold;
-}
-
-export function isHoldStatus(status: string): boolean {
-  return HOLD_STATUSES.has(status);
-}
-
 /** An order the shop moved out of its hold status: that answers the holds only it can end (a mismatch). */
 export function observeShop(state: PaymentState, currentStatus: string): PaymentState {
   // An order whose authorization ended uncaptured, set back to pending by the shop: the customer pays anew.
@@ -183,7 +171,7 @@ export function nextStatus(
   currentStatus: string,
   before: PaymentState,
   after: PaymentState,
-  settings: StatusSettings,
+  settings: { authorizedStatus: boolean },
 ): { status: string | undefined; state: PaymentState } {
   const state = structuredClone(after);
   const holds = holdsOf(after);
@@ -199,7 +187,7 @@ export function nextStatus(
     const newMismatch = after.mismatch !== undefined && after.mismatch.chargeId !== before.mismatch?.chargeId;
     if (!HOLDABLE.has(currentStatus) && !newMismatch) return { status: undefined, state };
     if (!heldNow) state.resume = currentStatus;
-    return change(holdStatus(holds, settings));
+    return change(settings.authorizedStatus && holds.size === 1 && holds.has('capture') ? ORDER_STATUS.authorized : ORDER_STATUS.onHold);
   }
   delete state.resume;
   if (heldNow) return change(settledStatus(after));
@@ -242,10 +230,6 @@ export function parsePaymentState(raw: unknown): PaymentState | undefined | 'unr
   }
   const result = stateSchema.safeParse(parsed);
   return result.success ? result.data : 'unreadable';
-}
-
-export function serializePaymentState(state: PaymentState): string {
-  return JSON.stringify(state);
 }
 
 export interface LegacyPaymentMeta {

@@ -2,16 +2,7 @@
  * The payment model's transition table (lib/orders/payment-state.ts), as docs/contract.md#payment-life shows
  * it: a test holds the two as one (tests/unit/payment-state.test.ts).
  */
-export interface TransitionRow {
-  event: string;
-  fact: string;
-  applies: string;
-  once: string;
-  holds: string;
-  status: string;
-}
-
-export const PAYMENT_TRANSITIONS: readonly TransitionRow[] = [
+const PAYMENT_TRANSITIONS = [
   {
     event: '`payment_intent.payment_failed`',
     fact: 'a failed attempt',

@@ -27,7 +27,7 @@ export interface OrderLocks {
   withOrderLock<T>(orderId: number, task: () => Promise<T>, peek?: LockPeek): Promise<T>;
   /**
    * Redis only: checks `eventKey` in the lock's round trip (a remembered one is a duplicate, no lock taken) and
-   * remembers it with the release when `task` asks to. Without it, lib/webhooks/card/exactly-once.ts uses ProcessedEvents.
+   * remembers it with the release when `task` asks to. Without it, lib/card-payments/apply-event.ts uses ProcessedEvents.
    */
   withEventLock?<T>(orderId: number, eventKey: string, task: () => Promise<EventTaskResult<T>>): Promise<EventLockResult<T>>;
 }

@@ -1,6 +1,6 @@
 // Capturing or releasing an order's card authorization from the admin (docs/decisions.md#d36,
 // docs/contract.md#the-stores-calls-apistore); `payment_intent.succeeded` then records a capture as any payment.
-import { cancelAtStripe, captureOrderAuthorization, orderForCallback } from '@/lib/card-payments/authorization';
+import { cancelAtStripe, captureOrderAuthorization, withCallbackOrder } from '@/lib/card-payments/authorization';
 import { StoreCallbackRefusedError } from '@/lib/errors';
 import { log, type RequestContext } from '@/lib/log';
 import { formatMinorUnits } from '@/lib/money';
@@ -15,9 +15,7 @@ export async function captureFromStore(
   context: RequestContext,
 ): Promise<{ captured: string }> {
   const orderId = input.order_id;
-  context.orderId = orderId;
-  return services.orderLocks.withOrderLock(orderId, async () => {
-    const order = await orderForCallback(orderId, services);
+  return withCallbackOrder(orderId, services, context, async (order) => {
     const currency = normalizeOrder(order).currency;
     const result = await captureOrderAuthorization(order, services, 'store-capture');
     context.outcome = result.outcome;
@@ -34,9 +32,7 @@ export async function cancelAuthorizationFromStore(
   context: RequestContext,
 ): Promise<{ canceled: boolean }> {
   const orderId = input.order_id;
-  context.orderId = orderId;
-  return services.orderLocks.withOrderLock(orderId, async () => {
-    const order = await orderForCallback(orderId, services);
+  return withCallbackOrder(orderId, services, context, async (order) => {
     const intentId = checkoutIntentId(order);
     if (intentId === undefined) {
       context.outcome = 'no_authorization';

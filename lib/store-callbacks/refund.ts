@@ -6,17 +6,12 @@ import { log, type RequestContext } from '@/lib/log';
 import { chargeableAmount, formatMinorUnits, toMinorUnits } from '@/lib/money';
 import { isPaid } from '@/lib/orders/payable';
 import type { Services } from '@/lib/services';
+import type { StoreOrder } from '@/lib/store/types';
 import { paidIntentId } from '@/lib/orders/order-payment';
-import { orderForCallback, orderIntent, refusedInPlainWords } from '@/lib/card-payments/authorization';
+import { orderIntent, refusedInPlainWords, withCallbackOrder } from '@/lib/card-payments/authorization';
 import type { StoreRefundRequest } from '@/lib/store-callbacks/schemas';
 import { requestTimeLeftMs, withRequestDeadline } from '@/lib/upstream/budget';
 import { MONEY_RETURNED_STATUSES, refundLink } from '@/lib/orders/refund-link';
-
-export interface StoreRefundAnswer {
-  refund_id: string;
-  /** Decimal string in the order's currency: what Stripe moved. */
-  amount: string;
-}
 
 export const ADOPTION_WINDOW_S = 24 * 60 * 60;
 
@@ -37,7 +32,8 @@ function amountIn(currency: string, decimal: string): number {
   }
 }
 
-function answerOf(refund: RefundFacts, currency: string): StoreRefundAnswer {
+/** The amount: a decimal string in the order's currency, what Stripe moved. */
+function answerOf(refund: RefundFacts, currency: string): { refund_id: string; amount: string } {
   if (!MONEY_RETURNED_STATUSES.has(refund.status)) {
     throw new StoreCallbackRefusedError(`Stripe could not complete this refund (${refund.status}).`, { refundId: refund.refundId });
   }
@@ -55,17 +51,15 @@ function amountToMove(amount: number, currency: string, leavesNothing: boolean):
   );
 }
 
-export function refundFromStore(input: StoreRefundRequest, services: Services, context: RequestContext): Promise<StoreRefundAnswer> {
-  context.orderId = input.order_id;
+export function refundFromStore(input: StoreRefundRequest, services: Services, context: RequestContext) {
   // A deadline of its own, lock wait included: the answer must reach the plugin before it gives up.
   return withRequestDeadline(Math.min(requestTimeLeftMs(), STORE_REFUND_ANSWER_MS), () =>
-    services.orderLocks.withOrderLock(input.order_id, () => refundUnderLock(input, services, context)),
+    withCallbackOrder(input.order_id, services, context, (order) => refundUnderLock(input, order, services, context)),
   );
 }
 
-async function refundUnderLock(input: StoreRefundRequest, services: Services, context: RequestContext): Promise<StoreRefundAnswer> {
+async function refundUnderLock(input: StoreRefundRequest, order: StoreOrder, services: Services, context: RequestContext) {
   const orderId = input.order_id;
-  const order = await orderForCallback(orderId, services);
   const currency = order.currency.toUpperCase();
   const intentId = paidIntentId(order);
   if (!isPaid(order) || intentId === undefined) {

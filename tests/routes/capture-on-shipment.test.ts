@@ -11,7 +11,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { GET as retryGET } from '@/app/api/cron/retry-shipping/route';
 import { POST as paymentIntentPOST } from '@/app/api/payment-intent/route';
 import { POST as shippingPOST } from '@/app/api/shipping/webhook/route';
-import { handledEventTypes } from '@/lib/webhooks/card/handle-event';
+import { handledEventTypes } from '@/lib/card-payments/apply-event';
 import { parseConfig } from '@/lib/config';
 import { paymentAuthorizedNote } from '@/lib/orders/notes';
 import { deliverEvent } from '../support/card-events';

@@ -5,7 +5,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { POST as paymentIntentPOST } from '@/app/api/payment-intent/route';
-import { handledEventTypes } from '@/lib/webhooks/card/handle-event';
+import { handledEventTypes } from '@/lib/card-payments/apply-event';
 import { parseConfig } from '@/lib/config';
 import { resetServices } from '@/lib/services';
 import { deliverEvent } from '../support/card-events';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryOrderLocks } from '@/lib/shared-state/order-locks';
 import { MemoryProcessedEvents } from '@/lib/shared-state/processed-events';
-import { applyEventOnce, processedEventKey } from '@/lib/webhooks/card/exactly-once';
+import { applyEventOnce, processedEventKey } from '@/lib/card-payments/apply-event';
 
 function services() {
   return { cardEventLocks: new MemoryOrderLocks(), processedEvents: new MemoryProcessedEvents() };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '@/lib/config';
 import { ConfigError } from '@/lib/errors';
-import { handledEventTypes } from '@/lib/webhooks/card/handle-event';
+import { handledEventTypes } from '@/lib/card-payments/apply-event';
 
 const DELAYED_WARNING = /STRIPE_PAYMENT_METHODS=automatic without async/;
 

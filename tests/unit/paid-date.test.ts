@@ -1,6 +1,6 @@
 /** When a card payment sends `_date_paid`: only when WooCommerce will not stamp the paid date itself (docs/decisions.md#d14). */
 import { describe, expect, it } from 'vitest';
-import { storeStampsPaidDate } from '@/lib/webhooks/card/payment';
+import { storeStampsPaidDate } from '@/lib/card-payments/payment';
 
 const pending = { status: 'pending', date_paid: null, needs_processing: true };
 const ebooks = { ...pending, needs_processing: false };

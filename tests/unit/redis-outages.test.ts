@@ -17,7 +17,7 @@ import { RedisRateLimiter } from '@/lib/shared-state/request-redis';
 import { MemoryOrderLocks } from '@/lib/shared-state/order-locks';
 import { MemoryRateLimiter, type RateLimitRule } from '@/lib/shared-state/rate-limit';
 import { MemoryShippedStatus, RedisShippedStatus, shippedStatusWithFallback } from '@/lib/shared-state/shipped-status';
-import { applyEventOnce } from '@/lib/webhooks/card/exactly-once';
+import { applyEventOnce } from '@/lib/card-payments/apply-event';
 import { freePort } from '@/stand-ins/loopback-http';
 import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, observedConnection, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
 import { loggedLines } from '../support/setup';

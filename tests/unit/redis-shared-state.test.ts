@@ -14,7 +14,7 @@ import { RedisShippedStatus } from '@/lib/shared-state/shipped-status';
 import { PROCESSED_EVENT_TTL_MS } from '@/lib/shared-state/processed-events';
 import { MemoryRateLimiter, type RateLimitRule } from '@/lib/shared-state/rate-limit';
 import { withRequestDeadline } from '@/lib/upstream/budget';
-import { applyEventOnce } from '@/lib/webhooks/card/exactly-once';
+import { applyEventOnce } from '@/lib/card-payments/apply-event';
 import { noRedis, observedConnection, REDIS_SKIP_REASON, REDIS_URL, redisConnection, testPrefix } from '../support/redis';
 
 const RULE: RateLimitRule = { name: 'payment-intent', limit: 10, windowMs: 60_000 };

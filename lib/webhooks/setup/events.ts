@@ -2,7 +2,7 @@
 // docs/integrations/stripe.md shows (a test keeps them equal).
 import Stripe from 'stripe';
 import type { Config } from '@/lib/config';
-import { handledEventTypes } from '@/lib/webhooks/card/handle-event';
+import { handledEventTypes } from '@/lib/card-payments/apply-event';
 
 /** The API version the installed `stripe` SDK pins: its types describe events of that version only. */
 export const STRIPE_SDK_API_VERSION: string = Stripe.API_VERSION;

@@ -19,12 +19,11 @@ import {
 } from '@/lib/orders/notes';
 import { checkoutIntentId, currentPaymentState, duplicatePaymentOf } from '@/lib/orders/order-payment';
 import { isPaid } from '@/lib/orders/payable';
-import { applyFact, isHoldStatus, paymentsOf } from '@/lib/orders/payment-state';
-import { CLOSED_STATUSES, ORDER_STATUS } from '@/lib/order-statuses';
+import { applyFact, paymentsOf } from '@/lib/orders/payment-state';
+import { CLOSED_STATUSES, HOLD_STATUSES, ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { StoreOrder } from '@/lib/store/types';
-import { DUPLICATE_EVENT } from '@/lib/webhooks/card/exactly-once';
-import { applyTransition, changed, unchanged, type CardOutcome } from '@/lib/webhooks/card/transition';
+import { applyTransition, changed, DUPLICATE_EVENT, unchanged, type CardOutcome } from '@/lib/card-payments/transition';
 
 type IntentEvent = CardEventOf<'payment_intent'>;
 
@@ -56,7 +55,20 @@ export async function paymentSucceeded(orderId: number, event: IntentEvent, serv
     state.authorization?.intentId === intent.intentId ||
     (state.attempt?.intentId === intent.intentId && (state.attempt.kind === 'processing' || state.attempt.kind === 'authorized'));
   if (state.paid || (isPaid(order) && !awaited)) {
-    reportDuplicatePayment(orderId, order, intent);
+    // A second payment for a paid order: logged for the shop to refund.
+    const duplicate = duplicatePaymentOf(order, intent);
+    if (duplicate === undefined) return unchanged('already_paid');
+    log.error('card.duplicate_payment', {
+      orderId,
+      paidIntentId: duplicate.paidIntentId,
+      duplicateIntentId: intent.intentId,
+      duplicateChargeId: intent.chargeId || undefined,
+      amount: intent.amount,
+      currency: intent.currency,
+      orderStatus: order.status,
+      orderPaymentMethod: order.payment_method?.slice(0, 50) || undefined,
+      action: 'refund the duplicate payment in the Stripe dashboard',
+    });
     return unchanged('already_paid');
   }
 
@@ -108,23 +120,6 @@ export async function paymentSucceeded(orderId: number, event: IntentEvent, serv
   return changed('paid');
 }
 
-/** A second payment for a paid order, logged as `card.duplicate_payment` for the shop to refund. */
-function reportDuplicatePayment(orderId: number, order: StoreOrder, intent: IntentEvent['intent']): void {
-  const duplicate = duplicatePaymentOf(order, intent);
-  if (duplicate === undefined) return;
-  log.error('card.duplicate_payment', {
-    orderId,
-    paidIntentId: duplicate.paidIntentId,
-    duplicateIntentId: intent.intentId,
-    duplicateChargeId: intent.chargeId || undefined,
-    amount: intent.amount,
-    currency: intent.currency,
-    orderStatus: order.status,
-    orderPaymentMethod: order.payment_method?.slice(0, 50) || undefined,
-    action: 'refund the duplicate payment in the Stripe dashboard',
-  });
-}
-
 /** WC_Order::maybe_set_date_paid stamps it on a change to the payment-complete status; else `_date_paid` (docs/decisions.md#d14). */
 export function storeStampsPaidDate(order: Pick<StoreOrder, 'status' | 'date_paid' | 'needs_processing'>, status: string | undefined): boolean {
   if (order.date_paid) return true;
@@ -156,7 +151,7 @@ export async function paymentFailed(orderId: number, event: IntentEvent, service
     if (current && MOVED_ON.has(current.status)) return unchanged('stale_failure');
   }
   // The shop moved the order on while the debit was on its way: it must know the order is not paid.
-  const movedOn = order.status !== ORDER_STATUS.pending && !isHoldStatus(order.status);
+  const movedOn = order.status !== ORDER_STATUS.pending && !HOLD_STATUSES.has(order.status);
   // Keyed by the failure event: the plugin restores once per key and customer (docs/decisions.md#d28).
   const restored =
     order.customer_id > 0 && (await cartCall('restore', orderId, () => store.restoreCustomerCart(order.customer_id, orderId, event.id)));
@@ -177,7 +172,7 @@ export async function paymentFailed(orderId: number, event: IntentEvent, service
 export async function paymentProcessing(orderId: number, event: IntentEvent, services: Services): Promise<CardOutcome> {
   const order = await services.store().getOrder(orderId);
   // Pending, or held by the model already (a review may come first): the debit's hold joins the others.
-  if ((order.status !== ORDER_STATUS.pending && !isHoldStatus(order.status)) || isPaid(order)) return unchanged('not_pending');
+  if ((order.status !== ORDER_STATUS.pending && !HOLD_STATUSES.has(order.status)) || isPaid(order)) return unchanged('not_pending');
   const held = await applyTransition(
     order,
     { kind: 'processing', at: event.created, intentId: event.intent.intentId, chargeId: event.intent.chargeId },

@@ -1,6 +1,6 @@
 // The events after a payment (docs/contract.md#payment-life, #order-writes): refunds recorded once, an open review or
 // dispute a hold, a fraud warning or a dispute's funds a private note that is its own record.
-import type { CardEventOf, DisputeFacts } from '@/lib/card/events';
+import type { CardEventOf } from '@/lib/card/events';
 import { CardEventTooEarlyError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { chargeableAmount, formatMinorUnits, toMinorUnits } from '@/lib/money';
@@ -11,8 +11,8 @@ import { isPaid } from '@/lib/orders/payable';
 import { isUnsettled, MONEY_RETURNED_STATUSES, refundLink } from '@/lib/orders/refund-link';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import type { Services } from '@/lib/services';
-import { applyTransition, changed, isOtherPayment, OTHER_PAYMENT, statusSentence, unchanged } from '@/lib/webhooks/card/transition';
-import type { CardOutcome } from '@/lib/webhooks/card/transition';
+import { applyTransition, changed, isOtherPayment, OTHER_PAYMENT, statusSentence, unchanged } from '@/lib/card-payments/transition';
+import type { CardOutcome } from '@/lib/card-payments/transition';
 
 /** What remains when Stripe moved it rounded to its steps (12.345 for 12.350), else Stripe's. */
 function recordedAmount(stripeAmount: number, remaining: number, currency: string): number {
@@ -108,7 +108,7 @@ export async function refundUpdated(orderId: number, event: CardEventOf<'refund'
   return changed('refund_removed');
 }
 
-function disputeAmount(dispute: DisputeFacts): string {
+function disputeAmount(dispute: CardEventOf<'dispute'>['dispute']): string {
   return `${formatMinorUnits(dispute.amount, dispute.currency)} ${dispute.currency.toUpperCase()}`;
 }
 

@@ -9,7 +9,6 @@ import {
   applyFact,
   nextStatus,
   PAYMENT_STATE_META,
-  serializePaymentState,
   type FactOutcome,
   type PaymentFact,
   type PaymentState,
@@ -35,10 +34,10 @@ export const changed = (name: string): CardOutcome => ({ name, changedOrder: tru
 export const unchanged = (name: string): CardOutcome => ({ name, changedOrder: false });
 
 export const OTHER_PAYMENT = 'other_payment';
+export const DUPLICATE_EVENT = 'duplicate_event';
 
+/** The facts after the event and the status they lead to (undefined: unchanged). */
 interface Transition {
-  outcome: FactOutcome;
-  before: PaymentState;
   after: PaymentState;
   status: string | undefined;
 }
@@ -51,15 +50,13 @@ export async function applyTransition(
   order: StoreOrder,
   fact: PaymentFact,
   services: Services,
-  effects: (transition: Omit<Transition, 'outcome'>) => TransitionEffects = () => ({}),
-): Promise<Transition> {
+  effects: (transition: Transition) => TransitionEffects = () => ({}),
+): Promise<{ outcome: FactOutcome; status: string | undefined }> {
   const before = currentPaymentState(order);
   const applied = applyFact(before, fact);
-  if (applied.outcome !== 'applied') return { outcome: applied.outcome, before, after: before, status: undefined };
-  const settings = { authorizedStatus: services.config.capture === 'on_shipment' };
-  const next = nextStatus(order.status, before, applied.state, settings);
-  const transition = { before, after: next.state, status: next.status };
-  const { shopNote, ...effectChange } = effects(transition);
+  if (applied.outcome !== 'applied') return { outcome: applied.outcome, status: undefined };
+  const next = nextStatus(order.status, before, applied.state, { authorizedStatus: services.config.capture === 'on_shipment' });
+  const { shopNote, ...effectChange } = effects({ after: next.state, status: next.status });
   const store = services.store();
   if (shopNote) await addShopNoteOnce(store, order.id, shopNote);
   const change = await sendCustomerMessage(store, order, effectChange, services.config.customerMessages);
@@ -69,7 +66,7 @@ export async function applyTransition(
       buildOrderUpdate(order, {
         ...change,
         ...(status ? { status } : {}),
-        metaValues: { ...change.metaValues, [PAYMENT_STATE_META]: serializePaymentState(next.state) },
+        metaValues: { ...change.metaValues, [PAYMENT_STATE_META]: JSON.stringify(next.state) },
       }),
     );
   try {
@@ -79,9 +76,9 @@ export async function applyTransition(
     if (next.status !== ORDER_STATUS.authorized || !(error instanceof StoreError) || error.code !== 'rest_invalid_param') throw error;
     log.warn('store.authorized_status_missing', { orderId: order.id, action: 'update the Checkout Bridge plugin (1.3 or later) so authorized orders reach ShipStation' });
     await write(ORDER_STATUS.onHold);
-    return { outcome: 'applied', ...transition, status: ORDER_STATUS.onHold };
+    return { outcome: 'applied', status: ORDER_STATUS.onHold };
   }
-  return { outcome: 'applied', ...transition };
+  return { outcome: 'applied', status: next.status };
 }
 
 /**
@@ -109,6 +106,6 @@ export function isOtherPayment(
   return true;
 }
 
-export function statusSentence(order: StoreOrder, transition: Omit<Transition, 'outcome'>): string {
+export function statusSentence(order: StoreOrder, transition: Transition): string {
   return shopNotes.statusSentence(order.status, transition.status ?? order.status, [...holdsOf(transition.after)].map(holdName));
 }
