@@ -249,7 +249,7 @@ describe('reading the facts', () => {
 describe('the transition table', () => {
   it('docs/contract.md quotes the table the code keeps', async () => {
     const { readFileSync } = await import('node:fs');
-    const { paymentTransitionsMarkdown } = await import('@/lib/orders/payment-transitions');
+    const { paymentTransitionsMarkdown } = await import('../model/payment-transitions');
     expect(readFileSync('docs/contract.md', 'utf8')).toContain(paymentTransitionsMarkdown());
   });
 });

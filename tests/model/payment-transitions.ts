@@ -1,6 +1,6 @@
 /**
- * The payment model's transition table (lib/orders/payment-state.ts), as docs/contract.md#payment-life shows
- * it: a test holds the two as one (tests/unit/payment-state.test.ts).
+ * The payment model's transition table (lib/orders/payment-state.ts) in words, as docs/contract.md#payment-life shows it:
+ * kept beside the model's tests, not in lib/, because the service never reads it (tests/unit/payment-state.test.ts holds the two as one).
  */
 const PAYMENT_TRANSITIONS = [
   {
