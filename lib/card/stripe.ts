@@ -1,7 +1,7 @@
 /** The Stripe client through the official SDK: its objects and errors become the service's own here (docs/decisions.md#d34). */
 import Stripe from 'stripe';
 import { isMissing, StripeCustomers, unlessMissing } from '@/lib/card/customers';
-import { BoundedNodeHttpClient } from '@/lib/card/stripe-http';
+import { stripeSdk, toCardError } from '@/lib/card/stripe-http';
 import { chargeIdOf, readCardEvent, readRefund, toCardEvent, type CardEvent, type CardEventPage, type CardEventQuery, type RefundFacts } from '@/lib/card/events';
 import type { CardSettings } from '@/lib/config';
 import { CardProviderError, InvalidSignatureError, ServiceNotConfiguredError } from '@/lib/errors';
@@ -121,13 +121,6 @@ function refundFacts(operation: string, refund: Stripe.Refund): RefundFacts {
   return facts;
 }
 
-function toCardError(operation: string, error: unknown): CardProviderError {
-  if (error instanceof Stripe.errors.StripeError) {
-    return new CardProviderError(operation, error.type, error.statusCode, error.code);
-  }
-  return new CardProviderError(operation, 'unknown', undefined, undefined);
-}
-
 export type CardProvider = StripeCardProvider;
 
 export class StripeCardProvider {
@@ -138,23 +131,7 @@ export class StripeCardProvider {
     private readonly settings: CardSettings,
     private readonly timeoutMs: number,
   ) {
-    const base = settings.apiBaseUrl ? new URL(settings.apiBaseUrl) : undefined;
-    this.stripe = new Stripe(settings.secretKey, {
-      // fetch cost about 0.5 ms of CPU more per call (docs/benchmarks.md).
-      httpClient: new BoundedNodeHttpClient(),
-      timeout: timeoutMs,
-      // The SDK's own retries would run past the request's deadline.
-      maxNetworkRetries: 0,
-      telemetry: false,
-      appInfo: { name: 'checkout-payment-service' },
-      ...(base
-        ? {
-            protocol: base.protocol === 'http:' ? 'http' : 'https',
-            host: base.hostname,
-            port: base.port || (base.protocol === 'http:' ? 80 : 443),
-          }
-        : {}),
-    });
+    this.stripe = stripeSdk(settings, timeoutMs, 0);
     this.customers = new StripeCustomers(this.stripe, (operation, retry, call) => this.attempt(operation, retry, call));
   }
 

@@ -1,5 +1,6 @@
 /** Wallets show only on a domain registered with Stripe's payment method domains API: registering and checking them. */
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
+import { stripeSdk } from '@/lib/card/stripe-http';
 import type { CardSettings } from '@/lib/config';
 
 export interface PaymentMethodDomain {
@@ -27,13 +28,7 @@ function summarize(domain: Stripe.PaymentMethodDomain): PaymentMethodDomain {
 }
 
 export function stripePaymentMethodDomains(settings: Pick<CardSettings, 'secretKey' | 'apiBaseUrl'>, timeoutMs = 10_000): PaymentMethodDomains {
-  const base = settings.apiBaseUrl ? new URL(settings.apiBaseUrl) : undefined;
-  const stripe = new Stripe(settings.secretKey, {
-    timeout: timeoutMs,
-    telemetry: false,
-    appInfo: { name: 'checkout-payment-service' },
-    ...(base ? { protocol: base.protocol === 'http:' ? 'http' : 'https', host: base.hostname, port: base.port || (base.protocol === 'http:' ? 80 : 443) } : {}),
-  });
+  const stripe = stripeSdk(settings, timeoutMs, 2);
   return {
     async find(domainName) {
       const page = await stripe.paymentMethodDomains.list({ domain_name: domainName, limit: 1 });

@@ -1,6 +1,6 @@
 // Stripe's webhook endpoints through the SDK; errors carry Stripe's type, status and code, never its message.
 import Stripe from 'stripe';
-import { BoundedNodeHttpClient } from '@/lib/card/stripe-http';
+import { stripeSdk, toCardError } from '@/lib/card/stripe-http';
 import type { CardSettings } from '@/lib/config';
 import { CardProviderError } from '@/lib/errors';
 
@@ -50,23 +50,12 @@ async function call<T>(operation: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    if (error instanceof Stripe.errors.StripeError) throw new CardProviderError(operation, error.type, error.statusCode, error.code);
-    throw new CardProviderError(operation, 'unknown', undefined, undefined);
+    throw toCardError(operation, error);
   }
 }
 
 export function stripeWebhookEndpoints(settings: Pick<CardSettings, 'secretKey' | 'apiBaseUrl'>, timeoutMs: number) {
-  const base = settings.apiBaseUrl ? new URL(settings.apiBaseUrl) : undefined;
-  const stripe = new Stripe(settings.secretKey, {
-    httpClient: new BoundedNodeHttpClient(),
-    timeout: timeoutMs,
-    maxNetworkRetries: 1,
-    telemetry: false,
-    appInfo: { name: 'checkout-payment-service' },
-    ...(base
-      ? { protocol: base.protocol === 'http:' ? 'http' : 'https', host: base.hostname, port: base.port || (base.protocol === 'http:' ? 80 : 443) }
-      : {}),
-  });
+  const stripe = stripeSdk(settings, timeoutMs, 1);
   return {
     async list(): Promise<WebhookEndpoint[]> {
       const all: WebhookEndpoint[] = [];
