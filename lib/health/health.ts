@@ -9,8 +9,7 @@ import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
 import type { SlotUsage } from '@/lib/shared-state/store-slots';
 import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '@/lib/webhooks/setup/events';
-import { stripeWebhookEndpoints } from '@/lib/webhooks/setup/stripe-endpoints';
-import { stripeWebhookProblem } from '@/lib/webhooks/setup/stripe-setup';
+import { listWebhookEndpoints, stripeWebhookProblem } from '@/lib/webhooks/setup/stripe-setup';
 
 export const SERVICE_VERSION: string = packageJson.version;
 
@@ -56,7 +55,7 @@ function probes(services: Services): Record<string, Probe> {
       ? {
           cardWebhook: async () =>
             stripeWebhookProblem(
-              await stripeWebhookEndpoints(card, upstreamTimeoutMs).list(),
+              await listWebhookEndpoints(card, upstreamTimeoutMs),
               { serviceUrl, events: stripeWebhookEvents(services.config), apiVersion: STRIPE_SDK_API_VERSION },
               card.webhookSecrets,
             ),

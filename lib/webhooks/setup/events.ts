@@ -33,3 +33,11 @@ export function parsedUrl(url: string): URL | undefined {
     return undefined;
   }
 }
+
+export function parsedJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

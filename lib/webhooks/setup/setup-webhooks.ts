@@ -3,8 +3,7 @@ import { requireSetting, type Config } from '@/lib/config';
 import { CardProviderError, ServiceError, ServiceNotConfiguredError, ShipStationSetupError } from '@/lib/errors';
 import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '@/lib/webhooks/setup/events';
 import { setupShipStationV1, setupShipStationV2, type ShipStationSetupReport } from '@/lib/webhooks/setup/shipstation-setup';
-import { stripeWebhookEndpoints } from '@/lib/webhooks/setup/stripe-endpoints';
-import { deployedSecretCheck, setupStripeWebhook, webhookUrl, type StripeSetupReport } from '@/lib/webhooks/setup/stripe-setup';
+import { setupStripeWebhook, webhookUrl, type StripeSetupReport } from '@/lib/webhooks/setup/stripe-setup';
 
 export interface SetupOptions {
   serviceUrl: string;
@@ -82,11 +81,7 @@ export async function runWebhookSetup(options: SetupOptions): Promise<boolean> {
   try {
     const card = requireSetting(config, 'card');
     const events = stripeWebhookEvents(config);
-    const report = await setupStripeWebhook(
-      stripeWebhookEndpoints(card, timeoutMs),
-      { serviceUrl: options.serviceUrl, events, apiVersion: STRIPE_SDK_API_VERSION },
-      deployedSecretCheck(card.webhookSecrets, timeoutMs),
-    );
+    const report = await setupStripeWebhook(card, { serviceUrl: options.serviceUrl, events, apiVersion: STRIPE_SDK_API_VERSION }, timeoutMs);
     printStripe(report, options, events);
   } catch (error) {
     fail('Stripe', error);

@@ -3,7 +3,9 @@
 import { z } from 'zod';
 import type { Config } from '@/lib/config';
 import { ShipStationSetupError } from '@/lib/errors';
+import { send, type UpstreamAnswer } from '@/lib/upstream/node-http';
 import {
+  parsedJson,
   parsedUrl,
   SHIPSTATION_V1_EVENT,
   SHIPSTATION_V1_SHIPPED_EVENTS,
@@ -20,29 +22,26 @@ export interface ShipStationSetupReport {
   notes: string[];
 }
 
-type Send = (operation: string, url: string, write?: { method: string; body?: unknown }) => Promise<Response>;
+type Call = (operation: string, url: string, write?: { method: string; body?: unknown }) => Promise<UpstreamAnswer>;
 
-/** One API's calls, each with its own deadline and no redirect followed. */
-function sender(headers: Record<string, string>, timeoutMs: number): Send {
+/** One API's calls, each with its own deadline; an answer other than a 2xx (a redirect included) fails with its status. */
+function sender(headers: Record<string, string>, timeoutMs: number): Call {
   return async (operation, url, write) => {
-    let answer: Response;
+    let answer: UpstreamAnswer;
     try {
       const body = write?.body === undefined ? undefined : JSON.stringify(write.body);
-      answer = await fetch(url, { method: write?.method, headers, body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+      answer = await send({ url: new URL(url), method: write?.method ?? 'GET', headers, body, timeoutMs });
     } catch {
       throw new ShipStationSetupError(operation, undefined);
     }
-    if (!answer.ok) {
-      await answer.arrayBuffer().catch(() => undefined);
-      throw new ShipStationSetupError(operation, answer.status);
-    }
+    if (answer.status < 200 || answer.status > 299) throw new ShipStationSetupError(operation, answer.status);
     return answer;
   };
 }
 
-async function list<T>(send: Send, operation: string, url: string, schema: z.ZodType<T>): Promise<T> {
-  const answer = await send(operation, url);
-  const result = schema.safeParse(await answer.json().catch(() => undefined));
+async function list<T>(call: Call, operation: string, url: string, schema: z.ZodType<T>): Promise<T> {
+  const answer = await call(operation, url);
+  const result = schema.safeParse(parsedJson(answer.body.toString('utf8')));
   if (!result.success) throw new ShipStationSetupError(`${operation}: unexpected answer`, answer.status);
   return result.data;
 }
@@ -75,9 +74,9 @@ export async function setupShipStationV1(
   }
   const base = shipping.apiBaseUrl.replace(/\/+$/, '');
   const authorization = `Basic ${Buffer.from(`${shipping.apiKey}:${shipping.apiSecret}`).toString('base64')}`;
-  const send = sender({ authorization, 'content-type': 'application/json' }, timeoutMs);
+  const call = sender({ authorization, 'content-type': 'application/json' }, timeoutMs);
   const target = webhookTarget(serviceUrl, SHIPSTATION_WEBHOOK_PATH);
-  const { webhooks } = await list(send, 'list webhooks', `${base}/webhooks`, v1List);
+  const { webhooks } = await list(call, 'list webhooks', `${base}/webhooks`, v1List);
   const ours = webhooks.filter((hook) => SHIPSTATION_V1_SHIPPED_EVENTS.includes(hook.HookType) && samePlace(hook.Url, target));
   const carries = (hook: (typeof ours)[number]) => secrets.includes(parsedUrl(hook.Url)?.searchParams.get('secret') ?? '');
   const current = ours.filter(carries);
@@ -85,11 +84,11 @@ export async function setupShipStationV1(
     const url = new URL(target);
     url.searchParams.set('secret', secret);
     const body = { target_url: url.toString(), event: SHIPSTATION_V1_EVENT, store_id: null, friendly_name: FRIENDLY_NAME };
-    await send('subscribe webhook', `${base}/webhooks/subscribe`, { method: 'POST', body });
+    await call('subscribe webhook', `${base}/webhooks/subscribe`, { method: 'POST', body });
     report.changes.push(`V1: subscribed ${SHIPSTATION_V1_EVENT} to ${SHIPSTATION_WEBHOOK_PATH}?secret=… (the first SHIPPING_WEBHOOK_SECRET)`);
   }
   for (const stale of ours.filter((hook) => !carries(hook))) {
-    await send('unsubscribe webhook', `${base}/webhooks/${stale.WebHookID}`, { method: 'DELETE' });
+    await call('unsubscribe webhook', `${base}/webhooks/${stale.WebHookID}`, { method: 'DELETE' });
     report.changes.push(`V1: unsubscribed webhook ${stale.WebHookID}, whose secret is no longer in SHIPPING_WEBHOOK_SECRET`);
   }
   for (const inactive of current.filter((hook) => hook.Active === false)) {
@@ -108,20 +107,20 @@ export async function setupShipStationV2(
 ): Promise<ShipStationSetupReport> {
   const report: ShipStationSetupReport = { changes: [], notes: [] };
   const base = `${shippingV2.apiBaseUrl.replace(/\/+$/, '')}/v2/environment/webhooks`;
-  const send = sender({ 'api-key': shippingV2.apiKey, 'content-type': 'application/json' }, timeoutMs);
+  const call = sender({ 'api-key': shippingV2.apiKey, 'content-type': 'application/json' }, timeoutMs);
   const target = webhookTarget(serviceUrl, SHIPSTATION_WEBHOOK_PATH);
-  const hooks = await list(send, 'list environment webhooks', base, z.array(v2Hook));
+  const hooks = await list(call, 'list environment webhooks', base, z.array(v2Hook));
   for (const event of SHIPSTATION_V2_EVENTS) {
     const forEvent = hooks.filter((hook) => hook.event.toLowerCase() === event);
     if (forEvent.some((hook) => samePlace(hook.url, target))) continue;
     const onThisHost = forEvent.find((hook) => parsedUrl(hook.url)?.origin === parsedUrl(target)?.origin);
     if (onThisHost) {
       const url = `${base}/${encodeURIComponent(onThisHost.webhook_id)}`;
-      await send('update environment webhook', url, { method: 'PUT', body: { url: target } });
+      await call('update environment webhook', url, { method: 'PUT', body: { url: target } });
       report.changes.push(`V2: ${event} (${onThisHost.webhook_id}) now points at ${SHIPSTATION_WEBHOOK_PATH}`);
       continue;
     }
-    await send('create environment webhook', base, { method: 'POST', body: { name: FRIENDLY_NAME, event, url: target } });
+    await call('create environment webhook', base, { method: 'POST', body: { name: FRIENDLY_NAME, event, url: target } });
     report.changes.push(`V2: created the ${event} webhook`);
   }
   return report;
