@@ -8,21 +8,8 @@ import { CardProviderError, InvalidSignatureError, ServiceNotConfiguredError } f
 import { traceCall } from '@/lib/telemetry';
 import { settleWithin, withOneRetry } from '@/lib/upstream/budget';
 
-export interface PaymentIntentSummary {
-  id: string;
-  amount: number;
-  currency: string;
-  status: string;
-  clientSecret: string;
-  orderId: string | undefined;
-  /** What a `requires_capture` intent may still capture (minor units); 0 otherwise. */
-  amountCapturable: number;
-  amountReceived: number;
-  chargeId: string;
-  receiptEmail: string | undefined;
-  customerId?: string | undefined;
-  setupFutureUsage?: string | undefined;
-}
+export type PaymentIntentSummary = ReturnType<typeof summarize>;
+export type ChargePage = Awaited<ReturnType<StripeCardProvider['listCharges']>>;
 
 export interface CreateRefundInput {
   intentId: string;
@@ -48,33 +35,7 @@ export interface IntentChanges {
   setupFutureUsage?: 'off_session' | '';
 }
 
-export interface ChargeSummary {
-  chargeId: string;
-  intentId: string | undefined;
-  status: string;
-  captured: boolean;
-  refunded: boolean;
-  amount: number;
-  amountCaptured: number;
-  currency: string;
-  created: number;
-  captureBefore: number | undefined;
-  reviewId: string | undefined;
-  reviewOpen: boolean | undefined;
-}
-
-export interface ChargeListQuery {
-  createdFrom: number;
-  startingAfter?: string | undefined;
-  limit: number;
-}
-
-export interface ChargePage {
-  charges: (ChargeSummary & { intent: PaymentIntentSummary | undefined })[];
-  hasMore: boolean;
-}
-
-function summarize(intent: Stripe.PaymentIntent): PaymentIntentSummary {
+function summarize(intent: Stripe.PaymentIntent) {
   return {
     id: intent.id,
     amount: intent.amount,
@@ -82,6 +43,7 @@ function summarize(intent: Stripe.PaymentIntent): PaymentIntentSummary {
     status: intent.status,
     clientSecret: intent.client_secret ?? '',
     orderId: intent.metadata?.shop_order_id,
+    // What a `requires_capture` intent may still capture (minor units); 0 otherwise.
     amountCapturable: intent.amount_capturable ?? 0,
     amountReceived: intent.amount_received ?? 0,
     chargeId: chargeIdOf(intent.latest_charge),
@@ -91,7 +53,7 @@ function summarize(intent: Stripe.PaymentIntent): PaymentIntentSummary {
   };
 }
 
-function summarizeCharge(charge: Stripe.Charge): ChargeSummary {
+function summarizeCharge(charge: Stripe.Charge) {
   const review = charge.review;
   return {
     chargeId: charge.id,
@@ -165,7 +127,7 @@ export class StripeCardProvider {
           currency: input.currency.toLowerCase(),
           description: `Order #${input.orderId}`,
           metadata: { shop_order_id: String(input.orderId) },
-          ...(input.email ? { receipt_email: input.email } : {}),
+          receipt_email: input.email || undefined,
           ...methods,
           ...(capture === 'automatic' ? {} : { capture_method: 'manual' as const }),
         },
@@ -187,10 +149,11 @@ export class StripeCardProvider {
       this.stripe.paymentIntents.update(
         id,
         {
-          ...(changes.amount !== undefined ? { amount: changes.amount } : {}),
-          ...(changes.receiptEmail !== undefined ? { receipt_email: changes.receiptEmail } : {}),
-          ...(changes.customerId !== undefined ? { customer: changes.customerId } : {}),
-          ...(changes.setupFutureUsage !== undefined ? { setup_future_usage: changes.setupFutureUsage } : {}),
+          // An unset key is left out of the request (the SDK skips undefined), so it stays as it is at Stripe.
+          amount: changes.amount,
+          receipt_email: changes.receiptEmail,
+          customer: changes.customerId,
+          setup_future_usage: changes.setupFutureUsage,
           metadata: { shop_order_id: String(orderId) },
         },
         options,
@@ -206,7 +169,7 @@ export class StripeCardProvider {
           types: [...query.types],
           created: { gte: query.createdFrom },
           limit: query.limit,
-          ...(query.startingAfter ? { starting_after: query.startingAfter } : {}),
+          starting_after: query.startingAfter || undefined,
         },
         options,
       ),
@@ -224,20 +187,20 @@ export class StripeCardProvider {
     };
   }
 
-  async retrieveCharge(chargeId: string): Promise<ChargeSummary | undefined> {
+  async retrieveCharge(chargeId: string) {
     const retrieve = (options: { timeout: number }) => this.stripe.charges.retrieve(chargeId, { expand: ['review'] }, options);
     const charge = await unlessMissing(this.attempt('retrieve charge', true, retrieve));
     return charge && summarizeCharge(charge);
   }
 
-  async listCharges(query: ChargeListQuery): Promise<ChargePage> {
+  async listCharges(query: Omit<CardEventQuery, 'types'>) {
     const page = await this.attempt('list charges', true, (options) =>
       this.stripe.charges.list(
         {
           created: { gte: query.createdFrom },
           limit: query.limit,
           expand: ['data.payment_intent'],
-          ...(query.startingAfter ? { starting_after: query.startingAfter } : {}),
+          starting_after: query.startingAfter || undefined,
         },
         options,
       ),
@@ -256,7 +219,7 @@ export class StripeCardProvider {
     let startingAfter: string | undefined;
     for (let page = 0; page < 10; page += 1) {
       const result = await this.attempt('list refunds', true, (options) =>
-        this.stripe.refunds.list({ charge: chargeId, limit: 100, ...(startingAfter ? { starting_after: startingAfter } : {}) }, options),
+        this.stripe.refunds.list({ charge: chargeId, limit: 100, starting_after: startingAfter }, options),
       );
       for (const refund of result.data) {
         const facts = readRefund(refund);
