@@ -26,13 +26,7 @@ export function webhookTarget(serviceUrl: string, path: string): string {
   return `${serviceUrl.replace(/\/+$/, '')}${path}`;
 }
 
-export function parsedUrl(url: string): URL | undefined {
-  try {
-    return new URL(url);
-  } catch {
-    return undefined;
-  }
-}
+export const parsedUrl = (url: string): URL | undefined => (URL.canParse(url) ? new URL(url) : undefined);
 
 export function parsedJson(text: string): unknown {
   try {

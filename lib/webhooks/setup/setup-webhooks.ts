@@ -17,12 +17,8 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 export function parseServiceUrl(raw: string | undefined): { url: string } | { problem: string } {
   const usage = 'give the deployment\'s base URL: npm run setup:webhooks -- --url https://pay.example.com';
   if (!raw) return { problem: `--url is missing: ${usage}` };
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return { problem: `--url is not a URL: ${usage}` };
-  }
+  if (!URL.canParse(raw)) return { problem: `--url is not a URL: ${usage}` };
+  const url = new URL(raw);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.has(url.hostname))) return { problem: `--url must be https:// (Stripe delivers live events over HTTPS only): ${usage}` };
   if (url.search || url.hash || url.username || url.password) return { problem: `--url must have no query, fragment or credentials: ${usage}` };
   if (/\/api\//.test(url.pathname)) return { problem: `--url must be the deployment's base URL, not a route: ${usage}` };
