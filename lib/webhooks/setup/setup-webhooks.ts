@@ -2,7 +2,7 @@
 import { requireSetting, type Config } from '@/lib/config';
 import { CardProviderError, ServiceError, ServiceNotConfiguredError, ShipStationSetupError } from '@/lib/errors';
 import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '@/lib/webhooks/setup/events';
-import { setupShipStationV1, setupShipStationV2, type ShipStationSetupReport } from '@/lib/webhooks/setup/shipstation-setup';
+import { setupShipStationV1, setupShipStationV2 } from '@/lib/webhooks/setup/shipstation-setup';
 import { setupStripeWebhook, webhookUrl, type StripeSetupReport } from '@/lib/webhooks/setup/stripe-setup';
 
 export interface SetupOptions {
@@ -50,11 +50,11 @@ function printStripe(report: StripeSetupReport, options: SetupOptions, events: r
   }
 }
 
-function printShipStation(name: string, report: ShipStationSetupReport, print: (line: string) => void): void {
-  print(`ShipStation ${name}:`);
-  if (report.changes.length === 0 && report.notes.length === 0) print('  up to date');
-  for (const line of [...report.changes, ...report.notes]) print(`  ${line}`);
-}
+/** Each setup resolves to undefined when its credentials are not set. */
+const SHIPSTATION = [
+  { name: 'V1', setup: setupShipStationV1, unset: 'SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set' },
+  { name: 'V2', setup: setupShipStationV2, unset: 'SHIPSTATION_V2_API_KEY is not set' },
+];
 
 export async function runWebhookSetup(options: SetupOptions): Promise<boolean> {
   const { config, print } = options;
@@ -83,20 +83,18 @@ export async function runWebhookSetup(options: SetupOptions): Promise<boolean> {
     fail('Stripe', error);
   }
 
-  const shipStation = async (name: string, setup: (() => Promise<ShipStationSetupReport>) | undefined, unset: string) => {
-    if (!setup) return print(`ShipStation ${name}: skipped (${unset})`);
+  for (const { name, setup, unset } of SHIPSTATION) {
     try {
-      printShipStation(name, await setup(), print);
+      const lines = await setup(options.serviceUrl, config);
+      if (!lines) {
+        print(`ShipStation ${name}: skipped (${unset})`);
+        continue;
+      }
+      print(`ShipStation ${name}:`);
+      for (const line of lines.length > 0 ? lines : ['up to date']) print(`  ${line}`);
     } catch (error) {
       fail(`ShipStation ${name}`, error);
     }
-  };
-  const { serviceUrl } = options;
-  const { apiKey, apiSecret } = config.shipping;
-  const v2Key = config.shippingV2.apiKey;
-  const v1 = apiKey && apiSecret ? () => setupShipStationV1(serviceUrl, { ...config.shipping, apiKey, apiSecret }, timeoutMs) : undefined;
-  const v2 = v2Key ? () => setupShipStationV2(serviceUrl, { ...config.shippingV2, apiKey: v2Key }, timeoutMs) : undefined;
-  await shipStation('V1', v1, 'SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set');
-  await shipStation('V2', v2, 'SHIPSTATION_V2_API_KEY is not set');
+  }
   return ok;
 }

@@ -16,12 +16,6 @@ import {
 
 const FRIENDLY_NAME = 'Checkout payment service';
 
-export interface ShipStationSetupReport {
-  /** What was done, in words (never a URL carrying the secret); empty when up to date. */
-  changes: string[];
-  notes: string[];
-}
-
 type Call = (operation: string, url: string, write?: { method: string; body?: unknown }) => Promise<UpstreamAnswer>;
 
 /** One API's calls, each with its own deadline; an answer other than a 2xx (a redirect included) fails with its status. */
@@ -30,7 +24,7 @@ function sender(headers: Record<string, string>, timeoutMs: number): Call {
     let answer: UpstreamAnswer;
     try {
       const body = write?.body === undefined ? undefined : JSON.stringify(write.body);
-      answer = await send({ url: new URL(url), method: write?.method ?? 'GET', headers, body, timeoutMs });
+      answer = await send({ url: new URL(url), method: write?.method ?? 'GET', headers: { ...headers, 'content-type': 'application/json' }, body, timeoutMs });
     } catch {
       throw new ShipStationSetupError(operation, undefined);
     }
@@ -57,24 +51,18 @@ const v1List = z.object({
 });
 
 /**
+ * What was done or needs doing, in words (never a URL carrying the secret; empty when up to date), or undefined without keys.
  * SHIPPING_WEBHOOK_SECRET's first signs a new subscription; any of them counts as current. A subscription carrying a secret
  * no longer configured can only be refused (401): unsubscribed once a current one exists.
  */
-export async function setupShipStationV1(
-  serviceUrl: string,
-  shipping: Pick<Config['shipping'], 'apiBaseUrl' | 'webhookSecrets'> & { apiKey: string; apiSecret: string },
-  timeoutMs: number,
-): Promise<ShipStationSetupReport> {
-  const report: ShipStationSetupReport = { changes: [], notes: [] };
-  const secrets = shipping.webhookSecrets;
+export async function setupShipStationV1(serviceUrl: string, config: Config): Promise<string[] | undefined> {
+  const { apiKey, apiSecret, apiBaseUrl, webhookSecrets: secrets } = config.shipping;
+  if (!apiKey || !apiSecret) return undefined;
   const [secret] = secrets;
-  if (!secret) {
-    report.notes.push('V1 skipped: set SHIPPING_WEBHOOK_SECRET first (the subscription carries it)');
-    return report;
-  }
-  const base = shipping.apiBaseUrl.replace(/\/+$/, '');
-  const authorization = `Basic ${Buffer.from(`${shipping.apiKey}:${shipping.apiSecret}`).toString('base64')}`;
-  const call = sender({ authorization, 'content-type': 'application/json' }, timeoutMs);
+  if (!secret) return ['V1 skipped: set SHIPPING_WEBHOOK_SECRET first (the subscription carries it)'];
+  const report: string[] = [];
+  const base = apiBaseUrl.replace(/\/+$/, '');
+  const call = sender({ authorization: `Basic ${Buffer.from(`${apiKey}:${apiSecret}`).toString('base64')}` }, config.upstreamTimeoutMs);
   const target = webhookTarget(serviceUrl, SHIPSTATION_WEBHOOK_PATH);
   const { webhooks } = await list(call, 'list webhooks', `${base}/webhooks`, v1List);
   const ours = webhooks.filter((hook) => SHIPSTATION_V1_SHIPPED_EVENTS.includes(hook.HookType) && samePlace(hook.Url, target));
@@ -85,14 +73,14 @@ export async function setupShipStationV1(
     url.searchParams.set('secret', secret);
     const body = { target_url: url.toString(), event: SHIPSTATION_V1_EVENT, store_id: null, friendly_name: FRIENDLY_NAME };
     await call('subscribe webhook', `${base}/webhooks/subscribe`, { method: 'POST', body });
-    report.changes.push(`V1: subscribed ${SHIPSTATION_V1_EVENT} to ${SHIPSTATION_WEBHOOK_PATH}?secret=… (the first SHIPPING_WEBHOOK_SECRET)`);
+    report.push(`V1: subscribed ${SHIPSTATION_V1_EVENT} to ${SHIPSTATION_WEBHOOK_PATH}?secret=… (the first SHIPPING_WEBHOOK_SECRET)`);
   }
   for (const stale of ours.filter((hook) => !carries(hook))) {
     await call('unsubscribe webhook', `${base}/webhooks/${stale.WebHookID}`, { method: 'DELETE' });
-    report.changes.push(`V1: unsubscribed webhook ${stale.WebHookID}, whose secret is no longer in SHIPPING_WEBHOOK_SECRET`);
+    report.push(`V1: unsubscribed webhook ${stale.WebHookID}, whose secret is no longer in SHIPPING_WEBHOOK_SECRET`);
   }
   for (const inactive of current.filter((hook) => hook.Active === false)) {
-    report.notes.push(`V1: webhook ${inactive.WebHookID} is inactive; V1 webhooks are switched on only in ShipStation's settings (Integrations → Integration Partners)`);
+    report.push(`V1: webhook ${inactive.WebHookID} is inactive; V1 webhooks are switched on only in ShipStation's settings (Integrations → Integration Partners)`);
   }
   return report;
 }
@@ -100,14 +88,12 @@ export async function setupShipStationV1(
 const v2Hook = z.looseObject({ webhook_id: z.string(), url: z.string(), event: z.string() });
 
 /** One environment webhook per event at the deployment's URL; one on this host at another path is moved there. */
-export async function setupShipStationV2(
-  serviceUrl: string,
-  shippingV2: { apiKey: string; apiBaseUrl: string },
-  timeoutMs: number,
-): Promise<ShipStationSetupReport> {
-  const report: ShipStationSetupReport = { changes: [], notes: [] };
-  const base = `${shippingV2.apiBaseUrl.replace(/\/+$/, '')}/v2/environment/webhooks`;
-  const call = sender({ 'api-key': shippingV2.apiKey, 'content-type': 'application/json' }, timeoutMs);
+export async function setupShipStationV2(serviceUrl: string, config: Config): Promise<string[] | undefined> {
+  const { apiKey, apiBaseUrl } = config.shippingV2;
+  if (!apiKey) return undefined;
+  const report: string[] = [];
+  const base = `${apiBaseUrl.replace(/\/+$/, '')}/v2/environment/webhooks`;
+  const call = sender({ 'api-key': apiKey }, config.upstreamTimeoutMs);
   const target = webhookTarget(serviceUrl, SHIPSTATION_WEBHOOK_PATH);
   const hooks = await list(call, 'list environment webhooks', base, z.array(v2Hook));
   for (const event of SHIPSTATION_V2_EVENTS) {
@@ -117,11 +103,11 @@ export async function setupShipStationV2(
     if (onThisHost) {
       const url = `${base}/${encodeURIComponent(onThisHost.webhook_id)}`;
       await call('update environment webhook', url, { method: 'PUT', body: { url: target } });
-      report.changes.push(`V2: ${event} (${onThisHost.webhook_id}) now points at ${SHIPSTATION_WEBHOOK_PATH}`);
+      report.push(`V2: ${event} (${onThisHost.webhook_id}) now points at ${SHIPSTATION_WEBHOOK_PATH}`);
       continue;
     }
     await call('create environment webhook', base, { method: 'POST', body: { name: FRIENDLY_NAME, event, url: target } });
-    report.changes.push(`V2: created the ${event} webhook`);
+    report.push(`V2: created the ${event} webhook`);
   }
   return report;
 }
