@@ -175,13 +175,8 @@ export class StripeCardProvider {
       ),
     );
     return {
-      events: page.data.map((event) =>
-        toCardEvent({
-          id: event.id,
-          type: event.type,
-          created: event.created,
-          object: event.data.object as unknown as Record<string, unknown>,
-        }),
+      events: page.data.map(({ id, type, created, data }) =>
+        toCardEvent({ id, type, created, object: data.object as unknown as Record<string, unknown> }),
       ),
       hasMore: page.has_more,
     };

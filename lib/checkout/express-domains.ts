@@ -42,12 +42,10 @@ export function storefrontDomain(origin: string): string | undefined {
 export async function unregisteredStorefrontDomains(allowedOrigins: readonly string[], api: PaymentMethodDomains) {
   const domains = [...new Set(allowedOrigins.map(storefrontDomain).filter((d): d is string => d !== undefined))];
   const found = await Promise.all(domains.map((domain) => api.find(domain)));
-  const problems: { domain: string; problem: 'not_registered' | 'disabled' | 'apple_pay_inactive' }[] = [];
-  domains.forEach((domain, i) => {
-    const record = found[i];
-    if (!record) problems.push({ domain, problem: 'not_registered' });
-    else if (!record.enabled) problems.push({ domain, problem: 'disabled' });
-    else if (record.applePay.status !== 'active') problems.push({ domain, problem: 'apple_pay_inactive' });
+  const problemOf = (record: PaymentMethodDomain | undefined) =>
+    !record ? 'not_registered' : !record.enabled ? 'disabled' : record.applePay.status !== 'active' ? 'apple_pay_inactive' : undefined;
+  return domains.flatMap((domain, i) => {
+    const problem = problemOf(found[i]);
+    return problem ? [{ domain, problem }] : [];
   });
-  return problems;
 }

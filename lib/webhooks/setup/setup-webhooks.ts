@@ -58,7 +58,6 @@ const SHIPSTATION = [
 
 export async function runWebhookSetup(options: SetupOptions): Promise<boolean> {
   const { config, print } = options;
-  const timeoutMs = config.upstreamTimeoutMs;
   let ok = true;
   const fail = (provider: string, error: unknown) => {
     ok = false;
@@ -77,7 +76,8 @@ export async function runWebhookSetup(options: SetupOptions): Promise<boolean> {
   try {
     const card = requireSetting(config, 'card');
     const events = stripeWebhookEvents(config);
-    const report = await setupStripeWebhook(card, { serviceUrl: options.serviceUrl, events, apiVersion: STRIPE_SDK_API_VERSION }, timeoutMs);
+    const wanted = { serviceUrl: options.serviceUrl, events, apiVersion: STRIPE_SDK_API_VERSION };
+    const report = await setupStripeWebhook(card, wanted, config.upstreamTimeoutMs);
     printStripe(report, options, events);
   } catch (error) {
     fail('Stripe', error);

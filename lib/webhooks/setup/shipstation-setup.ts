@@ -19,12 +19,13 @@ const FRIENDLY_NAME = 'Checkout payment service';
 type Call = (operation: string, url: string, write?: { method: string; body?: unknown }) => Promise<UpstreamAnswer>;
 
 /** One API's calls, each with its own deadline; an answer other than a 2xx (a redirect included) fails with its status. */
-function sender(headers: Record<string, string>, timeoutMs: number): Call {
+function sender(authorization: Record<string, string>, timeoutMs: number): Call {
+  const headers = { ...authorization, 'content-type': 'application/json' };
   return async (operation, url, write) => {
     let answer: UpstreamAnswer;
     try {
       const body = write?.body === undefined ? undefined : JSON.stringify(write.body);
-      answer = await send({ url: new URL(url), method: write?.method ?? 'GET', headers: { ...headers, 'content-type': 'application/json' }, body, timeoutMs });
+      answer = await send({ url: new URL(url), method: write?.method ?? 'GET', headers, body, timeoutMs });
     } catch {
       throw new ShipStationSetupError(operation, undefined);
     }

@@ -1,7 +1,7 @@
 // The deployment's Stripe webhook endpoint, set up or checked (docs/decisions.md#d39). An endpoint's API version cannot
 // change, so a wrong one is replaced and removed once the deployment accepts the new secret.
-import { createHash, createHmac, randomBytes } from 'node:crypto';
-import type Stripe from 'stripe';
+import { createHash, randomBytes } from 'node:crypto';
+import Stripe from 'stripe';
 import { stripeSdk, toCardError } from '@/lib/card/stripe-http';
 import type { CardSettings } from '@/lib/config';
 import { CardProviderError } from '@/lib/errors';
@@ -160,8 +160,9 @@ export async function setupStripeWebhook(card: StripeSettings, wanted: WantedEnd
   return report;
 }
 
-/** A delivery of a type no handler reads, signed as Stripe signs (`t=…,v1=HMAC-SHA256(secret, "t.body")`). */
-function signedProbe(secret: string, now = Math.floor(Date.now() / 1000)): { body: string; signature: string } {
+/** A delivery of a type no handler reads, signed as Stripe signs. */
+function signedProbe(secret: string): { body: string; signature: string } {
+  const now = Math.floor(Date.now() / 1000);
   const body = JSON.stringify({
     id: `evt_setup_probe_${randomBytes(8).toString('hex')}`,
     object: 'event',
@@ -170,8 +171,7 @@ function signedProbe(secret: string, now = Math.floor(Date.now() / 1000)): { bod
     livemode: false,
     data: { object: { id: 'setup_probe', object: 'setup_probe' } },
   });
-  const v1 = createHmac('sha256', secret).update(`${now}.${body}`, 'utf8').digest('hex');
-  return { body, signature: `t=${now},v1=${v1}` };
+  return { body, signature: Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp: now }) };
 }
 
 /**
