@@ -1,6 +1,5 @@
 /** The Stripe client through the official SDK: its objects and errors become the service's own here (docs/decisions.md#d34). */
 import Stripe from 'stripe';
-import { isMissing, StripeCustomers, unlessMissing } from '@/lib/card/customers';
 import { stripeSdk, toCardError } from '@/lib/card/stripe-http';
 import { chargeIdOf, readCardEvent, readRefund, toCardEvent, type CardEvent, type CardEventPage, type CardEventQuery, type RefundFacts } from '@/lib/card/events';
 import type { CardSettings } from '@/lib/config';
@@ -10,6 +9,22 @@ import { settleWithin, withOneRetry } from '@/lib/upstream/budget';
 
 export type PaymentIntentSummary = ReturnType<typeof summarize>;
 export type ChargePage = Awaited<ReturnType<StripeCardProvider['listCharges']>>;
+
+export interface CreateCustomerInput {
+  /** The WooCommerce customer (user) id, kept in `metadata.woocommerce_customer_id`. */
+  wooCustomerId: number;
+  email: string | undefined;
+  name: string | undefined;
+  idempotencyKey: string;
+}
+
+/** Never the session's own "save" (docs/decisions.md#d41); `limited` cards belong to subscriptions. */
+export const PAYMENT_ELEMENT_FEATURES = {
+  payment_method_redisplay: 'enabled',
+  payment_method_allow_redisplay_filters: ['always', 'unspecified'],
+  payment_method_save: 'disabled',
+  payment_method_remove: 'disabled',
+} as const;
 
 export interface CreateRefundInput {
   intentId: string;
@@ -71,6 +86,19 @@ function summarizeCharge(charge: Stripe.Charge) {
   };
 }
 
+/** Stripe's answer to an id it does not know (its own error, or the service's carrying its code). */
+export const isMissing = (error: unknown) => (error as { code?: unknown } | null)?.code === 'resource_missing';
+
+/** The call's result, or undefined when Stripe does not know the id. */
+export async function unlessMissing<T>(call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
+  }
+}
+
 function isTransient(error: unknown): boolean {
   if (!(error instanceof CardProviderError)) return false;
   return error.type === 'timeout' || error.type === 'StripeConnectionError' || (error.status ?? 0) >= 500;
@@ -87,15 +115,43 @@ export type CardProvider = StripeCardProvider;
 
 export class StripeCardProvider {
   private readonly stripe: Stripe;
-  readonly customers: StripeCustomers;
 
   constructor(
     private readonly settings: CardSettings,
     private readonly timeoutMs: number,
   ) {
     this.stripe = stripeSdk(settings, timeoutMs, 0);
-    this.customers = new StripeCustomers(this.stripe, (operation, retry, call) => this.attempt(operation, retry, call));
   }
+
+  /** Stripe Customers and Customer Sessions, for saved cards (docs/decisions.md#d41). */
+  readonly customers = {
+    /** The customer's id, or undefined when Stripe does not know it or it was deleted (`deleted: true`). */
+    retrieveCustomer: async (id: string): Promise<string | undefined> => {
+      const retrieve = (options: { timeout: number }) => this.stripe.customers.retrieve(id, {}, options);
+      const customer = await unlessMissing(this.attempt('retrieve customer', true, retrieve));
+      return customer === undefined || ('deleted' in customer && customer.deleted) ? undefined : customer.id;
+    },
+
+    createCustomer: async (input: CreateCustomerInput): Promise<string> => {
+      const metadata = { woocommerce_customer_id: String(input.wooCustomerId) };
+      const params = { email: input.email || undefined, name: input.name || undefined, metadata };
+      const customer = await this.attempt('create customer', true, (options) =>
+        this.stripe.customers.create(params, { idempotencyKey: input.idempotencyKey, ...options }),
+      );
+      return customer.id;
+    },
+
+    createCustomerSession: async (customerId: string): Promise<string> => {
+      // Without a key a lost answer is not repeated: a second session would be harmless, but the budget is the request's.
+      const filters = [...PAYMENT_ELEMENT_FEATURES.payment_method_allow_redisplay_filters];
+      const features = { ...PAYMENT_ELEMENT_FEATURES, payment_method_allow_redisplay_filters: filters };
+      const components = { payment_element: { enabled: true, features } };
+      const session = await this.attempt('create customer session', false, (options) =>
+        this.stripe.customerSessions.create({ customer: customerId, components }, options),
+      );
+      return session.client_secret;
+    },
+  };
 
   /** `retry` only for reads and a create with its idempotency key: an update without a key is never repeated. */
   private attempt<T>(operation: string, retry: boolean, call: (options: { timeout: number }) => Promise<T>): Promise<T> {
