@@ -272,10 +272,7 @@ export class StripeCardProvider {
       const result = await this.attempt('list refunds', true, (options) =>
         this.stripe.refunds.list({ charge: chargeId, limit: 100, starting_after: startingAfter }, options),
       );
-      for (const refund of result.data) {
-        const facts = readRefund(refund);
-        if (facts) refunds.push(facts);
-      }
+      refunds.push(...result.data.flatMap((refund) => readRefund(refund) ?? []));
       if (!result.has_more || result.data.length === 0) break;
       startingAfter = result.data.at(-1)?.id;
     }
@@ -315,9 +312,7 @@ export class StripeCardProvider {
 
   verifyWebhookEvent(rawBody: string, signature: string): CardEvent {
     const secrets = this.settings.webhookSecrets;
-    if (secrets.length === 0) {
-      throw new ServiceNotConfiguredError('The service is not configured: set STRIPE_WEBHOOK_SECRET');
-    }
+    if (secrets.length === 0) throw new ServiceNotConfiguredError('The service is not configured: set STRIPE_WEBHOOK_SECRET');
     // While a secret is being rolled Stripe signs with both (one v1 each); any configured one may match.
     let firstFailure: unknown;
     for (const secret of secrets) {

@@ -35,16 +35,10 @@ function probes(services: Services): Record<string, Probe> {
     },
     ...(redis ? { redis: async () => void (await redis()) } : {}),
     // This deployment's Stripe webhook endpoint as Stripe has it; not run while the deployment's URL is unknown.
-    ...(card && serviceUrl
-      ? {
-          cardWebhook: async () =>
-            stripeWebhookProblem(
-              await listWebhookEndpoints(card, upstreamTimeoutMs),
-              { serviceUrl, events: stripeWebhookEvents(services.config), apiVersion: STRIPE_SDK_API_VERSION },
-              card.webhookSecrets,
-            ),
-        }
-      : {}),
+    ...(card && serviceUrl ? { cardWebhook: async () => {
+      const wanted = { serviceUrl, events: stripeWebhookEvents(services.config), apiVersion: STRIPE_SDK_API_VERSION };
+      return stripeWebhookProblem(await listWebhookEndpoints(card, upstreamTimeoutMs), wanted, card.webhookSecrets);
+    } } : {}),
   };
 }
 

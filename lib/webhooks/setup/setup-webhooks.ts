@@ -28,11 +28,7 @@ export function parseServiceUrl(raw: string | undefined): { url: string } | { pr
 function printStripe(report: StripeSetupReport, options: SetupOptions, events: readonly string[]): void {
   const { print } = options;
   print(`Stripe: endpoint ${report.endpointId} → ${webhookUrl(options.serviceUrl)} (API version ${STRIPE_SDK_API_VERSION}; events: ${events.join(', ')})`);
-  if (report.changes.length === 0 && report.removed.length === 0) print('  up to date');
-  for (const change of report.changes) print(`  ${change}`);
-  for (const id of report.removed) {
-    print(`  removed ${id}: the deployment accepts the new endpoint's secret; drop ${id}'s secret from STRIPE_WEBHOOK_SECRET at your next deploy`);
-  }
+  for (const change of report.changes.length > 0 ? report.changes : ['up to date']) print(`  ${change}`);
   if (report.newSecret) {
     print('');
     print('  Signing secret of the new endpoint (printed this once; the Stripe Dashboard can reveal it again):');

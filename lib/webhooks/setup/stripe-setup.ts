@@ -20,11 +20,10 @@ export interface WantedEndpoint {
 
 export interface StripeSetupReport {
   endpointId: string;
-  /** What was done, in words; empty when the endpoint was up to date. */
+  /** What was done, in words (an old endpoint removed included); empty when the endpoint was up to date. */
   changes: string[];
   /** Only when an endpoint was created: Stripe shows it this once. */
   newSecret?: string;
-  removed: string[];
   /** Old endpoints kept, and why. */
   waiting: { id: string; why: string }[];
   /** Endpoints with the webhook's path on another host: reported, never touched. */
@@ -99,7 +98,7 @@ export async function setupStripeWebhook(card: StripeSettings, wanted: WantedEnd
   const keep = ours.find((e) => e.api_version === wanted.apiVersion);
   // Only an endpoint on the webhook's own path is ever replaced or removed.
   const replaceable = ours.filter((e) => e !== keep && webhookPath(e.url) && e.api_version !== wanted.apiVersion);
-  const report: StripeSetupReport = { endpointId: '', changes: [], removed: [], waiting: [], elsewhere };
+  const report: StripeSetupReport = { endpointId: '', changes: [], waiting: [], elsewhere };
 
   if (!keep) {
     const old = replaceable[0];
@@ -154,7 +153,9 @@ export async function setupStripeWebhook(card: StripeSettings, wanted: WantedEnd
         continue;
       }
       await endpoints.del(endpoint.id).catch(failed('delete webhook endpoint'));
-      report.removed.push(endpoint.id);
+      report.changes.push(
+        `removed ${endpoint.id}: the deployment accepts the new endpoint's secret; drop ${endpoint.id}'s secret from STRIPE_WEBHOOK_SECRET at your next deploy`,
+      );
     }
   }
   return report;
