@@ -4,17 +4,24 @@ import { z } from 'zod';
 import type { Config } from '@/lib/config';
 import { ShipStationSetupError } from '@/lib/errors';
 import { send, type UpstreamAnswer } from '@/lib/upstream/node-http';
-import {
-  parsedJson,
-  parsedUrl,
-  SHIPSTATION_V1_EVENT,
-  SHIPSTATION_V1_SHIPPED_EVENTS,
-  SHIPSTATION_V2_EVENTS,
-  SHIPSTATION_WEBHOOK_PATH,
-  webhookTarget,
-} from '@/lib/webhooks/setup/events';
+import { parsedUrl, webhookTarget } from '@/lib/webhooks/setup/events';
 
 const FRIENDLY_NAME = 'Checkout payment service';
+
+const SHIPSTATION_WEBHOOK_PATH = '/api/shipstation/webhook';
+/** V1: one shipped event (each delivery costs a read of ShipStation, so not both shipped events). */
+const SHIPSTATION_V1_EVENT = 'SHIP_NOTIFY';
+const SHIPSTATION_V1_SHIPPED_EVENTS: readonly string[] = ['SHIP_NOTIFY', 'ITEM_SHIP_NOTIFY'];
+/** V2, as its create call names them (the deliveries say FULFILLMENT_SHIPPED_V2, …). */
+const SHIPSTATION_V2_EVENTS: readonly string[] = ['fulfillment_shipped_v2', 'label_created_v2', 'track_event_v2'];
+
+function parsedJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
 
 type Call = (operation: string, url: string, write?: { method: string; body?: unknown }) => Promise<UpstreamAnswer>;
 
