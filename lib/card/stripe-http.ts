@@ -9,7 +9,7 @@ import type { CardSettings } from '@/lib/config';
 import { CardProviderError, UpstreamHttpError } from '@/lib/errors';
 import { send } from '@/lib/upstream/node-http';
 
-type RequestHeaders = Parameters<InstanceType<typeof Stripe.HttpClient>['makeRequest']>[4];
+type MakeRequest = InstanceType<typeof Stripe.HttpClient>['makeRequest'];
 
 class ReadResponse extends Stripe.HttpClientResponse {
   constructor(
@@ -38,16 +38,8 @@ export class BoundedNodeHttpClient extends Stripe.HttpClient {
     return 'node';
   }
 
-  override async makeRequest(
-    host: string,
-    port: string,
-    path: string,
-    method: string,
-    headers: RequestHeaders,
-    requestData: string,
-    protocol: string,
-    timeout: number,
-  ): Promise<ReadResponse> {
+  override async makeRequest(...args: Parameters<MakeRequest>): Promise<ReadResponse> {
+    const [host, port, path, method, headers, requestData, protocol, timeout] = args;
     const url = new URL(`${protocol === 'http' ? 'http' : 'https'}://${host}:${port}${path}`);
     try {
       const body = requestData || undefined;
