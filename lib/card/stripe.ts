@@ -1,28 +1,30 @@
 /** The Stripe client through the official SDK: its objects and errors become the service's own here (docs/decisions.md#d34). */
 import Stripe from 'stripe';
-import { isMissing, StripeCustomers, unlessMissing } from '@/lib/card/customers';
-import { BoundedNodeHttpClient } from '@/lib/card/stripe-http';
+import { stripeSdk, toCardError } from '@/lib/card/stripe-http';
 import { chargeIdOf, readCardEvent, readRefund, toCardEvent, type CardEvent, type CardEventPage, type CardEventQuery, type RefundFacts } from '@/lib/card/events';
 import type { CardSettings } from '@/lib/config';
 import { CardProviderError, InvalidSignatureError, ServiceNotConfiguredError } from '@/lib/errors';
 import { traceCall } from '@/lib/telemetry';
 import { settleWithin, withOneRetry } from '@/lib/upstream/budget';
 
-export interface PaymentIntentSummary {
-  id: string;
-  amount: number;
-  currency: string;
-  status: string;
-  clientSecret: string;
-  orderId: string | undefined;
-  /** What a `requires_capture` intent may still capture (minor units); 0 otherwise. */
-  amountCapturable: number;
-  amountReceived: number;
-  chargeId: string;
-  receiptEmail: string | undefined;
-  customerId?: string | undefined;
-  setupFutureUsage?: string | undefined;
+export type PaymentIntentSummary = ReturnType<typeof summarize>;
+export type ChargePage = Awaited<ReturnType<StripeCardProvider['listCharges']>>;
+
+export interface CreateCustomerInput {
+  /** The WooCommerce customer (user) id, kept in `metadata.woocommerce_customer_id`. */
+  wooCustomerId: number;
+  email: string | undefined;
+  name: string | undefined;
+  idempotencyKey: string;
 }
+
+/** Never the session's own "save" (docs/decisions.md#d41); `limited` cards belong to subscriptions. */
+export const PAYMENT_ELEMENT_FEATURES = {
+  payment_method_redisplay: 'enabled',
+  payment_method_allow_redisplay_filters: ['always', 'unspecified'],
+  payment_method_save: 'disabled',
+  payment_method_remove: 'disabled',
+} as const;
 
 export interface CreateRefundInput {
   intentId: string;
@@ -48,33 +50,7 @@ export interface IntentChanges {
   setupFutureUsage?: 'off_session' | '';
 }
 
-export interface ChargeSummary {
-  chargeId: string;
-  intentId: string | undefined;
-  status: string;
-  captured: boolean;
-  refunded: boolean;
-  amount: number;
-  amountCaptured: number;
-  currency: string;
-  created: number;
-  captureBefore: number | undefined;
-  reviewId: string | undefined;
-  reviewOpen: boolean | undefined;
-}
-
-export interface ChargeListQuery {
-  createdFrom: number;
-  startingAfter?: string | undefined;
-  limit: number;
-}
-
-export interface ChargePage {
-  charges: (ChargeSummary & { intent: PaymentIntentSummary | undefined })[];
-  hasMore: boolean;
-}
-
-function summarize(intent: Stripe.PaymentIntent): PaymentIntentSummary {
+function summarize(intent: Stripe.PaymentIntent) {
   return {
     id: intent.id,
     amount: intent.amount,
@@ -82,6 +58,7 @@ function summarize(intent: Stripe.PaymentIntent): PaymentIntentSummary {
     status: intent.status,
     clientSecret: intent.client_secret ?? '',
     orderId: intent.metadata?.shop_order_id,
+    // What a `requires_capture` intent may still capture (minor units); 0 otherwise.
     amountCapturable: intent.amount_capturable ?? 0,
     amountReceived: intent.amount_received ?? 0,
     chargeId: chargeIdOf(intent.latest_charge),
@@ -91,7 +68,7 @@ function summarize(intent: Stripe.PaymentIntent): PaymentIntentSummary {
   };
 }
 
-function summarizeCharge(charge: Stripe.Charge): ChargeSummary {
+function summarizeCharge(charge: Stripe.Charge) {
   const review = charge.review;
   return {
     chargeId: charge.id,
@@ -109,6 +86,19 @@ function summarizeCharge(charge: Stripe.Charge): ChargeSummary {
   };
 }
 
+/** Stripe's answer to an id it does not know (its own error, or the service's carrying its code). */
+export const isMissing = (error: unknown) => (error as { code?: unknown } | null)?.code === 'resource_missing';
+
+/** The call's result, or undefined when Stripe does not know the id. */
+export async function unlessMissing<T>(call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
+  }
+}
+
 function isTransient(error: unknown): boolean {
   if (!(error instanceof CardProviderError)) return false;
   return error.type === 'timeout' || error.type === 'StripeConnectionError' || (error.status ?? 0) >= 500;
@@ -121,42 +111,47 @@ function refundFacts(operation: string, refund: Stripe.Refund): RefundFacts {
   return facts;
 }
 
-function toCardError(operation: string, error: unknown): CardProviderError {
-  if (error instanceof Stripe.errors.StripeError) {
-    return new CardProviderError(operation, error.type, error.statusCode, error.code);
-  }
-  return new CardProviderError(operation, 'unknown', undefined, undefined);
-}
-
 export type CardProvider = StripeCardProvider;
 
 export class StripeCardProvider {
   private readonly stripe: Stripe;
-  readonly customers: StripeCustomers;
 
   constructor(
     private readonly settings: CardSettings,
     private readonly timeoutMs: number,
   ) {
-    const base = settings.apiBaseUrl ? new URL(settings.apiBaseUrl) : undefined;
-    this.stripe = new Stripe(settings.secretKey, {
-      // fetch cost about 0.5 ms of CPU more per call (docs/benchmarks.md).
-      httpClient: new BoundedNodeHttpClient(),
-      timeout: timeoutMs,
-      // The SDK's own retries would run past the request's deadline.
-      maxNetworkRetries: 0,
-      telemetry: false,
-      appInfo: { name: 'checkout-payment-service' },
-      ...(base
-        ? {
-            protocol: base.protocol === 'http:' ? 'http' : 'https',
-            host: base.hostname,
-            port: base.port || (base.protocol === 'http:' ? 80 : 443),
-          }
-        : {}),
-    });
-    this.customers = new StripeCustomers(this.stripe, (operation, retry, call) => this.attempt(operation, retry, call));
+    this.stripe = stripeSdk(settings, timeoutMs, 0);
   }
+
+  /** Stripe Customers and Customer Sessions, for saved cards (docs/decisions.md#d41). */
+  readonly customers = {
+    /** The customer's id, or undefined when Stripe does not know it or it was deleted (`deleted: true`). */
+    retrieveCustomer: async (id: string): Promise<string | undefined> => {
+      const retrieve = (options: { timeout: number }) => this.stripe.customers.retrieve(id, {}, options);
+      const customer = await unlessMissing(this.attempt('retrieve customer', true, retrieve));
+      return customer === undefined || ('deleted' in customer && customer.deleted) ? undefined : customer.id;
+    },
+
+    createCustomer: async (input: CreateCustomerInput): Promise<string> => {
+      const metadata = { woocommerce_customer_id: String(input.wooCustomerId) };
+      const params = { email: input.email || undefined, name: input.name || undefined, metadata };
+      const customer = await this.attempt('create customer', true, (options) =>
+        this.stripe.customers.create(params, { idempotencyKey: input.idempotencyKey, ...options }),
+      );
+      return customer.id;
+    },
+
+    createCustomerSession: async (customerId: string): Promise<string> => {
+      // Without a key a lost answer is not repeated: a second session would be harmless, but the budget is the request's.
+      const filters = [...PAYMENT_ELEMENT_FEATURES.payment_method_allow_redisplay_filters];
+      const features = { ...PAYMENT_ELEMENT_FEATURES, payment_method_allow_redisplay_filters: filters };
+      const components = { payment_element: { enabled: true, features } };
+      const session = await this.attempt('create customer session', false, (options) =>
+        this.stripe.customerSessions.create({ customer: customerId, components }, options),
+      );
+      return session.client_secret;
+    },
+  };
 
   /** `retry` only for reads and a create with its idempotency key: an update without a key is never repeated. */
   private attempt<T>(operation: string, retry: boolean, call: (options: { timeout: number }) => Promise<T>): Promise<T> {
@@ -188,7 +183,7 @@ export class StripeCardProvider {
           currency: input.currency.toLowerCase(),
           description: `Order #${input.orderId}`,
           metadata: { shop_order_id: String(input.orderId) },
-          ...(input.email ? { receipt_email: input.email } : {}),
+          receipt_email: input.email || undefined,
           ...methods,
           ...(capture === 'automatic' ? {} : { capture_method: 'manual' as const }),
         },
@@ -210,10 +205,11 @@ export class StripeCardProvider {
       this.stripe.paymentIntents.update(
         id,
         {
-          ...(changes.amount !== undefined ? { amount: changes.amount } : {}),
-          ...(changes.receiptEmail !== undefined ? { receipt_email: changes.receiptEmail } : {}),
-          ...(changes.customerId !== undefined ? { customer: changes.customerId } : {}),
-          ...(changes.setupFutureUsage !== undefined ? { setup_future_usage: changes.setupFutureUsage } : {}),
+          // An unset key is left out of the request (the SDK skips undefined), so it stays as it is at Stripe.
+          amount: changes.amount,
+          receipt_email: changes.receiptEmail,
+          customer: changes.customerId,
+          setup_future_usage: changes.setupFutureUsage,
           metadata: { shop_order_id: String(orderId) },
         },
         options,
@@ -229,38 +225,33 @@ export class StripeCardProvider {
           types: [...query.types],
           created: { gte: query.createdFrom },
           limit: query.limit,
-          ...(query.startingAfter ? { starting_after: query.startingAfter } : {}),
+          starting_after: query.startingAfter || undefined,
         },
         options,
       ),
     );
     return {
-      events: page.data.map((event) =>
-        toCardEvent({
-          id: event.id,
-          type: event.type,
-          created: event.created,
-          object: event.data.object as unknown as Record<string, unknown>,
-        }),
+      events: page.data.map(({ id, type, created, data }) =>
+        toCardEvent({ id, type, created, object: data.object as unknown as Record<string, unknown> }),
       ),
       hasMore: page.has_more,
     };
   }
 
-  async retrieveCharge(chargeId: string): Promise<ChargeSummary | undefined> {
+  async retrieveCharge(chargeId: string) {
     const retrieve = (options: { timeout: number }) => this.stripe.charges.retrieve(chargeId, { expand: ['review'] }, options);
     const charge = await unlessMissing(this.attempt('retrieve charge', true, retrieve));
     return charge && summarizeCharge(charge);
   }
 
-  async listCharges(query: ChargeListQuery): Promise<ChargePage> {
+  async listCharges(query: Omit<CardEventQuery, 'types'>) {
     const page = await this.attempt('list charges', true, (options) =>
       this.stripe.charges.list(
         {
           created: { gte: query.createdFrom },
           limit: query.limit,
           expand: ['data.payment_intent'],
-          ...(query.startingAfter ? { starting_after: query.startingAfter } : {}),
+          starting_after: query.startingAfter || undefined,
         },
         options,
       ),
@@ -279,12 +270,9 @@ export class StripeCardProvider {
     let startingAfter: string | undefined;
     for (let page = 0; page < 10; page += 1) {
       const result = await this.attempt('list refunds', true, (options) =>
-        this.stripe.refunds.list({ charge: chargeId, limit: 100, ...(startingAfter ? { starting_after: startingAfter } : {}) }, options),
+        this.stripe.refunds.list({ charge: chargeId, limit: 100, starting_after: startingAfter }, options),
       );
-      for (const refund of result.data) {
-        const facts = readRefund(refund);
-        if (facts) refunds.push(facts);
-      }
+      refunds.push(...result.data.flatMap((refund) => readRefund(refund) ?? []));
       if (!result.has_more || result.data.length === 0) break;
       startingAfter = result.data.at(-1)?.id;
     }
@@ -324,9 +312,7 @@ export class StripeCardProvider {
 
   verifyWebhookEvent(rawBody: string, signature: string): CardEvent {
     const secrets = this.settings.webhookSecrets;
-    if (secrets.length === 0) {
-      throw new ServiceNotConfiguredError('The service is not configured: set STRIPE_WEBHOOK_SECRET');
-    }
+    if (secrets.length === 0) throw new ServiceNotConfiguredError('The service is not configured: set STRIPE_WEBHOOK_SECRET');
     // While a secret is being rolled Stripe signs with both (one v1 each); any configured one may match.
     let firstFailure: unknown;
     for (const secret of secrets) {

@@ -3,35 +3,20 @@
  * cron token, each upstream's cheapest authenticated call, never a URL, key or upstream message.
  */
 import packageJson from '@/package.json';
-import { stripePaymentMethodDomains, unregisteredStorefrontDomains, type UnregisteredDomain } from '@/lib/checkout/express-domains';
+import { stripePaymentMethodDomains, unregisteredStorefrontDomains } from '@/lib/checkout/express-domains';
 import { CardProviderError, ServiceError, StoreBusyError, StoreSignatureRefusedError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import type { SlotUsage } from '@/lib/shared-state/store-slots';
 import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '@/lib/webhooks/setup/events';
-import { stripeWebhookEndpoints } from '@/lib/webhooks/setup/stripe-endpoints';
-import { stripeWebhookProblem } from '@/lib/webhooks/setup/stripe-setup';
+import { listWebhookEndpoints, stripeWebhookProblem } from '@/lib/webhooks/setup/stripe-setup';
 
-export const SERVICE_VERSION: string = packageJson.version;
+const SERVICE_VERSION: string = packageJson.version;
 
-export interface CheckResult {
+interface CheckResult {
   ok: boolean;
   latencyMs: number;
   busy?: true;
   reason?: string;
-}
-
-export interface ShallowHealth {
-  status: 'ok';
-  version: string;
-}
-
-export interface DeepHealth {
-  status: 'ok' | 'degraded';
-  version: string;
-  checks: Record<string, CheckResult>;
-  storeSlots?: SlotUsage;
-  walletDomains?: UnregisteredDomain[];
 }
 
 /** Resolves to what is set up wrong though the upstream answered, or to nothing when healthy. */
@@ -43,25 +28,17 @@ function probes(services: Services): Record<string, Probe> {
   const redis = services.sharedStatePing;
   const { card, serviceUrl, upstreamTimeoutMs } = services.config;
   return {
-    store: async () => {
-      await services.store().checkReachable();
-    },
+    store: async () => void (await services.store().checkReachable()),
     // The call reconciliation depends on, for one event of the last minute: cheap, and proves the key can read events.
     card: async () => {
       await (await services.card()).listEvents({ types: ['payment_intent.succeeded'], createdFrom: Math.floor(Date.now() / 1000) - 60, limit: 1 });
     },
     ...(redis ? { redis: async () => void (await redis()) } : {}),
     // This deployment's Stripe webhook endpoint as Stripe has it; not run while the deployment's URL is unknown.
-    ...(card && serviceUrl
-      ? {
-          cardWebhook: async () =>
-            stripeWebhookProblem(
-              await stripeWebhookEndpoints(card, upstreamTimeoutMs).list(),
-              { serviceUrl, events: stripeWebhookEvents(services.config), apiVersion: STRIPE_SDK_API_VERSION },
-              card.webhookSecrets,
-            ),
-        }
-      : {}),
+    ...(card && serviceUrl ? { cardWebhook: async () => {
+      const wanted = { serviceUrl, events: stripeWebhookEvents(services.config), apiVersion: STRIPE_SDK_API_VERSION };
+      return stripeWebhookProblem(await listWebhookEndpoints(card, upstreamTimeoutMs), wanted, card.webhookSecrets);
+    } } : {}),
   };
 }
 
@@ -85,41 +62,35 @@ async function run(name: string, probe: Probe): Promise<CheckResult> {
   }
 }
 
-/** Informational: a storefront may not offer wallets at all, so an unregistered domain never degrades the status. */
-async function walletDomainProblems(services: Services): Promise<UnregisteredDomain[] | undefined> {
+/** An informational read: its failure is logged and the field left out, never degrading the status. */
+async function unlessFailed<T>(event: string, fields: { check?: string }, read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    log.warn(event, { ...fields, reason: failureKind(error) });
+    return undefined;
+  }
+}
+
+export function shallowHealth() {
+  return { status: 'ok' as const, version: SERVICE_VERSION };
+}
+
+export async function deepHealth(services: Services) {
   const { card, allowedOrigins, upstreamTimeoutMs } = services.config;
-  if (!card) return undefined;
-  try {
-    return await unregisteredStorefrontDomains(allowedOrigins, stripePaymentMethodDomains(card, upstreamTimeoutMs));
-  } catch (error) {
-    log.warn('health.check_failed', { check: 'walletDomains', reason: failureKind(error) });
-    return undefined;
-  }
-}
-
-export function shallowHealth(): ShallowHealth {
-  return { status: 'ok', version: SERVICE_VERSION };
-}
-
-/** Read before the probes, so the store probe's own slot is not counted. */
-async function storeSlotUsage(services: Services): Promise<SlotUsage | undefined> {
-  try {
-    return await services.storeSlots?.usage();
-  } catch (error) {
-    log.warn('health.store_slots_unreadable', { reason: failureKind(error) });
-    return undefined;
-  }
-}
-
-export async function deepHealth(services: Services): Promise<DeepHealth> {
-  const storeSlots = await storeSlotUsage(services);
+  // Read before the probes, so the store probe's own slot is not counted.
+  const storeSlots = await unlessFailed('health.store_slots_unreadable', {}, async () => services.storeSlots?.usage());
   const [entries, walletDomains] = await Promise.all([
     Promise.all(Object.entries(probes(services)).map(async ([name, probe]) => [name, await run(name, probe)] as const)),
-    walletDomainProblems(services),
+    // A storefront may not offer wallets at all, so an unregistered domain never degrades the status.
+    card &&
+      unlessFailed('health.check_failed', { check: 'walletDomains' }, () =>
+        unregisteredStorefrontDomains(allowedOrigins, stripePaymentMethodDomains(card, upstreamTimeoutMs)),
+      ),
   ]);
   const checks: Record<string, CheckResult> = Object.fromEntries(entries);
   const healthy = Object.values(checks).every((result) => result.ok);
-  return { status: healthy ? 'ok' : 'degraded', version: SERVICE_VERSION, checks,
+  return { status: healthy ? ('ok' as const) : ('degraded' as const), version: SERVICE_VERSION, checks,
     ...(storeSlots ? { storeSlots } : {}),
     ...(walletDomains?.length ? { walletDomains } : {}),
   };

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { POST } from '@/app/api/payment-intent/route';
-import { PAYMENT_ELEMENT_FEATURES } from '@/lib/card/customers';
+import { PAYMENT_ELEMENT_FEATURES } from '@/lib/card/stripe';
 import { stripeApiHandler } from '@/stand-ins/stripe/fetch-handler';
 import { customerIdempotencyKey, META_DROPPED_TTL_MS } from '@/lib/checkout/saved-cards';
 import { customerMeta, gatewayReadsCustomer, gatewaySavesCustomer, presentCustomer, setUserMeta, updateCustomer, userMeta } from '@/stand-ins/woocommerce/customers';

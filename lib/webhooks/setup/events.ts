@@ -11,13 +11,6 @@ export const STRIPE_SDK_API_VERSION: string = Stripe.API_VERSION;
 export const STRIPE_WEBHOOK_PATH = '/api/stripe/webhook';
 export const STRIPE_WEBHOOK_PATHS: readonly string[] = [STRIPE_WEBHOOK_PATH, '/api/cardprovider/webhook'];
 
-export const SHIPSTATION_WEBHOOK_PATH = '/api/shipstation/webhook';
-/** V1: one shipped event (each delivery costs a read of ShipStation, so not both shipped events). */
-export const SHIPSTATION_V1_EVENT = 'SHIP_NOTIFY';
-export const SHIPSTATION_V1_SHIPPED_EVENTS: readonly string[] = ['SHIP_NOTIFY', 'ITEM_SHIP_NOTIFY'];
-/** V2, as its create call names them (the deliveries say FULFILLMENT_SHIPPED_V2, …). */
-export const SHIPSTATION_V2_EVENTS: readonly string[] = ['fulfillment_shipped_v2', 'label_created_v2', 'track_event_v2'];
-
 export function stripeWebhookEvents(config: Pick<Config, 'lifecycleEvents' | 'capture'>): string[] {
   return handledEventTypes(config).sort();
 }
@@ -26,10 +19,4 @@ export function webhookTarget(serviceUrl: string, path: string): string {
   return `${serviceUrl.replace(/\/+$/, '')}${path}`;
 }
 
-export function parsedUrl(url: string): URL | undefined {
-  try {
-    return new URL(url);
-  } catch {
-    return undefined;
-  }
-}
+export const parsedUrl = (url: string): URL | undefined => (URL.canParse(url) ? new URL(url) : undefined);

@@ -2,9 +2,8 @@
 import { requireSetting, type Config } from '@/lib/config';
 import { CardProviderError, ServiceError, ServiceNotConfiguredError, ShipStationSetupError } from '@/lib/errors';
 import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '@/lib/webhooks/setup/events';
-import { setupShipStationV1, setupShipStationV2, type ShipStationSetupReport } from '@/lib/webhooks/setup/shipstation-setup';
-import { stripeWebhookEndpoints } from '@/lib/webhooks/setup/stripe-endpoints';
-import { deployedSecretCheck, setupStripeWebhook, webhookUrl, type StripeSetupReport } from '@/lib/webhooks/setup/stripe-setup';
+import { setupShipStationV1, setupShipStationV2 } from '@/lib/webhooks/setup/shipstation-setup';
+import { setupStripeWebhook, webhookUrl, type StripeSetupReport } from '@/lib/webhooks/setup/stripe-setup';
 
 export interface SetupOptions {
   serviceUrl: string;
@@ -18,12 +17,8 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 export function parseServiceUrl(raw: string | undefined): { url: string } | { problem: string } {
   const usage = 'give the deployment\'s base URL: npm run setup:webhooks -- --url https://pay.example.com';
   if (!raw) return { problem: `--url is missing: ${usage}` };
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return { problem: `--url is not a URL: ${usage}` };
-  }
+  if (!URL.canParse(raw)) return { problem: `--url is not a URL: ${usage}` };
+  const url = new URL(raw);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.has(url.hostname))) return { problem: `--url must be https:// (Stripe delivers live events over HTTPS only): ${usage}` };
   if (url.search || url.hash || url.username || url.password) return { problem: `--url must have no query, fragment or credentials: ${usage}` };
   if (/\/api\//.test(url.pathname)) return { problem: `--url must be the deployment's base URL, not a route: ${usage}` };
@@ -33,11 +28,7 @@ export function parseServiceUrl(raw: string | undefined): { url: string } | { pr
 function printStripe(report: StripeSetupReport, options: SetupOptions, events: readonly string[]): void {
   const { print } = options;
   print(`Stripe: endpoint ${report.endpointId} → ${webhookUrl(options.serviceUrl)} (API version ${STRIPE_SDK_API_VERSION}; events: ${events.join(', ')})`);
-  if (report.changes.length === 0 && report.removed.length === 0) print('  up to date');
-  for (const change of report.changes) print(`  ${change}`);
-  for (const id of report.removed) {
-    print(`  removed ${id}: the deployment accepts the new endpoint's secret; drop ${id}'s secret from STRIPE_WEBHOOK_SECRET at your next deploy`);
-  }
+  for (const change of report.changes.length > 0 ? report.changes : ['up to date']) print(`  ${change}`);
   if (report.newSecret) {
     print('');
     print('  Signing secret of the new endpoint (printed this once; the Stripe Dashboard can reveal it again):');
@@ -55,15 +46,14 @@ function printStripe(report: StripeSetupReport, options: SetupOptions, events: r
   }
 }
 
-function printShipStation(name: string, report: ShipStationSetupReport, print: (line: string) => void): void {
-  print(`ShipStation ${name}:`);
-  if (report.changes.length === 0 && report.notes.length === 0) print('  up to date');
-  for (const line of [...report.changes, ...report.notes]) print(`  ${line}`);
-}
+/** Each setup resolves to undefined when its credentials are not set. */
+const SHIPSTATION = [
+  { name: 'V1', setup: setupShipStationV1, unset: 'SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set' },
+  { name: 'V2', setup: setupShipStationV2, unset: 'SHIPSTATION_V2_API_KEY is not set' },
+];
 
 export async function runWebhookSetup(options: SetupOptions): Promise<boolean> {
   const { config, print } = options;
-  const timeoutMs = config.upstreamTimeoutMs;
   let ok = true;
   const fail = (provider: string, error: unknown) => {
     ok = false;
@@ -82,30 +72,25 @@ export async function runWebhookSetup(options: SetupOptions): Promise<boolean> {
   try {
     const card = requireSetting(config, 'card');
     const events = stripeWebhookEvents(config);
-    const report = await setupStripeWebhook(
-      stripeWebhookEndpoints(card, timeoutMs),
-      { serviceUrl: options.serviceUrl, events, apiVersion: STRIPE_SDK_API_VERSION },
-      deployedSecretCheck(card.webhookSecrets, timeoutMs),
-    );
+    const wanted = { serviceUrl: options.serviceUrl, events, apiVersion: STRIPE_SDK_API_VERSION };
+    const report = await setupStripeWebhook(card, wanted, config.upstreamTimeoutMs);
     printStripe(report, options, events);
   } catch (error) {
     fail('Stripe', error);
   }
 
-  const shipStation = async (name: string, setup: (() => Promise<ShipStationSetupReport>) | undefined, unset: string) => {
-    if (!setup) return print(`ShipStation ${name}: skipped (${unset})`);
+  for (const { name, setup, unset } of SHIPSTATION) {
     try {
-      printShipStation(name, await setup(), print);
+      const lines = await setup(options.serviceUrl, config);
+      if (!lines) {
+        print(`ShipStation ${name}: skipped (${unset})`);
+        continue;
+      }
+      print(`ShipStation ${name}:`);
+      for (const line of lines.length > 0 ? lines : ['up to date']) print(`  ${line}`);
     } catch (error) {
       fail(`ShipStation ${name}`, error);
     }
-  };
-  const { serviceUrl } = options;
-  const { apiKey, apiSecret } = config.shipping;
-  const v2Key = config.shippingV2.apiKey;
-  const v1 = apiKey && apiSecret ? () => setupShipStationV1(serviceUrl, { ...config.shipping, apiKey, apiSecret }, timeoutMs) : undefined;
-  const v2 = v2Key ? () => setupShipStationV2(serviceUrl, { ...config.shippingV2, apiKey: v2Key }, timeoutMs) : undefined;
-  await shipStation('V1', v1, 'SHIPSTATION_API_KEY and SHIPSTATION_API_SECRET are not both set');
-  await shipStation('V2', v2, 'SHIPSTATION_V2_API_KEY is not set');
+  }
   return ok;
 }
