@@ -481,7 +481,9 @@ function userMetaSet(wooCustomerId: number, value: string) {
 }
 
 /** Lets pending I/O run until `condition` holds (no timer involved). */
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !condition(); i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
+/** Waits for `condition` against a deadline, not a count of tries that a busy machine can outrun. */
+async function until(condition: () => boolean, deadlineMs = 20_000): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  while (!condition() && Date.now() < end) await new Promise<void>((resolve) => setTimeout(resolve, 1));
   expect(condition()).toBe(true);
 }
