@@ -1,14 +1,14 @@
 // One shipment applied once to its order, under the order's lock (docs/contract.md#spec-4-4); later packages and two
 // instances without a shared lock: docs/integrations/shipstation.md#packages-and-two-instances-without-a-shared-lock.
 // STRIPE_CAPTURE=on_shipment captures first, under the same lock (docs/decisions.md#d36); a failed capture queues the shipment.
-import { OrderBusyError, StoreError } from '@/lib/errors';
+import { captureOrderAuthorization } from '@/lib/card-payments/authorization';
+import { CardProviderError, OrderBusyError, StoreCallbackRefusedError, StoreError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { sendCustomerMessage } from '@/lib/orders/customer-message';
 import { buildOrderUpdate, keptCustomerNote } from '@/lib/orders/mutation';
 import { shippedNote, shopNotes } from '@/lib/orders/notes';
 import { parseOrderId } from '@/lib/order-id';
 import { ORDER_STATUS } from '@/lib/order-statuses';
-import { captureBeforeShipping } from '@/lib/shipments/capture-on-shipment';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import { awaitsCapturedPayment, heldForCapture } from '@/lib/orders/order-payment';
 import { readShipStation, retryableStore } from '@/lib/shipments/failures';
@@ -199,6 +199,27 @@ async function shipLocked(
   log.warn('shipping.status_fallback', { orderId, from: SHIPPED_STATUS, to: FALLBACK_STATUS });
   const fallback = await write(FALLBACK_STATUS);
   return fallback instanceof StoreError ? updateFailed(orderId, fallback) : fallback;
+}
+
+/** STRIPE_CAPTURE=on_shipment, under the shipment's lock: undefined when captured (now or before), else the replay queue's reason. */
+async function captureBeforeShipping(orderId: number, order: StoreOrder, services: Services): Promise<string | undefined> {
+  try {
+    const captured = await captureOrderAuthorization(order, services, 'ship-capture');
+    log.info('shipping.captured', { orderId, intentId: captured.intentId, amount: captured.amount, authorized: captured.authorized, outcome: captured.outcome });
+    return undefined;
+  } catch (error) {
+    if (error instanceof StoreCallbackRefusedError) {
+      const code = typeof error.details?.code === 'string' ? error.details.code : 'refused';
+      // The shop must act (an expired authorization, a total above it): the reason is in words here.
+      log.error('shipping.capture_refused', { orderId, code, reason: error.message });
+      return `capture:${code}`;
+    }
+    if (error instanceof CardProviderError) {
+      log.warn('shipping.capture_failed', { orderId, type: error.type, status: error.status });
+      return `capture:${error.type}`;
+    }
+    throw error;
+  }
 }
 
 const shippedAs = (status: string): AppliedShipOutcome => (status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback');

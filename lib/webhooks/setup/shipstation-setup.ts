@@ -15,14 +15,6 @@ const SHIPSTATION_V1_SHIPPED_EVENTS: readonly string[] = ['SHIP_NOTIFY', 'ITEM_S
 /** V2, as its create call names them (the deliveries say FULFILLMENT_SHIPPED_V2, …). */
 const SHIPSTATION_V2_EVENTS: readonly string[] = ['fulfillment_shipped_v2', 'label_created_v2', 'track_event_v2'];
 
-function parsedJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 type Call = (operation: string, url: string, write?: { method: string; body?: unknown }) => Promise<UpstreamAnswer>;
 
 /** One API's calls, each with its own deadline; an answer other than a 2xx (a redirect included) fails with its status. */
@@ -43,9 +35,11 @@ function sender(authorization: Record<string, string>, timeoutMs: number): Call 
 
 async function list<T>(call: Call, operation: string, url: string, schema: z.ZodType<T>): Promise<T> {
   const answer = await call(operation, url);
-  const result = schema.safeParse(parsedJson(answer.body.toString('utf8')));
-  if (!result.success) throw new ShipStationSetupError(`${operation}: unexpected answer`, answer.status);
-  return result.data;
+  try {
+    return schema.parse(JSON.parse(answer.body.toString('utf8')));
+  } catch {
+    throw new ShipStationSetupError(`${operation}: unexpected answer`, answer.status);
+  }
 }
 
 const samePlace = (url: string, target: string) => {
