@@ -6,7 +6,7 @@ import type { CardProvider } from '@/lib/card/stripe';
 import { getConfig, requireSetting, resetConfig, type Config } from '@/lib/config';
 import { closeRedisConnection, getRedisConnection, type RedisConnection } from '@/lib/redis/connection';
 import { MemoryCursorStore, RECONCILE_CURSOR, RedisCursorStore, SHIPMENT_CURSOR } from '@/lib/shared-state/cursor';
-import type { CursorKind, ReconcileCursor, ReconcileCursorStore, ShipmentCursor, ShipmentCursorStore } from '@/lib/shared-state/cursor';
+import type { CursorKind, CursorStore, ReconcileCursor, ShipmentCursor, ShipmentCursorStore } from '@/lib/shared-state/cursor';
 import { FallbackWarning, withFallback } from '@/lib/shared-state/fallback';
 import { MemoryOrderLocks, orderLocksWithFallback, orderLocksWithoutFallback, orderLockTtlMs } from '@/lib/shared-state/order-locks';
 import { RedisOrderLocks, type OrderLocks } from '@/lib/shared-state/order-locks';
@@ -32,7 +32,7 @@ interface SharedState {
   /** The same locks, never this instance's alone while Redis is configured (docs/decisions.md#d29). */
   cardEventLocks: OrderLocks;
   processedEvents: ProcessedEvents;
-  reconcileCursor: ReconcileCursorStore;
+  reconcileCursor: CursorStore<ReconcileCursor>;
   shipmentCursor: ShipmentCursorStore;
   shipmentCursorsV2: { labels: ShipmentCursorStore; fulfillments: ShipmentCursorStore };
   shippingReplay: ShippingReplayQueue;

@@ -85,7 +85,10 @@ export class RedisConnection {
   private redis: RedisClient | undefined;
   private connecting: Promise<void> | undefined;
   private firstConnectionDeadline = 0;
-  private lastErrorLog = Number.NEGATIVE_INFINITY;
+  // Never the URL: it carries the password.
+  private readonly logError = atMostEvery(ERROR_LOG_INTERVAL_MS, (error: unknown) =>
+    log.warn('redis.error', { error: describeFailure(error) }),
+  );
   private phase: 'connecting' | 'up' | 'reconnecting' | 'away' = 'connecting';
   /** The drop of a ready connection; `reconnected` tells whether its first reconnection succeeded. */
   private drop: { error: unknown; reconnected: Promise<boolean>; settle: (ok: boolean) => void } | undefined;
@@ -248,13 +251,6 @@ export class RedisConnection {
     }
   }
 
-  private logError(error: unknown): void {
-    const now = Date.now();
-    if (now - this.lastErrorLog < ERROR_LOG_INTERVAL_MS) return;
-    this.lastErrorLog = now;
-    // Never the URL: it carries the password.
-    log.warn('redis.error', { error: describeFailure(error) });
-  }
 }
 
 async function cutKind(error: unknown): Promise<'unsent' | 'maybe_applied' | undefined> {
@@ -281,6 +277,17 @@ export class RedisScript {
       return redis.eval(this.source, { keys, arguments: args });
     }
   }
+}
+
+/** `write`, dropping the calls that come less than `ms` after the last one it let through (a log line at most every `ms`). */
+export function atMostEvery<A extends unknown[]>(ms: number, write: (...args: A) => void, clock = Date.now): (...args: A) => void {
+  let last = Number.NEGATIVE_INFINITY;
+  return (...args) => {
+    const now = clock();
+    if (now - last < ms) return;
+    last = now;
+    write(...args);
+  };
 }
 
 /** `work`'s outcome, or `onTimeout` when `ms` pass first. */

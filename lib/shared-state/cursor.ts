@@ -34,7 +34,6 @@ export interface CursorStore<Cursor> {
   clear(): Promise<void>;
 }
 
-export type ReconcileCursorStore = CursorStore<ReconcileCursor>;
 export type ShipmentCursorStore = CursorStore<ShipmentCursor>;
 
 /** How one cursor is stored in Redis and named in the logs. */

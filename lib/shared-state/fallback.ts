@@ -4,26 +4,25 @@
  */
 import { SharedStateUnavailableError } from '@/lib/errors';
 import { log } from '@/lib/log';
+import { atMostEvery } from '@/lib/redis/connection';
 
 const WARNING_INTERVAL_MS = 60_000;
 
 /** One warning a minute at most, whatever part fell back and however many requests did. */
 export class FallbackWarning {
-  private last = Number.NEGATIVE_INFINITY;
-
   constructor(private readonly now: () => number = Date.now) {}
 
-  note(part: string, error: SharedStateUnavailableError): void {
-    const now = this.now();
-    if (now - this.last < WARNING_INTERVAL_MS) return;
-    this.last = now;
-    log.warn('redis.fallback_to_memory', {
-      part,
-      operation: error.details?.operation ?? null,
-      cause: error.details?.cause,
-      message: 'Redis is unavailable: this instance keeps this state in its own memory until Redis answers again',
-    });
-  }
+  readonly note = atMostEvery(
+    WARNING_INTERVAL_MS,
+    (part: string, error: SharedStateUnavailableError) =>
+      log.warn('redis.fallback_to_memory', {
+        part,
+        operation: error.details?.operation ?? null,
+        cause: error.details?.cause,
+        message: 'Redis is unavailable: this instance keeps this state in its own memory until Redis answers again',
+      }),
+    () => this.now(),
+  );
 }
 
 /** `work`'s answer, or `onUnavailable`'s when it failed with SharedStateUnavailableError; any other failure propagates. */

@@ -6,7 +6,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { OrderBusyError, SharedStateUnavailableError } from '@/lib/errors';
 import { log } from '@/lib/log';
-import { KEY_PREFIX, orTimeout, type RedisConnection } from '@/lib/redis/connection';
+import { atMostEvery, KEY_PREFIX, orTimeout, type RedisConnection } from '@/lib/redis/connection';
 import type { FallbackWarning } from '@/lib/shared-state/fallback';
 import { PROCESSED_EVENT_TTL_MS } from '@/lib/shared-state/processed-events';
 import { takeDeferredHit } from '@/lib/shared-state/rate-limit';
@@ -116,7 +116,6 @@ const LATE_WARNING_INTERVAL_MS = 60_000;
 export class RedisOrderLocks implements OrderLocks {
   private readonly prefix: string;
   private readonly wait: LockWait & { ttlMs: number };
-  private lastLateWarning = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -216,15 +215,12 @@ export class RedisOrderLocks implements OrderLocks {
   }
 
   /** At most one warning a minute that Redis answers locks later than REDIS_TIMEOUT_MS. */
-  private warnLateAnswer(orderId: number): void {
-    const now = Date.now();
-    if (now - this.lastLateWarning < LATE_WARNING_INTERVAL_MS) return;
-    this.lastLateWarning = now;
+  private readonly warnLateAnswer = atMostEvery(LATE_WARNING_INTERVAL_MS, (orderId: number) =>
     log.warn('redis.lock_answer_late', {
       orderId,
       message: 'Redis did not answer a lock within REDIS_TIMEOUT_MS: waiting for its answer instead of falling back, so writers stay serialized',
-    });
-  }
+    }),
+  );
 
   /** Never throws: a lock that cannot be released expires with its TTL. */
   private async release(orderId: number, token: string): Promise<void> {

@@ -36,24 +36,21 @@ export class MemoryProcessedEvents implements ProcessedEvents {
  * event whose order is not known yet, and carries the request's deferred rate-limit hit (one round trip still).
  */
 export class RedisProcessedEvents implements ProcessedEvents {
-  private readonly prefix: string;
   constructor(
     private readonly connection: RedisConnection,
-    options: { prefix?: string } = {},
-  ) {
-    this.prefix = options.prefix ?? KEY_PREFIX;
-  }
+    private readonly options: { prefix?: string } = {},
+  ) {}
 
   async has(eventId: string): Promise<boolean> {
     const hit = takeDeferredHit();
-    const call = countCheckLock(this.prefix, { hit, eventKey: eventId });
+    const call = countCheckLock(this.options.prefix ?? KEY_PREFIX, { hit, eventKey: eventId });
     const answer = await this.connection.run('event_check', call.send).catch((error: unknown) => countLocallyAndRethrow(hit, error));
     return call.read(answer).remembered;
   }
 
   async remember(eventId: string): Promise<void> {
     await this.connection.run('event_record', (redis) =>
-      redis.set(requestKeys(this.prefix).event(eventId), '1', { expiration: { type: 'PX', value: PROCESSED_EVENT_TTL_MS } }),
+      redis.set(requestKeys(this.options.prefix ?? KEY_PREFIX).event(eventId), '1', { expiration: { type: 'PX', value: PROCESSED_EVENT_TTL_MS } }),
     );
   }
 }

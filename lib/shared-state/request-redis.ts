@@ -121,20 +121,14 @@ export function rememberUnlock(prefix: string, orderId: number, token: string, r
 
 /** The rate limit shared by every instance: the same windows and answers as MemoryRateLimiter, one round trip a hit. */
 export class RedisRateLimiter implements RateLimiter {
-  private readonly keys: ReturnType<typeof requestKeys>;
-  private readonly now: () => number;
-
   constructor(
     private readonly connection: RedisConnection,
-    options: { prefix?: string; now?: () => number } = {},
-  ) {
-    this.keys = requestKeys(options.prefix ?? KEY_PREFIX);
-    this.now = options.now ?? Date.now;
-  }
+    private readonly options: { prefix?: string; now?: () => number } = {},
+  ) {}
 
   async hit(rule: RateLimitRule, client: string): Promise<RateLimitDecision> {
-    const start = windowStart(rule, this.now());
-    const keys = [this.keys.rateLimit(rule, start, client)];
+    const start = windowStart(rule, (this.options.now ?? Date.now)());
+    const keys = [requestKeys(this.options.prefix ?? KEY_PREFIX).rateLimit(rule, start, client)];
     const args = ['r', counterExpiry(rule, start), String(rule.limit), '', '0'];
     const [count] = (await this.connection.run('rate_limit', (redis) => COUNT_CHECK_LOCK.run(redis, keys, args))) as CountCheckLockReply;
     return rateLimitDecision(rule, start, Number(count));

@@ -7,6 +7,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import type { StoreCaller } from '@/lib/config';
 import { StoreBusyError } from '@/lib/errors';
 import { log } from '@/lib/log';
+import { atMostEvery } from '@/lib/redis/connection';
 import { currentRequest, requestScopeOf, type RequestScope } from '@/lib/request-scope';
 import { LEASE_MARGIN_MS, type SlotLease, type SlotRequest, type StoreSlots } from '@/lib/shared-state/store-slots';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
@@ -38,7 +39,6 @@ interface Waiter {
 export class StoreGate {
   private readonly waiting = new Set<Waiter>();
   private refusedSinceLog = 0;
-  private lastRefusalLog = Number.NEGATIVE_INFINITY;
   private readonly waits: typeof WAITS;
 
   constructor(
@@ -73,7 +73,8 @@ export class StoreGate {
       const left = giveUpAt - Date.now();
       if (left <= 0) {
         if (followUp) await this.slots.stopWaiting(request.token).catch(() => undefined);
-        this.noteRefusal(operation, scope.storeCaller);
+        this.refusedSinceLog += 1;
+        this.logRefusals(operation, scope.storeCaller);
         throw new StoreBusyError(operation, randomInt(1, 4));
       }
       const handedOver = await this.pause(Math.min(left, pauseMs(followUp)), request);
@@ -153,11 +154,7 @@ export class StoreGate {
     });
   }
 
-  private noteRefusal(operation: string, caller: StoreCaller): void {
-    this.refusedSinceLog += 1;
-    const now = Date.now();
-    if (now - this.lastRefusalLog < REFUSAL_LOG_INTERVAL_MS) return;
-    this.lastRefusalLog = now;
+  private readonly logRefusals = atMostEvery(REFUSAL_LOG_INTERVAL_MS, (operation: string, caller: StoreCaller) => {
     log.warn('store.at_capacity', {
       refused: this.refusedSinceLog,
       operation,
@@ -165,7 +162,7 @@ export class StoreGate {
       message: 'every STORE_MAX_CONCURRENCY slot stayed taken: calls are refused without reaching the store',
     });
     this.refusedSinceLog = 0;
-  }
+  });
 }
 
 /**
