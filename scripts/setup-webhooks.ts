@@ -7,7 +7,7 @@
  */
 import { parseConfig } from '../lib/config';
 import { nextEnvironment } from './configuration';
-import { parseServiceUrl, runWebhookSetup } from '../lib/webhooks/setup/setup-webhooks';
+import { parseServiceUrl, runWebhookSetup } from './webhook-setup';
 
 function argument(args: string[], name: string): string | undefined {
   const index = args.indexOf(name);

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { POST as cardWebhook } from '@/app/api/stripe/webhook/route';
 import { parseConfig } from '@/lib/config';
 import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '@/lib/webhooks/setup/events';
-import { parseServiceUrl, runWebhookSetup } from '@/lib/webhooks/setup/setup-webhooks';
+import { parseServiceUrl, runWebhookSetup } from '@/scripts/webhook-setup';
 import { ShipStationWebhookSubscriptions, shipStationSubscriptionsFetchHandler } from '@/stand-ins/shipstation/webhook-subscriptions';
 import { stripeApiHandler } from '@/stand-ins/stripe/fetch-handler';
 import { StripeModel } from '@/stand-ins/stripe/model';

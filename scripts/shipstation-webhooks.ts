@@ -1,10 +1,10 @@
 // ShipStation's webhooks for a deployment: V1's shipped notification with SHIPPING_WEBHOOK_SECRET in the URL (V1 sends
 // no custom header), V2's environment webhooks signed by ShipStation. A failure names the operation and status, never the body.
 import { z } from 'zod';
-import type { Config } from '@/lib/config';
-import { ShipStationSetupError } from '@/lib/errors';
-import { send, type UpstreamAnswer } from '@/lib/upstream/node-http';
-import { parsedUrl, webhookTarget } from '@/lib/webhooks/setup/events';
+import type { Config } from '../lib/config';
+import { ShipStationSetupError } from '../lib/errors';
+import { send, type UpstreamAnswer } from '../lib/upstream/node-http';
+import { parsedUrl, webhookTarget } from '../lib/webhooks/setup/events';
 
 const FRIENDLY_NAME = 'Checkout payment service';
 
