@@ -67,20 +67,15 @@ function runRoute(options: RunOptions, handler: Handler): Promise<Response> {
 async function respond(options: RunOptions, showDetails: boolean, handler: Handler): Promise<Response> {
   const started = performance.now();
   const context: RequestContext = {};
-  let status: number;
-  let response: Response;
+  let answer: HandlerResult & { headers?: Record<string, string> };
   let errorKind: string | undefined;
   try {
-    const result = await handler(context);
-    status = result.status ?? 200;
-    response = json(status, result.body, options.headers);
+    answer = await handler(context);
   } catch (error) {
     // The full configuration message (variable names, never values) goes to the log below.
     const answerable = error instanceof ConfigError ? new ServiceNotConfiguredError('The service configuration is invalid') : error;
-    const mapped = options.toErrorResponse(answerable, showDetails);
-    status = mapped.status;
+    answer = options.toErrorResponse(answerable, showDetails);
     errorKind = error instanceof StoreBusyError ? 'store_busy' : error instanceof ServiceError ? error.kind : error instanceof ConfigError ? 'config' : 'unexpected';
-    response = json(status, mapped.body, { ...options.headers, ...mapped.headers });
     if (errorKind === 'unexpected' || errorKind === 'config') {
       // Logged by name only: an unknown error's message may quote upstream data.
       log.error('request.unexpected_error', {
@@ -90,6 +85,8 @@ async function respond(options: RunOptions, showDetails: boolean, handler: Handl
       });
     }
   }
+  const status = answer.status ?? 200;
+  const response = json(status, answer.body, { ...options.headers, ...answer.headers });
   log[status >= 500 && !NOT_OUR_FAILURE.has(errorKind ?? '') ? 'error' : status >= 400 ? 'warn' : 'info']('request', {
     route: options.route,
     status,
