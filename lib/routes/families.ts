@@ -40,12 +40,9 @@ type Handler = (context: RequestContext) => Promise<HandlerResult>;
 /** Answered 500 but no failure of ours, so alerting on `error` pages no one. */
 const NOT_OUR_FAILURE: ReadonlySet<string> = new Set(['store_busy', 'invalid_token', 'invalid_origin']);
 
-function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return Response.json(body, { status, headers: { 'Cache-Control': 'no-store', ...headers } });
-}
-
 function runRoute(options: RunOptions, handler: Handler): Promise<Response> {
-  const answer = async (): Promise<Response> => {
+  const span = { 'http.route': options.route };
+  return withSpan(`request ${options.route}`, span, async () => {
     const requestId = requestIdFrom(options.request.headers);
     // Invalid, the configuration leaves the defaults here, and the handler's first use of it answers not_configured.
     const config = configIfValid();
@@ -58,10 +55,7 @@ function runRoute(options: RunOptions, handler: Handler): Promise<Response> {
     const response = await inRequestScope(scope, () => respond(options, showDetails, work));
     response.headers.set(REQUEST_ID_HEADER, requestId);
     return response;
-  };
-  return withSpan(`request ${options.route}`, { 'http.route': options.route }, answer, (response) =>
-    response.status >= 500 ? 'error' : 'ok',
-  );
+  }, (response) => (response.status >= 500 ? 'error' : 'ok'));
 }
 
 async function respond(options: RunOptions, showDetails: boolean, handler: Handler): Promise<Response> {
@@ -86,7 +80,7 @@ async function respond(options: RunOptions, showDetails: boolean, handler: Handl
     }
   }
   const status = answer.status ?? 200;
-  const response = json(status, answer.body, { ...options.headers, ...answer.headers });
+  const response = Response.json(answer.body, { status, headers: { 'Cache-Control': 'no-store', ...options.headers, ...answer.headers } });
   log[status >= 500 && !NOT_OUR_FAILURE.has(errorKind ?? '') ? 'error' : status >= 400 ? 'warn' : 'info']('request', {
     route: options.route,
     status,
