@@ -1,14 +1,6 @@
 /** Which addresses a checkout request writes (docs/contract.md#spec-4-1 step 10, docs/contract.md#spec-4-2). */
-import type { ContactInfo, PaymentIntentRequest } from '@/lib/checkout/schemas';
+import type { PaymentIntentRequest } from '@/lib/checkout/schemas';
 import type { OrderChange } from '@/lib/orders/mutation';
-import type { OrderAddress } from '@/lib/store/types';
-
-function contactFields(contact: ContactInfo): OrderAddress {
-  const fields: OrderAddress = {};
-  if (contact.email !== undefined) fields.email = contact.email;
-  if (contact.phone !== undefined) fields.phone = contact.phone;
-  return fields;
-}
 
 /** `shippingFallsBackToBilling`: submit-order's rule; payment-intent ships to billing only for an explicit null. */
 export function checkoutAddressChange(
@@ -19,11 +11,8 @@ export function checkoutAddressChange(
   if (billingAddress === undefined && shippingAddress === undefined && contact === undefined) return undefined;
 
   const change: Pick<OrderChange, 'billing' | 'shipping'> = {};
-  if (billingAddress !== undefined) {
-    change.billing = { ...billingAddress, ...(contact ? contactFields(contact) : {}) };
-  } else if (contact !== undefined) {
-    change.billing = contactFields(contact);
-  }
+  // The schema leaves a key out rather than undefined, so contact's fields override only when given.
+  if (billingAddress !== undefined || contact !== undefined) change.billing = { ...billingAddress, ...contact };
 
   if (shippingAddress) {
     change.shipping = { ...shippingAddress };

@@ -87,12 +87,12 @@ export async function chooseShippingRate(input: ShippingRateRequest, services: S
     await followOrderTotal(card, updated);
 
     context.outcome = 'rate_chosen';
-    const minor = (amount: string) => toMinorUnits(amount, updated.currency);
+    const { id, label, amount } = rateOnSheet(updated, quote, rate);
     return {
       success: true,
       currency: updated.currency.toLowerCase(),
       total: updated.charge_cents,
-      shipping_rate: { id: rate.id, label: rate.label, amount: minor(rate.total) + minor(rate.total_tax) },
+      shipping_rate: { id, label, amount },
       line_items: sheetLines(updated.subtotal_cents + updated.fees_cents, updated.shipping_cost_cents, updated.tax_cents),
     };
   });

@@ -30,11 +30,7 @@ export function intentIdempotencyKey(parts: {
 }
 
 /** Why a stored intent may not be handed out again (docs/decisions.md#d16), or undefined when it may. */
-export function reuseRefusal(
-  intent: PaymentIntentSummary | undefined,
-  orderId: number,
-  orderCurrency: string,
-): 'missing' | 'canceled' | 'other_order' | 'other_currency' | undefined {
+export function reuseRefusal(intent: PaymentIntentSummary | undefined, orderId: number, orderCurrency: string) {
   if (intent === undefined) return 'missing';
   if (intent.orderId !== String(orderId)) return 'other_order';
   if (intent.currency.toLowerCase() !== orderCurrency.toLowerCase()) return 'other_currency';
@@ -59,7 +55,7 @@ async function storedIntent(card: CardProvider, orderId: number, state: PayableO
 }
 
 /** Stripe answers 409 (a StripeAPIError) while another request with the key runs. */
-function keyRefusal(error: unknown): 'in_progress' | 'other_parameters' | undefined {
+function keyRefusal(error: unknown) {
   if (!(error instanceof CardProviderError)) return undefined;
   if (error.status === 409) return 'in_progress';
   return error.type === 'StripeIdempotencyError' ? 'other_parameters' : undefined;
@@ -69,13 +65,7 @@ function keyRefusal(error: unknown): 'in_progress' | 'other_parameters' | undefi
  * Creates the order's intent with the order as read, so every call that read it sends the same
  * parameters under the same key, or finds the one a concurrent call created (docs/decisions.md#d18).
  */
-async function createIntent(
-  services: Services,
-  card: CardProvider,
-  orderId: number,
-  state: PayableOrder,
-  replaces: string | undefined,
-): Promise<{ intent: PaymentIntentSummary; created: boolean; state: PayableOrder }> {
+async function createIntent(services: Services, card: CardProvider, orderId: number, state: PayableOrder, replaces: string | undefined) {
   const { normalized } = state;
   const input = { orderId, amount: normalized.charge_cents, currency: normalized.currency, email: stripeReceiptEmail(normalized.email) };
   const orderKey = intentIdempotencyKey({ orderId, amount: input.amount, currency: input.currency, replaces });
@@ -104,12 +94,7 @@ async function createIntent(
 }
 
 /** Changes an intent still awaiting its card; one being paid is reused unchanged (docs/decisions.md#d16). */
-export async function updateUnpaidIntent(
-  card: CardProvider,
-  intent: PaymentIntentSummary,
-  changes: IntentChanges,
-  orderId: number,
-): Promise<PaymentIntentSummary> {
+export async function updateUnpaidIntent(card: CardProvider, intent: PaymentIntentSummary, changes: IntentChanges, orderId: number) {
   if (Object.keys(changes).length === 0) return intent;
   if (intent.status === 'requires_payment_method') return card.updatePaymentIntent(intent.id, changes, orderId);
   // The card webhook puts a payment that differs from the order on hold.

@@ -45,14 +45,12 @@ async function createCustomer(card: CardProvider, customer: StoreCustomer, repla
 export async function stripeCustomerFor(services: Services, card: CardProvider, wooCustomerId: number, create: boolean): Promise<string | undefined> {
   if (!Number.isSafeInteger(wooCustomerId) || wooCustomerId <= 0) return undefined;
   const store = services.store();
-  let customer: StoreCustomer;
-  try {
-    customer = await store.getCustomer(wooCustomerId);
-  } catch (error) {
+  const customer = await store.getCustomer(wooCustomerId).catch((error: unknown) => {
     // The user was deleted after ordering: the order is paid as a guest's.
     if (error instanceof StoreError && error.code === 'woocommerce_rest_invalid_id') return undefined;
     throw error;
-  }
+  });
+  if (customer === undefined) return undefined;
   const stored = storedStripeCustomer(customer);
   if (stored !== undefined) {
     const found = CUSTOMER_ID.test(stored) ? await card.customers.retrieveCustomer(stored) : undefined;
@@ -65,16 +63,12 @@ export async function stripeCustomerFor(services: Services, card: CardProvider, 
     return undefined;
   }
   const created = await createCustomer(card, customer, stored);
-  let answer: StoreCustomer;
-  try {
-    answer = await store.setCustomerMeta(wooCustomerId, STRIPE_CUSTOMER_META, created);
-  } catch (error) {
-    if (error instanceof StoreError && error.status === 403) {
-      log.warn('saved_cards.not_saved', { wooCustomerId, reason: 'store.customer_not_editable', code: error.code });
-      return undefined;
-    }
-    throw error;
-  }
+  const answer = await store.setCustomerMeta(wooCustomerId, STRIPE_CUSTOMER_META, created).catch((error: unknown) => {
+    if (!(error instanceof StoreError && error.status === 403)) throw error;
+    log.warn('saved_cards.not_saved', { wooCustomerId, reason: 'store.customer_not_editable', code: error.code });
+    return undefined;
+  });
+  if (answer === undefined) return undefined;
   const kept = storedStripeCustomer(answer);
   if (kept !== created) {
     metaDroppedUntil.set(services, Date.now() + META_DROPPED_TTL_MS);

@@ -12,13 +12,6 @@ import { listWebhookEndpoints, stripeWebhookProblem } from '@/lib/webhooks/setup
 
 const SERVICE_VERSION: string = packageJson.version;
 
-interface CheckResult {
-  ok: boolean;
-  latencyMs: number;
-  busy?: true;
-  reason?: string;
-}
-
 /** Resolves to what is set up wrong though the upstream answered, or to nothing when healthy. */
 type Probe = () => Promise<string | void>;
 
@@ -42,7 +35,7 @@ function probes(services: Services): Record<string, Probe> {
   };
 }
 
-async function run(name: string, probe: Probe): Promise<CheckResult> {
+async function run(name: string, probe: Probe) {
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
   try {
@@ -88,7 +81,7 @@ export async function deepHealth(services: Services) {
         unregisteredStorefrontDomains(allowedOrigins, stripePaymentMethodDomains(card, upstreamTimeoutMs)),
       ),
   ]);
-  const checks: Record<string, CheckResult> = Object.fromEntries(entries);
+  const checks = Object.fromEntries(entries);
   const healthy = Object.values(checks).every((result) => result.ok);
   return { status: healthy ? ('ok' as const) : ('degraded' as const), version: SERVICE_VERSION, checks,
     ...(storeSlots ? { storeSlots } : {}),

@@ -72,9 +72,8 @@ const USUAL: Answers = {
 };
 
 /** A row per kind, so a new kind does not compile without one; each row says where it differs from USUAL. */
-const ANSWERS: Record<ErrorKind, Answers> = {
+const ANSWERS: Record<ErrorKind, Partial<Answers>> = {
   rate_limited: {
-    ...USUAL,
     checkout: (error) => ({
       status: 429,
       body: { error: 'Too many requests. Please try again later.' },
@@ -91,21 +90,19 @@ const ANSWERS: Record<ErrorKind, Answers> = {
     cardWebhook: tooManyRequests,
     shippingWebhook: tooManyRequests,
   },
-  invalid_request: { ...USUAL, checkout: invalidRequestOf, storeCallback: invalidRequestOf },
-  payload_too_large: { ...USUAL, checkout: tooLarge, cardWebhook: tooLarge, shippingWebhook: tooLarge, storeCallback: tooLarge },
+  invalid_request: { checkout: invalidRequestOf, storeCallback: invalidRequestOf },
+  payload_too_large: { checkout: tooLarge, cardWebhook: tooLarge, shippingWebhook: tooLarge, storeCallback: tooLarge },
   request_aborted: {
-    ...USUAL,
     checkout: notReceivedWhole,
     shippingWebhook: () => ({ status: 400, body: { error: ABORTED_MESSAGE } }),
     storeCallback: notReceivedWhole,
   },
-  invalid_origin: USUAL,
-  invalid_token: USUAL,
-  invalid_signature: { ...USUAL, storeCallback: unauthorized },
-  invalid_event: USUAL,
-  unauthorized: { ...USUAL, shippingWebhook: unauthorized, cron: unauthorized, storeCallback: unauthorized },
+  invalid_origin: {},
+  invalid_token: {},
+  invalid_signature: { storeCallback: unauthorized },
+  invalid_event: {},
+  unauthorized: { shippingWebhook: unauthorized, cron: unauthorized, storeCallback: unauthorized },
   order_not_payable: {
-    ...USUAL,
     checkout: (error, profile, showDetails) =>
       error instanceof OrderNotPayableError
         ? {
@@ -114,12 +111,11 @@ const ANSWERS: Record<ErrorKind, Answers> = {
           }
         : checkoutFails(error, profile, showDetails),
   },
-  order_busy: { ...USUAL, storeCallback: withMessage(409) },
-  event_too_early: USUAL,
-  store_callback_refused: { ...USUAL, storeCallback: withMessage(400) },
-  not_configured: { ...USUAL, cron: withMessage(503), storeCallback: withMessage(503) },
+  order_busy: { storeCallback: withMessage(409) },
+  event_too_early: {},
+  store_callback_refused: { storeCallback: withMessage(400) },
+  not_configured: { cron: withMessage(503), storeCallback: withMessage(503) },
   store: {
-    ...USUAL,
     checkout: (error, profile, showDetails) =>
       // Not sent, so safe to repeat: a later call refused after an earlier one landed has the same idempotency key.
       error instanceof StoreBusyError
@@ -133,24 +129,23 @@ const ANSWERS: Record<ErrorKind, Answers> = {
     storeCallback: () => ({ status: 502, body: { error: 'The service could not read the order from the store: try again in a moment.' } }),
   },
   card: {
-    ...USUAL,
     cron: withMessage(502),
     storeCallback: () => ({ status: 502, body: { error: 'Stripe could not be reached or did not answer: try again in a moment.' } }),
   },
-  shipstation: USUAL,
-  shared_state_unavailable: USUAL,
+  shipstation: {},
+  shared_state_unavailable: {},
 };
 
 export function checkoutErrorResponse(error: unknown, profile: CheckoutErrorProfile, showDetails: boolean): ErrorResponse {
   if (!(error instanceof ServiceError)) return checkoutFails(undefined, profile, showDetails);
-  return ANSWERS[error.kind].checkout(error, profile, showDetails);
+  return (ANSWERS[error.kind].checkout ?? USUAL.checkout)(error, profile, showDetails);
 }
 
 /** A family's answer to any error; `otherwise` answers one that is not a ServiceError. */
 const answerFor =
   (family: Exclude<keyof Answers, 'checkout'>, otherwise: () => ErrorResponse) =>
   (error: unknown): ErrorResponse =>
-    error instanceof ServiceError ? ANSWERS[error.kind][family](error) : otherwise();
+    error instanceof ServiceError ? (ANSWERS[error.kind][family] ?? USUAL[family])(error) : otherwise();
 
 export const cardWebhookErrorResponse = answerFor('cardWebhook', () => ({ status: 400, body: { error: 'Webhook processing failed' } }));
 export const shippingWebhookErrorResponse = answerFor('shippingWebhook', acknowledged);

@@ -9,13 +9,8 @@ export const OPAQUE_ORIGIN = 'null';
 export function requestOrigin(headers: Headers): string | undefined {
   const origin = headers.get('origin');
   if (origin !== null) return origin.trim();
-  const referer = headers.get('referer');
-  if (!referer) return undefined;
-  try {
-    return new URL(referer).origin;
-  } catch {
-    return undefined;
-  }
+  const referer = headers.get('referer') ?? '';
+  return URL.canParse(referer) ? new URL(referer).origin : undefined;
 }
 
 export function allowedOrigin(headers: Headers, allowed: readonly string[]): string | undefined {

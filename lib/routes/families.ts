@@ -40,12 +40,9 @@ type Handler = (context: RequestContext) => Promise<HandlerResult>;
 /** Answered 500 but no failure of ours, so alerting on `error` pages no one. */
 const NOT_OUR_FAILURE: ReadonlySet<string> = new Set(['store_busy', 'invalid_token', 'invalid_origin']);
 
-function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return Response.json(body, { status, headers: { 'Cache-Control': 'no-store', ...headers } });
-}
-
 function runRoute(options: RunOptions, handler: Handler): Promise<Response> {
-  const answer = async (): Promise<Response> => {
+  const span = { 'http.route': options.route };
+  return withSpan(`request ${options.route}`, span, async () => {
     const requestId = requestIdFrom(options.request.headers);
     // Invalid, the configuration leaves the defaults here, and the handler's first use of it answers not_configured.
     const config = configIfValid();
@@ -58,29 +55,21 @@ function runRoute(options: RunOptions, handler: Handler): Promise<Response> {
     const response = await inRequestScope(scope, () => respond(options, showDetails, work));
     response.headers.set(REQUEST_ID_HEADER, requestId);
     return response;
-  };
-  return withSpan(`request ${options.route}`, { 'http.route': options.route }, answer, (response) =>
-    response.status >= 500 ? 'error' : 'ok',
-  );
+  }, (response) => (response.status >= 500 ? 'error' : 'ok'));
 }
 
 async function respond(options: RunOptions, showDetails: boolean, handler: Handler): Promise<Response> {
   const started = performance.now();
   const context: RequestContext = {};
-  let status: number;
-  let response: Response;
+  let answer: HandlerResult & { headers?: Record<string, string> };
   let errorKind: string | undefined;
   try {
-    const result = await handler(context);
-    status = result.status ?? 200;
-    response = json(status, result.body, options.headers);
+    answer = await handler(context);
   } catch (error) {
     // The full configuration message (variable names, never values) goes to the log below.
     const answerable = error instanceof ConfigError ? new ServiceNotConfiguredError('The service configuration is invalid') : error;
-    const mapped = options.toErrorResponse(answerable, showDetails);
-    status = mapped.status;
+    answer = options.toErrorResponse(answerable, showDetails);
     errorKind = error instanceof StoreBusyError ? 'store_busy' : error instanceof ServiceError ? error.kind : error instanceof ConfigError ? 'config' : 'unexpected';
-    response = json(status, mapped.body, { ...options.headers, ...mapped.headers });
     if (errorKind === 'unexpected' || errorKind === 'config') {
       // Logged by name only: an unknown error's message may quote upstream data.
       log.error('request.unexpected_error', {
@@ -90,6 +79,8 @@ async function respond(options: RunOptions, showDetails: boolean, handler: Handl
       });
     }
   }
+  const status = answer.status ?? 200;
+  const response = Response.json(answer.body, { status, headers: { 'Cache-Control': 'no-store', ...options.headers, ...answer.headers } });
   log[status >= 500 && !NOT_OUR_FAILURE.has(errorKind ?? '') ? 'error' : status >= 400 ? 'warn' : 'info']('request', {
     route: options.route,
     status,

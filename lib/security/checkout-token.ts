@@ -48,10 +48,7 @@ export function parseTtl(ttl: number | string): number {
   return seconds;
 }
 
-export async function mintCheckoutToken(
-  orderId: number,
-  options: CheckoutTokenOptions & { ttl?: number | string; now?: Date },
-): Promise<string> {
+export async function mintCheckoutToken(orderId: number, options: CheckoutTokenOptions & { ttl?: number | string; now?: Date }) {
   // A token is minted only for an id its verification reads back.
   if (!Number.isSafeInteger(orderId) || parseOrderId(String(orderId)) !== orderId) throw new Error('Order id must be a positive integer of at most 15 digits');
   const issuedAt = Math.floor((options.now ?? new Date()).getTime() / 1000);
