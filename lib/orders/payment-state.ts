@@ -222,32 +222,19 @@ const stateSchema = z.object({
 export function parsePaymentState(raw: unknown): PaymentState | undefined | 'unreadable' {
   if (raw === undefined || raw === null || raw === '') return undefined;
   if (typeof raw !== 'string') return 'unreadable';
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(raw);
+    const result = stateSchema.safeParse(JSON.parse(raw));
+    return result.success ? result.data : 'unreadable';
   } catch {
     return 'unreadable';
   }
-  const result = stateSchema.safeParse(parsed);
-  return result.success ? result.data : 'unreadable';
 }
 
-export interface LegacyPaymentMeta {
-  status: string;
-  checkoutIntentId?: string | undefined;
-  paidIntentId?: string | undefined;
-  paidChargeId?: string | undefined;
-  authorizedAt?: string | undefined;
-  processingAt?: string | undefined;
-  failedAt?: string | undefined;
-  mismatchNote: boolean;
-  reviewId?: string | undefined;
-  reviewClosedReason?: string | undefined;
-  disputeId?: string | undefined;
-  disputeStatus?: string | undefined;
-  statusBeforeHold?: string | undefined;
-  shipped?: boolean;
-}
+/** The meta written before the payment model, each value a string or absent. */
+type LegacyField = 'checkoutIntentId' | 'paidIntentId' | 'paidChargeId' | 'authorizedAt' | 'processingAt' | 'failedAt';
+type LegacyHoldField = 'reviewId' | 'reviewClosedReason' | 'disputeId' | 'disputeStatus' | 'statusBeforeHold';
+type LegacyStrings = Partial<Record<LegacyField | LegacyHoldField, string>>;
+type LegacyPaymentMeta = LegacyStrings & { status: string; mismatchNote: boolean; shipped?: boolean };
 
 const seconds = (iso: string | undefined): number | undefined => {
   const ms = Date.parse(iso ?? '');
