@@ -76,9 +76,8 @@ function typeField(value: unknown, path: readonly string[]): string | undefined 
 
 /** What links a charge-level object (charge, refund, dispute) to its order: the intent, never the object's own fields. */
 function intentLinkOf(value: z.infer<typeof expandable>): { intentId: string | undefined; orderId: number | undefined } {
-  if (value === null || value === undefined) return { intentId: undefined, orderId: undefined };
-  if (typeof value === 'string') return { intentId: value, orderId: undefined };
-  return { intentId: value.id, orderId: shopOrderId(value.metadata as Record<string, unknown> | undefined) };
+  const intent = typeof value === 'string' ? { id: value, metadata: undefined } : value;
+  return { intentId: intent?.id, orderId: shopOrderId(intent?.metadata as Record<string, unknown> | undefined) };
 }
 
 const intentSchema = z

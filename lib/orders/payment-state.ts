@@ -38,12 +38,8 @@ export function holdsOf(state: PaymentState): Set<Hold> {
 }
 
 export function paymentsOf(state: PaymentState, checkoutIntentId: string | undefined): Set<string> {
-  const ids = new Set<string>();
-  if (checkoutIntentId) ids.add(checkoutIntentId);
-  if (state.paid) ids.add(state.paid.intentId);
-  if (state.authorization) ids.add(state.authorization.intentId);
-  if (state.attempt) ids.add(state.attempt.intentId);
-  return ids;
+  const recorded = [state.paid?.intentId, state.authorization?.intentId, state.attempt?.intentId];
+  return new Set([checkoutIntentId || undefined, ...recorded].filter((id) => id !== undefined));
 }
 
 function attemptIdentity(fact: { intentId: string; chargeId?: string; eventId?: string }): string {
@@ -248,12 +244,11 @@ export function rebuildPaymentState(meta: LegacyPaymentMeta): PaymentState {
   if (meta.paidIntentId) state.paid = { intentId: meta.paidIntentId, chargeId: meta.paidChargeId ?? '' };
   if (meta.authorizedAt) state.authorization = { intentId, chargeId: '' };
   if (meta.mismatchNote && !state.paid && meta.status === ORDER_STATUS.onHold) state.mismatch = { intentId, chargeId: '' };
-  const attempts = [
-    { kind: 'failed' as const, at: seconds(meta.failedAt) },
-    { kind: 'processing' as const, at: seconds(meta.processingAt) },
-  ].filter((attempt): attempt is { kind: 'failed' | 'processing'; at: number } => attempt.at !== undefined);
-  const newest = attempts.sort((a, b) => b.at - a.at)[0];
-  if (newest && !state.paid) state.attempt = { kind: newest.kind, at: newest.at, intentId, ids: [], wholeSecond: true };
+  const failedAt = seconds(meta.failedAt) ?? -Infinity;
+  const processingAt = seconds(meta.processingAt) ?? -Infinity;
+  // The newer of the two (a failure when both are of one second).
+  const newest = processingAt > failedAt ? { kind: 'processing' as const, at: processingAt } : { kind: 'failed' as const, at: failedAt };
+  if (Number.isFinite(newest.at) && !state.paid) state.attempt = { ...newest, intentId, ids: [], wholeSecond: true };
   if (meta.reviewId) {
     const closed = meta.reviewClosedReason;
     state.reviews[meta.reviewId] = closed ? { intentId, open: false, closedReason: closed } : { intentId, open: true };
