@@ -79,10 +79,7 @@ export async function applyEventOnce<Outcome>(
   const locks = services.cardEventLocks;
   if (locks.withEventLock) {
     // Redis: the check rides in the lock's round trip, the remembering in the release's.
-    const done = await locks.withEventLock(orderId, key, async () => {
-      const outcome = await apply();
-      return { result: outcome, remember: true };
-    });
+    const done = await locks.withEventLock(orderId, key, async () => ({ result: await apply(), remember: true }));
     return done.duplicate ? DUPLICATE_EVENT : done.result;
   }
   return locks.withOrderLock(orderId, async () => {

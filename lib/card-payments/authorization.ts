@@ -75,13 +75,6 @@ function amountToCapture(intent: PaymentIntentSummary, orderTotal: number, curre
   return orderTotal < intent.amountCapturable ? orderTotal : undefined;
 }
 
-interface CapturedAuthorization {
-  outcome: 'captured' | 'already_captured';
-  amount: number;
-  intentId: string;
-  authorized: number;
-}
-
 /** Read from Stripe when the money would move: an event or the order's meta may be behind. */
 async function checkChargeAtStripe(intent: PaymentIntentSummary, services: Services, nowSeconds: number): Promise<void> {
   const charge = intent.chargeId ? await (await services.card()).retrieveCharge(intent.chargeId) : undefined;
@@ -103,7 +96,7 @@ export async function captureOrderAuthorization(
   services: Services,
   keyPrefix: string,
   now: () => number = Date.now,
-): Promise<CapturedAuthorization> {
+): Promise<{ outcome: 'captured' | 'already_captured'; amount: number; intentId: string; authorized: number }> {
   const orderId = order.id;
   if (CLOSED_STATUSES.has(order.status)) {
     throw new StoreCallbackRefusedError(`The order is ${order.status}: its payment is not captured.`, { code: `order_${order.status}` });
@@ -142,11 +135,8 @@ export async function captureOrderAuthorization(
 /** An authorization, or an attempt that could still become one. */
 const RELEASABLE_STATUSES: ReadonlySet<string> = new Set(['requires_capture', 'requires_payment_method', 'requires_confirmation', 'requires_action']);
 
-interface ReleasedAuthorization {
-  /** `not_releasable`: the intent is processing. */
-  outcome: 'released' | 'already_released' | 'captured' | 'not_releasable';
-  held: number;
-}
+/** `not_releasable`: the intent is processing. */
+type ReleasedAuthorization = { outcome: 'released' | 'already_released' | 'captured' | 'not_releasable'; held: number };
 
 export async function cancelAtStripe(order: StoreOrder, intentId: string, services: Services, keyPrefix: string): Promise<ReleasedAuthorization> {
   const intent = await orderIntent(order, intentId, services);
@@ -165,7 +155,7 @@ export async function cancelAtStripe(order: StoreOrder, intentId: string, servic
   return { outcome: 'released', held: intent.amountCapturable };
 }
 
-export async function releaseAuthorization(order: StoreOrder, intentId: string, services: Services, why: string): Promise<ReleasedAuthorization> {
+export async function releaseAuthorization(order: StoreOrder, intentId: string, services: Services, why: string): Promise<void> {
   const released = await cancelAtStripe(order, intentId, services, 'release');
   // Noted only when the service releases on its own: a release asked from the admin is noted by the plugin.
   if (released.outcome === 'released' || released.outcome === 'already_released') {
@@ -173,5 +163,4 @@ export async function releaseAuthorization(order: StoreOrder, intentId: string, 
     await addShopNoteOnce(services.store(), order.id, note);
   }
   log[released.outcome === 'captured' ? 'error' : 'info']('authorization.released', { orderId: order.id, intentId, outcome: released.outcome, held: released.held, why });
-  return released;
 }

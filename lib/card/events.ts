@@ -51,37 +51,33 @@ export function shopOrderId(meta: Record<string, unknown> | null | undefined): n
   return parseOrderId(meta?.shop_order_id, 'zero_padded');
 }
 
+/** The value at `path` inside nested objects (or arrays), else undefined. */
+function valueAt(value: unknown, path: readonly string[]): unknown {
+  let current = value;
+  for (const key of path) current = current !== null && typeof current === 'object' ? (current as Record<string, unknown>)[key] : undefined;
+  return current;
+}
+
 /** docs/contract.md#spec-4-3 step 4: `latest_charge` when a string, its `id` when an object, else an empty string. */
 export function chargeIdOf(latestCharge: unknown): string {
-  if (typeof latestCharge === 'string') return latestCharge;
-  if (latestCharge !== null && typeof latestCharge === 'object') {
-    const value = (latestCharge as { id?: unknown }).id;
-    if (typeof value === 'string') return value;
-  }
-  return '';
+  const value = typeof latestCharge === 'string' ? latestCharge : valueAt(latestCharge, ['id']);
+  return typeof value === 'string' ? value : '';
 }
 
 export function paymentErrorMessageOf(lastPaymentError: unknown): string {
-  if (lastPaymentError === null || typeof lastPaymentError !== 'object') return UNKNOWN_PAYMENT_ERROR;
-  const message = (lastPaymentError as { message?: unknown }).message;
-  if (typeof message !== 'string' || message.trim() === '') return UNKNOWN_PAYMENT_ERROR;
-  return message.trim().slice(0, MAX_ERROR_MESSAGE);
+  const message = valueAt(lastPaymentError, ['message']);
+  return typeof message === 'string' && message.trim() !== '' ? message.trim().slice(0, MAX_ERROR_MESSAGE) : UNKNOWN_PAYMENT_ERROR;
 }
 
 function typeField(value: unknown, path: readonly string[]): string | undefined {
-  let current: unknown = value;
-  for (const key of path) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string, unknown>)[key];
-  }
-  return typeof current === 'string' && WORD.test(current) ? current : undefined;
+  const found = valueAt(value, path);
+  return typeof found === 'string' && WORD.test(found) ? found : undefined;
 }
 
 /** What links a charge-level object (charge, refund, dispute) to its order: the intent, never the object's own fields. */
 function intentLinkOf(value: z.infer<typeof expandable>): { intentId: string | undefined; orderId: number | undefined } {
-  if (value === null || value === undefined) return { intentId: undefined, orderId: undefined };
-  if (typeof value === 'string') return { intentId: value, orderId: undefined };
-  return { intentId: value.id, orderId: shopOrderId(value.metadata as Record<string, unknown> | undefined) };
+  const intent = typeof value === 'string' ? { id: value, metadata: undefined } : value;
+  return { intentId: intent?.id, orderId: shopOrderId(intent?.metadata as Record<string, unknown> | undefined) };
 }
 
 const intentSchema = z
@@ -117,19 +113,18 @@ const intentSchema = z
     };
   });
 
-const refundSchema = z.object({
-  id,
-  amount: minor,
-  created: z.number().int().nullish(),
-  currency,
-  status: z.string().nullish(),
-  reason: z.string().nullish(),
-  payment_intent: expandable,
-  metadata,
-});
-
-function refundFacts(refund: z.infer<typeof refundSchema>) {
-  return {
+const refundSchema = z
+  .object({
+    id,
+    amount: minor,
+    created: z.number().int().nullish(),
+    currency,
+    status: z.string().nullish(),
+    reason: z.string().nullish(),
+    payment_intent: expandable,
+    metadata,
+  })
+  .transform((refund) => ({
     refundId: refund.id,
     amount: refund.amount,
     currency: refund.currency,
@@ -138,10 +133,8 @@ function refundFacts(refund: z.infer<typeof refundSchema>) {
     /** Set when the service made it from the store's admin; undefined for a refund made at Stripe. */
     storeRefundId: parseOrderId(refund.metadata?.shop_refund_id, 'zero_padded'),
     created: refund.created ?? undefined,
-  };
-}
-
-const refundEventSchema = refundSchema.transform((refund) => ({ ...refundFacts(refund), ...intentLinkOf(refund.payment_intent) }));
+    ...intentLinkOf(refund.payment_intent),
+  }));
 
 // Its `refunds` list is not read: API 2022-11-15 and later leave it out, and a snapshot may be stale.
 const chargeSchema = z.object({ id, payment_intent: expandable }).transform((charge) => ({
@@ -198,7 +191,7 @@ const fraudWarningSchema = z
     ...intentLinkOf(warning.payment_intent),
   }));
 
-export type RefundFacts = ReturnType<typeof refundFacts>;
+export type RefundFacts = z.output<typeof refundSchema>;
 
 export function readPaymentIntent(object: Record<string, unknown>) {
   const result = intentSchema.safeParse(object);
@@ -208,7 +201,7 @@ export function readPaymentIntent(object: Record<string, unknown>) {
 
 export function readRefund(object: unknown): RefundFacts | undefined {
   const result = refundSchema.safeParse(object);
-  return result.success ? refundFacts(result.data) : undefined;
+  return result.success ? result.data : undefined;
 }
 
 /** Each object Stripe names in an event type (`charge.dispute` in `charge.dispute.created`): its kind, key, schema and name. */
@@ -216,8 +209,8 @@ const OBJECTS = {
   payment_intent: { kind: 'payment_intent', key: 'intent', schema: intentSchema, name: 'a payment intent' },
   charge: { kind: 'charge', key: 'charge', schema: chargeSchema, name: 'a charge' },
   // Stripe sends `charge.refund.updated` for some payment methods only, `refund.updated` for every refund (2024-10-28).
-  'charge.refund': { kind: 'refund', key: 'refund', schema: refundEventSchema, name: 'a refund' },
-  refund: { kind: 'refund', key: 'refund', schema: refundEventSchema, name: 'a refund' },
+  'charge.refund': { kind: 'refund', key: 'refund', schema: refundSchema, name: 'a refund' },
+  refund: { kind: 'refund', key: 'refund', schema: refundSchema, name: 'a refund' },
   'charge.dispute': { kind: 'dispute', key: 'dispute', schema: disputeSchema, name: 'a dispute' },
   review: { kind: 'review', key: 'review', schema: reviewSchema, name: 'a review' },
   'radar.early_fraud_warning': { kind: 'fraud_warning', key: 'warning', schema: fraudWarningSchema, name: 'an early fraud warning' },

@@ -18,8 +18,6 @@ export const ADDRESS_FIELDS = [
   'phone',
 ] as const satisfies readonly (keyof OrderAddress)[];
 
-export type MetaMode = 'replace' | 'append';
-
 export interface OrderChange {
   status?: string;
   billing?: OrderAddress;
@@ -28,7 +26,7 @@ export interface OrderChange {
   /** A line added under the current customer note (a later package), rather than a note replacing it. */
   customerNoteLine?: string;
   meta?: Record<string, string>;
-  metaMode?: MetaMode;
+  metaMode?: 'replace' | 'append';
   paymentMethod?: { id: string; title: string; transactionId?: string };
   datePaid?: string;
   customerId?: number;
@@ -114,7 +112,7 @@ function shippingLinesUpdate(order: StoreOrder, line: NonNullable<OrderChange['s
   return [first ? { id: first.id, ...written } : written, ...others.map(({ id }) => ({ id, method_id: null }))];
 }
 
-function mergeMeta(current: MetaList, entries: Record<string, unknown>, mode: MetaMode): MetaList {
+function mergeMeta(current: MetaList, entries: Record<string, unknown>, mode: NonNullable<OrderChange['metaMode']>): MetaList {
   const additions = Object.entries(entries).map(([key, value]) => ({ key, value }));
   if (mode === 'append') return [...current, ...additions];
 

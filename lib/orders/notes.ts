@@ -55,14 +55,8 @@ export function paymentFailedNote(errorMessage: string, cartRestored: boolean): 
   return `${PAYMENT_FAILED_START} ${reason} ${next}`;
 }
 
-export interface ShipmentDetails {
-  trackingNumber?: string | undefined;
-  carrier?: string | undefined;
-  shipDate?: string | undefined;
-}
-
 /** docs/contract.md#spec-4-4: "Your order has been shipped!" then the present parts joined with " | ". */
-export function shippedNote(details: ShipmentDetails): string {
+export function shippedNote(details: Partial<Record<'trackingNumber' | 'carrier' | 'shipDate', string>>): string {
   const parts = [
     details.trackingNumber ? `Tracking Number: ${details.trackingNumber}` : undefined,
     details.carrier ? `Carrier: ${details.carrier}` : undefined,

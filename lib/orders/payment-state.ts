@@ -38,12 +38,8 @@ export function holdsOf(state: PaymentState): Set<Hold> {
 }
 
 export function paymentsOf(state: PaymentState, checkoutIntentId: string | undefined): Set<string> {
-  const ids = new Set<string>();
-  if (checkoutIntentId) ids.add(checkoutIntentId);
-  if (state.paid) ids.add(state.paid.intentId);
-  if (state.authorization) ids.add(state.authorization.intentId);
-  if (state.attempt) ids.add(state.attempt.intentId);
-  return ids;
+  const recorded = [state.paid?.intentId, state.authorization?.intentId, state.attempt?.intentId];
+  return new Set([checkoutIntentId || undefined, ...recorded].filter((id) => id !== undefined));
 }
 
 function attemptIdentity(fact: { intentId: string; chargeId?: string; eventId?: string }): string {
@@ -222,32 +218,19 @@ const stateSchema = z.object({
 export function parsePaymentState(raw: unknown): PaymentState | undefined | 'unreadable' {
   if (raw === undefined || raw === null || raw === '') return undefined;
   if (typeof raw !== 'string') return 'unreadable';
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(raw);
+    const result = stateSchema.safeParse(JSON.parse(raw));
+    return result.success ? result.data : 'unreadable';
   } catch {
     return 'unreadable';
   }
-  const result = stateSchema.safeParse(parsed);
-  return result.success ? result.data : 'unreadable';
 }
 
-export interface LegacyPaymentMeta {
-  status: string;
-  checkoutIntentId?: string | undefined;
-  paidIntentId?: string | undefined;
-  paidChargeId?: string | undefined;
-  authorizedAt?: string | undefined;
-  processingAt?: string | undefined;
-  failedAt?: string | undefined;
-  mismatchNote: boolean;
-  reviewId?: string | undefined;
-  reviewClosedReason?: string | undefined;
-  disputeId?: string | undefined;
-  disputeStatus?: string | undefined;
-  statusBeforeHold?: string | undefined;
-  shipped?: boolean;
-}
+/** The meta written before the payment model, each value a string or absent. */
+type LegacyField = 'checkoutIntentId' | 'paidIntentId' | 'paidChargeId' | 'authorizedAt' | 'processingAt' | 'failedAt';
+type LegacyHoldField = 'reviewId' | 'reviewClosedReason' | 'disputeId' | 'disputeStatus' | 'statusBeforeHold';
+type LegacyStrings = Partial<Record<LegacyField | LegacyHoldField, string>>;
+type LegacyPaymentMeta = LegacyStrings & { status: string; mismatchNote: boolean; shipped?: boolean };
 
 const seconds = (iso: string | undefined): number | undefined => {
   const ms = Date.parse(iso ?? '');
@@ -261,12 +244,11 @@ export function rebuildPaymentState(meta: LegacyPaymentMeta): PaymentState {
   if (meta.paidIntentId) state.paid = { intentId: meta.paidIntentId, chargeId: meta.paidChargeId ?? '' };
   if (meta.authorizedAt) state.authorization = { intentId, chargeId: '' };
   if (meta.mismatchNote && !state.paid && meta.status === ORDER_STATUS.onHold) state.mismatch = { intentId, chargeId: '' };
-  const attempts = [
-    { kind: 'failed' as const, at: seconds(meta.failedAt) },
-    { kind: 'processing' as const, at: seconds(meta.processingAt) },
-  ].filter((attempt): attempt is { kind: 'failed' | 'processing'; at: number } => attempt.at !== undefined);
-  const newest = attempts.sort((a, b) => b.at - a.at)[0];
-  if (newest && !state.paid) state.attempt = { kind: newest.kind, at: newest.at, intentId, ids: [], wholeSecond: true };
+  const failedAt = seconds(meta.failedAt) ?? -Infinity;
+  const processingAt = seconds(meta.processingAt) ?? -Infinity;
+  // The newer of the two (a failure when both are of one second).
+  const newest = processingAt > failedAt ? { kind: 'processing' as const, at: processingAt } : { kind: 'failed' as const, at: failedAt };
+  if (Number.isFinite(newest.at) && !state.paid) state.attempt = { ...newest, intentId, ids: [], wholeSecond: true };
   if (meta.reviewId) {
     const closed = meta.reviewClosedReason;
     state.reviews[meta.reviewId] = closed ? { intentId, open: false, closedReason: closed } : { intentId, open: true };

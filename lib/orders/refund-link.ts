@@ -28,22 +28,16 @@ function movesStoreAmount(stripeAmount: number, storeAmount: number, currency: s
 }
 
 /** `orphaned`: it names a WooCommerce refund no longer there (dropped after a lost answer, or its id handed out again). */
-export type RefundLink =
-  | { kind: 'recorded'; by: StoreRefund }
-  | { kind: 'in_flight'; by: StoreRefund }
-  | { kind: 'orphaned' }
-  | { kind: 'unrecorded' };
-
-export function refundLink(refund: RefundFacts, storeRefunds: readonly StoreRefund[], currency: string, now = Date.now()): RefundLink {
+export function refundLink(refund: RefundFacts, storeRefunds: readonly StoreRefund[], currency: string, now = Date.now()) {
   const holder = storeRefunds.find((r) => providerRefundIdOf(r) === refund.refundId);
-  if (holder) return { kind: 'recorded', by: holder };
-  if (refund.storeRefundId === undefined) return { kind: 'unrecorded' };
+  if (holder) return { kind: 'recorded', by: holder } as const;
+  if (refund.storeRefundId === undefined) return { kind: 'unrecorded' } as const;
   const named = storeRefunds.find(
     (r) =>
       r.id === refund.storeRefundId &&
       providerRefundIdOf(r) === undefined &&
       movesStoreAmount(refund.amount, toMinorUnits(r.amount, currency), currency),
   );
-  if (!named) return { kind: 'orphaned' };
-  return isUnsettled(named, now) ? { kind: 'in_flight', by: named } : { kind: 'recorded', by: named };
+  if (!named) return { kind: 'orphaned' } as const;
+  return isUnsettled(named, now) ? ({ kind: 'in_flight', by: named } as const) : ({ kind: 'recorded', by: named } as const);
 }

@@ -4,9 +4,7 @@ import { InvalidSignatureError } from '@/lib/errors';
 export const SIGNATURE_HEADERS = ['stripe-signature', 'cardprovider-signature'] as const;
 
 export function signatureFrom(headers: Headers): string {
-  for (const name of SIGNATURE_HEADERS) {
-    const value = headers.get(name);
-    if (value) return value;
-  }
-  throw new InvalidSignatureError('Missing signature');
+  const value = SIGNATURE_HEADERS.map((name) => headers.get(name)).find(Boolean);
+  if (!value) throw new InvalidSignatureError('Missing signature');
+  return value;
 }
