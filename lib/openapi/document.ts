@@ -4,7 +4,7 @@
  * docs/openapi.json by `npm run openapi`.
  */
 import { CHECKOUT_BODY_LIMIT, WEBHOOK_BODY_LIMIT } from '@/lib/http/body';
-import { componentSchemas, json, oneOfJson, type ComponentName, type JsonObject } from '@/lib/openapi/components';
+import { componentSchemas, json, type ComponentName, type JsonObject } from '@/lib/openapi/components';
 import { RATE_LIMITS, type RateLimitRule } from '@/lib/shared-state/rate-limit';
 import { STORE_SIGNATURE_HEADER, STORE_SIGNATURE_TOLERANCE_SECONDS } from '@/lib/security/store-signature';
 import { SIGNATURE_HEADERS } from '@/lib/webhooks/card/event';
@@ -12,6 +12,7 @@ import { SECRET_HEADER, SECRET_QUERY_PARAMETER } from '@/lib/webhooks/shipping/s
 
 const tooLarge = (limit: number) => ({ description: `The body is larger than ${limit / 1024} KiB.`, ...json('PayloadTooLarge') });
 const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+const storefront = () => ({ tags: ['storefront'], parameters: [{ $ref: '#/components/parameters/Origin' }] });
 const ruleText = (rule: RateLimitRule) => `More than ${rule.limit} requests in ${rule.windowMs / 1000} s from this client`;
 
 /** What an operation says of itself, and its request and success bodies. */
@@ -34,14 +35,13 @@ function checkoutPath(preflightId: string, operation: CheckoutOperation): JsonOb
   const { request, success, errorCode, notPayableMessage = 'Order cannot be paid', rule = RATE_LIMITS.paymentIntent, ...named } = operation;
   const post = {
     ...named,
-    tags: ['storefront'],
-    parameters: [{ $ref: '#/components/parameters/Origin' }],
+    ...storefront(),
     requestBody: { required: true, ...json(request) },
     responses: {
       '200': { description: 'Success.', headers: { 'Access-Control-Allow-Origin': header('AllowOrigin') }, ...json(success) },
       '400': {
         description: `The body fails validation or did not arrive whole (\`Invalid request\`), or the order cannot be paid (\`${notPayableMessage}\`, with the reason).`,
-        ...oneOfJson('InvalidRequest', 'NotPayable'),
+        ...json('InvalidRequest', 'NotPayable'),
       },
       '413': tooLarge(CHECKOUT_BODY_LIMIT),
       '429': {
@@ -65,8 +65,7 @@ function checkoutPath(preflightId: string, operation: CheckoutOperation): JsonOb
   const options = {
     operationId: preflightId,
     summary: 'CORS preflight',
-    tags: ['storefront'],
-    parameters: [{ $ref: '#/components/parameters/Origin' }],
+    ...storefront(),
     responses: {
       '204': {
         description: 'The origin is allowed: the CORS grant for POST with Content-Type.',
@@ -151,7 +150,7 @@ function storeCallbackOperation({ request, success, ...named }: Operation): Json
       '200': { description: 'Done, or done before (the call is idempotent).', ...json(success) },
       '400': {
         description: 'The body fails validation, an unknown key included (`Invalid request`), or the service will not do it: `error` says why, in words for the shop owner.',
-        ...oneOfJson('InvalidRequest', 'StoreCallbackError'),
+        ...json('InvalidRequest', 'StoreCallbackError'),
       },
       '401': { description: 'The signature is missing, wrong (another action’s, another body’s), or more than five minutes old or ahead.', ...json('Unauthorized') },
       '409': { description: 'Another request is changing the order: try again.', ...json('StoreCallbackError') },
