@@ -151,15 +151,10 @@ const envSchema = z.object({
   MANUAL_PAYMENT_METHOD_TITLE: defaulted(atMost(200), 'Manual Payment (Zelle / Venmo)'),
 });
 
-export interface CardSettings {
-  secretKey: string;
-  webhookSecrets: readonly string[];
-  apiBaseUrl: string | undefined;
-  paymentMethods?: 'automatic' | readonly string[];
-  capture?: CaptureSetting;
-}
-
 export type Config = ReturnType<typeof parseConfig>;
+type CardPart = NonNullable<Config['card']>;
+/** The card part, its choices optional (a client built for one call leaves them out). */
+export type CardSettings = Omit<CardPart, 'paymentMethods' | 'capture'> & Partial<Pick<CardPart, 'paymentMethods' | 'capture'>>;
 export type StoreSettings = NonNullable<Config['store']>;
 
 /** The values .env.example ships where a shop's own belong: a copy not filled in must never make the service call them. */

@@ -65,6 +65,14 @@ function kindError<const K extends ErrorKind>(kind: K, message?: string) {
   };
 }
 
+/** A ServiceError class of one kind and message whose details are built from the one thing it is thrown with. */
+const detailedError = <const K extends ErrorKind, A>(kind: K, message: string, details: (thrownWith: A) => SafeDetails) =>
+  class extends kindError(kind, message) {
+    constructor(thrownWith: A) {
+      super(message, details(thrownWith));
+    }
+  };
+
 export interface RateLimitState {
   limit: number;
   remaining: number;
@@ -88,12 +96,8 @@ export class InvalidRequestError extends ServiceError {
 export const PayloadTooLargeError = kindError('payload_too_large', 'Payload too large');
 
 /** The body did not arrive whole: the client's doing, so answered 400 and logged below error level. */
-export class RequestAbortedError extends ServiceError {
-  readonly kind = 'request_aborted';
-  constructor(reason: 'stream_error' | 'short_body') {
-    super('Request body was not received whole', { reason });
-  }
-}
+const abortReason = (reason: 'stream_error' | 'short_body') => ({ reason });
+export const RequestAbortedError = detailedError('request_aborted', 'Request body was not received whole', abortReason);
 
 export const NOT_PAYABLE_REASONS = ['Order is already paid', 'Order status is not pending'] as const;
 export type NotPayableReason = (typeof NOT_PAYABLE_REASONS)[number];
@@ -111,12 +115,7 @@ export class OrderNotPayableError extends ServiceError {
 
 export const InvalidOriginError = kindError('invalid_origin', 'Request origin is not allowed');
 
-export class InvalidTokenError extends ServiceError {
-  readonly kind = 'invalid_token';
-  constructor(reason: string) {
-    super('Checkout token is invalid or expired', { reason });
-  }
-}
+export const InvalidTokenError = detailedError('invalid_token', 'Checkout token is invalid or expired', (reason: string) => ({ reason }));
 
 export type StoreFailure = 'not_found' | 'invalid_param' | 'rejected' | 'unavailable' | 'timeout' | 'bad_response' | 'busy';
 
@@ -181,12 +180,8 @@ export const ServiceNotConfiguredError = kindError('not_configured');
 export const InvalidSignatureError = kindError('invalid_signature');
 export const UnauthorizedError = kindError('unauthorized', 'Unauthorized');
 
-export class OrderBusyError extends ServiceError {
-  readonly kind = 'order_busy';
-  constructor(orderId: number) {
-    super('Order is being processed by another request, try again', { orderId });
-  }
-}
+export const OrderBusyError = detailedError('order_busy', 'Order is being processed by another request, try again', (orderId: number) =>
+  ({ orderId }));
 
 /** Answered 400 with its message, which the shop owner reads in the WooCommerce admin. */
 export const StoreCallbackRefusedError = kindError('store_callback_refused');

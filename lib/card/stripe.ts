@@ -176,7 +176,7 @@ export class StripeCardProvider {
     // `payment_method_types` is no longer writable under the pinned API (400 since 2026-09-30).
     const automatic = { automatic_payment_methods: { enabled: true } };
     const methods = listed === 'automatic' ? automatic : { allowed_payment_method_types: [...listed] };
-    const intent = await this.attempt('create payment intent', true, (options) =>
+    return summarize(await this.attempt('create payment intent', true, (options) =>
       this.stripe.paymentIntents.create(
         {
           amount: input.amount,
@@ -189,8 +189,7 @@ export class StripeCardProvider {
         },
         { idempotencyKey: input.idempotencyKey, ...options },
       ),
-    );
-    return summarize(intent);
+    ));
   }
 
   /** The intent, or undefined when Stripe does not know the id (deleted, other account or mode). */
@@ -201,7 +200,7 @@ export class StripeCardProvider {
   }
 
   async updatePaymentIntent(id: string, changes: IntentChanges, orderId: number): Promise<PaymentIntentSummary> {
-    const intent = await this.attempt('update payment intent', false, (options) =>
+    return summarize(await this.attempt('update payment intent', false, (options) =>
       this.stripe.paymentIntents.update(
         id,
         {
@@ -214,8 +213,7 @@ export class StripeCardProvider {
         },
         options,
       ),
-    );
-    return summarize(intent);
+    ));
   }
 
   async listEvents(query: CardEventQuery): Promise<CardEventPage> {
@@ -280,13 +278,12 @@ export class StripeCardProvider {
   }
 
   async createRefund(input: CreateRefundInput): Promise<RefundFacts> {
-    const refund = await this.attempt('create refund', true, (options) =>
+    return refundFacts('create refund', await this.attempt('create refund', true, (options) =>
       this.stripe.refunds.create(
         { payment_intent: input.intentId, amount: input.amount, metadata: input.metadata },
         { idempotencyKey: input.idempotencyKey, ...options },
       ),
-    );
-    return refundFacts('create refund', refund);
+    ));
   }
 
   /** Sets metadata keys of a refund (the others stay): a refund adopted by another store refund names it. */
@@ -297,17 +294,15 @@ export class StripeCardProvider {
   }
 
   async capturePaymentIntent(id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentIntentSummary> {
-    const intent = await this.attempt('capture payment intent', true, (options) =>
+    return summarize(await this.attempt('capture payment intent', true, (options) =>
       this.stripe.paymentIntents.capture(id, amount === undefined ? {} : { amount_to_capture: amount }, { idempotencyKey, ...options }),
-    );
-    return summarize(intent);
+    ));
   }
 
   async cancelPaymentIntent(id: string, idempotencyKey: string): Promise<PaymentIntentSummary> {
-    const intent = await this.attempt('cancel payment intent', true, (options) =>
+    return summarize(await this.attempt('cancel payment intent', true, (options) =>
       this.stripe.paymentIntents.cancel(id, { cancellation_reason: 'abandoned' }, { idempotencyKey, ...options }),
-    );
-    return summarize(intent);
+    ));
   }
 
   verifyWebhookEvent(rawBody: string, signature: string): CardEvent {

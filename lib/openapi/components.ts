@@ -60,9 +60,9 @@ function generated(schemas: Record<string, z.ZodType>, io: 'input' | 'output'): 
 }
 
 export const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
-export const json = (name: ComponentName) => ({ content: { 'application/json': { schema: ref(name) } } });
-export const oneOfJson = (...names: ComponentName[]) => ({
-  content: { 'application/json': { schema: { oneOf: names.map(ref) } } },
+/** A JSON body of one component, or of one of several. */
+export const json = (...names: [ComponentName, ...ComponentName[]]) => ({
+  content: { 'application/json': { schema: names.length === 1 ? ref(names[0]) : { oneOf: names.map(ref) } } },
 });
 
 export const componentSchemas = (): Record<string, JsonObject> => ({

@@ -4,7 +4,7 @@
  * docs/openapi.json by `npm run openapi`.
  */
 import { CHECKOUT_BODY_LIMIT, WEBHOOK_BODY_LIMIT } from '@/lib/http/body';
-import { componentSchemas, json, oneOfJson, type ComponentName, type JsonObject } from '@/lib/openapi/components';
+import { componentSchemas, json, type ComponentName, type JsonObject } from '@/lib/openapi/components';
 import { RATE_LIMITS, type RateLimitRule } from '@/lib/shared-state/rate-limit';
 import { STORE_SIGNATURE_HEADER, STORE_SIGNATURE_TOLERANCE_SECONDS } from '@/lib/security/store-signature';
 import { SIGNATURE_HEADERS } from '@/lib/webhooks/card/event';
@@ -12,6 +12,7 @@ import { SECRET_HEADER, SECRET_QUERY_PARAMETER } from '@/lib/webhooks/shipping/s
 
 const tooLarge = (limit: number) => ({ description: `The body is larger than ${limit / 1024} KiB.`, ...json('PayloadTooLarge') });
 const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+const storefront = () => ({ tags: ['storefront'], parameters: [{ $ref: '#/components/parameters/Origin' }] });
 const ruleText = (rule: RateLimitRule) => `More than ${rule.limit} requests in ${rule.windowMs / 1000} s from this client`;
 
 /** What an operation says of itself, and its request and success bodies. */
@@ -29,18 +30,18 @@ interface CheckoutOperation extends Operation {
   rule?: RateLimitRule;
 }
 
-function checkoutOperation(operation: CheckoutOperation): JsonObject {
+/** A storefront path: its POST and the CORS preflight before it. */
+function checkoutPath(preflightId: string, operation: CheckoutOperation): JsonObject {
   const { request, success, errorCode, notPayableMessage = 'Order cannot be paid', rule = RATE_LIMITS.paymentIntent, ...named } = operation;
-  return {
+  const post = {
     ...named,
-    tags: ['storefront'],
-    parameters: [{ $ref: '#/components/parameters/Origin' }],
+    ...storefront(),
     requestBody: { required: true, ...json(request) },
     responses: {
       '200': { description: 'Success.', headers: { 'Access-Control-Allow-Origin': header('AllowOrigin') }, ...json(success) },
       '400': {
         description: `The body fails validation or did not arrive whole (\`Invalid request\`), or the order cannot be paid (\`${notPayableMessage}\`, with the reason).`,
-        ...oneOfJson('InvalidRequest', 'NotPayable'),
+        ...json('InvalidRequest', 'NotPayable'),
       },
       '413': tooLarge(CHECKOUT_BODY_LIMIT),
       '429': {
@@ -61,14 +62,10 @@ function checkoutOperation(operation: CheckoutOperation): JsonObject {
       },
     },
   };
-}
-
-function preflightOperation(operationId: string): JsonObject {
-  return {
-    operationId,
+  const options = {
+    operationId: preflightId,
     summary: 'CORS preflight',
-    tags: ['storefront'],
-    parameters: [{ $ref: '#/components/parameters/Origin' }],
+    ...storefront(),
     responses: {
       '204': {
         description: 'The origin is allowed: the CORS grant for POST with Content-Type.',
@@ -77,6 +74,7 @@ function preflightOperation(operationId: string): JsonObject {
       '403': { description: 'The origin is not allowed: no CORS grant.' },
     },
   };
+  return { post, options };
 }
 
 function cardWebhookOperation(operationId: string, alias: boolean): JsonObject {
@@ -152,7 +150,7 @@ function storeCallbackOperation({ request, success, ...named }: Operation): Json
       '200': { description: 'Done, or done before (the call is idempotent).', ...json(success) },
       '400': {
         description: 'The body fails validation, an unknown key included (`Invalid request`), or the service will not do it: `error` says why, in words for the shop owner.',
-        ...oneOfJson('InvalidRequest', 'StoreCallbackError'),
+        ...json('InvalidRequest', 'StoreCallbackError'),
       },
       '401': { description: 'The signature is missing, wrong (another action’s, another body’s), or more than five minutes old or ahead.', ...json('Unauthorized') },
       '409': { description: 'Another request is changing the order: try again.', ...json('StoreCallbackError') },
@@ -162,6 +160,83 @@ function storeCallbackOperation({ request, success, ...named }: Operation): Json
     },
   };
 }
+
+const CHECKOUT_OPERATIONS: [path: string, preflightId: string, CheckoutOperation][] = [
+  ['/api/payment-intent', 'paymentIntentPreflight', {
+    operationId: 'createPaymentIntent',
+    summary: 'Create or reuse the card payment intent of a pending order',
+    description:
+      'Writes the customer’s addresses and contact details onto the order, then returns the client secret of a payment intent ' +
+      'for the order’s total. The token is not consumed: the call may be repeated until the payment succeeds.',
+    request: 'PaymentIntentRequest',
+    success: 'PaymentIntentResponse',
+    errorCode: 'PAYMENT_INTENT_ERROR',
+  }],
+  ['/api/submit-order', 'submitOrderPreflight', {
+    operationId: 'submitOrder',
+    summary: 'Submit a pending order for manual payment',
+    description: 'Writes the addresses and marks the order as awaiting a payment screenshot.',
+    request: 'SubmitOrderRequest',
+    success: 'SubmitOrderResponse',
+    errorCode: 'SUBMIT_ORDER_ERROR',
+    notPayableMessage: 'Order cannot be submitted for payment',
+  }],
+  ['/api/express-checkout/shipping-rates', 'shippingRatesPreflight', {
+    operationId: 'quoteShippingRates',
+    summary: 'The order’s shipping rates at the address a wallet reports',
+    description:
+      'For the Express Checkout Element’s `shippingaddresschange`: the store’s own rates (zones, methods, classes, free-shipping ' +
+      'thresholds) at a partial address, each with the order’s total there. Changes nothing.',
+    request: 'ShippingRatesRequest',
+    success: 'ShippingRatesResponse',
+    errorCode: 'EXPRESS_CHECKOUT_ERROR',
+    rule: RATE_LIMITS.shippingRates,
+  }],
+  ['/api/express-checkout/shipping-rate', 'shippingRatePreflight', {
+    operationId: 'chooseShippingRate',
+    summary: 'Write the wallet’s chosen rate and address to the order',
+    description:
+      'For `shippingratechange` (and the first rate of a new address): the rate, priced by the store at this address (a rate it does not ' +
+      'offer there is a 400), becomes the order’s shipping line; the store recalculates totals and taxes and the payment intent, when the ' +
+      'order has one, is brought to the new total. The intent’s own `shipping` is never set: the wallet’s confirmation sends it. ' +
+      'POST /api/payment-intent with the wallet’s full details stays the last call before confirming.',
+    request: 'ShippingRateRequest',
+    success: 'ShippingRateResponse',
+    errorCode: 'EXPRESS_CHECKOUT_ERROR',
+    rule: RATE_LIMITS.shippingRate,
+  }],
+];
+
+const STORE_OPERATIONS: [path: string, Operation][] = [
+  ['/api/store/refunds', {
+    operationId: 'refundFromStore',
+    summary: 'Refund a card payment from the WooCommerce admin',
+    description:
+      'Sent by the Checkout Bridge plugin’s gateway when the shop owner clicks “Refund via …”. Refunds the WooCommerce refund’s amount ' +
+      '(read from the store, in the order’s currency) at Stripe, with the order and the WooCommerce refund in the refund’s metadata; ' +
+      'a retry for the same WooCommerce refund answers the refund already made. Orders not paid by card are refused.',
+    request: 'StoreRefundRequest',
+    success: 'StoreRefund',
+  }],
+  ['/api/store/capture', {
+    operationId: 'captureFromStore',
+    summary: 'Capture an authorized card payment (STRIPE_CAPTURE=manual)',
+    description:
+      'Sent by the plugin’s “Capture charge” order action. Captures the order’s total as the store holds it (never more than was ' +
+      'authorized); the payment is then recorded by `payment_intent.succeeded`. An order already captured answers its amount.',
+    request: 'StoreOrderRequest',
+    success: 'StoreCapture',
+  }],
+  ['/api/store/cancel-authorization', {
+    operationId: 'cancelAuthorizationFromStore',
+    summary: 'Release the card authorization of a cancelled order',
+    description:
+      'Sent by the plugin when an order is cancelled in the admin. Cancels an authorization that was not captured; ' +
+      '`canceled: false` when the order holds none. A captured payment is refused: refund it instead.',
+    request: 'StoreOrderRequest',
+    success: 'StoreCancelAuthorization',
+  }],
+];
 
 export function buildOpenApiDocument(): JsonObject {
   return {
@@ -179,99 +254,12 @@ export function buildOpenApiDocument(): JsonObject {
       { name: 'store', description: 'Called by the store’s Checkout Bridge plugin for what a shop owner does in the WooCommerce admin.' },
     ],
     paths: {
-      '/api/payment-intent': {
-        post: checkoutOperation({
-          operationId: 'createPaymentIntent',
-          summary: 'Create or reuse the card payment intent of a pending order',
-          description:
-            'Writes the customer’s addresses and contact details onto the order, then returns the client secret of a payment intent ' +
-            'for the order’s total. The token is not consumed: the call may be repeated until the payment succeeds.',
-          request: 'PaymentIntentRequest',
-          success: 'PaymentIntentResponse',
-          errorCode: 'PAYMENT_INTENT_ERROR',
-        }),
-        options: preflightOperation('paymentIntentPreflight'),
-      },
-      '/api/submit-order': {
-        post: checkoutOperation({
-          operationId: 'submitOrder',
-          summary: 'Submit a pending order for manual payment',
-          description: 'Writes the addresses and marks the order as awaiting a payment screenshot.',
-          request: 'SubmitOrderRequest',
-          success: 'SubmitOrderResponse',
-          errorCode: 'SUBMIT_ORDER_ERROR',
-          notPayableMessage: 'Order cannot be submitted for payment',
-        }),
-        options: preflightOperation('submitOrderPreflight'),
-      },
-      '/api/express-checkout/shipping-rates': {
-        post: checkoutOperation({
-          operationId: 'quoteShippingRates',
-          summary: 'The order’s shipping rates at the address a wallet reports',
-          description:
-            'For the Express Checkout Element’s `shippingaddresschange`: the store’s own rates (zones, methods, classes, free-shipping ' +
-            'thresholds) at a partial address, each with the order’s total there. Changes nothing.',
-          request: 'ShippingRatesRequest',
-          success: 'ShippingRatesResponse',
-          errorCode: 'EXPRESS_CHECKOUT_ERROR',
-          rule: RATE_LIMITS.shippingRates,
-        }),
-        options: preflightOperation('shippingRatesPreflight'),
-      },
-      '/api/express-checkout/shipping-rate': {
-        post: checkoutOperation({
-          operationId: 'chooseShippingRate',
-          summary: 'Write the wallet’s chosen rate and address to the order',
-          description:
-            'For `shippingratechange` (and the first rate of a new address): the rate, priced by the store at this address (a rate it does not ' +
-            'offer there is a 400), becomes the order’s shipping line; the store recalculates totals and taxes and the payment intent, when the ' +
-            'order has one, is brought to the new total. The intent’s own `shipping` is never set: the wallet’s confirmation sends it. ' +
-            'POST /api/payment-intent with the wallet’s full details stays the last call before confirming.',
-          request: 'ShippingRateRequest',
-          success: 'ShippingRateResponse',
-          errorCode: 'EXPRESS_CHECKOUT_ERROR',
-          rule: RATE_LIMITS.shippingRate,
-        }),
-        options: preflightOperation('shippingRatePreflight'),
-      },
+      ...Object.fromEntries(CHECKOUT_OPERATIONS.map(([path, preflightId, operation]) => [path, checkoutPath(preflightId, operation)])),
       '/api/cardprovider/webhook': { post: cardWebhookOperation('receiveCardEvent', false) },
       '/api/stripe/webhook': { post: cardWebhookOperation('receiveStripeEvent', true) },
       '/api/shipping/webhook': { post: shippingWebhookOperation('receiveShipmentNotification', false) },
       '/api/shipstation/webhook': { post: shippingWebhookOperation('receiveShipStationNotification', true) },
-      '/api/store/refunds': {
-        post: storeCallbackOperation({
-          operationId: 'refundFromStore',
-          summary: 'Refund a card payment from the WooCommerce admin',
-          description:
-            'Sent by the Checkout Bridge plugin’s gateway when the shop owner clicks “Refund via …”. Refunds the WooCommerce refund’s amount ' +
-            '(read from the store, in the order’s currency) at Stripe, with the order and the WooCommerce refund in the refund’s metadata; ' +
-            'a retry for the same WooCommerce refund answers the refund already made. Orders not paid by card are refused.',
-          request: 'StoreRefundRequest',
-          success: 'StoreRefund',
-        }),
-      },
-      '/api/store/capture': {
-        post: storeCallbackOperation({
-          operationId: 'captureFromStore',
-          summary: 'Capture an authorized card payment (STRIPE_CAPTURE=manual)',
-          description:
-            'Sent by the plugin’s “Capture charge” order action. Captures the order’s total as the store holds it (never more than was ' +
-            'authorized); the payment is then recorded by `payment_intent.succeeded`. An order already captured answers its amount.',
-          request: 'StoreOrderRequest',
-          success: 'StoreCapture',
-        }),
-      },
-      '/api/store/cancel-authorization': {
-        post: storeCallbackOperation({
-          operationId: 'cancelAuthorizationFromStore',
-          summary: 'Release the card authorization of a cancelled order',
-          description:
-            'Sent by the plugin when an order is cancelled in the admin. Cancels an authorization that was not captured; ' +
-            '`canceled: false` when the order holds none. A captured payment is refused: refund it instead.',
-          request: 'StoreOrderRequest',
-          success: 'StoreCancelAuthorization',
-        }),
-      },
+      ...Object.fromEntries(STORE_OPERATIONS.map(([path, operation]) => [path, { post: storeCallbackOperation(operation) }])),
     },
     components: {
       schemas: componentSchemas(),

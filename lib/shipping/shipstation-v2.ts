@@ -3,6 +3,7 @@
  * a label carries no order number, so its shipment is read once per read (a fulfillment carries it).
  */
 import { z } from 'zod';
+import type { Config } from '@/lib/config';
 import { ShipStationError } from '@/lib/errors';
 import type { DeliveryNotice, ShipmentNotice } from '@/lib/shipment-notices';
 import { SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget';
@@ -148,10 +149,7 @@ function fulfillmentNotice(raw: unknown): Listed {
   return shipmentNotice({ orderNumber: f.shipment_number, ...fields });
 }
 
-export function shipStationV2Settings(config: {
-  shippingV2: { apiKey: string | undefined; apiBaseUrl: string };
-  upstreamTimeoutMs: number;
-}) {
+export function shipStationV2Settings(config: Pick<Config, 'shippingV2' | 'upstreamTimeoutMs'>) {
   const { apiKey, apiBaseUrl } = config.shippingV2;
   return apiKey ? { apiKey, apiBaseUrl, timeoutMs: config.upstreamTimeoutMs } : undefined;
 }

@@ -3,6 +3,7 @@
  * that stops early hands back the first page it did not read, so the caller queues the rest and none is dropped.
  */
 import { z } from 'zod';
+import type { Config } from '@/lib/config';
 import { ShipStationError } from '@/lib/errors';
 import type { ShipmentNotice } from '@/lib/shipment-notices';
 import { optionalText, ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
@@ -162,10 +163,7 @@ export class ShipStationClient {
   }
 }
 
-export function shipStationSettings(config: {
-  shipping: { apiKey: string | undefined; apiSecret: string | undefined; apiBaseUrl: string };
-  upstreamTimeoutMs: number;
-}) {
+export function shipStationSettings(config: Pick<Config, 'shipping' | 'upstreamTimeoutMs'>) {
   const { apiKey, apiSecret, apiBaseUrl } = config.shipping;
   if (!apiKey || !apiSecret) return undefined;
   return { apiKey, apiSecret, apiBaseUrl, timeoutMs: config.upstreamTimeoutMs };

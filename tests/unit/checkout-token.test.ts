@@ -12,7 +12,7 @@ async function rejection(token: string, options: Parameters<typeof verifyCheckou
     (e: unknown) => e,
   );
   expect(error).toBeInstanceOf(InvalidTokenError);
-  return error as InvalidTokenError;
+  return error as InstanceType<typeof InvalidTokenError>;
 }
 
 describe('checkout token', () => {
