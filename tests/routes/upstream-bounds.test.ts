@@ -29,7 +29,8 @@ beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
 afterEach(() => server.resetHandlers());
 afterAll(() => server.close());
 
-const TIMEOUT_MS = 300;
+// A second per call: a busy machine's work before the hung call (a module's first load, the store's read) stays well inside the bound.
+const TIMEOUT_MS = 1_000;
 const BOUND_MS = REQUEST_BUDGET_TIMEOUTS * TIMEOUT_MS;
 /** Room for a loaded machine; a request that ignored the bound would take far longer (the stand-ins never answer). */
 const MARGIN_MS = 1_500;
@@ -169,12 +170,12 @@ describe('every endpoint answers within its bound when an upstream hangs', () =>
 
 describe('the request deadline covers all its calls together', () => {
   it('slow answers that each fit the per-call timeout cannot add up past the deadline', async () => {
-    // Each answer takes a tenth of a generous per-call timeout, so none is cut by it; twenty of them would
-    // take 6 s, against a deadline of 3.5 answers: only the deadline can end the loop within the bound,
-    // and the first two answers fit it with room to spare on a busy machine.
+    // Each answer takes a tenth of a generous per-call timeout, so none is cut by it; forty of them would
+    // take 12 s, against a deadline of 6 answers: only the deadline can end the loop within the bound,
+    // and the first two answers fit it with 1.2 s to spare on a busy machine.
     const latencyMs = 300;
-    const deadlineMs = latencyMs * 3.5;
-    const reads = 20;
+    const deadlineMs = latencyMs * 6;
+    const reads = 40;
     useTestEnv({ ...SHIPSTATION_ENV, UPSTREAM_TIMEOUT_MS: String(latencyMs * 10) });
     providers.woo.seed({ id: 907 });
     providers.setStoreLatency(latencyMs);

@@ -27,13 +27,13 @@ describe('upstream timeouts', () => {
   it('gives up on a store that does not answer within UPSTREAM_TIMEOUT_MS', async () => {
     server.use(
       http.get(`${TEST_STORE_URL}/wp-json/wc/v3/orders/:id`, async () => {
-        await delay(3_000);
+        await delay(10_000);
         return HttpResponse.json({});
       }),
     );
     const started = Date.now();
     const response = await POST(postJson('/api/payment-intent', { token: await tokenFor(801) }));
-    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(Date.now() - started).toBeLessThan(9_000);
     expect(response.status).toBe(500);
     expect((await response.json()).error).toEqual({
       code: 'PAYMENT_INTENT_ERROR',
@@ -46,14 +46,14 @@ describe('upstream timeouts', () => {
     providers.woo.seed({ id: 802 });
     server.use(
       http.post('https://api.stripe.com/v1/payment_intents', async () => {
-        await delay(3_000);
+        await delay(10_000);
         return HttpResponse.json({});
       }),
     );
     const started = Date.now();
     const response = await POST(postJson('/api/payment-intent', { token: await tokenFor(802) }));
     // One retry is allowed (idempotent with its key): two timeouts at most.
-    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(Date.now() - started).toBeLessThan(9_000);
     expect(response.status).toBe(500);
     expect((await response.json()).error.message).toBe('Payment provider request failed: create payment intent');
     expect(providers.orderUpdates()).toHaveLength(0);

@@ -125,7 +125,8 @@ export async function startDisposableRedis(options: { password?: string; port?: 
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
     if (options.password) args.push('--requirepass', options.password);
     child = spawn(REDIS_SERVER_BIN, args, { stdio: 'ignore' });
-    const deadline = Date.now() + 5000;
+    // A deadline, not a count of tries: a busy machine may take seconds to start a process.
+    const deadline = Date.now() + 15_000;
     while (!(await listening(port))) {
       if (Date.now() > deadline) throw new Error(`redis-server did not start on port ${port}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -157,8 +158,8 @@ export async function startDisposableRedis(options: { password?: string; port?: 
   return server;
 }
 
-/** Waits until `check` holds (a reconnecting client, say), or fails after `ms`. */
-export async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<void> {
+/** Waits until `check` holds (a reconnecting client, say), or fails after `ms`: long enough for a busy machine. */
+export async function eventually(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');

@@ -213,7 +213,7 @@ describe('how an attempt fails', () => {
     } finally {
       vi.useRealTimers();
     }
-    await expect.poll(() => dripSocket?.destroyed).toBe(true);
+    await expect.poll(() => dripSocket?.destroyed, { timeout: 10_000 }).toBe(true);
   });
 
   it('an abort signal ends the attempt', async () => {

@@ -156,9 +156,10 @@ describe.skipIf(noRedis)(`reconciliation cursor in Redis${redisSuffix}`, () => {
 
   it('expires after its time to live', async () => {
     const store = new RedisCursorStore(redisConnection(), RECONCILE_CURSOR, testPrefix('cursor-ttl'));
-    await store.save({ startingAfter: 'evt_2', savedAt: 0 }, 150);
+    // A second to live, so a busy machine still reads it back before it expires.
+    await store.save({ startingAfter: 'evt_2', savedAt: 0 }, 1_000);
     expect(await store.load()).toEqual({ startingAfter: 'evt_2', savedAt: 0 });
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect(await store.load()).toBeUndefined();
   });
 });

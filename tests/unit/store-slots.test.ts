@@ -141,7 +141,7 @@ for (const implementation of implementations) {
       const next = { caller: 'checkout' as const, followUp: false, token: randomUUID(), leaseMs: LEASE_MS };
       const second = first?.handOver(next);
       expect(await take(slots, 'webhook')).toBeUndefined();
-      await expect.poll(async () => (await slots.usage()).inUse).toEqual({ checkout: 1, webhook: 0, background: 0 });
+      await expect.poll(async () => (await slots.usage()).inUse, { timeout: 10_000 }).toEqual({ checkout: 1, webhook: 0, background: 0 });
       await second?.release();
       expect(await take(slots, 'webhook')).toBeDefined();
     });
