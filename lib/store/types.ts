@@ -137,7 +137,7 @@ export interface ShipmentPackageMerge {
 /** The companion plugin's answer to a package merge; anything else is no proof it happened. */
 export const shipmentPackageMergedSchema = z.object({
   added: z.boolean(),
-  shipped: z.unknown().transform((v) => v === true),
+  shipped: z.unknown().optional().transform((v) => v === true),
   status: z.string(),
   packages: z.array(z.unknown()),
 });
