@@ -20,7 +20,7 @@ import { POST as shippingPOST } from '@/app/api/shipping/webhook/route';
 import { POST as shipStationPOST } from '@/app/api/shipstation/webhook/route';
 import { POST as stripePOST } from '@/app/api/stripe/webhook/route';
 import { OPTIONS as submitOrderOPTIONS, POST as submitOrderPOST } from '@/app/api/submit-order/route';
-import { OPENAPI_FILE, serializedOpenApiDocument } from '@/lib/openapi/file';
+import { OPENAPI_FILE, serializedOpenApiDocument } from '@/scripts/openapi-document/file';
 import { getServices } from '@/lib/services';
 import { RATE_LIMITS } from '@/lib/shared-state/rate-limit';
 import { TEST_STOREFRONT_ORIGIN, TEST_WEBHOOK_SECRET, useTestEnv } from '../support/env';

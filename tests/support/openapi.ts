@@ -1,6 +1,6 @@
 /**
  * Checks real responses against the OpenAPI document (docs/openapi.json's
- * source, lib/openapi/document.ts): status, JSON body and required headers are
+ * source, scripts/openapi-document/document.ts): status, JSON body and required headers are
  * validated with ajv (JSON Schema 2020-12, the dialect of OpenAPI 3.1), and
  * every checked response is recorded so a test can tell which documented
  * responses it never saw.
@@ -8,7 +8,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { expect } from 'vitest';
-import { buildOpenApiDocument } from '@/lib/openapi/document';
+import { buildOpenApiDocument } from '@/scripts/openapi-document/document';
 
 type JsonObject = Record<string, any>;
 

@@ -1,10 +1,10 @@
 /**
  * The service's OpenAPI 3.1 document, every body generated from the zod schemas that validate the requests
- * and describe the responses (lib/openapi/components.ts). Served at GET /api/openapi.json, written to
- * docs/openapi.json by `npm run openapi`.
+ * and describe the responses (components.ts), written to docs/openapi.json by `npm run openapi`; the service
+ * serves that file (a test fails while it differs from what this builds).
  */
 import { CHECKOUT_BODY_LIMIT, WEBHOOK_BODY_LIMIT } from '@/lib/http/body';
-import { componentSchemas, json, type ComponentName, type JsonObject } from '@/lib/openapi/components';
+import { componentSchemas, json, type ComponentName, type JsonObject } from './components';
 import { RATE_LIMITS, type RateLimitRule } from '@/lib/shared-state/rate-limit';
 import { STORE_SIGNATURE_HEADER, STORE_SIGNATURE_TOLERANCE_SECONDS } from '@/lib/security/store-signature';
 import { SIGNATURE_HEADERS } from '@/lib/webhooks/card/event';
