@@ -44,3 +44,14 @@ export const log = {
   warn: (event: string, fields?: LogFields) => write('warn', event, fields),
   error: (event: string, fields?: LogFields) => write('error', event, fields),
 };
+
+/** `write`, dropping the calls that come less than `ms` after the last one it let through (a log line at most every `ms`). */
+export function atMostEvery<A extends unknown[]>(ms: number, write: (...args: A) => void, clock = Date.now): (...args: A) => void {
+  let last = Number.NEGATIVE_INFINITY;
+  return (...args) => {
+    const now = clock();
+    if (now - last < ms) return;
+    last = now;
+    write(...args);
+  };
+}

@@ -6,7 +6,8 @@
 import { createHash, randomInt } from 'node:crypto';
 import type { Config } from '@/lib/config';
 import { describeFailure, RedisTimeoutError, SharedStateUnavailableError } from '@/lib/errors';
-import { log } from '@/lib/log';
+import { atMostEvery, log } from '@/lib/log';
+import { orTimeout } from '@/lib/upstream/budget';
 import { traceCall } from '@/lib/telemetry';
 
 /** Longest pause between reconnection attempts: a recovered Redis is found within about two seconds. */
@@ -276,30 +277,6 @@ export class RedisScript {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
       return redis.eval(this.source, { keys, arguments: args });
     }
-  }
-}
-
-/** `write`, dropping the calls that come less than `ms` after the last one it let through (a log line at most every `ms`). */
-export function atMostEvery<A extends unknown[]>(ms: number, write: (...args: A) => void, clock = Date.now): (...args: A) => void {
-  let last = Number.NEGATIVE_INFINITY;
-  return (...args) => {
-    const now = clock();
-    if (now - last < ms) return;
-    last = now;
-    write(...args);
-  };
-}
-
-/** `work`'s outcome, or `onTimeout` when `ms` pass first. */
-export async function orTimeout<T, U>(work: Promise<T>, ms: number, onTimeout: U): Promise<T | U> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<U>((resolve) => {
-    timer = setTimeout(() => resolve(onTimeout), Math.max(0, ms));
-  });
-  try {
-    return await Promise.race([work, expired]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -3,8 +3,7 @@
  * instance's memory, warning at most once a minute; lib/services.ts decides which state may fall back.
  */
 import { SharedStateUnavailableError } from '@/lib/errors';
-import { log } from '@/lib/log';
-import { atMostEvery } from '@/lib/redis/connection';
+import { atMostEvery, log } from '@/lib/log';
 
 const WARNING_INTERVAL_MS = 60_000;
 

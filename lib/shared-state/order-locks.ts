@@ -5,8 +5,8 @@
  */
 import { randomInt, randomUUID } from 'node:crypto';
 import { OrderBusyError, SharedStateUnavailableError } from '@/lib/errors';
-import { log } from '@/lib/log';
-import { atMostEvery, KEY_PREFIX, orTimeout, type RedisConnection } from '@/lib/redis/connection';
+import { atMostEvery, log } from '@/lib/log';
+import { KEY_PREFIX, type RedisConnection } from '@/lib/redis/connection';
 import type { FallbackWarning } from '@/lib/shared-state/fallback';
 import { PROCESSED_EVENT_TTL_MS } from '@/lib/shared-state/processed-events';
 import { takeDeferredHit } from '@/lib/shared-state/rate-limit';
@@ -17,7 +17,7 @@ import {
   type CountCheckLockReply,
   type CountCheckLockRequest,
 } from '@/lib/shared-state/request-redis';
-import { REQUEST_BUDGET_TIMEOUTS, requestTimeLeftMs } from '@/lib/upstream/budget';
+import { orTimeout, REQUEST_BUDGET_TIMEOUTS, requestTimeLeftMs } from '@/lib/upstream/budget';
 
 export interface OrderLocks {
   /**

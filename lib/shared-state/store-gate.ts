@@ -6,8 +6,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { StoreCaller } from '@/lib/config';
 import { StoreBusyError } from '@/lib/errors';
-import { log } from '@/lib/log';
-import { atMostEvery } from '@/lib/redis/connection';
+import { atMostEvery, log } from '@/lib/log';
 import { currentRequest, requestScopeOf, type RequestScope } from '@/lib/request-scope';
 import { LEASE_MARGIN_MS, type SlotLease, type SlotRequest, type StoreSlots } from '@/lib/shared-state/store-slots';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';

@@ -81,3 +81,16 @@ export async function settleWithin<T>(work: Promise<T>, ms: number, onTimeout: (
     clearTimeout(timer);
   }
 }
+
+/** `work`'s outcome, or `onTimeout` when `ms` pass first. */
+export async function orTimeout<T, U>(work: Promise<T>, ms: number, onTimeout: U): Promise<T | U> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<U>((resolve) => {
+    timer = setTimeout(() => resolve(onTimeout), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
