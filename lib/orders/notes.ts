@@ -27,8 +27,8 @@ export function isSupersededByPayment(note: string): boolean {
   return note.startsWith(PAYMENT_FAILED_START) || note.startsWith(MANUAL_PAYMENT_AWAITED_START) || note === PAYMENT_PROCESSING_NOTE || note.startsWith(PAYMENT_AUTHORIZED_START);
 }
 
-const SHIPPED_START = 'Your order has been shipped!';
-const ANOTHER_PACKAGE_START = 'Another package of your order has been shipped!';
+export const SHIPPED_START = 'Your order has been shipped!';
+export const ANOTHER_PACKAGE_START = 'Another package of your order has been shipped!';
 
 export function isServiceMessage(note: string): boolean {
   return (

@@ -28,7 +28,7 @@ function retryable(error: StoreError): { retryableFailure?: string } {
   return isFinalStoreFailure(error) ? {} : { retryableFailure: `store:${error.failure}` };
 }
 
-export async function markOrderDelivered(notice: DeliveryNotice, services: Services) {
+async function markOrderDelivered(notice: DeliveryNotice, services: Services) {
   const orderId = parseOrderNumber(notice.orderNumber);
   if (orderId === undefined) return { orderId, outcome: 'bad_order_number' as const };
   // Shown to the shop only, but still ShipStation's text: kept to the shapes a tracking number and a date have.

@@ -6,7 +6,7 @@ import { CardProviderError, OrderBusyError, StoreCallbackRefusedError, StoreErro
 import { log } from '@/lib/log';
 import { sendCustomerMessage } from '@/lib/orders/customer-message';
 import { buildOrderUpdate, keptCustomerNote } from '@/lib/orders/mutation';
-import { shippedNote, shopNotes } from '@/lib/orders/notes';
+import { ANOTHER_PACKAGE_START, shippedNote, SHIPPED_START, shopNotes } from '@/lib/orders/notes';
 import { parseOrderId } from '@/lib/order-id';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
@@ -269,7 +269,7 @@ function packageAdded(orderId: number, packages?: number): LockedResult {
 }
 
 function anotherPackageLine(notice: ShipmentNotice): string {
-  return shippedNote(notice).replace('Your order has been shipped!', 'Another package of your order has been shipped!');
+  return shippedNote(notice).replace(SHIPPED_START, ANOTHER_PACKAGE_START);
 }
 
 function packagesUnreadable(orderId: number): LockedResult {
