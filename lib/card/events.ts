@@ -6,8 +6,6 @@ import { z } from 'zod';
 import { InvalidCardEventError } from '@/lib/errors';
 import { parseOrderId } from '@/lib/order-id';
 
-const UNKNOWN_PAYMENT_ERROR = 'Unknown error';
-const MAX_ERROR_MESSAGE = 500;
 /** A short lower-case word: all of a Stripe type or label that reaches a note or a log. */
 const WORD = /^[a-z0-9_]{1,50}$/;
 
@@ -66,7 +64,7 @@ export function chargeIdOf(latestCharge: unknown): string {
 
 export function paymentErrorMessageOf(lastPaymentError: unknown): string {
   const message = valueAt(lastPaymentError, ['message']);
-  return typeof message === 'string' && message.trim() !== '' ? message.trim().slice(0, MAX_ERROR_MESSAGE) : UNKNOWN_PAYMENT_ERROR;
+  return typeof message === 'string' && message.trim() !== '' ? message.trim().slice(0, 500) : 'Unknown error';
 }
 
 function typeField(value: unknown, path: readonly string[]): string | undefined {

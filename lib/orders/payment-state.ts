@@ -42,13 +42,9 @@ export function paymentsOf(state: PaymentState, checkoutIntentId: string | undef
   return new Set([checkoutIntentId || undefined, ...recorded].filter((id) => id !== undefined));
 }
 
-function attemptIdentity(fact: { intentId: string; chargeId?: string; eventId?: string }): string {
-  return fact.chargeId || fact.eventId || fact.intentId;
-}
-
 /** Forward only: an old failure never takes back a newer debit in progress. */
 function applyAttempt(state: PaymentState, fact: { kind: AttemptFact['kind']; at: number; intentId: string; chargeId?: string; eventId?: string }): FactOutcome {
-  const id = attemptIdentity(fact);
+  const id = fact.chargeId || fact.eventId || fact.intentId;
   const newest = state.attempt;
   if (newest && newest.at === fact.at && newest.ids.includes(id) && newest.kind === fact.kind) return 'duplicate';
   const older = newest !== undefined && (fact.at < newest.at || (fact.at === newest.at && (newest.wholeSecond || newest.ids.includes(id))));
