@@ -39,8 +39,6 @@ function write(level: 'info' | 'warn' | 'error', event: string, fields: LogField
   console[level === 'info' ? 'log' : level](line);
 }
 
-export const log = {
-  info: (event: string, fields?: LogFields) => write('info', event, fields),
-  warn: (event: string, fields?: LogFields) => write('warn', event, fields),
-  error: (event: string, fields?: LogFields) => write('error', event, fields),
-};
+const at = (level: 'info' | 'warn' | 'error') => (event: string, fields?: LogFields) => write(level, event, fields);
+
+export const log = { info: at('info'), warn: at('warn'), error: at('error') };
