@@ -39,11 +39,9 @@ function write(level: 'info' | 'warn' | 'error', event: string, fields: LogField
   console[level === 'info' ? 'log' : level](line);
 }
 
-export const log = {
-  info: (event: string, fields?: LogFields) => write('info', event, fields),
-  warn: (event: string, fields?: LogFields) => write('warn', event, fields),
-  error: (event: string, fields?: LogFields) => write('error', event, fields),
-};
+const at = (level: 'info' | 'warn' | 'error') => (event: string, fields?: LogFields) => write(level, event, fields);
+
+export const log = { info: at('info'), warn: at('warn'), error: at('error') };
 
 /** `write`, dropping the calls that come less than `ms` after the last one it let through (a log line at most every `ms`). */
 export function atMostEvery<A extends unknown[]>(ms: number, write: (...args: A) => void, clock = Date.now): (...args: A) => void {

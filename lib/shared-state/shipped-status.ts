@@ -68,9 +68,7 @@ export class RedisShippedStatus implements ShippedStatusMemory {
   /** `read` answers when the lock did not peek (a lock held in this instance's memory alone). */
   reading(read = () => this.statusToWrite()): ShippedStatusReading {
     let missing: boolean | undefined;
-    const found = (present: boolean) => {
-      missing = present;
-    };
+    const found = (present: boolean) => void (missing = present);
     return { peek: { key: this.key, found }, statusToWrite: async () => (missing === undefined ? read() : statusFor(missing)) };
   }
 
