@@ -12,8 +12,6 @@ import { checkResourceUrl } from '@/lib/shipping/resource-url';
 import { collectPage, paging, readBatch, shipmentNotice } from '@/lib/shipping/shipstation';
 import type { Listed, ShipmentsPage, ShipmentsResult } from '@/lib/shipping/shipstation';
 
-export type ShipStationV2Settings = NonNullable<ReturnType<typeof shipStationV2Settings>>;
-
 // Only the fields the service reads; addresses, costs and label files are dropped unread.
 const labelSchema = z.object({
   label_id: optionalText,
@@ -62,7 +60,7 @@ export class ShipStationV2Client {
   private readonly http: ShipStationHttp;
 
   constructor(
-    private readonly settings: ShipStationV2Settings,
+    private readonly settings: NonNullable<ReturnType<typeof shipStationV2Settings>>,
     options: ShipStationHttpOptions = {},
   ) {
     const headers = { 'api-key': settings.apiKey };
