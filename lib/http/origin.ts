@@ -4,8 +4,6 @@
  */
 import { InvalidOriginError } from '@/lib/errors';
 
-export const OPAQUE_ORIGIN = 'null';
-
 export function requestOrigin(headers: Headers): string | undefined {
   const origin = headers.get('origin');
   if (origin !== null) return origin.trim();
@@ -15,7 +13,7 @@ export function requestOrigin(headers: Headers): string | undefined {
 
 export function allowedOrigin(headers: Headers, allowed: readonly string[]): string | undefined {
   const origin = requestOrigin(headers);
-  if (origin === undefined || origin === OPAQUE_ORIGIN) return undefined;
+  if (origin === undefined || origin === 'null') return undefined;
   return allowed.includes(origin) ? origin : undefined;
 }
 

@@ -5,16 +5,12 @@
 import { z } from 'zod';
 import type { Config } from '@/lib/config';
 import { ShipStationError } from '@/lib/errors';
-import type { DeliveryNotice, ShipmentNotice } from '@/lib/shipment-notices';
+import type { ShipmentNotice } from '@/lib/shipment-notices';
 import { SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget';
 import { optionalText, ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
 import { checkResourceUrl } from '@/lib/shipping/resource-url';
 import { collectPage, paging, readBatch, shipmentNotice } from '@/lib/shipping/shipstation';
 import type { Listed, ShipmentsPage, ShipmentsResult } from '@/lib/shipping/shipstation';
-
-export type { DeliveryNotice };
-
-export type ShipStationV2Settings = NonNullable<ReturnType<typeof shipStationV2Settings>>;
 
 // Only the fields the service reads; addresses, costs and label files are dropped unread.
 const labelSchema = z.object({
@@ -64,7 +60,7 @@ export class ShipStationV2Client {
   private readonly http: ShipStationHttp;
 
   constructor(
-    private readonly settings: ShipStationV2Settings,
+    private readonly settings: NonNullable<ReturnType<typeof shipStationV2Settings>>,
     options: ShipStationHttpOptions = {},
   ) {
     const headers = { 'api-key': settings.apiKey };

@@ -11,8 +11,6 @@ import { requestTimeLeftMs } from '@/lib/upstream/budget';
 
 export type { ShipmentNotice };
 
-export type ShipStationSettings = NonNullable<ReturnType<typeof shipStationSettings>>;
-
 /** Voided shipments are kept, marked, so the order can note them. */
 export interface ShipmentsPage {
   notices: ShipmentNotice[];
@@ -143,7 +141,7 @@ export class ShipStationClient {
   private readonly http: ShipStationHttp;
 
   constructor(
-    private readonly settings: ShipStationSettings,
+    private readonly settings: NonNullable<ReturnType<typeof shipStationSettings>>,
     options: ShipStationHttpOptions = {},
   ) {
     const authorization = `Basic ${Buffer.from(`${settings.apiKey}:${settings.apiSecret}`).toString('base64')}`;
