@@ -63,8 +63,8 @@ export async function runRequestWork<T>(notes: RequestNotes, work: () => Promise
 }
 
 /** Counts the current request's deferred rate-limit hit now, before an upstream call; RateLimitedError when over. */
-export async function countRateLimitHitNow(): Promise<void> {
-  await storage.getStore()?.notes.rateLimitHit?.countUnlessCounted();
+export function countRateLimitHitNow(): Promise<void> | undefined {
+  return storage.getStore()?.notes.rateLimitHit?.countUnlessCounted();
 }
 
 /** Runs `work` as `caller`'s, with fresh notes (a test's or a script's stand-in for a request of that family). */

@@ -29,13 +29,17 @@ function errorType(error: unknown): string {
   return typeof error;
 }
 
-export async function withSpan<T>(
+/** `fn()` in a span; with tracing off `fn()` itself, no promise of its own (each costs its async context in Next.js). */
+export function withSpan<T>(
   name: string,
   attributes: SpanAttributes,
   fn: () => Promise<T>,
   outcomeOf: (result: T) => 'ok' | 'error' = () => 'ok',
 ): Promise<T> {
-  if (!tracingEnabled()) return fn();
+  return tracingEnabled() ? inSpan(name, attributes, fn, outcomeOf) : fn();
+}
+
+async function inSpan<T>(name: string, attributes: SpanAttributes, fn: () => Promise<T>, outcomeOf: (result: T) => 'ok' | 'error'): Promise<T> {
   loading ??= import('@opentelemetry/api').then((module) => (api = module));
   const { trace, SpanStatusCode } = await loading;
   return trace.getTracer(TRACER_NAME).startActiveSpan(name, { attributes: definedAttributes(attributes) }, async (span) => {
@@ -61,7 +65,8 @@ export function annotateSpan(attributes: SpanAttributes): void {
 }
 
 /** An upstream call first counts its request's deferred rate-limit hit (lib/shared-state/rate-limit.ts): no 429 follows it. */
-export async function traceCall<T>(system: 'store' | 'card' | 'shipstation' | 'redis', operation: string, fn: () => Promise<T>): Promise<T> {
-  if (system !== 'redis') await countRateLimitHitNow();
-  return withSpan(`${system} ${operation}`, { 'checkout.upstream': system, 'checkout.operation': operation }, fn);
+export function traceCall<T>(system: 'store' | 'card' | 'shipstation' | 'redis', operation: string, fn: () => Promise<T>): Promise<T> {
+  const call = () => withSpan(`${system} ${operation}`, { 'checkout.upstream': system, 'checkout.operation': operation }, fn);
+  const counting = system === 'redis' ? undefined : countRateLimitHitNow();
+  return counting ? counting.then(call) : call();
 }

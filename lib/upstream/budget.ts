@@ -48,12 +48,10 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * Runs `attempt` once, and once more after a jittered pause when it failed in
  * a retriable way and the request still has time for a whole new attempt.
  */
-export async function withOneRetry<T>(attempt: (timeoutMs: number) => Promise<T>, policy: RetryPolicy): Promise<T> {
+export function withOneRetry<T>(attempt: (timeoutMs: number) => Promise<T>, policy: RetryPolicy): Promise<T> {
   const first = attemptTimeoutMs(policy.perAttemptMs);
-  if (first === 0) throw policy.outOfTime();
-  try {
-    return await attempt(first);
-  } catch (error) {
+  if (first === 0) return Promise.reject(policy.outOfTime());
+  return attempt(first).catch(async (error: unknown) => {
     if (!policy.retriable(error)) throw error;
     const random = policy.random ?? Math.random;
     const pause = policy.pauseMs?.(error) ?? RETRY_JITTER_MIN_MS + Math.floor(random() * (RETRY_JITTER_MAX_MS - RETRY_JITTER_MIN_MS));
@@ -62,7 +60,7 @@ export async function withOneRetry<T>(attempt: (timeoutMs: number) => Promise<T>
     const second = attemptTimeoutMs(policy.perAttemptMs);
     if (second === 0) throw error;
     return attempt(second);
-  }
+  });
 }
 
 /**
@@ -70,27 +68,17 @@ export async function withOneRetry<T>(attempt: (timeoutMs: number) => Promise<T>
  * retry of a closed connection, a socket that only idles): the caller gets
  * `onTimeout()` in time, and the abandoned work is left to finish or fail alone.
  */
-export async function settleWithin<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(onTimeout()), ms);
+export function settleWithin<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(onTimeout()), ms);
+    work.then(resolve, reject).finally(() => clearTimeout(timer));
   });
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** `work`'s outcome, or `onTimeout` when `ms` pass first. */
-export async function orTimeout<T, U>(work: Promise<T>, ms: number, onTimeout: U): Promise<T | U> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<U>((resolve) => {
-    timer = setTimeout(() => resolve(onTimeout), Math.max(0, ms));
+export function orTimeout<T, U>(work: Promise<T>, ms: number, onTimeout: U): Promise<T | U> {
+  return new Promise<T | U>((resolve, reject) => {
+    const timer = setTimeout(() => resolve(onTimeout), Math.max(0, ms));
+    work.then(resolve, reject).finally(() => clearTimeout(timer));
   });
-  try {
-    return await Promise.race([work, expired]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -43,6 +43,14 @@ describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
     const { POST } = await import('@/app/api/payment-intent/route');
     expect((await POST(postJson('/api/payment-intent', { token: await tokenFor(201) }))).status).toBe(200);
   });
+
+  it('adds no promise of its own around the work or an upstream call (each costs its async context in Next.js)', async () => {
+    const telemetry = await import('@/lib/telemetry');
+    const work = Promise.resolve('done');
+    expect(telemetry.withSpan('work', {}, () => work)).toBe(work);
+    // Outside a request there is no deferred rate-limit hit to count first.
+    expect(telemetry.traceCall('store', 'get order', () => work)).toBe(work);
+  });
 });
 
 /** What @vercel/otel provides in the service: a context manager on AsyncLocalStorage, so spans nest across awaits. */
