@@ -18,6 +18,8 @@
  *                                  Next.js spends a few ms of CPU on any request, so 100,000 of them take
  *                                  minutes, longer than the whole run may.
  *   --paired-rounds N              rounds of the paired comparisons (default 10, quick 3)
+ *   --paired-block N, --paired-warmup N   with --against: requests per block (default 5) and unmeasured requests per
+ *                                  server and flow first (default 20): more of both, steadier figures
  *   npm run bench -- --paired [--quick] [--flows NAME]   only the paired comparisons (without and with Redis,
  *                                  Redis at 1 and 2 ms RTT, the https store), printed; writes nothing
  *   npm run bench -- --profile [--quick] [--flows NAME] [--redis]   the server under node --cpu-prof: CPU per flow and
@@ -85,6 +87,8 @@ const { values: options } = parseArgs({
     'memory-seconds': { type: 'string' },
     'cold-repeats': { type: 'string' },
     'paired-rounds': { type: 'string' },
+    'paired-block': { type: 'string' },
+    'paired-warmup': { type: 'string' },
     transports: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     paired: { type: 'boolean', default: false },
@@ -420,12 +424,16 @@ async function againstMode(ref: string): Promise<void> {
     const report = await againstRun({
       ref,
       quick: QUICK,
-      sizes: { rounds: Number(options['paired-rounds'] ?? (QUICK ? 3 : 20)), blockSize: QUICK ? 2 : 5, warmup: QUICK ? 3 : 20 },
+      sizes: {
+        rounds: Number(options['paired-rounds'] ?? (QUICK ? 3 : 20)),
+        blockSize: Number(options['paired-block'] ?? (QUICK ? 2 : 5)),
+        warmup: Number(options['paired-warmup'] ?? (QUICK ? 3 : 20)),
+      },
       ...(options.flows ? { flows: options.flows } : {}),
       bareCalls: SIZES.cpu * 10,
       serverWarmup: SIZES.serverWarmup,
       arguments: [
-        ...(options['paired-rounds'] ? ['--paired-rounds', options['paired-rounds']] : []),
+        ...(['paired-rounds', 'paired-block', 'paired-warmup'] as const).flatMap((name) => (options[name] ? [`--${name}`, options[name]] : [])),
         ...(options.flows ? ['--flows', JSON.stringify(options.flows)] : []),
       ],
     });

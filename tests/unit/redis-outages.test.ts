@@ -136,9 +136,12 @@ describe.skipIf(skip)(`when Redis fails${skip ? ` (skipped: ${reason})` : ''}`, 
     expect(ran).toBe(false);
     expect(fallbackWarnings()).toEqual([]);
     expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'redis.lock_in_doubt', level: 'warn', orderId: 7, cause: 'no_answer' }));
-    // The SET was applied when Redis woke up, and so was the release queued behind it: the order is free
-    // now, not for the 60 s of the TTL.
-    await eventually(async () => (await connection.run('exists', (redis) => redis.exists(`${prefix}{gate}:lock:order:7`))) === 0);
+    // The SET was applied when Redis woke up, and so was the release queued behind it on the same connection: once a
+    // PING sent after both is answered, the order is free, not for the 60 s of the TTL.
+    await connection.run('ping', (redis) => redis.ping());
+    const stats = await connection.run('info', (redis) => redis.info('commandstats'));
+    expect(stats).toMatch(/cmdstat_(evalsha|eval):calls=[1-9]/);
+    expect(await connection.run('exists', (redis) => redis.exists(`${prefix}{gate}:lock:order:7`))).toBe(0);
     await expect(locks.withOrderLock(7, async () => 'next writer')).resolves.toBe('next writer');
   });
 
