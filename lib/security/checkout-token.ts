@@ -30,9 +30,8 @@ const MAX_CACHED_KEYS = 8;
 function verificationKey(secret: string): Promise<CryptoKey> {
   let cached = verificationKeys.get(secret);
   if (!cached) {
-    const bytes = key(secret);
+    cached = crypto.subtle.importKey('raw', key(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
     if (verificationKeys.size >= MAX_CACHED_KEYS) verificationKeys.clear();
-    cached = crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
     verificationKeys.set(secret, cached);
   }
   return cached;
