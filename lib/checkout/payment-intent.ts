@@ -79,10 +79,9 @@ async function createIntent(services: Services, card: CardProvider, orderId: num
       if (refusal === undefined) throw error;
       log.warn('payment_intent.key_refused', { orderId, refusal, attempt: conflicts + 1 });
       latest = await loadPayableOrder(orderId, services);
-      if (latest.normalized.payment_intent_id && latest.normalized.payment_intent_id !== replaces) {
-        const other = await storedIntent(card, orderId, latest);
-        if (other.intent) return { intent: other.intent, created: false, state: latest };
-      }
+      // A concurrent call stored its intent meanwhile: that one is the order's.
+      const other = latest.normalized.payment_intent_id === replaces ? {} : await storedIntent(card, orderId, latest);
+      if (other.intent) return { intent: other.intent, created: false, state: latest };
       if (refusal === 'in_progress' && (await pauseBeforeRetry(conflicts))) continue;
       if (refusal === 'other_parameters' && key === orderKey) {
         key = `${orderKey}-${digestOf(input, 16)}`;
