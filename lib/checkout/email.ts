@@ -23,8 +23,7 @@ export function isWordPressEmail(email: string): boolean {
   if (!pregMatch(LOCAL, email.slice(0, at))) return false;
   if (/\.{2,}/.test(domain) || DOMAIN_EDGE.test(domain)) return false;
   const subs = domain.split('.');
-  if (subs.length < 2) return false;
-  return subs.every((sub) => !LABEL_EDGE.test(sub) && pregMatch(SUB, sub));
+  return subs.length >= 2 && subs.every((sub) => !LABEL_EDGE.test(sub) && pregMatch(SUB, sub));
 }
 
 /** No newline: is_email() lets one end the local part, then sanitize_email() drops it, keeping another address. */

@@ -14,8 +14,7 @@ export function clientIp(headers: Headers, trustProxyHops: number, header: strin
   const value = headers.get(header);
   if (!value) return UNKNOWN_CLIENT;
   // A single-value header that arrives as a list: the rightmost entry is the one nearest to us.
-  const hops = header === FORWARDED_FOR_HEADER ? trustProxyHops : 1;
-  const entry = entryFromRight(value, hops);
+  const entry = entryFromRight(value, header === FORWARDED_FOR_HEADER ? trustProxyHops : 1);
   return entry === undefined ? UNKNOWN_CLIENT : (clientKey(entry) ?? UNKNOWN_CLIENT);
 }
 
