@@ -3,7 +3,7 @@
  * (docs/decisions.md#d16) and write the addresses in one order update (docs/decisions.md#d17),
  * under the order's lock and an idempotency key that holds without it (docs/decisions.md#d18).
  */
-import type { CardProvider, IntentChanges, PaymentIntentSummary } from '@/lib/card/stripe';
+import type { CardProvider, CreateIntentInput, IntentChanges, PaymentIntentSummary } from '@/lib/card/stripe';
 import { checkoutAddressChange } from '@/lib/checkout/addresses';
 import { stripeReceiptEmail } from '@/lib/checkout/email';
 import { rerateExpressShipping } from '@/lib/checkout/express-rerate';
@@ -19,12 +19,7 @@ import { normalizeOrder } from '@/lib/orders/normalize';
 import type { Services } from '@/lib/services';
 
 /** Only what every concurrent call for the order shares, never a request's body (docs/decisions.md#d18). */
-export function intentIdempotencyKey(parts: {
-  orderId: number;
-  amount: number;
-  currency: string;
-  replaces: string | undefined;
-}): string {
+export function intentIdempotencyKey(parts: Pick<CreateIntentInput, 'orderId' | 'amount' | 'currency'> & { replaces: string | undefined }) {
   const digest = digestOf([parts.orderId, parts.amount, parts.currency.toLowerCase(), parts.replaces ?? ''], 32);
   return `checkout-order-${parts.orderId}-${digest}`;
 }
