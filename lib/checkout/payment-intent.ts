@@ -39,8 +39,7 @@ async function storedIntent(card: CardProvider, orderId: number, state: PayableO
   const intent = await card.retrievePaymentIntent(storedId);
   const refusal = reuseRefusal(intent, orderId, state.normalized.currency);
   if (refusal === undefined) return { intent };
-  const mismatch = refusal === 'other_order' || refusal === 'other_currency';
-  log[mismatch ? 'error' : 'warn']('payment_intent.replaced', {
+  log[refusal === 'other_order' || refusal === 'other_currency' ? 'error' : 'warn']('payment_intent.replaced', {
     orderId,
     reason: refusal,
     intentOrderId: refusal === 'other_order' ? String(intent?.orderId ?? '').slice(0, 20) || undefined : undefined,
