@@ -14,10 +14,7 @@ export function checkoutAddressChange(
   // The schema leaves a key out rather than undefined, so contact's fields override only when given.
   if (billingAddress !== undefined || contact !== undefined) change.billing = { ...billingAddress, ...contact };
 
-  if (shippingAddress) {
-    change.shipping = { ...shippingAddress };
-  } else if (billingAddress !== undefined && (shippingAddress === null || options.shippingFallsBackToBilling)) {
-    change.shipping = { ...billingAddress };
-  }
+  const shipping = shippingAddress ?? (shippingAddress === null || options.shippingFallsBackToBilling ? billingAddress : undefined);
+  if (shipping !== undefined) change.shipping = { ...shipping };
   return change;
 }

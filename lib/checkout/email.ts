@@ -19,14 +19,11 @@ export function isWordPressEmail(email: string): boolean {
   if (new TextEncoder().encode(email).length < 6) return false;
   if (email.indexOf('@', 1) === -1) return false;
   const at = email.indexOf('@');
-  const local = email.slice(0, at);
   const domain = email.slice(at + 1);
-  if (!pregMatch(LOCAL, local)) return false;
-  if (/\.{2,}/.test(domain)) return false;
-  if (DOMAIN_EDGE.test(domain)) return false;
+  if (!pregMatch(LOCAL, email.slice(0, at))) return false;
+  if (/\.{2,}/.test(domain) || DOMAIN_EDGE.test(domain)) return false;
   const subs = domain.split('.');
-  if (subs.length < 2) return false;
-  return subs.every((sub) => !LABEL_EDGE.test(sub) && pregMatch(SUB, sub));
+  return subs.length >= 2 && subs.every((sub) => !LABEL_EDGE.test(sub) && pregMatch(SUB, sub));
 }
 
 /** No newline: is_email() lets one end the local part, then sanitize_email() drops it, keeping another address. */

@@ -20,8 +20,7 @@ export function stripePaymentMethodDomains(settings: Pick<CardSettings, 'secretK
   const stripe = stripeSdk(settings, timeoutMs, 2);
   return {
     async find(domainName: string) {
-      const page = await stripe.paymentMethodDomains.list({ domain_name: domainName, limit: 1 });
-      const found = page.data[0];
+      const [found] = (await stripe.paymentMethodDomains.list({ domain_name: domainName, limit: 1 })).data;
       return found ? summarize(found) : undefined;
     },
     create: async (domainName: string) => summarize(await stripe.paymentMethodDomains.create({ domain_name: domainName, enabled: true })),

@@ -1,5 +1,4 @@
 /** Express checkout: the store's shipping rates for a wallet's address, the chosen one written (docs/contract.md#express-checkout). */
-import type { CardProvider } from '@/lib/card/stripe';
 import { quotedAt, shippingLineOf } from '@/lib/checkout/express-rerate';
 import { reuseRefusal, updateUnpaidIntent } from '@/lib/checkout/payment-intent';
 import { loadPayableOrder, orderIdFromToken } from '@/lib/checkout/load-payable-order';
@@ -56,13 +55,6 @@ export async function quoteShippingRates(input: ShippingRatesRequest, services: 
   };
 }
 
-async function followOrderTotal(card: CardProvider, order: NormalizedOrder): Promise<void> {
-  if (!order.payment_intent_id) return;
-  const intent = await card.retrievePaymentIntent(order.payment_intent_id);
-  if (intent === undefined || reuseRefusal(intent, order.id, order.currency) !== undefined || intent.amount === order.charge_cents) return;
-  await updateUnpaidIntent(card, intent, { amount: order.charge_cents }, order.id);
-}
-
 export async function chooseShippingRate(input: ShippingRateRequest, services: Services, context: RequestContext): Promise<ShippingRateResponse> {
   const orderId = await orderIdFromToken(input.token, services, context);
   const card = await services.card();
@@ -84,7 +76,11 @@ export async function chooseShippingRate(input: ShippingRateRequest, services: S
       metaMode: 'replace',
     });
     const updated = normalizeOrder(await store.updateOrder(orderId, update));
-    await followOrderTotal(card, updated);
+    // The intent follows the new total while its card is still to come.
+    const intent = updated.payment_intent_id ? await card.retrievePaymentIntent(updated.payment_intent_id) : undefined;
+    if (intent !== undefined && reuseRefusal(intent, orderId, updated.currency) === undefined && intent.amount !== updated.charge_cents) {
+      await updateUnpaidIntent(card, intent, { amount: updated.charge_cents }, orderId);
+    }
 
     context.outcome = 'rate_chosen';
     const { id, label, amount } = rateOnSheet(updated, quote, rate);

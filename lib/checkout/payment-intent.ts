@@ -3,7 +3,7 @@
  * (docs/decisions.md#d16) and write the addresses in one order update (docs/decisions.md#d17),
  * under the order's lock and an idempotency key that holds without it (docs/decisions.md#d18).
  */
-import type { CardProvider, IntentChanges, PaymentIntentSummary } from '@/lib/card/stripe';
+import type { CardProvider, CreateIntentInput, IntentChanges, PaymentIntentSummary } from '@/lib/card/stripe';
 import { checkoutAddressChange } from '@/lib/checkout/addresses';
 import { stripeReceiptEmail } from '@/lib/checkout/email';
 import { rerateExpressShipping } from '@/lib/checkout/express-rerate';
@@ -19,12 +19,7 @@ import { normalizeOrder } from '@/lib/orders/normalize';
 import type { Services } from '@/lib/services';
 
 /** Only what every concurrent call for the order shares, never a request's body (docs/decisions.md#d18). */
-export function intentIdempotencyKey(parts: {
-  orderId: number;
-  amount: number;
-  currency: string;
-  replaces: string | undefined;
-}): string {
+export function intentIdempotencyKey(parts: Pick<CreateIntentInput, 'orderId' | 'amount' | 'currency'> & { replaces: string | undefined }) {
   const digest = digestOf([parts.orderId, parts.amount, parts.currency.toLowerCase(), parts.replaces ?? ''], 32);
   return `checkout-order-${parts.orderId}-${digest}`;
 }
@@ -44,8 +39,7 @@ async function storedIntent(card: CardProvider, orderId: number, state: PayableO
   const intent = await card.retrievePaymentIntent(storedId);
   const refusal = reuseRefusal(intent, orderId, state.normalized.currency);
   if (refusal === undefined) return { intent };
-  const mismatch = refusal === 'other_order' || refusal === 'other_currency';
-  log[mismatch ? 'error' : 'warn']('payment_intent.replaced', {
+  log[refusal === 'other_order' || refusal === 'other_currency' ? 'error' : 'warn']('payment_intent.replaced', {
     orderId,
     reason: refusal,
     intentOrderId: refusal === 'other_order' ? String(intent?.orderId ?? '').slice(0, 20) || undefined : undefined,
@@ -79,10 +73,9 @@ async function createIntent(services: Services, card: CardProvider, orderId: num
       if (refusal === undefined) throw error;
       log.warn('payment_intent.key_refused', { orderId, refusal, attempt: conflicts + 1 });
       latest = await loadPayableOrder(orderId, services);
-      if (latest.normalized.payment_intent_id && latest.normalized.payment_intent_id !== replaces) {
-        const other = await storedIntent(card, orderId, latest);
-        if (other.intent) return { intent: other.intent, created: false, state: latest };
-      }
+      // A concurrent call stored its intent meanwhile: that one is the order's.
+      const other = latest.normalized.payment_intent_id === replaces ? {} : await storedIntent(card, orderId, latest);
+      if (other.intent) return { intent: other.intent, created: false, state: latest };
       if (refusal === 'in_progress' && (await pauseBeforeRetry(conflicts))) continue;
       if (refusal === 'other_parameters' && key === orderKey) {
         key = `${orderKey}-${digestOf(input, 16)}`;

@@ -8,9 +8,7 @@ import { CHECKOUT_EMAIL_PATTERN, EMAIL_MAX_LENGTH, isCheckoutEmail } from './ema
 const EMAIL_MESSAGE = 'must be a valid email address';
 
 /** A string PHP's json_decode can read: no unpaired UTF-16 surrogate. */
-const wellFormed = (value: string) => !/\p{Cs}/u.test(value);
-
-export const text = (max: number) => z.string().trim().max(max).refine(wellFormed, 'must be valid Unicode text');
+export const text = (max: number) => z.string().trim().max(max).refine((value) => !/\p{Cs}/u.test(value), 'must be valid Unicode text');
 
 /** Not zod's email rule: it refuses addresses the store and its customers use. */
 const email = z

@@ -14,8 +14,7 @@ export function clientIp(headers: Headers, trustProxyHops: number, header: strin
   const value = headers.get(header);
   if (!value) return UNKNOWN_CLIENT;
   // A single-value header that arrives as a list: the rightmost entry is the one nearest to us.
-  const hops = header === FORWARDED_FOR_HEADER ? trustProxyHops : 1;
-  const entry = entryFromRight(value, hops);
+  const entry = entryFromRight(value, header === FORWARDED_FOR_HEADER ? trustProxyHops : 1);
   return entry === undefined ? UNKNOWN_CLIENT : (clientKey(entry) ?? UNKNOWN_CLIENT);
 }
 
@@ -59,22 +58,15 @@ export function clientKey(raw: string): string | undefined {
 }
 
 function withoutPort(value: string): string | undefined {
-  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(value);
-  if (bracketed) return bracketed[1];
-  if (value.startsWith('[')) return undefined;
-  const v4WithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/.exec(value);
-  if (v4WithPort) return v4WithPort[1];
-  return value;
+  if (value.startsWith('[')) return /^\[([^\]]+)\](?::\d{1,5})?$/.exec(value)?.[1];
+  return /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/.exec(value)?.[1] ?? value;
 }
 
 /** The eight groups of an address isIP() accepted: the URL parser checks it and writes an IPv4 tail as two groups. */
 function ipv6Groups(address: string): number[] | undefined {
-  let host: string;
-  try {
-    host = new URL(`http://[${address.replace(/%.*$/, '')}]/`).hostname.slice(1, -1);
-  } catch {
-    return undefined;
-  }
+  const url = `http://[${address.replace(/%.*$/, '')}]/`;
+  if (!URL.canParse(url)) return undefined;
+  const host = new URL(url).hostname.slice(1, -1);
   const [head = '', rest] = host.split('::');
   const hex = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
   const [left, right] = [hex(head), hex(rest ?? '')];

@@ -53,7 +53,6 @@ interface Answers extends Record<'cardWebhook' | 'shippingWebhook' | 'cron' | 's
 const generic500 = (): ErrorResponse => ({ status: 500, body: { error: GENERIC_MESSAGE } });
 const acknowledged = (): ErrorResponse => ({ status: 200, body: { received: true } });
 const withMessage = (status: number) => (error: ServiceError): ErrorResponse => ({ status, body: { error: error.message } });
-const redeliver = withMessage(400);
 const tooManyRequests = (): ErrorResponse => ({ status: 429, body: { error: 'Too many requests' } });
 const tooLarge = (): ErrorResponse => ({ status: 413, body: { error: 'Payload too large' } });
 const unauthorized = (): ErrorResponse => ({ status: 401, body: { error: 'Unauthorized' } });
@@ -65,7 +64,7 @@ const notReceivedWhole = (): ErrorResponse => invalidRequest([{ code: 'custom', 
 /** Most kinds: the checkout's failure body, a redelivery for the card provider, an acknowledgement for shipping, a plain 500. */
 const USUAL: Answers = {
   checkout: checkoutFails,
-  cardWebhook: redeliver,
+  cardWebhook: withMessage(400),
   shippingWebhook: acknowledged,
   cron: generic500,
   storeCallback: generic500,

@@ -1,15 +1,11 @@
 /** Checkout tokens: HS256 JWTs whose `sub` is the order id (docs/decisions.md#d3). */
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import type { Config } from '@/lib/config';
 import { InvalidTokenError } from '@/lib/errors';
 import { parseOrderId } from '@/lib/order-id';
 
-export interface CheckoutTokenOptions {
-  secret: string;
-  /** Verification only: tokens signed before the last rotation verify until they expire. */
-  previousSecret?: string | undefined;
-  issuer?: string | undefined;
-  audience?: string | undefined;
-}
+/** The token settings; `previousSecret` only verifies: tokens signed before the last rotation verify until they expire. */
+type CheckoutTokenOptions = Pick<NonNullable<Config['token']>, 'secret'> & Partial<NonNullable<Config['token']>>;
 
 const ALGORITHM = 'HS256';
 const TTL = /^(\d+)\s*(s|m|h|d)?$/;
@@ -30,9 +26,8 @@ const MAX_CACHED_KEYS = 8;
 function verificationKey(secret: string): Promise<CryptoKey> {
   let cached = verificationKeys.get(secret);
   if (!cached) {
-    const bytes = key(secret);
+    cached = crypto.subtle.importKey('raw', key(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
     if (verificationKeys.size >= MAX_CACHED_KEYS) verificationKeys.clear();
-    cached = crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
     verificationKeys.set(secret, cached);
   }
   return cached;

@@ -16,12 +16,9 @@ export interface StoreCall {
 /** For the log line; the caller sees 401. `old_scheme`: the body-only `v1` of plugins before 1.3.0. */
 export type StoreSignatureProblem = 'missing' | 'malformed' | 'old_scheme' | 'stale' | 'mismatch';
 
-function pathOf(path: string): string {
-  return /^https?:\/\//i.test(path) ? new URL(path).pathname : path.split('?', 1)[0]!;
-}
-
 export function storeSignedPayload(timestamp: string, call: StoreCall): string {
-  return `${timestamp}.${call.method.toUpperCase()} ${pathOf(call.path)}.${call.rawBody}`;
+  const path = /^https?:\/\//i.test(call.path) ? new URL(call.path).pathname : call.path.split('?', 1)[0]!;
+  return `${timestamp}.${call.method.toUpperCase()} ${path}.${call.rawBody}`;
 }
 
 function digest(secret: string, timestamp: string, call: StoreCall): Buffer {

@@ -10,11 +10,10 @@ import { checkoutIntentId } from '@/lib/orders/order-payment';
 import type { StoreOrderRequest } from '@/lib/store-callbacks/schemas';
 
 export async function captureFromStore(
-  input: StoreOrderRequest,
+  { order_id: orderId }: StoreOrderRequest,
   services: Services,
   context: RequestContext,
 ): Promise<{ captured: string }> {
-  const orderId = input.order_id;
   return withCallbackOrder(orderId, services, context, async (order) => {
     const currency = normalizeOrder(order).currency;
     const result = await captureOrderAuthorization(order, services, 'store-capture');
@@ -27,11 +26,10 @@ export async function captureFromStore(
 }
 
 export async function cancelAuthorizationFromStore(
-  input: StoreOrderRequest,
+  { order_id: orderId }: StoreOrderRequest,
   services: Services,
   context: RequestContext,
 ): Promise<{ canceled: boolean }> {
-  const orderId = input.order_id;
   return withCallbackOrder(orderId, services, context, async (order) => {
     const intentId = checkoutIntentId(order);
     if (intentId === undefined) {

@@ -7,8 +7,7 @@ export const storeOrderRequestSchema = z.strictObject({
   order_id: storeId.describe('The WooCommerce order.'),
 });
 
-export const storeRefundRequestSchema = z.strictObject({
-  order_id: storeId.describe('The WooCommerce order.'),
+export const storeRefundRequestSchema = storeOrderRequestSchema.extend({
   refund_id: storeId.describe('The WooCommerce refund WooCommerce created for this refund; a retry with the same id refunds once.'),
   amount: z
     .string()
