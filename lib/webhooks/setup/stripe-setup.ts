@@ -56,8 +56,6 @@ function missingEvents(endpoint: Endpoint, events: readonly string[]): string[] 
   return events.filter((type) => !endpoint.enabled_events.includes(type));
 }
 
-const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((v) => b.includes(v));
-
 /** The deployment's endpoints, the one to keep first: the right version, pointing at the webhook, enabled, newest. */
 function rank(endpoints: Endpoint[], wanted: WantedEndpoint): Endpoint[] {
   const score = (e: Endpoint) =>
@@ -102,7 +100,7 @@ export async function setupStripeWebhook(card: StripeSettings, wanted: WantedEnd
 
   if (!keep) {
     const old = replaceable[0];
-    const created = await endpoints
+    const { id, secret } = await endpoints
       .create({
         url: target,
         enabled_events: [...wanted.events] as Stripe.WebhookEndpointCreateParams.EnabledEvent[],
@@ -111,7 +109,6 @@ export async function setupStripeWebhook(card: StripeSettings, wanted: WantedEnd
         metadata: { managed_by: 'checkout-payment-service', ...(old ? { replaces: old.id } : {}) },
       })
       .catch(failed('create webhook endpoint'));
-    const { id, secret } = created;
     if (!secret) throw new CardProviderError('create webhook endpoint', 'bad_response', undefined, undefined);
     report.endpointId = id;
     report.newSecret = secret;
@@ -137,10 +134,10 @@ export async function setupStripeWebhook(card: StripeSettings, wanted: WantedEnd
     changes.disabled = false;
     report.changes.push('enabled (it was disabled)');
   }
-  if (!sameSet(keep.enabled_events, wanted.events)) {
+  const missing = missingEvents(keep, wanted.events);
+  const extra = keep.enabled_events.filter((type) => !wanted.events.includes(type));
+  if (missing.length + extra.length > 0) {
     changes.enabled_events = [...wanted.events] as Stripe.WebhookEndpointUpdateParams.EnabledEvent[];
-    const missing = missingEvents(keep, wanted.events);
-    const extra = keep.enabled_events.filter((type) => !wanted.events.includes(type));
     report.changes.push(`events set to the configuration's${missing.length ? `, adding ${missing.join(', ')}` : ''}${extra.length ? `, removing ${extra.join(', ')}` : ''}`);
   }
   if (Object.keys(changes).length > 0) await endpoints.update(keep.id, changes).catch(failed('update webhook endpoint'));
