@@ -243,13 +243,6 @@ export class UpstreamHttpError extends Error {
   }
 }
 
-export class ShipStationSetupError extends Error {
-  constructor(operation: string, status: number | undefined) {
-    super(`ShipStation ${operation} failed${status === undefined ? ' (no answer)' : ` (HTTP ${status})`}`);
-    this.name = 'ShipStationSetupError';
-  }
-}
-
 export class RedisTimeoutError extends Error {
   override readonly name = 'TimeoutError';
 }
