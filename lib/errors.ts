@@ -117,6 +117,10 @@ export const InvalidOriginError = kindError('invalid_origin', 'Request origin is
 
 export const InvalidTokenError = detailedError('invalid_token', 'Checkout token is invalid or expired', (reason: string) => ({ reason }));
 
+/** A provider call's failure in identifiers, `how` in the provider's words (the store's `failure`, the card's `type`). */
+const callDetails = (operation: string, how: Record<string, string>, status: number | undefined, code: string | undefined): SafeDetails =>
+  ({ operation, ...how, status: status ?? null, code: code ?? null });
+
 export type StoreFailure = 'not_found' | 'invalid_param' | 'rejected' | 'unavailable' | 'timeout' | 'bad_response' | 'busy';
 
 export class StoreError extends ServiceError {
@@ -127,12 +131,7 @@ export class StoreError extends ServiceError {
     readonly status: number | undefined,
     readonly code: string | undefined,
   ) {
-    super(`Store request failed: ${operation}`, {
-      operation,
-      failure,
-      status: status ?? null,
-      code: code ?? null,
-    });
+    super(`Store request failed: ${operation}`, callDetails(operation, { failure }, status, code));
   }
 }
 
@@ -167,12 +166,7 @@ export class CardProviderError extends ServiceError {
     readonly status: number | undefined,
     readonly code: string | undefined,
   ) {
-    super(`Payment provider request failed: ${operation}`, {
-      operation,
-      type,
-      status: status ?? null,
-      code: code ?? null,
-    });
+    super(`Payment provider request failed: ${operation}`, callDetails(operation, { type }, status, code));
   }
 }
 
