@@ -142,18 +142,17 @@ export async function setupStripeWebhook(card: StripeSettings, wanted: WantedEnd
   }
   if (Object.keys(changes).length > 0) await endpoints.update(keep.id, changes).catch(failed('update webhook endpoint'));
 
-  if (replaceable.length > 0) {
-    const why = await secretInPlace(keep, card.webhookSecrets, timeoutMs);
-    for (const endpoint of replaceable) {
-      if (why !== undefined) {
-        report.waiting.push({ id: endpoint.id, why });
-        continue;
-      }
-      await endpoints.del(endpoint.id).catch(failed('delete webhook endpoint'));
-      report.changes.push(
-        `removed ${endpoint.id}: the deployment accepts the new endpoint's secret; drop ${endpoint.id}'s secret from STRIPE_WEBHOOK_SECRET at your next deploy`,
-      );
-    }
+  if (replaceable.length === 0) return report;
+  const why = await secretInPlace(keep, card.webhookSecrets, timeoutMs);
+  if (why !== undefined) {
+    report.waiting.push(...replaceable.map((endpoint) => ({ id: endpoint.id, why })));
+    return report;
+  }
+  for (const endpoint of replaceable) {
+    await endpoints.del(endpoint.id).catch(failed('delete webhook endpoint'));
+    report.changes.push(
+      `removed ${endpoint.id}: the deployment accepts the new endpoint's secret; drop ${endpoint.id}'s secret from STRIPE_WEBHOOK_SECRET at your next deploy`,
+    );
   }
   return report;
 }
