@@ -55,7 +55,7 @@ export abstract class ServiceError extends Error {
   }
 }
 
-/** A ServiceError class of one kind whose message is given where it is thrown, or is always `message`. */
+/** A ServiceError class of one kind whose message is given where it is thrown, or is always `message`; every class below extends one. */
 function kindError<const K extends ErrorKind>(kind: K, message?: string) {
   return class extends ServiceError {
     readonly kind = kind;
@@ -79,15 +79,13 @@ export interface RateLimitState {
   resetAt: number;
 }
 
-export class RateLimitedError extends ServiceError {
-  readonly kind = 'rate_limited';
+export class RateLimitedError extends kindError('rate_limited') {
   constructor(readonly state: RateLimitState) {
     super('Too many requests');
   }
 }
 
-export class InvalidRequestError extends ServiceError {
-  readonly kind = 'invalid_request';
+export class InvalidRequestError extends kindError('invalid_request') {
   constructor(readonly issues: ZodError['issues']) {
     super('Invalid request');
   }
@@ -102,8 +100,7 @@ export const RequestAbortedError = detailedError('request_aborted', 'Request bod
 export const NOT_PAYABLE_REASONS = ['Order is already paid', 'Order status is not pending'] as const;
 export type NotPayableReason = (typeof NOT_PAYABLE_REASONS)[number];
 
-export class OrderNotPayableError extends ServiceError {
-  readonly kind = 'order_not_payable';
+export class OrderNotPayableError extends kindError('order_not_payable') {
   constructor(
     readonly orderId: number,
     readonly status: string,
@@ -123,8 +120,7 @@ const callDetails = (operation: string, how: Record<string, string>, status: num
 
 export type StoreFailure = 'not_found' | 'invalid_param' | 'rejected' | 'unavailable' | 'timeout' | 'bad_response' | 'busy';
 
-export class StoreError extends ServiceError {
-  readonly kind = 'store';
+export class StoreError extends kindError('store') {
   constructor(
     readonly operation: string,
     readonly failure: StoreFailure,
@@ -158,8 +154,7 @@ export class StoreBusyError extends StoreError {
   }
 }
 
-export class CardProviderError extends ServiceError {
-  readonly kind = 'card';
+export class CardProviderError extends kindError('card') {
   constructor(
     readonly operation: string,
     readonly type: string,
@@ -195,8 +190,7 @@ type ShipStationFailure =
   | 'rejected'
   | 'bad_response';
 
-export class ShipStationError extends ServiceError {
-  readonly kind = 'shipstation';
+export class ShipStationError extends kindError('shipstation') {
   constructor(
     readonly failure: ShipStationFailure,
     readonly status: number | undefined,
@@ -207,8 +201,7 @@ export class ShipStationError extends ServiceError {
   }
 }
 
-export class SharedStateUnavailableError extends ServiceError {
-  readonly kind = 'shared_state_unavailable';
+export class SharedStateUnavailableError extends kindError('shared_state_unavailable') {
   constructor(operation: string, cause?: unknown) {
     super('Shared state is unavailable, try again', cause === undefined ? { operation } : { operation, cause: describeFailure(cause) });
   }
