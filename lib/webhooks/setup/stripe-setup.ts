@@ -10,7 +10,6 @@ import { parsedUrl, STRIPE_WEBHOOK_PATH, STRIPE_WEBHOOK_PATHS, webhookTarget } f
 
 type Endpoint = Stripe.WebhookEndpoint;
 type StripeSettings = Pick<CardSettings, 'secretKey' | 'apiBaseUrl' | 'webhookSecrets'>;
-const DESCRIPTION = 'Checkout payment service (npm run setup:webhooks)';
 
 export interface WantedEndpoint {
   serviceUrl: string;
@@ -105,7 +104,7 @@ export async function setupStripeWebhook(card: StripeSettings, wanted: WantedEnd
         url: target,
         enabled_events: [...wanted.events] as Stripe.WebhookEndpointCreateParams.EnabledEvent[],
         api_version: wanted.apiVersion as Stripe.WebhookEndpointCreateParams.ApiVersion,
-        description: DESCRIPTION,
+        description: 'Checkout payment service (npm run setup:webhooks)',
         metadata: { managed_by: 'checkout-payment-service', ...(old ? { replaces: old.id } : {}) },
       })
       .catch(failed('create webhook endpoint'));
@@ -157,20 +156,6 @@ export async function setupStripeWebhook(card: StripeSettings, wanted: WantedEnd
   return report;
 }
 
-/** A delivery of a type no handler reads, signed as Stripe signs. */
-function signedProbe(secret: string): { body: string; signature: string } {
-  const now = Math.floor(Date.now() / 1000);
-  const body = JSON.stringify({
-    id: `evt_setup_probe_${randomBytes(8).toString('hex')}`,
-    object: 'event',
-    type: 'checkout_service.setup_probe',
-    created: now,
-    livemode: false,
-    data: { object: { id: 'setup_probe', object: 'setup_probe' } },
-  });
-  return { body, signature: Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp: now }) };
-}
-
 /**
  * Why the endpoint's new secret is not in place yet, or undefined once it is: a secret held here is the endpoint's
  * (by its digest) and the deployment accepts a delivery signed with it alone.
@@ -180,10 +165,20 @@ async function secretInPlace(endpoint: Endpoint, secrets: readonly string[], tim
   if (!digest) return `${endpoint.id} was not made by this command, so its secret cannot be recognised: delete the old endpoint in the Stripe Dashboard once the deployment holds ${endpoint.id}'s secret`;
   const secret = secrets.find((candidate) => secretFingerprint(candidate) === digest);
   if (!secret) return `STRIPE_WEBHOOK_SECRET here does not hold ${endpoint.id}'s secret: add it where the service runs (beside the old one), redeploy, and run this again with that environment`;
-  const probe = signedProbe(secret);
+  // A delivery of a type no handler reads, signed as Stripe signs.
+  const now = Math.floor(Date.now() / 1000);
+  const body = JSON.stringify({
+    id: `evt_setup_probe_${randomBytes(8).toString('hex')}`,
+    object: 'event',
+    type: 'checkout_service.setup_probe',
+    created: now,
+    livemode: false,
+    data: { object: { id: 'setup_probe', object: 'setup_probe' } },
+  });
+  const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp: now });
   try {
-    const headers = { 'content-type': 'application/json', 'stripe-signature': probe.signature };
-    const answer = await send({ url: new URL(endpoint.url), method: 'POST', headers, body: probe.body, timeoutMs });
+    const headers = { 'content-type': 'application/json', 'stripe-signature': signature };
+    const answer = await send({ url: new URL(endpoint.url), method: 'POST', headers, body, timeoutMs });
     if (answer.status >= 200 && answer.status < 300) return undefined;
     return `the deployment refused a delivery signed with ${endpoint.id}'s secret (HTTP ${answer.status}): deploy STRIPE_WEBHOOK_SECRET with it, then run this again`;
   } catch {
