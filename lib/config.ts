@@ -159,9 +159,7 @@ export const EXAMPLE_PLACEHOLDERS: Readonly<Record<string, string>> = {
 };
 
 export function placeholderVariables(source: Record<string, string | undefined>): string[] {
-  return Object.entries(EXAMPLE_PLACEHOLDERS)
-    .filter(([name, placeholder]) => source[name]?.trim() === placeholder)
-    .map(([name]) => name);
+  return Object.keys(EXAMPLE_PLACEHOLDERS).filter((name) => source[name]?.trim() === EXAMPLE_PLACEHOLDERS[name]);
 }
 
 /** Names them: a list of names, or the names already written out (with where each is set). */
