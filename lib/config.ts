@@ -6,14 +6,13 @@ import { z } from 'zod';
 import { ConfigError, ServiceNotConfiguredError } from '@/lib/errors';
 
 export type StoreCaller = 'checkout' | 'webhook' | 'background';
-/** Background work takes the slots left unreserved. */
-export type ReservingCaller = Exclude<StoreCaller, 'background'>;
 export interface SlotSplit {
   limit: number;
-  reserved: Record<ReservingCaller, number>;
+  /** Background work takes the slots left unreserved. */
+  reserved: Record<Exclude<StoreCaller, 'background'>, number>;
 }
 
-export function defaultReserve(limit: number): Record<ReservingCaller, number> {
+export function defaultReserve(limit: number): SlotSplit['reserved'] {
   return { checkout: Math.floor(limit / 2), webhook: Math.floor(limit / 4) };
 }
 
@@ -38,12 +37,8 @@ const defaulted = <T extends z.ZodType>(schema: T, fallback: NonNullable<z.outpu
 
 /** An origin is scheme://host[:port] and nothing else: undefined for anything more. */
 function originOf(entry: string): string | undefined {
-  try {
-    const url = new URL(entry);
-    return /^https?:$/.test(url.protocol) && url.origin === entry.replace(/\/$/, '') ? url.origin : undefined;
-  } catch {
-    return undefined;
-  }
+  const url = URL.canParse(entry) ? new URL(entry) : undefined;
+  return url && /^https?:$/.test(url.protocol) && url.origin === entry.replace(/\/$/, '') ? url.origin : undefined;
 }
 
 const httpUrl = (error: string) => z.url({ protocol: /^https?$/, error }).transform((v) => v.replace(/\/+$/, ''));
@@ -95,7 +90,7 @@ const paymentMethods = wordList(
 const reservedSlots = wordList(
   (list) => list.every((entry) => /^(checkout|webhook):\d{1,4}$/.test(entry)),
   'must be checkout:<slots>,webhook:<slots> (either may be left out)',
-).transform((list) => Object.fromEntries(list.map((entry) => entry.split(':')).map(([caller, n]) => [caller, Number(n)])) as Partial<Record<ReservingCaller, number>>);
+).transform((list) => Object.fromEntries(list.map((entry) => entry.split(':')).map(([caller, n]) => [caller, Number(n)])) as Partial<SlotSplit['reserved']>);
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test'], { error: 'must be development, production or test' }).default('development'),
@@ -164,9 +159,7 @@ export const EXAMPLE_PLACEHOLDERS: Readonly<Record<string, string>> = {
 };
 
 export function placeholderVariables(source: Record<string, string | undefined>): string[] {
-  return Object.entries(EXAMPLE_PLACEHOLDERS)
-    .filter(([name, placeholder]) => source[name]?.trim() === placeholder)
-    .map(([name]) => name);
+  return Object.keys(EXAMPLE_PLACEHOLDERS).filter((name) => source[name]?.trim() === EXAMPLE_PLACEHOLDERS[name]);
 }
 
 /** Names them: a list of names, or the names already written out (with where each is set). */
@@ -192,9 +185,8 @@ export function parseConfig(source: Record<string, string | undefined>) {
   const placeholders = placeholderVariables(source);
   if (isProduction && placeholders.length > 0) problems.push(`${placeholderMessage(placeholders)} (set your shop's own values)`);
   // The first message of each malformed variable, named.
-  const issues = result.error?.issues ?? [];
-  const firstOfEach = issues.filter((issue, i) => issues.findIndex((other) => other.path[0] === issue.path[0]) === i);
-  problems.push(...firstOfEach.map((issue) => `${String(issue.path[0] ?? '(environment)')} ${issue.message}`));
+  const malformed = result.success ? {} : z.flattenError(result.error).fieldErrors;
+  problems.push(...Object.entries(malformed).map(([name, messages]) => `${name} ${messages?.[0]}`));
   // Undefined: no cap. A split must leave a slot unreserved, for the crons and first-come callers.
   const limit = result.success ? result.data.STORE_MAX_CONCURRENCY : undefined;
   const storeConcurrency: SlotSplit | undefined =

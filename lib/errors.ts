@@ -55,7 +55,7 @@ export abstract class ServiceError extends Error {
   }
 }
 
-/** A ServiceError class of one kind whose message is given where it is thrown, or is always `message`. */
+/** A ServiceError class of one kind whose message is given where it is thrown, or is always `message`; every class below extends one. */
 function kindError<const K extends ErrorKind>(kind: K, message?: string) {
   return class extends ServiceError {
     readonly kind = kind;
@@ -79,15 +79,13 @@ export interface RateLimitState {
   resetAt: number;
 }
 
-export class RateLimitedError extends ServiceError {
-  readonly kind = 'rate_limited';
+export class RateLimitedError extends kindError('rate_limited') {
   constructor(readonly state: RateLimitState) {
     super('Too many requests');
   }
 }
 
-export class InvalidRequestError extends ServiceError {
-  readonly kind = 'invalid_request';
+export class InvalidRequestError extends kindError('invalid_request') {
   constructor(readonly issues: ZodError['issues']) {
     super('Invalid request');
   }
@@ -102,8 +100,7 @@ export const RequestAbortedError = detailedError('request_aborted', 'Request bod
 export const NOT_PAYABLE_REASONS = ['Order is already paid', 'Order status is not pending'] as const;
 export type NotPayableReason = (typeof NOT_PAYABLE_REASONS)[number];
 
-export class OrderNotPayableError extends ServiceError {
-  readonly kind = 'order_not_payable';
+export class OrderNotPayableError extends kindError('order_not_payable') {
   constructor(
     readonly orderId: number,
     readonly status: string,
@@ -117,22 +114,20 @@ export const InvalidOriginError = kindError('invalid_origin', 'Request origin is
 
 export const InvalidTokenError = detailedError('invalid_token', 'Checkout token is invalid or expired', (reason: string) => ({ reason }));
 
+/** A provider call's failure in identifiers, `how` in the provider's words (the store's `failure`, the card's `type`). */
+const callDetails = (operation: string, how: Record<string, string>, status: number | undefined, code: string | undefined): SafeDetails =>
+  ({ operation, ...how, status: status ?? null, code: code ?? null });
+
 export type StoreFailure = 'not_found' | 'invalid_param' | 'rejected' | 'unavailable' | 'timeout' | 'bad_response' | 'busy';
 
-export class StoreError extends ServiceError {
-  readonly kind = 'store';
+export class StoreError extends kindError('store') {
   constructor(
     readonly operation: string,
     readonly failure: StoreFailure,
     readonly status: number | undefined,
     readonly code: string | undefined,
   ) {
-    super(`Store request failed: ${operation}`, {
-      operation,
-      failure,
-      status: status ?? null,
-      code: code ?? null,
-    });
+    super(`Store request failed: ${operation}`, callDetails(operation, { failure }, status, code));
   }
 }
 
@@ -159,20 +154,14 @@ export class StoreBusyError extends StoreError {
   }
 }
 
-export class CardProviderError extends ServiceError {
-  readonly kind = 'card';
+export class CardProviderError extends kindError('card') {
   constructor(
     readonly operation: string,
     readonly type: string,
     readonly status: number | undefined,
     readonly code: string | undefined,
   ) {
-    super(`Payment provider request failed: ${operation}`, {
-      operation,
-      type,
-      status: status ?? null,
-      code: code ?? null,
-    });
+    super(`Payment provider request failed: ${operation}`, callDetails(operation, { type }, status, code));
   }
 }
 
@@ -201,8 +190,7 @@ type ShipStationFailure =
   | 'rejected'
   | 'bad_response';
 
-export class ShipStationError extends ServiceError {
-  readonly kind = 'shipstation';
+export class ShipStationError extends kindError('shipstation') {
   constructor(
     readonly failure: ShipStationFailure,
     readonly status: number | undefined,
@@ -213,8 +201,7 @@ export class ShipStationError extends ServiceError {
   }
 }
 
-export class SharedStateUnavailableError extends ServiceError {
-  readonly kind = 'shared_state_unavailable';
+export class SharedStateUnavailableError extends kindError('shared_state_unavailable') {
   constructor(operation: string, cause?: unknown) {
     super('Shared state is unavailable, try again', cause === undefined ? { operation } : { operation, cause: describeFailure(cause) });
   }
@@ -240,13 +227,6 @@ export class UpstreamHttpError extends Error {
   ) {
     super(message);
     this.name = 'UpstreamHttpError';
-  }
-}
-
-export class ShipStationSetupError extends Error {
-  constructor(operation: string, status: number | undefined) {
-    super(`ShipStation ${operation} failed${status === undefined ? ' (no answer)' : ` (HTTP ${status})`}`);
-    this.name = 'ShipStationSetupError';
   }
 }
 

@@ -22,8 +22,7 @@ const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?$/;
 
 /** Digits beyond the currency's exponent (a store with more price decimals) round half away from zero. */
 export function toMinorUnits(amount: string | number, currency: string): number {
-  if (typeof amount === 'number' && !Number.isFinite(amount)) throw new MoneyError('Amount is not a decimal number');
-  // toFixed(6) is exact enough for any price a store holds and never uses exponent notation.
+  // toFixed(6) is exact enough for any price a store holds and never uses exponent notation (NaN and Infinity fail the pattern).
   const text = typeof amount === 'number' ? amount.toFixed(6) : amount.trim();
   const [, sign, whole = '', fraction = ''] = DECIMAL.exec(text) ?? [];
   if (whole === '' && fraction === '') throw new MoneyError('Amount is not a decimal number');

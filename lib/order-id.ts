@@ -7,10 +7,8 @@ export const MAX_ORDER_ID_DIGITS = 15;
 
 const CANONICAL = /^[1-9]\d*$/;
 
-export type OrderIdForm = 'canonical' | 'zero_padded';
-
 /** The order id `value` names, or undefined: never 0, never a partial read (`12abc`, ` 1`, `1e3`). */
-export function parseOrderId(value: unknown, form: OrderIdForm = 'canonical'): number | undefined {
+export function parseOrderId(value: unknown, form: 'canonical' | 'zero_padded' = 'canonical'): number | undefined {
   if (typeof value !== 'string' || value.length > MAX_ORDER_ID_DIGITS) return undefined;
   const digits = form === 'zero_padded' && /^0+\d/.test(value) ? value.replace(/^0+/, '') : value;
   return CANONICAL.test(digits) ? Number(digits) : undefined;

@@ -2,7 +2,6 @@
 // no custom header), V2's environment webhooks signed by ShipStation. A failure names the operation and status, never the body.
 import { z } from 'zod';
 import type { Config } from '../lib/config';
-import { ShipStationSetupError } from '../lib/errors';
 import { send, type UpstreamAnswer } from '../lib/upstream/node-http';
 import { parsedUrl, webhookTarget } from '../lib/webhooks/setup/events';
 
@@ -14,6 +13,14 @@ const SHIPSTATION_V1_EVENT = 'SHIP_NOTIFY';
 const SHIPSTATION_V1_SHIPPED_EVENTS: readonly string[] = ['SHIP_NOTIFY', 'ITEM_SHIP_NOTIFY'];
 /** V2, as its create call names them (the deliveries say FULFILLMENT_SHIPPED_V2, …). */
 const SHIPSTATION_V2_EVENTS: readonly string[] = ['fulfillment_shipped_v2', 'label_created_v2', 'track_event_v2'];
+
+/** A setup call refused or unanswered: only the setup scripts throw it, so it lives with them. */
+export class ShipStationSetupError extends Error {
+  constructor(operation: string, status: number | undefined) {
+    super(`ShipStation ${operation} failed${status === undefined ? ' (no answer)' : ` (HTTP ${status})`}`);
+    this.name = 'ShipStationSetupError';
+  }
+}
 
 type Call = (operation: string, url: string, write?: { method: string; body?: unknown }) => Promise<UpstreamAnswer>;
 

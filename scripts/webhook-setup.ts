@@ -1,9 +1,9 @@
 // `npm run setup:webhooks -- --url <deployment>` (docs/decisions.md#d39), with the scripts because the service never runs it
 // (lib/webhooks/setup/ keeps what health shares): a new endpoint's signing secret is printed once, here only.
 import { requireSetting, type Config } from '../lib/config';
-import { CardProviderError, ServiceError, ServiceNotConfiguredError, ShipStationSetupError } from '../lib/errors';
+import { CardProviderError, ServiceError, ServiceNotConfiguredError } from '../lib/errors';
 import { STRIPE_SDK_API_VERSION, stripeWebhookEvents } from '../lib/webhooks/setup/events';
-import { setupShipStationV1, setupShipStationV2 } from './shipstation-webhooks';
+import { setupShipStationV1, setupShipStationV2, ShipStationSetupError } from './shipstation-webhooks';
 import { setupStripeWebhook, webhookUrl, type StripeSetupReport } from '../lib/webhooks/setup/stripe-setup';
 
 export interface SetupOptions {

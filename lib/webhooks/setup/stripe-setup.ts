@@ -10,7 +10,6 @@ import { parsedUrl, STRIPE_WEBHOOK_PATH, STRIPE_WEBHOOK_PATHS, webhookTarget } f
 
 type Endpoint = Stripe.WebhookEndpoint;
 type StripeSettings = Pick<CardSettings, 'secretKey' | 'apiBaseUrl' | 'webhookSecrets'>;
-const DESCRIPTION = 'Checkout payment service (npm run setup:webhooks)';
 
 export interface WantedEndpoint {
   serviceUrl: string;
@@ -56,8 +55,6 @@ function missingEvents(endpoint: Endpoint, events: readonly string[]): string[] 
   return events.filter((type) => !endpoint.enabled_events.includes(type));
 }
 
-const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((v) => b.includes(v));
-
 /** The deployment's endpoints, the one to keep first: the right version, pointing at the webhook, enabled, newest. */
 function rank(endpoints: Endpoint[], wanted: WantedEndpoint): Endpoint[] {
   const score = (e: Endpoint) =>
@@ -102,16 +99,15 @@ export async function setupStripeWebhook(card: StripeSettings, wanted: WantedEnd
 
   if (!keep) {
     const old = replaceable[0];
-    const created = await endpoints
+    const { id, secret } = await endpoints
       .create({
         url: target,
         enabled_events: [...wanted.events] as Stripe.WebhookEndpointCreateParams.EnabledEvent[],
         api_version: wanted.apiVersion as Stripe.WebhookEndpointCreateParams.ApiVersion,
-        description: DESCRIPTION,
+        description: 'Checkout payment service (npm run setup:webhooks)',
         metadata: { managed_by: 'checkout-payment-service', ...(old ? { replaces: old.id } : {}) },
       })
       .catch(failed('create webhook endpoint'));
-    const { id, secret } = created;
     if (!secret) throw new CardProviderError('create webhook endpoint', 'bad_response', undefined, undefined);
     report.endpointId = id;
     report.newSecret = secret;
@@ -137,42 +133,27 @@ export async function setupStripeWebhook(card: StripeSettings, wanted: WantedEnd
     changes.disabled = false;
     report.changes.push('enabled (it was disabled)');
   }
-  if (!sameSet(keep.enabled_events, wanted.events)) {
+  const missing = missingEvents(keep, wanted.events);
+  const extra = keep.enabled_events.filter((type) => !wanted.events.includes(type));
+  if (missing.length + extra.length > 0) {
     changes.enabled_events = [...wanted.events] as Stripe.WebhookEndpointUpdateParams.EnabledEvent[];
-    const missing = missingEvents(keep, wanted.events);
-    const extra = keep.enabled_events.filter((type) => !wanted.events.includes(type));
     report.changes.push(`events set to the configuration's${missing.length ? `, adding ${missing.join(', ')}` : ''}${extra.length ? `, removing ${extra.join(', ')}` : ''}`);
   }
   if (Object.keys(changes).length > 0) await endpoints.update(keep.id, changes).catch(failed('update webhook endpoint'));
 
-  if (replaceable.length > 0) {
-    const why = await secretInPlace(keep, card.webhookSecrets, timeoutMs);
-    for (const endpoint of replaceable) {
-      if (why !== undefined) {
-        report.waiting.push({ id: endpoint.id, why });
-        continue;
-      }
-      await endpoints.del(endpoint.id).catch(failed('delete webhook endpoint'));
-      report.changes.push(
-        `removed ${endpoint.id}: the deployment accepts the new endpoint's secret; drop ${endpoint.id}'s secret from STRIPE_WEBHOOK_SECRET at your next deploy`,
-      );
-    }
+  if (replaceable.length === 0) return report;
+  const why = await secretInPlace(keep, card.webhookSecrets, timeoutMs);
+  if (why !== undefined) {
+    report.waiting.push(...replaceable.map((endpoint) => ({ id: endpoint.id, why })));
+    return report;
+  }
+  for (const endpoint of replaceable) {
+    await endpoints.del(endpoint.id).catch(failed('delete webhook endpoint'));
+    report.changes.push(
+      `removed ${endpoint.id}: the deployment accepts the new endpoint's secret; drop ${endpoint.id}'s secret from STRIPE_WEBHOOK_SECRET at your next deploy`,
+    );
   }
   return report;
-}
-
-/** A delivery of a type no handler reads, signed as Stripe signs. */
-function signedProbe(secret: string): { body: string; signature: string } {
-  const now = Math.floor(Date.now() / 1000);
-  const body = JSON.stringify({
-    id: `evt_setup_probe_${randomBytes(8).toString('hex')}`,
-    object: 'event',
-    type: 'checkout_service.setup_probe',
-    created: now,
-    livemode: false,
-    data: { object: { id: 'setup_probe', object: 'setup_probe' } },
-  });
-  return { body, signature: Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp: now }) };
 }
 
 /**
@@ -184,10 +165,20 @@ async function secretInPlace(endpoint: Endpoint, secrets: readonly string[], tim
   if (!digest) return `${endpoint.id} was not made by this command, so its secret cannot be recognised: delete the old endpoint in the Stripe Dashboard once the deployment holds ${endpoint.id}'s secret`;
   const secret = secrets.find((candidate) => secretFingerprint(candidate) === digest);
   if (!secret) return `STRIPE_WEBHOOK_SECRET here does not hold ${endpoint.id}'s secret: add it where the service runs (beside the old one), redeploy, and run this again with that environment`;
-  const probe = signedProbe(secret);
+  // A delivery of a type no handler reads, signed as Stripe signs.
+  const now = Math.floor(Date.now() / 1000);
+  const body = JSON.stringify({
+    id: `evt_setup_probe_${randomBytes(8).toString('hex')}`,
+    object: 'event',
+    type: 'checkout_service.setup_probe',
+    created: now,
+    livemode: false,
+    data: { object: { id: 'setup_probe', object: 'setup_probe' } },
+  });
+  const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp: now });
   try {
-    const headers = { 'content-type': 'application/json', 'stripe-signature': probe.signature };
-    const answer = await send({ url: new URL(endpoint.url), method: 'POST', headers, body: probe.body, timeoutMs });
+    const headers = { 'content-type': 'application/json', 'stripe-signature': signature };
+    const answer = await send({ url: new URL(endpoint.url), method: 'POST', headers, body, timeoutMs });
     if (answer.status >= 200 && answer.status < 300) return undefined;
     return `the deployment refused a delivery signed with ${endpoint.id}'s secret (HTTP ${answer.status}): deploy STRIPE_WEBHOOK_SECRET with it, then run this again`;
   } catch {
