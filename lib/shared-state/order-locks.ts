@@ -54,21 +54,16 @@ export interface LockWait {
   reserveMs: number;
 }
 
-const DEFAULT_LOCK_WAIT: LockWait = { waitMs: ORDER_LOCK_WAIT_MS, reserveMs: 0 };
-
 /** How long a writer may wait from now: at most `waitMs`, never into its deadline's reserve (<= 0: never wait). */
-function lockWaitMs(wait: LockWait): number {
-  return Math.min(wait.waitMs, requestTimeLeftMs() - wait.reserveMs);
+function lockWaitMs({ waitMs = ORDER_LOCK_WAIT_MS, reserveMs = 0 }: Partial<LockWait>): number {
+  return Math.min(waitMs, requestTimeLeftMs() - reserveMs);
 }
 
 export class MemoryOrderLocks implements OrderLocks {
   /** The tail of each order's queue: a promise that settles when the last holder releases. */
   private readonly tails = new Map<number, Promise<void>>();
-  private readonly wait: LockWait;
 
-  constructor(wait: Partial<LockWait> = {}) {
-    this.wait = { ...DEFAULT_LOCK_WAIT, ...wait };
-  }
+  constructor(private readonly wait: Partial<LockWait> = {}) {}
 
   async withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T> {
     const waitMs = Math.max(0, lockWaitMs(this.wait));
@@ -115,14 +110,12 @@ const LATE_WARNING_INTERVAL_MS = 60_000;
 
 export class RedisOrderLocks implements OrderLocks {
   private readonly prefix: string;
-  private readonly wait: LockWait & { ttlMs: number };
 
   constructor(
     private readonly connection: RedisConnection,
-    { prefix = KEY_PREFIX, ...wait }: Partial<LockWait> & { ttlMs: number; prefix?: string },
+    private readonly wait: Partial<LockWait> & { ttlMs: number; prefix?: string },
   ) {
-    this.prefix = prefix;
-    this.wait = { ...DEFAULT_LOCK_WAIT, ...wait };
+    this.prefix = wait.prefix ?? KEY_PREFIX;
   }
 
   async withOrderLock<T>(orderId: number, task: () => Promise<T>, peek?: LockPeek): Promise<T> {
