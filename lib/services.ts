@@ -15,7 +15,7 @@ import { MemoryRateLimiter, rateLimiterWithFallback, type RateLimiter } from '@/
 import { RedisRateLimiter } from '@/lib/shared-state/request-redis';
 import { MemoryShippedStatus, RedisShippedStatus, shippedStatusWithFallback } from '@/lib/shared-state/shipped-status';
 import type { ShippedStatusMemory } from '@/lib/shared-state/shipped-status';
-import { MemoryShippingReplayQueue, RedisShippingReplayQueue, ShippingReplayQueueWithFallback } from '@/lib/shared-state/shipping-replay';
+import { MemoryShippingReplayQueue, RedisShippingReplayQueue, shippingReplayWithFallback } from '@/lib/shared-state/shipping-replay';
 import type { ShippingReplayQueue } from '@/lib/shared-state/shipping-replay';
 import { MemoryShipStationRateBudget, RedisShipStationRateBudget, type ShipStationRateBudget } from '@/lib/shared-state/shipstation-budget';
 import { SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget';
@@ -85,7 +85,7 @@ function sharedState(config: Config, redis: RedisConnection | undefined): Shared
       labels: cursor(SHIPMENT_CURSOR, `${prefix}v2-labels:`),
       fulfillments: cursor(SHIPMENT_CURSOR, `${prefix}v2-fulfillments:`),
     },
-    shippingReplay: new ShippingReplayQueueWithFallback(new RedisShippingReplayQueue(redis, { prefix }), local.shippingReplay),
+    shippingReplay: shippingReplayWithFallback(new RedisShippingReplayQueue(redis, { prefix }), local.shippingReplay),
     shippedStatus: shippedStatusWithFallback(new RedisShippedStatus(redis, { prefix }), local.shippedStatus, warning),
     shipStationBudget: (account, api) => {
       const shared = new RedisShipStationRateBudget(redis, account, { prefix, api });

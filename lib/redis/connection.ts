@@ -37,6 +37,7 @@ const REPEATABLE_AFTER_CUT = new Set([
 ]);
 
 const CUT_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT']);
+const TIMED_OUT = Symbol('timed out');
 
 /** Loaded on the first connection: a process without REDIS_URL never pays its 20 MiB and 180 ms. */
 let library: Promise<typeof import('redis')> | undefined;
@@ -113,14 +114,11 @@ export class RedisConnection {
     if (this.redis?.isReady) return this.redis;
     if (!this.redis) this.adoptStartedClient();
     if (!this.redis) {
-      let createClient: (typeof import('redis'))['createClient'];
-      try {
-        ({ createClient } = await loadLibrary());
-      } catch (error) {
+      const { createClient } = await loadLibrary().catch((error: unknown) => {
         // Like a failed connection: this request fails as shared state unavailable, and the next one tries again.
         library = undefined;
         throw new SharedStateUnavailableError('load client', error);
-      }
+      });
       if (this.redis) return this.open();
       const redis = buildClient(createClient, this.settings);
       this.watch(redis);
@@ -186,22 +184,16 @@ export class RedisConnection {
     const redis = await this.open();
     if (!redis || (!redis.isReady && this.phase !== 'reconnecting')) throw new SharedStateUnavailableError('connect');
     // The one timeout of a call, reconnection and retry included: the client has none of its own (buildClient).
-    let timer: NodeJS.Timeout | undefined;
     const bound = { expired: false };
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        bound.expired = true;
-        reject(new SharedStateUnavailableError(name, new RedisTimeoutError()));
-      }, this.settings.timeoutMs);
-    });
+    let answer: T | typeof TIMED_OUT;
     try {
-      return await Promise.race([this.attempt(name, redis, operation, bound), deadline]);
+      answer = await orTimeout(this.attempt(name, redis, operation, bound), this.settings.timeoutMs, TIMED_OUT);
     } catch (error) {
-      if (error instanceof SharedStateUnavailableError) throw error;
-      throw new SharedStateUnavailableError(name, error);
-    } finally {
-      clearTimeout(timer);
+      throw error instanceof SharedStateUnavailableError ? error : new SharedStateUnavailableError(name, error);
     }
+    if (answer !== TIMED_OUT) return answer;
+    bound.expired = true;
+    throw new SharedStateUnavailableError(name, new RedisTimeoutError());
   }
 
   /** Runs `operation`, and once more after a reconnection when a cut failed it and a repeat is safe (REPEATABLE_AFTER_CUT). */

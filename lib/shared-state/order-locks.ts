@@ -29,7 +29,7 @@ export interface OrderLocks {
    * Redis only: checks `eventKey` in the lock's round trip (a remembered one is a duplicate, no lock taken) and
    * remembers it with the release when `task` asks to. Without it, lib/card-payments/apply-event.ts uses ProcessedEvents.
    */
-  withEventLock?<T>(orderId: number, eventKey: string, task: () => Promise<EventTaskResult<T>>): Promise<EventLockResult<T>>;
+  withEventLock?<T>(orderId: number, eventKey: string, task: EventTask<T>): Promise<EventLockResult<T>>;
 }
 
 /** A key read with the lock, once it is taken: `found` is told whether the key exists, before the task runs. */
@@ -38,37 +38,26 @@ export interface LockPeek {
   found(present: boolean): void;
 }
 
-export interface EventTaskResult<T> {
-  result: T;
-  remember: boolean;
-}
+type EventTask<T> = () => Promise<{ result: T; remember: boolean }>;
 
 export type EventLockResult<T> = { duplicate: true } | { duplicate: false; result: T };
 
 /** The longest a writer waits for a busy order, inside a request or not (the one home of this figure). */
 export const ORDER_LOCK_WAIT_MS = 30_000;
 
-export interface LockWait {
-  waitMs: number;
-  /** The part of the request's deadline kept for the work under the lock: with less left, the answer is busy. */
-  reserveMs: number;
-}
-
-const DEFAULT_LOCK_WAIT: LockWait = { waitMs: ORDER_LOCK_WAIT_MS, reserveMs: 0 };
+/** `reserveMs`: the part of the request's deadline kept for the work under the lock: with less left, the answer is busy. */
+type LockWait = { waitMs?: number; reserveMs?: number };
 
 /** How long a writer may wait from now: at most `waitMs`, never into its deadline's reserve (<= 0: never wait). */
-function lockWaitMs(wait: LockWait): number {
-  return Math.min(wait.waitMs, requestTimeLeftMs() - wait.reserveMs);
+function lockWaitMs({ waitMs = ORDER_LOCK_WAIT_MS, reserveMs = 0 }: LockWait): number {
+  return Math.min(waitMs, requestTimeLeftMs() - reserveMs);
 }
 
 export class MemoryOrderLocks implements OrderLocks {
   /** The tail of each order's queue: a promise that settles when the last holder releases. */
   private readonly tails = new Map<number, Promise<void>>();
-  private readonly wait: LockWait;
 
-  constructor(wait: Partial<LockWait> = {}) {
-    this.wait = { ...DEFAULT_LOCK_WAIT, ...wait };
-  }
+  constructor(private readonly wait: LockWait = {}) {}
 
   async withOrderLock<T>(orderId: number, task: () => Promise<T>): Promise<T> {
     const waitMs = Math.max(0, lockWaitMs(this.wait));
@@ -115,14 +104,12 @@ const LATE_WARNING_INTERVAL_MS = 60_000;
 
 export class RedisOrderLocks implements OrderLocks {
   private readonly prefix: string;
-  private readonly wait: LockWait & { ttlMs: number };
 
   constructor(
     private readonly connection: RedisConnection,
-    { prefix = KEY_PREFIX, ...wait }: Partial<LockWait> & { ttlMs: number; prefix?: string },
+    private readonly wait: LockWait & { ttlMs: number; prefix?: string },
   ) {
-    this.prefix = prefix;
-    this.wait = { ...DEFAULT_LOCK_WAIT, ...wait };
+    this.prefix = wait.prefix ?? KEY_PREFIX;
   }
 
   async withOrderLock<T>(orderId: number, task: () => Promise<T>, peek?: LockPeek): Promise<T> {
@@ -135,7 +122,7 @@ export class RedisOrderLocks implements OrderLocks {
     }
   }
 
-  async withEventLock<T>(orderId: number, eventKey: string, task: () => Promise<EventTaskResult<T>>): Promise<EventLockResult<T>> {
+  async withEventLock<T>(orderId: number, eventKey: string, task: EventTask<T>): Promise<EventLockResult<T>> {
     const token = randomUUID();
     if ((await this.acquire(orderId, token, eventKey)) === 'remembered') return { duplicate: true };
     const outcome = await task().catch(async (error: unknown) => {

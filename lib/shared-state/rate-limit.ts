@@ -86,16 +86,6 @@ export function rateLimiterWithFallback(shared: RateLimiter, local: RateLimiter,
   };
 }
 
-/** A deferred hit, taken by the Redis script about to run. */
-export interface HitForScript {
-  readonly rule: RateLimitRule;
-  readonly client: string;
-  /** The script counted it: throws RateLimitedError when over the limit. */
-  counted(decision: RateLimitDecision): void;
-  /** The script failed before counting it: counted in this instance's memory instead (may throw RateLimitedError). */
-  countLocally(): Promise<void>;
-}
-
 function assertAllowed(decision: RateLimitDecision): void {
   if (!decision.allowed) throw new RateLimitedError(decision);
 }
@@ -116,7 +106,7 @@ export class DeferredRateLimitHit {
   ) {}
 
   /** The hit for a script about to run, or undefined when it is counted (or being counted) already. */
-  takeForScript(): HitForScript | undefined {
+  takeForScript() {
     if (this.decision) return undefined;
     let settle!: (decision: RateLimitDecision | Promise<RateLimitDecision>) => void;
     this.decision = new Promise<RateLimitDecision>((resolve) => (settle = resolve));
@@ -125,10 +115,12 @@ export class DeferredRateLimitHit {
     return {
       rule: this.rule,
       client: this.client,
-      counted: (decision) => {
+      /** The script counted it: throws RateLimitedError when over the limit. */
+      counted: (decision: RateLimitDecision) => {
         settle(decision);
         assertAllowed(decision);
       },
+      /** The script failed before counting it: counted in this instance's memory instead (may throw RateLimitedError). */
       countLocally: async () => {
         const decision = this.countInMemory();
         settle(decision);
@@ -155,6 +147,9 @@ export async function countRateLimitHit(
   if (request && limiter.defer) request.notes.rateLimitHit = limiter.defer(rule, client);
   else assertAllowed(await limiter.hit(rule, client));
 }
+
+/** A deferred hit, taken by the Redis script about to run. */
+export type HitForScript = NonNullable<ReturnType<DeferredRateLimitHit['takeForScript']>>;
 
 export function takeDeferredHit(): HitForScript | undefined {
   return (currentRequest()?.notes.rateLimitHit as DeferredRateLimitHit | undefined)?.takeForScript();

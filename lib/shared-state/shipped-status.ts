@@ -9,11 +9,9 @@ import { requestKeys } from '@/lib/shared-state/request-redis';
 import { withFallback, type FallbackWarning } from '@/lib/shared-state/fallback';
 import type { LockPeek } from '@/lib/shared-state/order-locks';
 
-export const SHIPPED_STATUS = ORDER_STATUS.shipped;
-export const FALLBACK_STATUS = ORDER_STATUS.completed;
 export const SHIPPED_MISSING_TTL_MS = 10 * 60 * 1000;
 
-const statusFor = (missing: boolean) => (missing ? FALLBACK_STATUS : SHIPPED_STATUS);
+const statusFor = (missing: boolean) => (missing ? ORDER_STATUS.completed : ORDER_STATUS.shipped);
 
 export interface ShippedStatusMemory {
   /** The status to write now: `completed` while the store is remembered to lack `shipped`. */

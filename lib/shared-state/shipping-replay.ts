@@ -224,67 +224,51 @@ export class RedisShippingReplayQueue implements ShippingReplayQueue {
  * The queue in Redis, this instance's memory its last resort: an entry Redis cannot take is kept here (error log) until
  * a run or an update finds Redis answering. Reads of the shared queue never fall back: a run whose Redis fails fails.
  */
-export class ShippingReplayQueueWithFallback implements ShippingReplayQueue {
-  constructor(
-    private readonly shared: ShippingReplayQueue,
-    private readonly local: MemoryShippingReplayQueue,
-  ) {}
-
-  add(entry: Omit<ReplayEntry, 'id'>): Promise<ReplayEntry> {
-    const addShared = async () => {
-      const added = await this.shared.add(entry);
-      await this.handOver();
-      return added;
-    };
-    return unlessUnavailable(addShared, (failure) => {
-      // The order id only: the entry's work holds a tracking number and a ShipStation URL.
-      log.error('shipping.replay_kept_in_memory', {
-        orderId: entry.orderId ?? null,
-        kind: entry.work.kind,
-        operation: failure.details?.operation ?? null,
-        cause: failure.details?.cause,
-        message: 'Redis is unavailable: this shipping update waits in this instance\'s memory until Redis answers again',
-      });
-      return this.local.add(entry);
-    });
-  }
-
-  async takeDue(now: number, leaseMs: number): Promise<ReplayEntry | undefined> {
-    await this.handOver();
-    return (await this.local.takeDue(now, leaseMs)) ?? this.shared.takeDue(now, leaseMs);
-  }
-
-  retryLater(entry: ReplayEntry): Promise<void> {
-    return this.local.holds(entry.id) ? this.local.retryLater(entry) : this.shared.retryLater(entry);
-  }
-
-  remove(id: string): Promise<void> {
-    return this.local.holds(id) ? this.local.remove(id) : this.shared.remove(id);
-  }
-
-  park(entry: ReplayEntry): Promise<void> {
-    return this.local.holds(entry.id) ? this.local.park(entry) : this.shared.park(entry);
-  }
-
-  async parked(): Promise<ReplayEntry[]> {
-    return [...(await this.shared.parked()), ...(await this.local.parked())];
-  }
-
-  async counts(): Promise<{ waiting: number; parked: number }> {
-    const [shared, local] = [await this.shared.counts(), await this.local.counts()];
-    return { waiting: shared.waiting + local.waiting, parked: shared.parked + local.parked };
-  }
-
+export function shippingReplayWithFallback(shared: ShippingReplayQueue, local: MemoryShippingReplayQueue): ShippingReplayQueue {
   /** Moves the entries kept in memory during an outage into Redis, as they are (id, attempts, due time). */
-  private async handOver(): Promise<void> {
-    for (const entry of this.local.waitingEntries()) {
+  const handOver = async (): Promise<void> => {
+    for (const entry of local.waitingEntries()) {
       const moved = await unlessUnavailable(
-        () => this.shared.retryLater(entry).then(() => true),
+        () => shared.retryLater(entry).then(() => true),
         () => false,
       );
       if (!moved) return;
-      await this.local.remove(entry.id);
+      await local.remove(entry.id);
       log.warn('shipping.replay_handed_over', { entryId: entry.id, orderId: entry.orderId ?? null });
     }
-  }
+  };
+  /** An entry taken from memory goes back there; any other is Redis'. */
+  const queueOf = (id: string) => (local.holds(id) ? local : shared);
+  return {
+    add: (entry) => {
+      const addShared = async () => {
+        const added = await shared.add(entry);
+        await handOver();
+        return added;
+      };
+      return unlessUnavailable(addShared, (failure) => {
+        // The order id only: the entry's work holds a tracking number and a ShipStation URL.
+        log.error('shipping.replay_kept_in_memory', {
+          orderId: entry.orderId ?? null,
+          kind: entry.work.kind,
+          operation: failure.details?.operation ?? null,
+          cause: failure.details?.cause,
+          message: 'Redis is unavailable: this shipping update waits in this instance\'s memory until Redis answers again',
+        });
+        return local.add(entry);
+      });
+    },
+    takeDue: async (now, leaseMs) => {
+      await handOver();
+      return (await local.takeDue(now, leaseMs)) ?? shared.takeDue(now, leaseMs);
+    },
+    retryLater: (entry) => queueOf(entry.id).retryLater(entry),
+    remove: (id) => queueOf(id).remove(id),
+    park: (entry) => queueOf(entry.id).park(entry),
+    parked: async () => [...(await shared.parked()), ...(await local.parked())],
+    counts: async () => {
+      const [inRedis, inMemory] = [await shared.counts(), await local.counts()];
+      return { waiting: inRedis.waiting + inMemory.waiting, parked: inRedis.parked + inMemory.parked };
+    },
+  };
 }

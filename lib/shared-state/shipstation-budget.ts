@@ -151,12 +151,8 @@ export class RedisShipStationRateBudget implements ShipStationRateBudget {
   }
 
   async observe(headers: Headers): Promise<void> {
-    const report = readBudgetHeaders(headers);
-    await this.run('observe', [
-      report.limit === undefined ? '' : String(report.limit),
-      report.window ? String(report.window.remaining) : '',
-      report.window ? String(report.window.resetInMs) : '',
-    ]);
+    const { limit, window } = readBudgetHeaders(headers);
+    await this.run('observe', [String(limit ?? ''), String(window?.remaining ?? ''), String(window?.resetInMs ?? '')]);
   }
 
   async throttled(headers: Headers): Promise<void> {

@@ -10,7 +10,6 @@ import { shopNotes } from '@/lib/orders/notes';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import type { DeliveryNotice } from '@/lib/shipment-notices';
-import { SHIPPED_STATUS } from '@/lib/shared-state/shipped-status';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
 import { isFinalStoreFailure, readShipStation } from '@/lib/shipments/failures';
 import { parseOrderNumber, SHIPPED_STATUSES } from '@/lib/shipments/mark-shipped';
@@ -52,7 +51,7 @@ async function markOrderDelivered(notice: DeliveryNotice, services: Services) {
             : { orderId, outcome: 'ignored_status' as const };
         }
         await addShopNoteOnce(store, orderId, shopNotes.shipmentDelivered(tracking, deliveredAt));
-        const complete = services.config.shippingV2.deliveredCompletes && order.status === SHIPPED_STATUS;
+        const complete = services.config.shippingV2.deliveredCompletes && order.status === ORDER_STATUS.shipped;
         await store.updateOrder(
           orderId,
           buildOrderUpdate(order, {

@@ -19,7 +19,7 @@ import { META } from '@/lib/orders/meta-keys';
 import type { ShipmentPackageMerge, ShipmentPackageMerged, StoreOrder } from '@/lib/store/types';
 import type { LockPeek } from '@/lib/shared-state/order-locks';
 import { customerSafeNotice } from '@/lib/shipments/note-details';
-import { FALLBACK_STATUS, SHIPPED_STATUS, type ShippedStatusReading } from '@/lib/shared-state/shipped-status';
+import type { ShippedStatusReading } from '@/lib/shared-state/shipped-status';
 
 export const SHIPPABLE_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.processing, ORDER_STATUS.awaitingShipment]);
 
@@ -41,7 +41,7 @@ export type UnappliedShipOutcome =
   | 'no_time';
 
 /** Shipped already: `shipped`, or the fallback `completed` where the store has no `shipped`. */
-export const SHIPPED_STATUSES: ReadonlySet<string> = new Set([SHIPPED_STATUS, FALLBACK_STATUS]);
+export const SHIPPED_STATUSES: ReadonlySet<string> = new Set([ORDER_STATUS.shipped, ORDER_STATUS.completed]);
 
 type LockedResult =
   | { outcome: AppliedShipOutcome; applied: true; retryableFailure?: undefined }
@@ -196,8 +196,8 @@ async function shipLocked(
   // No `shipped` status (docs/decisions.md#d27). WordPress validates before changing anything, so the
   // refused write left the order as fetched: the `completed` update is built from the same snapshot.
   await services.shippedStatus.rememberShippedMissing();
-  log.warn('shipping.status_fallback', { orderId, from: SHIPPED_STATUS, to: FALLBACK_STATUS });
-  const fallback = await write(FALLBACK_STATUS);
+  log.warn('shipping.status_fallback', { orderId, from: ORDER_STATUS.shipped, to: ORDER_STATUS.completed });
+  const fallback = await write(ORDER_STATUS.completed);
   return fallback instanceof StoreError ? updateFailed(orderId, fallback) : fallback;
 }
 
@@ -222,7 +222,7 @@ async function captureBeforeShipping(orderId: number, order: StoreOrder, service
   }
 }
 
-const shippedAs = (status: string): AppliedShipOutcome => (status === SHIPPED_STATUS ? 'shipped' : 'completed_fallback');
+const shippedAs = (status: string): AppliedShipOutcome => (status === ORDER_STATUS.shipped ? 'shipped' : 'completed_fallback');
 
 /** Undefined when the store has no merge route; the unknown-status refusal is handed back. */
 async function shipThroughPlugin(
@@ -292,7 +292,7 @@ async function mergePackage(orderId: number, merge: ShipmentPackageMerge, servic
 /** A `shipped` write refused as an unknown status is handed back for the fallback. */
 function refusedWrite(orderId: number, status: string, error: StoreError): LockedResult | StoreError {
   const unknownStatus = error.failure === 'invalid_param' && error.code === 'rest_invalid_param';
-  return status === SHIPPED_STATUS && unknownStatus ? error : updateFailed(orderId, error);
+  return status === ORDER_STATUS.shipped && unknownStatus ? error : updateFailed(orderId, error);
 }
 
 function updateFailed(orderId: number, error: StoreError): LockedResult {

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { SharedStateUnavailableError } from '@/lib/errors';
 import { RECONCILE_CURSOR, RedisCursorStore } from '@/lib/shared-state/cursor';
-import { MemoryShippingReplayQueue, RedisShippingReplayQueue, ShippingReplayQueueWithFallback } from '@/lib/shared-state/shipping-replay';
+import { MemoryShippingReplayQueue, RedisShippingReplayQueue, shippingReplayWithFallback } from '@/lib/shared-state/shipping-replay';
 import { eventually, noRedis, noRedisServerBinary, REDIS_SKIP_REASON, redisConnection, startDisposableRedis, testPrefix } from '../support/redis';
 import { loggedLines } from '../support/setup';
 
@@ -32,7 +32,7 @@ describe.skipIf(skip)(`replay queue and cursor when Redis fails${skip ? ` (skipp
     const prefix = testPrefix('replay-outage');
     const shared = new RedisShippingReplayQueue(redisConnection(server.url, 300), { prefix });
     const local = new MemoryShippingReplayQueue();
-    const queue = new ShippingReplayQueueWithFallback(shared, local);
+    const queue = shippingReplayWithFallback(shared, local);
     await server.stop();
 
     const added = await queue.add(entry());
@@ -52,7 +52,7 @@ describe.skipIf(skip)(`replay queue and cursor when Redis fails${skip ? ` (skipp
 
     // Redis is back: the next run hands the entry over, as it was, and takes it from Redis.
     await server.restart();
-    const afterOutage = new ShippingReplayQueueWithFallback(new RedisShippingReplayQueue(redisConnection(server.url, 300), { prefix }), local);
+    const afterOutage = shippingReplayWithFallback(new RedisShippingReplayQueue(redisConnection(server.url, 300), { prefix }), local);
     expect(await afterOutage.takeDue(5, 1000)).toEqual({ ...added, attempts: 2, nextAttemptAt: 1005 });
     expect(await local.counts()).toEqual({ waiting: 0, parked: 0 });
     expect(loggedLines()).toContainEqual(expect.objectContaining({ event: 'shipping.replay_handed_over', entryId: added.id, orderId: 77 }));
@@ -64,7 +64,7 @@ describe.skipIf(skip)(`replay queue and cursor when Redis fails${skip ? ` (skipp
     const server = await startDisposableRedis();
     const prefix = testPrefix('replay-handover-on-add');
     const local = new MemoryShippingReplayQueue();
-    const queue = new ShippingReplayQueueWithFallback(new RedisShippingReplayQueue(redisConnection(server.url, 300), { prefix }), local);
+    const queue = shippingReplayWithFallback(new RedisShippingReplayQueue(redisConnection(server.url, 300), { prefix }), local);
     await server.stop();
     const kept = await queue.add(entry());
     expect(await local.counts()).toEqual({ waiting: 1, parked: 0 });
