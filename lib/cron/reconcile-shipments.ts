@@ -9,8 +9,8 @@ import type { ShipmentCursor, ShipmentCursorStore } from '@/lib/shared-state/cur
 import { ServiceNotConfiguredError, ShipStationError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { pageWorstCaseMs, type ShipmentNotice, type ShipmentsPage } from '@/lib/shipping/shipstation';
-import type { V2ResourceKind } from '@/lib/shipping/shipstation-v2';
+import { pageWorstCaseMs, type ShipmentsPage } from '@/lib/shipping/shipstation';
+import type { ShipStationV2Client, V2ResourceKind } from '@/lib/shipping/shipstation-v2';
 import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/shipments/failures';
 import { markOrderShipped } from '@/lib/shipments/mark-shipped';
 import { queueForReplay } from '@/lib/shared-state/shipping-replay';
@@ -50,7 +50,7 @@ interface ShipmentList {
   pageUrl(cursor: Window): string;
   readPage(url: string): Promise<ShipmentsPage & { malformed: number }>;
   /** V2 labels are listed without their order number: one shipment read each, before the shipment is applied. */
-  complete?(notice: ShipmentNotice): Promise<ShipmentNotice>;
+  complete?: ShipStationV2Client['withOrderNumber'];
 }
 
 function listsOf(services: Services): ShipmentList[] {

@@ -9,8 +9,6 @@ import type { ShipmentNotice } from '@/lib/shipment-notices';
 import { optionalText, ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
 import { requestTimeLeftMs } from '@/lib/upstream/budget';
 
-export type { ShipmentNotice };
-
 /** Voided shipments are kept, marked, so the order can note them. */
 export interface ShipmentsPage {
   notices: ShipmentNotice[];
