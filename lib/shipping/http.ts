@@ -27,11 +27,8 @@ export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 const TRANSIENT: string[] = ['timeout', 'unavailable'];
 
 function webHeaders(headers: UpstreamAnswer['headers']): Headers {
-  const result = new Headers();
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) result.set(name, Array.isArray(value) ? value.join(', ') : value);
-  }
-  return result;
+  const present = Object.entries(headers).filter((entry): entry is [string, string | string[]] => entry[1] !== undefined);
+  return new Headers(present.map(([name, value]): [string, string] => [name, Array.isArray(value) ? value.join(', ') : value]));
 }
 
 export class ShipStationHttp {

@@ -34,12 +34,8 @@ const fulfillmentSchema = z.object({
 
 const shipmentSchema = z.object({ shipment_number: optionalText });
 
-const listSchemas = {
-  labels: z.object({ labels: z.array(z.unknown()), ...paging }).transform(({ labels, ...rest }) => ({ rows: labels, ...rest })),
-  fulfillments: z
-    .object({ fulfillments: z.array(z.unknown()), ...paging })
-    .transform(({ fulfillments, ...rest }) => ({ rows: fulfillments, ...rest })),
-};
+// A list answer must hold the list asked for: the other one alone is no answer.
+const listSchema = z.object({ labels: z.array(z.unknown()).optional(), fulfillments: z.array(z.unknown()).optional(), ...paging });
 
 export type V2ResourceKind = 'labels' | 'fulfillments';
 
@@ -88,9 +84,10 @@ export class ShipStationV2Client {
   /** Return labels ship nothing and are left out; a label's order number is left to withOrderNumber (one read a page). */
   async listPage(kind: V2ResourceKind, url: URL): Promise<ShipmentsPage & { malformed: number }> {
     this.http.allowed(url.href);
-    const parsed = listSchemas[kind].safeParse(await this.http.getJson(url, `get ${kind}`));
-    if (!parsed.success) throw new ShipStationError('bad_response', 200);
-    return collectPage(parsed.data.rows, kind === 'labels' ? labelNotice : fulfillmentNotice, parsed.data);
+    const parsed = listSchema.safeParse(await this.http.getJson(url, `get ${kind}`));
+    const rows = parsed.data?.[kind];
+    if (!parsed.success || rows === undefined) throw new ShipStationError('bad_response', 200);
+    return collectPage(rows, kind === 'labels' ? labelNotice : fulfillmentNotice, parsed.data);
   }
 
   /** A return label's parcel goes back to the shop and a voided one carries none: neither delivers the order. */
