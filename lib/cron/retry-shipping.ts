@@ -142,11 +142,9 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
     if (entry.work.kind === 'delivery') {
       const { labelId, delivery } = entry.work;
       const result = await withRequestDeadline(unitDeadlineMs(timeoutMs), () => deliverThroughLabel(labelId, delivery, services));
-      if (result.retryableFailure) {
-        await failedAgain({ ...entry, orderId: result.orderId, work: { ...entry.work, delivery: { ...delivery, orderNumber: result.orderNumber } } }, result.retryableFailure);
-      } else {
-        await settled(entry, result, result.outcome === 'delivered' || result.outcome === 'delivered_completed');
-      }
+      const work = { ...entry.work, delivery: { ...delivery, orderNumber: result.orderNumber } };
+      if (result.retryableFailure) await failedAgain({ ...entry, orderId: result.orderId, work }, result.retryableFailure);
+      else await settled(entry, result, result.outcome === 'delivered' || result.outcome === 'delivered_completed');
       continue;
     }
     const notice = entry.work.notice;

@@ -86,12 +86,7 @@ export interface UnreadPages {
   error?: ShipStationError;
 }
 
-export interface ShipmentsResult {
-  notices: ShipmentNotice[];
-  voided: number;
-  malformed: number;
-  unread?: UnreadPages;
-}
+export type ShipmentsResult = Pick<ShipmentsPage, 'notices' | 'voided'> & { malformed: number; unread?: UnreadPages };
 
 export async function readBatch(
   first: URL,
