@@ -8,7 +8,6 @@ import { ShipStationError } from '@/lib/errors';
 import type { ShipmentNotice } from '@/lib/shipment-notices';
 import { SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget';
 import { optionalText, ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
-import { checkResourceUrl } from '@/lib/shipping/resource-url';
 import { collectPage, paging, readBatch, shipmentNotice } from '@/lib/shipping/shipstation';
 import type { Listed, ShipmentsPage, ShipmentsResult } from '@/lib/shipping/shipstation';
 
@@ -39,14 +38,6 @@ const listSchema = z.object({ labels: z.array(z.unknown()).optional(), fulfillme
 
 export type V2ResourceKind = 'labels' | 'fulfillments';
 
-/** The label id of a TRACK_EVENT_V2's `resource_url` (`/v2/labels/se-…/track`). */
-export function trackedLabelId(resourceUrl: string, apiBaseUrl: string): string | undefined {
-  const check = checkResourceUrl(resourceUrl, apiBaseUrl);
-  if (!check.allowed) return undefined;
-  const match = /^\/v2\/labels\/([A-Za-z0-9_-]{1,64})\/track$/.exec(relativePath(check.url, apiBaseUrl));
-  return match?.[1];
-}
-
 function relativePath(url: URL, apiBaseUrl: string): string {
   const basePath = new URL(apiBaseUrl).pathname.replace(/\/+$/, '');
   return url.pathname.slice(basePath.length).replace(/\/+$/, '');
@@ -65,6 +56,11 @@ export class ShipStationV2Client {
 
   get apiBaseUrl(): string {
     return this.settings.apiBaseUrl;
+  }
+
+  /** The label id of a TRACK_EVENT_V2's allowed `resource_url` (`/v2/labels/se-…/track`). */
+  trackedLabelId(url: URL): string | undefined {
+    return /^\/v2\/labels\/([A-Za-z0-9_-]{1,64})\/track$/.exec(relativePath(url, this.settings.apiBaseUrl))?.[1];
   }
 
   kindOf(resourceUrl: string): V2ResourceKind | undefined {

@@ -6,7 +6,6 @@ import { countRateLimitHitNow } from '@/lib/request-scope';
 import type { Services } from '@/lib/services';
 import { checkResourceUrl, isResourceUrlRefusal } from '@/lib/shipping/resource-url';
 import { shipmentNotice, type ShipmentsResult } from '@/lib/shipping/shipstation';
-import { trackedLabelId } from '@/lib/shipping/shipstation-v2';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
 import { isRetryableShipStationFailure, retryableShipStation, shipStationFailure } from '@/lib/shipments/failures';
 import { deliverThroughLabel, deliveryDate } from '@/lib/shipments/mark-delivered';
@@ -194,7 +193,7 @@ async function recordTrackEvent(payload: V2Payload, services: Services, context:
     context.outcome = 'resource_url_refused';
     return;
   }
-  const labelId = client && payload.resource_url ? trackedLabelId(payload.resource_url, client.apiBaseUrl) : undefined;
+  const labelId = client && check?.allowed ? client.trackedLabelId(check.url) : undefined;
   const delivery = { orderNumber: undefined, trackingNumber: data.tracking_number, deliveredAt: deliveryDate(data.actual_delivery_date) };
   if (!client || !labelId) {
     log.warn('shipping.delivery_unmatched', {
