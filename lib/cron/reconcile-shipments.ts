@@ -9,8 +9,8 @@ import type { ShipmentCursor, ShipmentCursorStore } from '@/lib/shared-state/cur
 import { ServiceNotConfiguredError, ShipStationError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import type { Services } from '@/lib/services';
-import { pageWorstCaseMs, type ShipmentNotice, type ShipmentsPage } from '@/lib/shipping/shipstation';
-import type { V2ResourceKind } from '@/lib/shipping/shipstation-v2';
+import { pageWorstCaseMs, type ShipmentsPage } from '@/lib/shipping/shipstation';
+import type { ShipStationV2Client, V2ResourceKind } from '@/lib/shipping/shipstation-v2';
 import { isRetryableShipStationFailure, shipStationFailure } from '@/lib/shipments/failures';
 import { markOrderShipped } from '@/lib/shipments/mark-shipped';
 import { queueForReplay } from '@/lib/shared-state/shipping-replay';
@@ -50,7 +50,7 @@ interface ShipmentList {
   pageUrl(cursor: Window): string;
   readPage(url: string): Promise<ShipmentsPage & { malformed: number }>;
   /** V2 labels are listed without their order number: one shipment read each, before the shipment is applied. */
-  complete?(notice: ShipmentNotice): Promise<ShipmentNotice>;
+  complete?: ShipStationV2Client['withOrderNumber'];
 }
 
 function listsOf(services: Services): ShipmentList[] {
@@ -110,9 +110,7 @@ async function reconcileList(list: ShipmentList, services: Services, budget: Bud
   const { config } = services;
   const timeoutMs = config.upstreamTimeoutMs;
   const windowMs = config.shipmentReconcileWindowHours * 3_600_000;
-  const shipmentCursor = list.cursor;
-
-  const saved = await shipmentCursor.load();
+  const saved = await list.cursor.load();
   const start = now();
   const pass = saved ?? { createdFrom: isoSeconds(start - windowMs), createdTo: isoSeconds(start), page: 1, done: 0 };
   let { page, done } = pass;
@@ -120,7 +118,7 @@ async function reconcileList(list: ShipmentList, services: Services, budget: Bud
 
   const stop = async (reason: string) => {
     summary.stoppedFor = reason;
-    await shipmentCursor.save({ createdFrom: pass.createdFrom, createdTo: pass.createdTo, page, done, savedAt: now() }, windowMs);
+    await list.cursor.save({ createdFrom: pass.createdFrom, createdTo: pass.createdTo, page, done, savedAt: now() }, windowMs);
     log.warn('shipping.reconcile_stopped', { list: list.name === 'v1' ? undefined : list.name, reason, page, done, checked: summary.checked });
   };
   /** A ShipStation failure stops the pass where it is. */
@@ -130,8 +128,8 @@ async function reconcileList(list: ShipmentList, services: Services, budget: Bud
     } catch (error) {
       if (!(error instanceof ShipStationError)) throw error;
       const failure = shipStationFailure(error);
-      if (isRetryableShipStationFailure(error)) log.warn('shipping.reconcile_page_failed', { page, failure, status: error.status });
-      else log.error('shipping.reconcile_page_failed', { page, failure, status: error.status });
+      const level = isRetryableShipStationFailure(error) ? 'warn' : 'error';
+      log[level]('shipping.reconcile_page_failed', { page, failure, status: error.status });
       await stop(failure);
       return undefined;
     }
@@ -173,7 +171,7 @@ async function reconcileList(list: ShipmentList, services: Services, budget: Bud
     const onPage = answer.notices.length + answer.malformed + (answer.skipped ?? 0);
     if (page >= answer.pages || onPage === 0) {
       summary.complete = true;
-      await shipmentCursor.clear();
+      await list.cursor.clear();
       break;
     }
     page += 1;

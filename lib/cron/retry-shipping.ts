@@ -18,14 +18,8 @@ const STORE_BUSY = 'store:busy';
 const PARKED_LISTED = 50;
 
 /** A parked entry as the run's answer lists it. */
-function describe(entry: ReplayEntry) {
-  return {
-    entryId: entry.id,
-    orderId: entry.orderId,
-    attempts: entry.attempts,
-    lastFailure: entry.lastFailure,
-    firstQueuedAt: new Date(entry.firstQueuedAt).toISOString(),
-  };
+function describe({ id: entryId, orderId, attempts, lastFailure, firstQueuedAt }: ReplayEntry) {
+  return { entryId, orderId, attempts, lastFailure, firstQueuedAt: new Date(firstQueuedAt).toISOString() };
 }
 
 export async function replayShipping(services: Services, budget: Budget, now: () => number = Date.now) {
@@ -148,11 +142,9 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
     if (entry.work.kind === 'delivery') {
       const { labelId, delivery } = entry.work;
       const result = await withRequestDeadline(unitDeadlineMs(timeoutMs), () => deliverThroughLabel(labelId, delivery, services));
-      if (result.retryableFailure) {
-        await failedAgain({ ...entry, orderId: result.orderId, work: { ...entry.work, delivery: { ...delivery, orderNumber: result.orderNumber } } }, result.retryableFailure);
-      } else {
-        await settled(entry, result, result.outcome === 'delivered' || result.outcome === 'delivered_completed');
-      }
+      const work = { ...entry.work, delivery: { ...delivery, orderNumber: result.orderNumber } };
+      if (result.retryableFailure) await failedAgain({ ...entry, orderId: result.orderId, work }, result.retryableFailure);
+      else await settled(entry, result, result.outcome === 'delivered' || result.outcome === 'delivered_completed');
       continue;
     }
     const notice = entry.work.notice;
@@ -170,9 +162,7 @@ export async function replayShipping(services: Services, budget: Budget, now: ()
   }
 
   summary.parked = (await queue.parked()).slice(0, PARKED_LISTED).map(describe);
-  const counts = await queue.counts();
-  summary.parkedTotal = counts.parked;
-  summary.waiting = counts.waiting;
+  ({ parked: summary.parkedTotal, waiting: summary.waiting } = await queue.counts());
   const { checked, applied, skipped, retrying, parkedNow, parkedTotal, waiting, complete } = summary;
   log.info('shipping.replay_summary', { checked, applied, skipped, retrying, parkedNow: parkedNow.length, parkedTotal, waiting, complete });
   if (parkedTotal > 0) log.error('shipping.replay_parked_waiting', { parkedTotal });

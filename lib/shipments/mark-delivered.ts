@@ -37,40 +37,36 @@ async function markOrderDelivered(notice: DeliveryNotice, services: Services) {
   try {
     return await services.orderLocks.withOrderLock(orderId, async () => {
       const store = services.store();
-      try {
-        const order = await store.getOrder(orderId);
-        if (metaValue(order, META.deliveredAt)) {
-          log.info('shipping.already_delivered', { orderId });
-          return { orderId, outcome: 'already_delivered' as const };
-        }
-        if (!SHIPPED_STATUSES.has(order.status)) {
-          const waits = AWAITING_SHIPMENT_STATUSES.has(order.status);
-          log.info(waits ? 'shipping.delivery_before_shipment' : 'shipping.delivery_order_not_shipped', { orderId, orderStatus: order.status });
-          return waits
-            ? { orderId, outcome: 'not_shipped_yet' as const, retryableFailure: 'not_shipped_yet' }
-            : { orderId, outcome: 'ignored_status' as const };
-        }
-        await addShopNoteOnce(store, orderId, shopNotes.shipmentDelivered(tracking, deliveredAt));
-        const complete = services.config.shippingV2.deliveredCompletes && order.status === ORDER_STATUS.shipped;
-        await store.updateOrder(
-          orderId,
-          buildOrderUpdate(order, {
-            ...(complete ? { status: ORDER_STATUS.completed } : {}),
-            meta: { [META.deliveredAt]: deliveredAt },
-            metaMode: 'replace',
-          }),
-        );
-        log.info('shipping.delivered', { orderId, orderStatus: order.status, completed: complete });
-        return { orderId, outcome: complete ? ('delivered_completed' as const) : ('delivered' as const) };
-      } catch (error) {
-        if (!(error instanceof StoreError)) throw error;
-        log.warn('shipping.delivery_write_failed', { orderId, failure: error.failure, status: error.status, code: error.code });
-        return { orderId, outcome: 'update_failed' as const, ...retryable(error) };
+      const order = await store.getOrder(orderId);
+      if (metaValue(order, META.deliveredAt)) {
+        log.info('shipping.already_delivered', { orderId });
+        return { orderId, outcome: 'already_delivered' as const };
       }
+      if (!SHIPPED_STATUSES.has(order.status)) {
+        const waits = AWAITING_SHIPMENT_STATUSES.has(order.status);
+        log.info(waits ? 'shipping.delivery_before_shipment' : 'shipping.delivery_order_not_shipped', { orderId, orderStatus: order.status });
+        return waits
+          ? { orderId, outcome: 'not_shipped_yet' as const, retryableFailure: 'not_shipped_yet' }
+          : { orderId, outcome: 'ignored_status' as const };
+      }
+      await addShopNoteOnce(store, orderId, shopNotes.shipmentDelivered(tracking, deliveredAt));
+      const complete = services.config.shippingV2.deliveredCompletes && order.status === ORDER_STATUS.shipped;
+      await store.updateOrder(
+        orderId,
+        buildOrderUpdate(order, {
+          ...(complete ? { status: ORDER_STATUS.completed } : {}),
+          meta: { [META.deliveredAt]: deliveredAt },
+          metaMode: 'replace',
+        }),
+      );
+      log.info('shipping.delivered', { orderId, orderStatus: order.status, completed: complete });
+      return { orderId, outcome: complete ? ('delivered_completed' as const) : ('delivered' as const) };
     });
   } catch (error) {
     if (error instanceof OrderBusyError) return { orderId, outcome: 'order_busy' as const, retryableFailure: 'order_busy' };
-    throw error;
+    if (!(error instanceof StoreError)) throw error;
+    log.warn('shipping.delivery_write_failed', { orderId, failure: error.failure, status: error.status, code: error.code });
+    return { orderId, outcome: 'update_failed' as const, ...retryable(error) };
   }
 }
 

@@ -14,7 +14,7 @@ import { awaitsCapturedPayment, heldForCapture } from '@/lib/orders/order-paymen
 import { readShipStation, retryableStore } from '@/lib/shipments/failures';
 import { entryOf, holdsPackage, packageKey, packageMerge, packagesMeta, packagesOf, trackingItemsMeta, type PackageEntry } from '@/lib/shipments/packages';
 import type { Services } from '@/lib/services';
-import type { ShipmentNotice } from '@/lib/shipping/shipstation';
+import type { ShipmentNotice } from '@/lib/shipment-notices';
 import { META } from '@/lib/orders/meta-keys';
 import type { ShipmentPackageMerge, ShipmentPackageMerged, StoreOrder } from '@/lib/store/types';
 import type { LockPeek } from '@/lib/shared-state/order-locks';

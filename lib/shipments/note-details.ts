@@ -1,6 +1,6 @@
 // Shipment details that reach the customer note (docs/decisions.md#d11): bounded plain text, else absent, so no
 // sender can put markup, links or prose ("your card was declined, call …") before the customer.
-import type { ShipmentNotice } from '@/lib/shipping/shipstation';
+import type { ShipmentNotice } from '@/lib/shipment-notices';
 
 export type NoteDetailRefusal = 'too_long' | 'not_plain_text' | 'looks_like_link';
 

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { META } from '@/lib/orders/meta-keys';
 import { metaValue } from '@/lib/orders/normalize';
-import type { ShipmentNotice } from '@/lib/shipping/shipstation';
+import type { ShipmentNotice } from '@/lib/shipment-notices';
 import type { ShipmentPackageMerge, StoreOrder } from '@/lib/store/types';
 
 /** One package as `_shipment_packages` lists it and the companion plugin merges it. */

@@ -17,21 +17,20 @@ export interface ShipStationHttpOptions {
   budget?: ShipStationRateBudget;
 }
 
-/** A text field of either API, trimmed and bounded; absent when empty. */
-export const optionalText = z
-  .union([z.string(), z.number()])
-  .nullish()
-  .transform((v) => (v === null || v === undefined ? undefined : String(v).trim().slice(0, 200) || undefined));
+/** A text field of either API or webhook, trimmed and bounded; absent when empty. */
+export const boundedText = (max: number) =>
+  z
+    .union([z.string(), z.number()])
+    .nullish()
+    .transform((v) => (v === null || v === undefined ? undefined : String(v).trim().slice(0, max) || undefined));
+export const optionalText = boundedText(200);
 
 export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 const TRANSIENT: string[] = ['timeout', 'unavailable'];
 
 function webHeaders(headers: UpstreamAnswer['headers']): Headers {
-  const result = new Headers();
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) result.set(name, Array.isArray(value) ? value.join(', ') : value);
-  }
-  return result;
+  const present = Object.entries(headers).filter((entry): entry is [string, string | string[]] => entry[1] !== undefined);
+  return new Headers(present.map(([name, value]): [string, string] => [name, Array.isArray(value) ? value.join(', ') : value]));
 }
 
 export class ShipStationHttp {

@@ -8,7 +8,6 @@ import { ShipStationError } from '@/lib/errors';
 import type { ShipmentNotice } from '@/lib/shipment-notices';
 import { SHIPSTATION_V2_REQUESTS_PER_MINUTE } from '@/lib/shared-state/shipstation-budget';
 import { optionalText, ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
-import { checkResourceUrl } from '@/lib/shipping/resource-url';
 import { collectPage, paging, readBatch, shipmentNotice } from '@/lib/shipping/shipstation';
 import type { Listed, ShipmentsPage, ShipmentsResult } from '@/lib/shipping/shipstation';
 
@@ -34,22 +33,10 @@ const fulfillmentSchema = z.object({
 
 const shipmentSchema = z.object({ shipment_number: optionalText });
 
-const listSchemas = {
-  labels: z.object({ labels: z.array(z.unknown()), ...paging }).transform(({ labels, ...rest }) => ({ rows: labels, ...rest })),
-  fulfillments: z
-    .object({ fulfillments: z.array(z.unknown()), ...paging })
-    .transform(({ fulfillments, ...rest }) => ({ rows: fulfillments, ...rest })),
-};
+// A list answer must hold the list asked for: the other one alone is no answer.
+const listSchema = z.object({ labels: z.array(z.unknown()).optional(), fulfillments: z.array(z.unknown()).optional(), ...paging });
 
 export type V2ResourceKind = 'labels' | 'fulfillments';
-
-/** The label id of a TRACK_EVENT_V2's `resource_url` (`/v2/labels/se-…/track`). */
-export function trackedLabelId(resourceUrl: string, apiBaseUrl: string): string | undefined {
-  const check = checkResourceUrl(resourceUrl, apiBaseUrl);
-  if (!check.allowed) return undefined;
-  const match = /^\/v2\/labels\/([A-Za-z0-9_-]{1,64})\/track$/.exec(relativePath(check.url, apiBaseUrl));
-  return match?.[1];
-}
 
 function relativePath(url: URL, apiBaseUrl: string): string {
   const basePath = new URL(apiBaseUrl).pathname.replace(/\/+$/, '');
@@ -71,6 +58,11 @@ export class ShipStationV2Client {
     return this.settings.apiBaseUrl;
   }
 
+  /** The label id of a TRACK_EVENT_V2's allowed `resource_url` (`/v2/labels/se-…/track`). */
+  trackedLabelId(url: URL): string | undefined {
+    return /^\/v2\/labels\/([A-Za-z0-9_-]{1,64})\/track$/.exec(relativePath(url, this.settings.apiBaseUrl))?.[1];
+  }
+
   kindOf(resourceUrl: string): V2ResourceKind | undefined {
     const url = this.http.allowed(resourceUrl);
     const path = relativePath(url, this.settings.apiBaseUrl);
@@ -88,9 +80,10 @@ export class ShipStationV2Client {
   /** Return labels ship nothing and are left out; a label's order number is left to withOrderNumber (one read a page). */
   async listPage(kind: V2ResourceKind, url: URL): Promise<ShipmentsPage & { malformed: number }> {
     this.http.allowed(url.href);
-    const parsed = listSchemas[kind].safeParse(await this.http.getJson(url, `get ${kind}`));
-    if (!parsed.success) throw new ShipStationError('bad_response', 200);
-    return collectPage(parsed.data.rows, kind === 'labels' ? labelNotice : fulfillmentNotice, parsed.data);
+    const parsed = listSchema.safeParse(await this.http.getJson(url, `get ${kind}`));
+    const rows = parsed.data?.[kind];
+    if (!parsed.success || rows === undefined) throw new ShipStationError('bad_response', 200);
+    return collectPage(rows, kind === 'labels' ? labelNotice : fulfillmentNotice, parsed.data);
   }
 
   /** A return label's parcel goes back to the shop and a voided one carries none: neither delivers the order. */

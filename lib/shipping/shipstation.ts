@@ -9,8 +9,6 @@ import type { ShipmentNotice } from '@/lib/shipment-notices';
 import { optionalText, ShipStationHttp, type ShipStationHttpOptions } from '@/lib/shipping/http';
 import { requestTimeLeftMs } from '@/lib/upstream/budget';
 
-export type { ShipmentNotice };
-
 /** Voided shipments are kept, marked, so the order can note them. */
 export interface ShipmentsPage {
   notices: ShipmentNotice[];
@@ -88,12 +86,7 @@ export interface UnreadPages {
   error?: ShipStationError;
 }
 
-export interface ShipmentsResult {
-  notices: ShipmentNotice[];
-  voided: number;
-  malformed: number;
-  unread?: UnreadPages;
-}
+export type ShipmentsResult = Pick<ShipmentsPage, 'notices' | 'voided'> & { malformed: number; unread?: UnreadPages };
 
 export async function readBatch(
   first: URL,

@@ -5,8 +5,7 @@ import { log, type RequestContext } from '@/lib/log';
 import { countRateLimitHitNow } from '@/lib/request-scope';
 import type { Services } from '@/lib/services';
 import { checkResourceUrl, isResourceUrlRefusal } from '@/lib/shipping/resource-url';
-import type { ShipmentNotice, ShipmentsResult } from '@/lib/shipping/shipstation';
-import { trackedLabelId } from '@/lib/shipping/shipstation-v2';
+import { shipmentNotice, type ShipmentsResult } from '@/lib/shipping/shipstation';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';
 import { isRetryableShipStationFailure, retryableShipStation, shipStationFailure } from '@/lib/shipments/failures';
 import { deliverThroughLabel, deliveryDate } from '@/lib/shipments/mark-delivered';
@@ -49,14 +48,14 @@ export async function handleShippingNotification(rawBody: string, services: Serv
   }
   if (hasOrderNumber(payload) || !payload.resource_url) {
     // Inline. A missing or malformed order number ends in markOrderShipped as `bad_order_number`.
-    const notice: ShipmentNotice = {
+    const notice = shipmentNotice({
       orderNumber: typeof payload.order_number === 'string' ? payload.order_number : undefined,
       trackingNumber: payload.tracking_number,
       carrier: payload.carrier,
       shipDate: payload.ship_date,
-      ...(payload.shipment_id !== null && payload.shipment_id !== undefined ? { shipmentId: String(payload.shipment_id) } : {}),
-      ...(payload.voided === true ? { voided: true } : {}),
-    };
+      shipmentId: payload.shipment_id === null || payload.shipment_id === undefined ? undefined : String(payload.shipment_id),
+      voided: payload.voided,
+    });
     return applyNotices([notice], services, context);
   }
   const { shipStation } = services;
@@ -136,7 +135,7 @@ async function readAndApply(
   await applyNotices(result.notices, services, context);
 }
 
-async function applyNotices(notices: ShipmentNotice[], services: Services, context: RequestContext): Promise<void> {
+async function applyNotices(notices: ShipmentsResult['notices'], services: Services, context: RequestContext): Promise<void> {
   const results: ShipResult[] = [];
   const numbers = new Map<string, string | undefined>();
   // One at a time: shipments of one batch may name the same order, and the lock then makes the later ones no-ops.
@@ -194,7 +193,7 @@ async function recordTrackEvent(payload: V2Payload, services: Services, context:
     context.outcome = 'resource_url_refused';
     return;
   }
-  const labelId = client && payload.resource_url ? trackedLabelId(payload.resource_url, client.apiBaseUrl) : undefined;
+  const labelId = client && check?.allowed ? client.trackedLabelId(check.url) : undefined;
   const delivery = { orderNumber: undefined, trackingNumber: data.tracking_number, deliveredAt: deliveryDate(data.actual_delivery_date) };
   if (!client || !labelId) {
     log.warn('shipping.delivery_unmatched', {

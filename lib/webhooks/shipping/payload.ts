@@ -1,5 +1,6 @@
 // The shipping webhook's payloads: V1's (docs/contract.md#spec-2-4, docs/decisions.md#d11) and V2's (docs/decisions.md#d40).
 import { z } from 'zod';
+import { boundedText } from '@/lib/shipping/http';
 
 /** Notifications that mark an order shipped; ITEM_SHIP_NOTIFY is ShipStation's real name for ITEM_SHIPPED (docs/decisions.md#d1). */
 export const SHIPPED_EVENT_TYPES: ReadonlySet<string> = new Set(['SHIP_NOTIFY', 'ITEM_SHIPPED', 'ITEM_SHIP_NOTIFY']);
@@ -64,16 +65,10 @@ export const V2_LOGGED_TYPES: ReadonlySet<string> = new Set([
   'SALES_ORDERS_IMPORTED_V2',
 ]);
 
-const text = (max: number) =>
-  z
-    .union([z.string(), z.number()])
-    .nullish()
-    .transform((v) => (v === null || v === undefined ? undefined : String(v).trim().slice(0, max) || undefined));
-
 const v2PayloadSchema = z.object({
   ...resource,
   data: z
-    .object({ tracking_number: text(100), status_code: text(10), actual_delivery_date: text(40) })
+    .object({ tracking_number: boundedText(100), status_code: boundedText(10), actual_delivery_date: boundedText(40) })
     .nullish(),
 });
 
