@@ -1,7 +1,7 @@
 /** The Stripe client through the official SDK: its objects and errors become the service's own here (docs/decisions.md#d34). */
 import Stripe from 'stripe';
 import { stripeSdk, toCardError } from '@/lib/card/stripe-http';
-import { chargeIdOf, readCardEvent, readRefund, toCardEvent, type CardEvent, type CardEventPage, type CardEventQuery, type RefundFacts } from '@/lib/card/events';
+import { chargeIdOf, readCardEvent, readRefund, toCardEvent, type CardEvent, type CardEventQuery, type RefundFacts } from '@/lib/card/events';
 import type { CardSettings } from '@/lib/config';
 import { CardProviderError, InvalidSignatureError, ServiceNotConfiguredError } from '@/lib/errors';
 import { traceCall } from '@/lib/telemetry';
@@ -216,7 +216,7 @@ export class StripeCardProvider {
     ));
   }
 
-  async listEvents(query: CardEventQuery): Promise<CardEventPage> {
+  async listEvents(query: CardEventQuery) {
     const page = await this.attempt('list events', true, (options) =>
       this.stripe.events.list(
         {
@@ -311,14 +311,13 @@ export class StripeCardProvider {
     // While a secret is being rolled Stripe signs with both (one v1 each); any configured one may match.
     let firstFailure: unknown;
     for (const secret of secrets) {
-      let verified: Stripe.Event;
+      let verified: Stripe.Event | undefined;
       try {
         verified = this.stripe.webhooks.constructEvent(rawBody, signature, secret);
       } catch (error) {
         firstFailure ??= error;
-        continue;
       }
-      return toCardEvent(readCardEvent(verified));
+      if (verified) return toCardEvent(readCardEvent(verified));
     }
     // Only the SDK's own verification messages are passed on: a JSON parse error would quote the body.
     const message =
