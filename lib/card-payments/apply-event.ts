@@ -14,19 +14,13 @@ import { DUPLICATE_EVENT, unchanged, type CardOutcome } from '@/lib/card-payment
 /** `manual_capture`: on when STRIPE_CAPTURE is not `automatic` (the intents are created for manual capture). */
 type Setting = 'spec' | 'manual_capture' | LifecycleEventSetting;
 
-interface Handler {
-  kind: CardEventKind;
-  setting: Setting;
-  apply(orderId: number, event: CardEvent, services: Services): Promise<CardOutcome>;
+type Apply<E> = (orderId: number, event: E, services: Services) => Promise<CardOutcome>;
+
+function on<K extends CardEventKind>(kind: K, setting: Setting, apply: Apply<CardEventOf<K>>) {
+  return { kind, setting, apply: apply as Apply<CardEvent> };
 }
 
-function on<K extends CardEventKind>(
-  kind: K,
-  setting: Setting,
-  apply: (orderId: number, event: CardEventOf<K>, services: Services) => Promise<CardOutcome>,
-): Handler {
-  return { kind, setting, apply: apply as Handler['apply'] };
-}
+type Handler = ReturnType<typeof on>;
 
 const HANDLERS: Readonly<Record<string, Handler>> = {
   'payment_intent.succeeded': on('payment_intent', 'spec', paymentSucceeded),

@@ -42,9 +42,7 @@ interface Transition {
   status: string | undefined;
 }
 
-interface TransitionEffects extends Omit<OrderChange, 'status'> {
-  shopNote?: string | undefined;
-}
+type TransitionEffects = Omit<OrderChange, 'status'> & { shopNote?: string | undefined };
 
 export async function applyTransition(
   order: StoreOrder,

@@ -16,11 +16,6 @@ export interface CardEventQuery {
   limit: number;
 }
 
-export interface CardEventPage {
-  events: CardEvent[];
-  hasMore: boolean;
-}
-
 const eventSchema = z.object({
   id: z.string().min(1).max(255),
   type: z.string().min(1).max(255),
@@ -37,6 +32,8 @@ const expandable = reference.nullish();
 // A word Stripe adds later still reads (as `other`) rather than making the event unreadable, and nothing
 // but a short lower-case word reaches a note.
 const label = z.string().max(255).transform((v) => (WORD.test(v) ? v : 'other'));
+/** Every charge-level object (charge, refund, dispute, review, warning) reaches its order through its intent. */
+const linked = z.object({ id, payment_intent: expandable });
 
 export function readCardEvent(parsed: unknown) {
   const result = eventSchema.safeParse(parsed);
@@ -111,15 +108,13 @@ const intentSchema = z
     };
   });
 
-const refundSchema = z
-  .object({
-    id,
+const refundSchema = linked
+  .extend({
     amount: minor,
     created: z.number().int().nullish(),
     currency,
     status: z.string().nullish(),
     reason: z.string().nullish(),
-    payment_intent: expandable,
     metadata,
   })
   .transform((refund) => ({
@@ -135,20 +130,18 @@ const refundSchema = z
   }));
 
 // Its `refunds` list is not read: API 2022-11-15 and later leave it out, and a snapshot may be stale.
-const chargeSchema = z.object({ id, payment_intent: expandable }).transform((charge) => ({
+const chargeSchema = linked.transform((charge) => ({
   chargeId: charge.id,
   ...intentLinkOf(charge.payment_intent),
 }));
 
-const disputeSchema = z
-  .object({
-    id,
+const disputeSchema = linked
+  .extend({
     amount: minor,
     currency,
     status: z.string().min(1),
     reason: z.string().nullish(),
     charge: reference,
-    payment_intent: expandable,
   })
   .transform((dispute) => ({
     disputeId: dispute.id,
@@ -160,14 +153,12 @@ const disputeSchema = z
     ...intentLinkOf(dispute.payment_intent),
   }));
 
-const reviewSchema = z
-  .object({
-    id,
+const reviewSchema = linked
+  .extend({
     open: z.boolean(),
     opened_reason: label.nullish(),
     closed_reason: label.nullish(),
     charge: expandable,
-    payment_intent: expandable,
   })
   .transform((review) => ({
     reviewId: review.id,
@@ -178,8 +169,8 @@ const reviewSchema = z
     ...intentLinkOf(review.payment_intent),
   }));
 
-const fraudWarningSchema = z
-  .object({ id, actionable: z.boolean(), fraud_type: label.nullish(), charge: reference, payment_intent: expandable })
+const fraudWarningSchema = linked
+  .extend({ actionable: z.boolean(), fraud_type: label.nullish(), charge: reference })
   .transform((warning) => ({
     warningId: warning.id,
     chargeId: chargeIdOf(warning.charge),

@@ -1,7 +1,7 @@
 /** The Stripe client through the official SDK: its objects and errors become the service's own here (docs/decisions.md#d34). */
 import Stripe from 'stripe';
 import { stripeSdk, toCardError } from '@/lib/card/stripe-http';
-import { chargeIdOf, readCardEvent, readRefund, toCardEvent, type CardEvent, type CardEventPage, type CardEventQuery, type RefundFacts } from '@/lib/card/events';
+import { chargeIdOf, readCardEvent, readRefund, toCardEvent, type CardEvent, type CardEventQuery, type RefundFacts } from '@/lib/card/events';
 import type { CardSettings } from '@/lib/config';
 import { CardProviderError, InvalidSignatureError, ServiceNotConfiguredError } from '@/lib/errors';
 import { traceCall } from '@/lib/telemetry';
@@ -19,12 +19,12 @@ export interface CreateCustomerInput {
 }
 
 /** Never the session's own "save" (docs/decisions.md#d41); `limited` cards belong to subscriptions. */
-export const PAYMENT_ELEMENT_FEATURES = {
+export const PAYMENT_ELEMENT_FEATURES: Readonly<Stripe.CustomerSessionCreateParams.Components.PaymentElement.Features> = {
   payment_method_redisplay: 'enabled',
   payment_method_allow_redisplay_filters: ['always', 'unspecified'],
   payment_method_save: 'disabled',
   payment_method_remove: 'disabled',
-} as const;
+};
 
 export interface CreateRefundInput {
   intentId: string;
@@ -87,17 +87,7 @@ function summarizeCharge(charge: Stripe.Charge) {
 }
 
 /** Stripe's answer to an id it does not know (its own error, or the service's carrying its code). */
-export const isMissing = (error: unknown) => (error as { code?: unknown } | null)?.code === 'resource_missing';
-
-/** The call's result, or undefined when Stripe does not know the id. */
-export async function unlessMissing<T>(call: Promise<T>): Promise<T | undefined> {
-  try {
-    return await call;
-  } catch (error) {
-    if (isMissing(error)) return undefined;
-    throw error;
-  }
-}
+const isMissing = (error: unknown) => (error as { code?: unknown } | null)?.code === 'resource_missing';
 
 function isTransient(error: unknown): boolean {
   if (!(error instanceof CardProviderError)) return false;
@@ -127,8 +117,7 @@ export class StripeCardProvider {
   readonly customers = {
     /** The customer's id, or undefined when Stripe does not know it or it was deleted (`deleted: true`). */
     retrieveCustomer: async (id: string): Promise<string | undefined> => {
-      const retrieve = (options: { timeout: number }) => this.stripe.customers.retrieve(id, {}, options);
-      const customer = await unlessMissing(this.attempt('retrieve customer', true, retrieve));
+      const customer = await this.find('retrieve customer', (options) => this.stripe.customers.retrieve(id, {}, options));
       return customer === undefined || ('deleted' in customer && customer.deleted) ? undefined : customer.id;
     },
 
@@ -143,9 +132,7 @@ export class StripeCardProvider {
 
     createCustomerSession: async (customerId: string): Promise<string> => {
       // Without a key a lost answer is not repeated: a second session would be harmless, but the budget is the request's.
-      const filters = [...PAYMENT_ELEMENT_FEATURES.payment_method_allow_redisplay_filters];
-      const features = { ...PAYMENT_ELEMENT_FEATURES, payment_method_allow_redisplay_filters: filters };
-      const components = { payment_element: { enabled: true, features } };
+      const components = { payment_element: { enabled: true, features: PAYMENT_ELEMENT_FEATURES } };
       const session = await this.attempt('create customer session', false, (options) =>
         this.stripe.customerSessions.create({ customer: customerId, components }, options),
       );
@@ -171,6 +158,16 @@ export class StripeCardProvider {
     );
   }
 
+  /** A read: its result, or undefined when Stripe does not know the id. */
+  private async find<T>(operation: string, call: (options: { timeout: number }) => Promise<T>): Promise<T | undefined> {
+    try {
+      return await this.attempt(operation, true, call);
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
   async createPaymentIntent(input: CreateIntentInput): Promise<PaymentIntentSummary> {
     const { paymentMethods: listed = ['card'], capture = 'automatic' } = this.settings;
     // `payment_method_types` is no longer writable under the pinned API (400 since 2026-09-30).
@@ -194,8 +191,7 @@ export class StripeCardProvider {
 
   /** The intent, or undefined when Stripe does not know the id (deleted, other account or mode). */
   async retrievePaymentIntent(id: string): Promise<PaymentIntentSummary | undefined> {
-    const retrieve = (options: { timeout: number }) => this.stripe.paymentIntents.retrieve(id, {}, options);
-    const intent = await unlessMissing(this.attempt('retrieve payment intent', true, retrieve));
+    const intent = await this.find('retrieve payment intent', (options) => this.stripe.paymentIntents.retrieve(id, {}, options));
     return intent && summarize(intent);
   }
 
@@ -216,7 +212,7 @@ export class StripeCardProvider {
     ));
   }
 
-  async listEvents(query: CardEventQuery): Promise<CardEventPage> {
+  async listEvents(query: CardEventQuery) {
     const page = await this.attempt('list events', true, (options) =>
       this.stripe.events.list(
         {
@@ -237,8 +233,7 @@ export class StripeCardProvider {
   }
 
   async retrieveCharge(chargeId: string) {
-    const retrieve = (options: { timeout: number }) => this.stripe.charges.retrieve(chargeId, { expand: ['review'] }, options);
-    const charge = await unlessMissing(this.attempt('retrieve charge', true, retrieve));
+    const charge = await this.find('retrieve charge', (options) => this.stripe.charges.retrieve(chargeId, { expand: ['review'] }, options));
     return charge && summarizeCharge(charge);
   }
 
@@ -311,14 +306,13 @@ export class StripeCardProvider {
     // While a secret is being rolled Stripe signs with both (one v1 each); any configured one may match.
     let firstFailure: unknown;
     for (const secret of secrets) {
-      let verified: Stripe.Event;
+      let verified: Stripe.Event | undefined;
       try {
         verified = this.stripe.webhooks.constructEvent(rawBody, signature, secret);
       } catch (error) {
         firstFailure ??= error;
-        continue;
       }
-      return toCardEvent(readCardEvent(verified));
+      if (verified) return toCardEvent(readCardEvent(verified));
     }
     // Only the SDK's own verification messages are passed on: a JSON parse error would quote the body.
     const message =
