@@ -31,13 +31,8 @@ export const SHIPPED_START = 'Your order has been shipped!';
 export const ANOTHER_PACKAGE_START = 'Another package of your order has been shipped!';
 
 export function isServiceMessage(note: string): boolean {
-  return (
-    isSupersededByPayment(note) ||
-    note === PAYMENT_RECEIVED_NOTE ||
-    note === AMOUNT_MISMATCH_NOTE ||
-    note.startsWith(SHIPPED_START) ||
-    note.startsWith(ANOTHER_PACKAGE_START)
-  );
+  const exact = note === PAYMENT_RECEIVED_NOTE || note === AMOUNT_MISMATCH_NOTE;
+  return exact || isSupersededByPayment(note) || note.startsWith(SHIPPED_START) || note.startsWith(ANOTHER_PACKAGE_START);
 }
 
 export const customerNoteKeptNote = (customerNote: string) =>

@@ -76,9 +76,11 @@ export function awaitsCapturedPayment(order: StoreOrder): boolean {
   return holdsOf(currentPaymentState(order)).has('capture');
 }
 
-/** Whether nothing but its authorization holds the order: what shipping (on_shipment) and the expiry cron may capture. */
-export function heldForCapture(order: StoreOrder): boolean {
+/** Whether nothing but its authorization holds the order: what shipping (on_shipment) may capture; with `alone` false,
+ * whether it holds the order at all, held (on hold or `authorized`) and unpaid: what the expiry cron captures. */
+export function heldForCapture(order: StoreOrder, alone = true): boolean {
   if (order.status !== ORDER_STATUS.onHold && order.status !== ORDER_STATUS.authorized) return false;
+  if (!alone) return !isPaid(order) && awaitsCapturedPayment(order);
   const holds = holdsOf(currentPaymentState(order));
   return !isPaid(order) && holds.size === 1 && holds.has('capture');
 }

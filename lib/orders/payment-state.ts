@@ -215,18 +215,16 @@ export function parsePaymentState(raw: unknown): PaymentState | undefined | 'unr
   if (raw === undefined || raw === null || raw === '') return undefined;
   if (typeof raw !== 'string') return 'unreadable';
   try {
-    const result = stateSchema.safeParse(JSON.parse(raw));
-    return result.success ? result.data : 'unreadable';
+    return stateSchema.safeParse(JSON.parse(raw)).data ?? 'unreadable';
   } catch {
     return 'unreadable';
   }
 }
 
 /** The meta written before the payment model, each value a string or absent. */
-type LegacyField = 'checkoutIntentId' | 'paidIntentId' | 'paidChargeId' | 'authorizedAt' | 'processingAt' | 'failedAt';
-type LegacyHoldField = 'reviewId' | 'reviewClosedReason' | 'disputeId' | 'disputeStatus' | 'statusBeforeHold';
-type LegacyStrings = Partial<Record<LegacyField | LegacyHoldField, string>>;
-type LegacyPaymentMeta = LegacyStrings & { status: string; mismatchNote: boolean; shipped?: boolean };
+type LegacyField = 'checkoutIntentId' | 'paidIntentId' | 'paidChargeId' | 'authorizedAt' | 'processingAt' | 'failedAt' | 'reviewId'
+  | 'reviewClosedReason' | 'disputeId' | 'disputeStatus' | 'statusBeforeHold';
+type LegacyPaymentMeta = Partial<Record<LegacyField, string>> & { status: string; mismatchNote: boolean; shipped?: boolean };
 
 const seconds = (iso: string | undefined): number | undefined => {
   const ms = Date.parse(iso ?? '');
