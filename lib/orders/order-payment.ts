@@ -8,20 +8,16 @@ import { holdsOf, observeShop, parsePaymentState, PAYMENT_STATE_META, rebuildPay
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { StoreOrder } from '@/lib/store/types';
 
-/** The intents webhooks recorded as paying the order (appended, so the last is the newest). */
-function paidIntentIds(order: StoreOrder): string[] {
-  return order.meta_data
-    .filter((m) => m.key === META.providerPaymentIntentId && typeof m.value === 'string' && m.value !== '')
-    .map((m) => m.value as string);
-}
+/** The key's non-empty string values in order: webhooks append the intents paying the order, so the last is the newest. */
+const valuesOf = (order: StoreOrder, key: string) =>
+  order.meta_data.filter((m) => m.key === key && typeof m.value === 'string' && m.value !== '').map((m) => m.value as string);
 
 export function paidIntentId(order: StoreOrder): string | undefined {
-  return paidIntentIds(order).at(-1);
+  return valuesOf(order, META.providerPaymentIntentId).at(-1);
 }
 
 export function checkoutIntentId(order: StoreOrder): string | undefined {
-  const entry = order.meta_data.find((m) => m.key === META.paymentIntentId && typeof m.value === 'string' && m.value !== '');
-  return entry?.value as string | undefined;
+  return valuesOf(order, META.paymentIntentId)[0];
 }
 
 /**
@@ -32,7 +28,7 @@ export function duplicatePaymentOf(
   order: StoreOrder,
   payment: { intentId: string; chargeId: string },
 ): { paidIntentId: string | undefined } | undefined {
-  const recorded = paidIntentIds(order);
+  const recorded = valuesOf(order, META.providerPaymentIntentId);
   if (recorded.includes(payment.intentId)) return undefined;
   if (payment.chargeId !== '' && order.transaction_id === payment.chargeId) return undefined;
   return { paidIntentId: recorded.at(-1) };

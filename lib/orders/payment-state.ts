@@ -243,10 +243,8 @@ export function rebuildPaymentState(meta: LegacyPaymentMeta): PaymentState {
   // The newer of the two (a failure when both are of one second).
   const newest = processingAt > failedAt ? { kind: 'processing' as const, at: processingAt } : { kind: 'failed' as const, at: failedAt };
   if (Number.isFinite(newest.at) && !state.paid) state.attempt = { ...newest, intentId, ids: [], wholeSecond: true };
-  if (meta.reviewId) {
-    const closed = meta.reviewClosedReason;
-    state.reviews[meta.reviewId] = closed ? { intentId, open: false, closedReason: closed } : { intentId, open: true };
-  }
+  const closedReason = meta.reviewClosedReason;
+  if (meta.reviewId) state.reviews[meta.reviewId] = closedReason ? { intentId, open: false, closedReason } : { intentId, open: true };
   if (meta.disputeId) state.disputes[meta.disputeId] = { intentId, chargeId: meta.paidChargeId ?? '', status: meta.disputeStatus ?? 'needs_response' };
   // Where the holds return: as the order remembered it, else on its way (`completed`: a status every store has) once shipped.
   const resume = meta.statusBeforeHold ?? (meta.shipped ? ORDER_STATUS.completed : undefined);
