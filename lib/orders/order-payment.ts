@@ -1,12 +1,24 @@
 /** An order's payment facts read from the order, and the predicates use cases ask of them. */
+import type { NotPayableReason } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
 import { metaValue } from '@/lib/orders/normalize';
 import { AMOUNT_MISMATCH_NOTE } from '@/lib/orders/notes';
-import { isPaid } from '@/lib/orders/payable';
 import { holdsOf, observeShop, parsePaymentState, PAYMENT_STATE_META, rebuildPaymentState, type PaymentState } from '@/lib/orders/payment-state';
-import { ORDER_STATUS } from '@/lib/order-statuses';
+import { ORDER_STATUS, PAID_STATUSES } from '@/lib/order-statuses';
 import type { StoreOrder } from '@/lib/store/types';
+
+/** Paid and payable (docs/decisions.md#d8). */
+export function isPaid(order: Pick<StoreOrder, 'status' | 'date_paid'>): boolean {
+  return Boolean(order.date_paid) || PAID_STATUSES.has(order.status);
+}
+
+/** Why an order cannot be paid, or undefined when it can: it is pending and not paid. */
+export function notPayableReason(order: Pick<StoreOrder, 'status' | 'date_paid'>): NotPayableReason | undefined {
+  if (isPaid(order)) return 'Order is already paid';
+  if (order.status !== ORDER_STATUS.pending) return 'Order status is not pending';
+  return undefined;
+}
 
 /** The key's non-empty string values in order: webhooks append the intents paying the order, so the last is the newest. */
 const valuesOf = (order: StoreOrder, key: string) =>
