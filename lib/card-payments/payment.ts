@@ -17,8 +17,7 @@ import {
   paymentFailedNote,
   shopNotes,
 } from '@/lib/orders/notes';
-import { checkoutIntentId, currentPaymentState, duplicatePaymentOf } from '@/lib/orders/order-payment';
-import { isPaid } from '@/lib/orders/payable';
+import { checkoutIntentId, currentPaymentState, duplicatePaymentOf, isPaid } from '@/lib/orders/order-payment';
 import { applyFact, paymentsOf } from '@/lib/orders/payment-state';
 import { CLOSED_STATUSES, HOLD_STATUSES, ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';

@@ -4,7 +4,7 @@ import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
 import { buildOrderUpdate, type OrderChange } from '@/lib/orders/mutation';
 import { metaValue } from '@/lib/orders/normalize';
-import { currentPaymentState, duplicatePaymentOf } from '@/lib/orders/order-payment';
+import { currentPaymentState, duplicatePaymentOf, isPaid } from '@/lib/orders/order-payment';
 import {
   applyFact,
   nextStatus,
@@ -16,7 +16,6 @@ import {
   holdsOf,
 } from '@/lib/orders/payment-state';
 import { holdName, shopNotes } from '@/lib/orders/notes';
-import { isPaid } from '@/lib/orders/payable';
 import { ORDER_STATUS } from '@/lib/order-statuses';
 import type { Services } from '@/lib/services';
 import { StoreError } from '@/lib/errors';

@@ -4,7 +4,7 @@ import { requireSetting } from '@/lib/config';
 import { OrderNotPayableError } from '@/lib/errors';
 import type { RequestContext } from '@/lib/log';
 import { normalizeOrder } from '@/lib/orders/normalize';
-import { notPayableReason } from '@/lib/orders/payable';
+import { notPayableReason } from '@/lib/orders/order-payment';
 import { verifyCheckoutToken } from '@/lib/security/checkout-token';
 import type { Services } from '@/lib/services';
 import { MIN_ATTEMPT_MS, requestTimeLeftMs } from '@/lib/upstream/budget';

@@ -7,15 +7,12 @@ import { ServiceError, StoreCallbackRefusedError } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { formatMinorUnits } from '@/lib/money';
 import { shopNotes } from '@/lib/orders/notes';
-import { isPaid } from '@/lib/orders/payable';
-import { ORDER_STATUS } from '@/lib/order-statuses';
 import { shopOrderId } from '@/lib/card/events';
 import type { ChargePage } from '@/lib/card/stripe';
 import type { Services } from '@/lib/services';
-import type { StoreOrder } from '@/lib/store/types';
 import { withRequestDeadline } from '@/lib/upstream/budget';
 import { captureOrderAuthorization } from '@/lib/card-payments/authorization';
-import { awaitsCapturedPayment } from '@/lib/orders/order-payment';
+import { heldForCapture } from '@/lib/orders/order-payment';
 import { addShopNoteOnce } from '@/lib/orders/shop-note';
 
 /** How long an online card authorization lasts (docs.stripe.com/payments/place-a-hold-on-a-payment-method). */
@@ -25,12 +22,6 @@ const PAGE_SIZE = 100;
 function reasonOf(error: unknown): string {
   if (error instanceof StoreCallbackRefusedError) return `refused:${typeof error.details?.code === 'string' ? error.details.code : 'order'}`;
   return error instanceof ServiceError ? error.reasonCode : 'unexpected';
-}
-
-/** The order still waits for this authorization: on hold (or `authorized`) for it, not paid. */
-function waitsForCapture(order: StoreOrder): boolean {
-  const held = order.status === ORDER_STATUS.onHold || order.status === ORDER_STATUS.authorized;
-  return held && !isPaid(order) && awaitsCapturedPayment(order);
 }
 
 function dueAuthorizations(page: ChargePage, nowSeconds: number, leadSeconds: number) {
@@ -75,7 +66,7 @@ export async function captureAuthorizations(
     if (action === 'report') return report(held, 'setting');
     const outcome = await services.orderLocks.withOrderLock(held.orderId, async () => {
       const order = await services.store().getOrder(held.orderId);
-      if (!waitsForCapture(order)) return 'not_held' as const;
+      if (!heldForCapture(order, false)) return 'not_held' as const;
       const captured = await captureOrderAuthorization(order, services, 'expiry-capture', now);
       log.warn('authorization.captured_before_expiry', { orderId: held.orderId, intentId: held.intentId, amount: captured.amount, outcome: captured.outcome });
       return 'captured' as const;

@@ -11,10 +11,6 @@ import { applyCardEvent, handledEventTypes } from '@/lib/card-payments/apply-eve
 
 const PAGE_SIZE = 100;
 
-function reasonOf(error: unknown): string {
-  return error instanceof ServiceError ? error.reasonCode : 'unexpected';
-}
-
 export async function reconcilePayments(services: Services, budget: Budget, now: () => number = Date.now) {
   const { config, reconcileCursor } = services;
   const timeoutMs = config.upstreamTimeoutMs;
@@ -86,7 +82,7 @@ export async function reconcilePayments(services: Services, budget: Budget, now:
           await stop('reconcile.stopped_store_busy');
           break pages;
         }
-        const reason = reasonOf(error);
+        const reason = error instanceof ServiceError ? error.reasonCode : 'unexpected';
         summary.failed.push({ eventId: event.id, reason });
         log.error('reconcile.event_failed', { eventId: event.id, eventType: event.type, orderId: context.orderId, reason });
       }

@@ -60,10 +60,7 @@ export function buildOrderUpdate(order: StoreOrder, change: OrderChange): OrderU
     update.payment_method_title = change.paymentMethod.title;
     if (change.paymentMethod.transactionId !== undefined) update.transaction_id = change.paymentMethod.transactionId;
   }
-  if (change.datePaid !== undefined) {
-    update.date_paid = change.datePaid;
-    update.date_paid_gmt = change.datePaid;
-  }
+  if (change.datePaid !== undefined) Object.assign(update, { date_paid: change.datePaid, date_paid_gmt: change.datePaid });
   if (change.shippingLine !== undefined) update.shipping_lines = shippingLinesUpdate(order, change.shippingLine);
   const metaValues = change.metaValues === undefined && Object.keys(kept).length === 0 ? undefined : { ...change.metaValues, ...kept };
   const spec = change.meta === undefined ? undefined : orderPropertiesOf(change.meta, update);

@@ -10,9 +10,8 @@ export const PAYMENT_PROCESSING_NOTE =
 const PAYMENT_AUTHORIZED_START = 'Your card payment has been authorized. The amount is reserved on your card';
 
 export function paymentAuthorizedNote(capture: 'automatic' | 'on_shipment' | 'manual' | undefined): string {
-  return capture === 'on_shipment'
-    ? `${PAYMENT_AUTHORIZED_START} and will be charged when your order ships.`
-    : `${PAYMENT_AUTHORIZED_START} and will be charged once we have confirmed your order.`;
+  const when = capture === 'on_shipment' ? 'when your order ships' : 'once we have confirmed your order';
+  return `${PAYMENT_AUTHORIZED_START} and will be charged ${when}.`;
 }
 
 export function manualPaymentAwaitedNote(methodTitle: string): string {
@@ -31,13 +30,8 @@ export const SHIPPED_START = 'Your order has been shipped!';
 export const ANOTHER_PACKAGE_START = 'Another package of your order has been shipped!';
 
 export function isServiceMessage(note: string): boolean {
-  return (
-    isSupersededByPayment(note) ||
-    note === PAYMENT_RECEIVED_NOTE ||
-    note === AMOUNT_MISMATCH_NOTE ||
-    note.startsWith(SHIPPED_START) ||
-    note.startsWith(ANOTHER_PACKAGE_START)
-  );
+  const exact = note === PAYMENT_RECEIVED_NOTE || note === AMOUNT_MISMATCH_NOTE;
+  return exact || isSupersededByPayment(note) || note.startsWith(SHIPPED_START) || note.startsWith(ANOTHER_PACKAGE_START);
 }
 
 export const customerNoteKeptNote = (customerNote: string) =>

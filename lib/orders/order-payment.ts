@@ -1,27 +1,35 @@
 /** An order's payment facts read from the order, and the predicates use cases ask of them. */
+import type { NotPayableReason } from '@/lib/errors';
 import { log } from '@/lib/log';
 import { META } from '@/lib/orders/meta-keys';
 import { metaValue } from '@/lib/orders/normalize';
 import { AMOUNT_MISMATCH_NOTE } from '@/lib/orders/notes';
-import { isPaid } from '@/lib/orders/payable';
 import { holdsOf, observeShop, parsePaymentState, PAYMENT_STATE_META, rebuildPaymentState, type PaymentState } from '@/lib/orders/payment-state';
-import { ORDER_STATUS } from '@/lib/order-statuses';
+import { ORDER_STATUS, PAID_STATUSES } from '@/lib/order-statuses';
 import type { StoreOrder } from '@/lib/store/types';
 
-/** The intents webhooks recorded as paying the order (appended, so the last is the newest). */
-function paidIntentIds(order: StoreOrder): string[] {
-  return order.meta_data
-    .filter((m) => m.key === META.providerPaymentIntentId && typeof m.value === 'string' && m.value !== '')
-    .map((m) => m.value as string);
+/** Paid and payable (docs/decisions.md#d8). */
+export function isPaid(order: Pick<StoreOrder, 'status' | 'date_paid'>): boolean {
+  return Boolean(order.date_paid) || PAID_STATUSES.has(order.status);
 }
 
+/** Why an order cannot be paid, or undefined when it can: it is pending and not paid. */
+export function notPayableReason(order: Pick<StoreOrder, 'status' | 'date_paid'>): NotPayableReason | undefined {
+  if (isPaid(order)) return 'Order is already paid';
+  if (order.status !== ORDER_STATUS.pending) return 'Order status is not pending';
+  return undefined;
+}
+
+/** The key's non-empty string values in order: webhooks append the intents paying the order, so the last is the newest. */
+const valuesOf = (order: StoreOrder, key: string) =>
+  order.meta_data.filter((m) => m.key === key && typeof m.value === 'string' && m.value !== '').map((m) => m.value as string);
+
 export function paidIntentId(order: StoreOrder): string | undefined {
-  return paidIntentIds(order).at(-1);
+  return valuesOf(order, META.providerPaymentIntentId).at(-1);
 }
 
 export function checkoutIntentId(order: StoreOrder): string | undefined {
-  const entry = order.meta_data.find((m) => m.key === META.paymentIntentId && typeof m.value === 'string' && m.value !== '');
-  return entry?.value as string | undefined;
+  return valuesOf(order, META.paymentIntentId)[0];
 }
 
 /**
@@ -32,7 +40,7 @@ export function duplicatePaymentOf(
   order: StoreOrder,
   payment: { intentId: string; chargeId: string },
 ): { paidIntentId: string | undefined } | undefined {
-  const recorded = paidIntentIds(order);
+  const recorded = valuesOf(order, META.providerPaymentIntentId);
   if (recorded.includes(payment.intentId)) return undefined;
   if (payment.chargeId !== '' && order.transaction_id === payment.chargeId) return undefined;
   return { paidIntentId: recorded.at(-1) };
@@ -76,9 +84,11 @@ export function awaitsCapturedPayment(order: StoreOrder): boolean {
   return holdsOf(currentPaymentState(order)).has('capture');
 }
 
-/** Whether nothing but its authorization holds the order: what shipping (on_shipment) and the expiry cron may capture. */
-export function heldForCapture(order: StoreOrder): boolean {
+/** Whether nothing but its authorization holds the order: what shipping (on_shipment) may capture; with `alone` false,
+ * whether it holds the order at all, held (on hold or `authorized`) and unpaid: what the expiry cron captures. */
+export function heldForCapture(order: StoreOrder, alone = true): boolean {
   if (order.status !== ORDER_STATUS.onHold && order.status !== ORDER_STATUS.authorized) return false;
+  if (!alone) return !isPaid(order) && awaitsCapturedPayment(order);
   const holds = holdsOf(currentPaymentState(order));
   return !isPaid(order) && holds.size === 1 && holds.has('capture');
 }

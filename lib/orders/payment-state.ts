@@ -215,18 +215,16 @@ export function parsePaymentState(raw: unknown): PaymentState | undefined | 'unr
   if (raw === undefined || raw === null || raw === '') return undefined;
   if (typeof raw !== 'string') return 'unreadable';
   try {
-    const result = stateSchema.safeParse(JSON.parse(raw));
-    return result.success ? result.data : 'unreadable';
+    return stateSchema.safeParse(JSON.parse(raw)).data ?? 'unreadable';
   } catch {
     return 'unreadable';
   }
 }
 
 /** The meta written before the payment model, each value a string or absent. */
-type LegacyField = 'checkoutIntentId' | 'paidIntentId' | 'paidChargeId' | 'authorizedAt' | 'processingAt' | 'failedAt';
-type LegacyHoldField = 'reviewId' | 'reviewClosedReason' | 'disputeId' | 'disputeStatus' | 'statusBeforeHold';
-type LegacyStrings = Partial<Record<LegacyField | LegacyHoldField, string>>;
-type LegacyPaymentMeta = LegacyStrings & { status: string; mismatchNote: boolean; shipped?: boolean };
+type LegacyField = 'checkoutIntentId' | 'paidIntentId' | 'paidChargeId' | 'authorizedAt' | 'processingAt' | 'failedAt' | 'reviewId'
+  | 'reviewClosedReason' | 'disputeId' | 'disputeStatus' | 'statusBeforeHold';
+type LegacyPaymentMeta = Partial<Record<LegacyField, string>> & { status: string; mismatchNote: boolean; shipped?: boolean };
 
 const seconds = (iso: string | undefined): number | undefined => {
   const ms = Date.parse(iso ?? '');
@@ -245,10 +243,8 @@ export function rebuildPaymentState(meta: LegacyPaymentMeta): PaymentState {
   // The newer of the two (a failure when both are of one second).
   const newest = processingAt > failedAt ? { kind: 'processing' as const, at: processingAt } : { kind: 'failed' as const, at: failedAt };
   if (Number.isFinite(newest.at) && !state.paid) state.attempt = { ...newest, intentId, ids: [], wholeSecond: true };
-  if (meta.reviewId) {
-    const closed = meta.reviewClosedReason;
-    state.reviews[meta.reviewId] = closed ? { intentId, open: false, closedReason: closed } : { intentId, open: true };
-  }
+  const closedReason = meta.reviewClosedReason;
+  if (meta.reviewId) state.reviews[meta.reviewId] = closedReason ? { intentId, open: false, closedReason } : { intentId, open: true };
   if (meta.disputeId) state.disputes[meta.disputeId] = { intentId, chargeId: meta.paidChargeId ?? '', status: meta.disputeStatus ?? 'needs_response' };
   // Where the holds return: as the order remembered it, else on its way (`completed`: a status every store has) once shipped.
   const resume = meta.statusBeforeHold ?? (meta.shipped ? ORDER_STATUS.completed : undefined);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeOrder } from '@/lib/orders/normalize';
-import { isPaid, notPayableReason } from '@/lib/orders/payable';
+import { isPaid, notPayableReason } from '@/lib/orders/order-payment';
 import { storeOrderSchema } from '@/lib/store/types';
 import { loggedLines } from '../support/setup';
 
