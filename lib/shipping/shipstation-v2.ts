@@ -33,8 +33,8 @@ const fulfillmentSchema = z.object({
 
 const shipmentSchema = z.object({ shipment_number: optionalText });
 
-// A list answer must hold the list asked for: the other one alone is no answer.
-const listSchema = z.object({ labels: z.array(z.unknown()).optional(), fulfillments: z.array(z.unknown()).optional(), ...paging });
+// A list answer must hold the list asked for: the other one alone is no answer, and beside it is not read.
+const listSchema = z.object({ labels: z.unknown().optional(), fulfillments: z.unknown().optional(), ...paging });
 
 export type V2ResourceKind = 'labels' | 'fulfillments';
 
@@ -82,7 +82,7 @@ export class ShipStationV2Client {
     this.http.allowed(url.href);
     const parsed = listSchema.safeParse(await this.http.getJson(url, `get ${kind}`));
     const rows = parsed.data?.[kind];
-    if (!parsed.success || rows === undefined) throw new ShipStationError('bad_response', 200);
+    if (!parsed.success || !Array.isArray(rows)) throw new ShipStationError('bad_response', 200);
     return collectPage(rows, kind === 'labels' ? labelNotice : fulfillmentNotice, parsed.data);
   }
 

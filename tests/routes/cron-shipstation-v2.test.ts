@@ -3,6 +3,7 @@
  * fulfillments of the window, and the replay applies V2 batches and deliveries the webhook could
  * not, through the same code as V1's.
  */
+import { http } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { GET as RECONCILE } from '@/app/api/cron/reconcile-shipments/route';
 import { GET as RETRY } from '@/app/api/cron/retry-shipping/route';
@@ -60,6 +61,23 @@ describe('shipment reconciliation through V2', () => {
     const second = await cron(RECONCILE);
     expect(second.body).toMatchObject({ applied: 0, complete: true });
     expect(woo().get(401).meta_data.filter((m) => m.key === '_tracking_number')).toHaveLength(1);
+  });
+
+  it('a list answer read for its own list: the other list beside it, even null, is not read', async () => {
+    woo().seed({ id: 406, status: 'processing' });
+    v2().addLabel({ orderNumber: '406', trackingNumber: '1Z406', createdAt: hoursAgo(1) });
+    // The stand-in's own answers, each with the other list beside the one asked for.
+    ctx.server.use(
+      http.get(`${SHIPSTATION_V2_BASE_URL}/v2/:list`, async ({ request, params }) => {
+        const answer = (await (await v2().handler(request)).json()) as Record<string, unknown>;
+        return Response.json({ ...answer, [params.list === 'labels' ? 'fulfillments' : 'labels']: null });
+      }),
+    );
+
+    const run = await cron(RECONCILE);
+
+    expect(run.body).toMatchObject({ applied: 1, complete: true });
+    expect(woo().get(406).status).toBe('shipped');
   });
 
   it('beside V1, each list has its own pass in the summary', async () => {
