@@ -29,14 +29,22 @@ function errorType(error: unknown): string {
   return typeof error;
 }
 
-/** `fn()` in a span; with tracing off `fn()` itself, no promise of its own (each costs its async context in Next.js). */
+/**
+ * `fn()` in a span; with tracing off `fn()`'s own promise, none of its own (each costs its async context in Next.js),
+ * and a synchronous throw rejected as an async function would.
+ */
 export function withSpan<T>(
   name: string,
   attributes: SpanAttributes,
   fn: () => Promise<T>,
   outcomeOf: (result: T) => 'ok' | 'error' = () => 'ok',
 ): Promise<T> {
-  return tracingEnabled() ? inSpan(name, attributes, fn, outcomeOf) : fn();
+  if (tracingEnabled()) return inSpan(name, attributes, fn, outcomeOf);
+  try {
+    return fn();
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 async function inSpan<T>(name: string, attributes: SpanAttributes, fn: () => Promise<T>, outcomeOf: (result: T) => 'ok' | 'error'): Promise<T> {

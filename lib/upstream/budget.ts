@@ -48,10 +48,12 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * Runs `attempt` once, and once more after a jittered pause when it failed in
  * a retriable way and the request still has time for a whole new attempt.
  */
-export function withOneRetry<T>(attempt: (timeoutMs: number) => Promise<T>, policy: RetryPolicy): Promise<T> {
+export async function withOneRetry<T>(attempt: (timeoutMs: number) => Promise<T>, policy: RetryPolicy): Promise<T> {
   const first = attemptTimeoutMs(policy.perAttemptMs);
-  if (first === 0) return Promise.reject(policy.outOfTime());
-  return attempt(first).catch(async (error: unknown) => {
+  if (first === 0) throw policy.outOfTime();
+  try {
+    return await attempt(first);
+  } catch (error) {
     if (!policy.retriable(error)) throw error;
     const random = policy.random ?? Math.random;
     const pause = policy.pauseMs?.(error) ?? RETRY_JITTER_MIN_MS + Math.floor(random() * (RETRY_JITTER_MAX_MS - RETRY_JITTER_MIN_MS));
@@ -60,7 +62,7 @@ export function withOneRetry<T>(attempt: (timeoutMs: number) => Promise<T>, poli
     const second = attemptTimeoutMs(policy.perAttemptMs);
     if (second === 0) throw error;
     return attempt(second);
-  });
+  }
 }
 
 /**

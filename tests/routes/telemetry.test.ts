@@ -44,12 +44,19 @@ describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
     expect((await POST(postJson('/api/payment-intent', { token: await tokenFor(201) }))).status).toBe(200);
   });
 
-  it('adds no promise of its own around the work or an upstream call (each costs its async context in Next.js)', async () => {
+  it('adds no promise of its own around the work or an upstream call, and rejects a work that throws at once', async () => {
     const telemetry = await import('@/lib/telemetry');
     const work = Promise.resolve('done');
     expect(telemetry.withSpan('work', {}, () => work)).toBe(work);
     // Outside a request there is no deferred rate-limit hit to count first.
     expect(telemetry.traceCall('store', 'get order', () => work)).toBe(work);
+    // A work that throws before its promise rejects, as it did when these were async functions.
+    const thrown = new Error('thrown before any promise');
+    const fail = (): Promise<string> => {
+      throw thrown;
+    };
+    await expect(telemetry.withSpan('work', {}, fail)).rejects.toBe(thrown);
+    await expect(telemetry.traceCall('store', 'get order', fail)).rejects.toBe(thrown);
   });
 });
 
