@@ -62,6 +62,23 @@ describe('one retry', () => {
     expect(late.sleeps[0]).toBeGreaterThan(RETRY_JITTER_MIN_MS);
   });
 
+  it('takes an attempt that throws before its promise as a failure like any other: retried when transient', async () => {
+    const run = scripted(['second']);
+    const throwsAtOnce = (timeoutMs: number): Promise<string> => {
+      if (run.timeouts.length === 0) {
+        run.timeouts.push(timeoutMs);
+        throw new Transient();
+      }
+      return run.attempt(timeoutMs);
+    };
+    await expect(withOneRetry(throwsAtOnce, run.policy(0))).resolves.toBe('second');
+    expect(run.sleeps).toEqual([RETRY_JITTER_MIN_MS]);
+    const permanent = (): Promise<string> => {
+      throw new Permanent();
+    };
+    await expect(withOneRetry(permanent, run.policy())).rejects.toBeInstanceOf(Permanent);
+  });
+
   it('gives up after the second failure', async () => {
     const run = scripted([new Transient(), new Transient(), 'never']);
     await expect(withOneRetry(run.attempt, run.policy())).rejects.toBeInstanceOf(Transient);
